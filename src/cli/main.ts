@@ -1,0 +1,123 @@
+/**
+ * The `approvals` command. Each command prints one JSON object on stdout with --json (otherwise a
+ * short text), exits 0 on success, and non-zero with a one-line reason on stderr otherwise.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { openContext } from '../runtime.ts';
+import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
+import { applyConfig, parseConfig } from '../services/apply-config.ts';
+import type { ServiceContext } from '../services/context.ts';
+import { ServiceError } from '../services/errors.ts';
+import { createWorkspace, requireWorkspace } from '../services/workspaces.ts';
+import { migrate } from '../store/migrate.ts';
+
+const USAGE = `usage: approvals <command> [--json]
+  workspace create <slug> --name <name> [--plan legacy_free]
+  keys create --workspace <slug> --env live|test [--name <name>]
+  keys revoke <key-id>
+  apply --workspace <slug> -f <file.yaml|file.json>
+  migrate`;
+
+class UsageError extends Error {}
+
+const options = {
+  json: { type: 'boolean' },
+  name: { type: 'string' },
+  plan: { type: 'string' },
+  workspace: { type: 'string' },
+  env: { type: 'string' },
+  file: { type: 'string', short: 'f' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
+
+function required(values: Values, name: keyof Values): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function run(
+  ctx: ServiceContext,
+  words: string[],
+  values: Values,
+): Promise<[Record<string, unknown>, string]> {
+  const command = words.slice(0, 2).join(' ');
+  if (command === 'workspace create') {
+    const slug = words[2];
+    if (!slug) throw new UsageError('workspace create needs a slug');
+    const plan = values.plan;
+    if (plan !== undefined && plan !== 'legacy_free') throw new UsageError('--plan must be legacy_free');
+    const workspace = await createWorkspace(ctx, { slug, name: required(values, 'name'), plan });
+    const out = { id: workspace.id, slug: workspace.slug, name: workspace.name };
+    return [out, `Created workspace ${out.slug} (${out.id}).`];
+  }
+  if (command === 'keys create') {
+    const env = required(values, 'env');
+    if (env !== 'live' && env !== 'test') throw new UsageError('--env must be live or test');
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const key = await createApiKey(ctx, { workspace, env, name: values.name });
+    return [key, `Created key ${key.id}. Store it now, it is not shown again:\n${key.key}`];
+  }
+  if (command === 'keys revoke') {
+    const id = words[2];
+    if (!id) throw new UsageError('keys revoke needs a key id');
+    const result = await revokeApiKey(ctx, id);
+    return [result, `Revoked key ${id}.`];
+  }
+  if (words[0] === 'apply' && words.length === 1) {
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const file = required(values, 'file');
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      throw new UsageError(`cannot read ${file}`);
+    }
+    const result = await applyConfig(ctx, workspace, parseConfig(text));
+    return [result, `Applied ${file} to ${workspace.slug}.`];
+  }
+  if (words[0] === 'migrate' && words.length === 1) {
+    const applied = await migrate(ctx.db);
+    return [
+      { applied },
+      applied.length ? `Applied migrations ${applied.join(', ')}.` : 'Nothing to migrate.',
+    ];
+  }
+  throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    process.stderr.write(`approvals: ${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (parsed.values.help || parsed.positionals.length === 0) {
+    process.stdout.write(`${USAGE}\n`);
+    return parsed.values.help ? 0 : 2;
+  }
+  let ctx: ServiceContext | undefined;
+  try {
+    ctx = await openContext({ ...loadConfig(), logLevel: 'silent' });
+    const [out, text] = await run(ctx, parsed.positionals, parsed.values);
+    process.stdout.write(parsed.values.json ? `${JSON.stringify(out)}\n` : `${text}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`approvals: ${error.message}\n${USAGE}\n`);
+      return 2;
+    }
+    const reason =
+      error instanceof ServiceError ? error.message.replaceAll('\n', '; ') : (error as Error).message;
+    process.stderr.write(`approvals: ${reason}\n`);
+    return 1;
+  } finally {
+    await ctx?.db.close();
+  }
+}

@@ -1,0 +1,49 @@
+/** Settings, read once at start from the environment (and `.env`), then passed in. Nothing reads env later. */
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+
+const schema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: z.url().optional(),
+  DATABASE_URL: z.string().optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LEGACY_FREE_MONTHLY_HOLDS: z.coerce.number().int().min(0).default(1000),
+  AUDIT_SIGNING_KEY: z.string().optional(),
+  TRUST_PROXY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+  DEADLINE_SWEEP_MS: z.coerce.number().int().min(10).default(1000),
+});
+
+export type Config = ReturnType<typeof parseConfigFrom>;
+
+function parseConfigFrom(env: Record<string, string | undefined>) {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`invalid settings: ${problems.join('; ')}`);
+  }
+  const settings = parsed.data;
+  return {
+    port: settings.PORT,
+    host: settings.HOST,
+    /** Absent: `http://127.0.0.1:<port>`, known once the server listens. */
+    publicUrl: settings.PUBLIC_URL?.replace(/\/+$/, ''),
+    databaseUrl: settings.DATABASE_URL || undefined,
+    dataDir: settings.DATA_DIR,
+    logLevel: settings.LOG_LEVEL,
+    legacyFreeMonthlyHolds: settings.LEGACY_FREE_MONTHLY_HOLDS,
+    auditSigningKey: settings.AUDIT_SIGNING_KEY?.replaceAll('\\n', '\n'),
+    trustProxy: settings.TRUST_PROXY,
+    deadlineSweepMs: settings.DEADLINE_SWEEP_MS,
+  };
+}
+
+/** `overrides` win over the environment (tests, the CLI). */
+export function loadConfig(overrides: Record<string, string | undefined> = {}) {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+  return parseConfigFrom({ ...process.env, ...overrides });
+}

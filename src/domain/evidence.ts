@@ -1,0 +1,96 @@
+/** The per-workspace hash chain (decisions.md, GET /api/v1/audit/verify). */
+import { canonicalJson } from './canonical-json.ts';
+
+export const GENESIS_HASH = '0'.repeat(64);
+
+export interface EvidenceEntry {
+  seq: number;
+  prev_hash: string;
+  orgId: string;
+  type: string;
+  occurred_at: string;
+  data: unknown;
+  hash: string;
+}
+
+export type InvalidReason = 'hash_mismatch' | 'broken_link' | 'sequence_gap';
+
+/** The exact bytes an entry's hash covers. */
+export function entryHashInput(entry: Omit<EvidenceEntry, 'hash'>): string {
+  const { seq, prev_hash, orgId, type, occurred_at, data } = entry;
+  return canonicalJson({ seq, prev_hash, orgId, type, occurred_at, data });
+}
+
+/** The bytes a checkpoint signature covers. */
+export function checkpointInput(c: {
+  orgId: string;
+  seq: number;
+  hash: string;
+  signed_at: string;
+  key_id: string;
+}) {
+  return canonicalJson({
+    orgId: c.orgId,
+    seq: c.seq,
+    hash: c.hash,
+    signed_at: c.signed_at,
+    key_id: c.key_id,
+  });
+}
+
+/**
+ * Walks entries in order, one at a time, so a long chain is checked in pages with flat memory.
+ * `previous` is the entry before the first one pushed (null when starting at seq 1). A signed
+ * `checkpoint` pins the hash at its seq, so rewriting or cutting off the newest entries shows.
+ */
+export class ChainWalk {
+  checked = 0;
+  head: { seq: number; hash: string } | null;
+  firstInvalid: { seq: number; reason: InvalidReason } | null = null;
+  private readonly checkpoint: { seq: number; hash: string } | null;
+  private readonly sha256Hex: (text: string) => string;
+
+  constructor(
+    previous: { seq: number; hash: string } | null,
+    checkpoint: { seq: number; hash: string } | null,
+    sha256Hex: (text: string) => string,
+  ) {
+    this.head = previous;
+    this.checkpoint = checkpoint;
+    this.sha256Hex = sha256Hex;
+  }
+
+  /** Returns false once the chain is found broken; later entries are not looked at. */
+  push(entry: EvidenceEntry): boolean {
+    if (this.firstInvalid) return false;
+    const expectedSeq = (this.head?.seq ?? 0) + 1;
+    if (entry.seq !== expectedSeq) return this.fail(expectedSeq, 'sequence_gap');
+    if (entry.prev_hash !== (this.head?.hash ?? GENESIS_HASH)) return this.fail(entry.seq, 'broken_link');
+    const hash = this.sha256Hex(entryHashInput(entry));
+    if (hash !== entry.hash) return this.fail(entry.seq, 'hash_mismatch');
+    if (this.checkpoint?.seq === entry.seq && this.checkpoint.hash !== hash) {
+      return this.fail(entry.seq, 'hash_mismatch');
+    }
+    this.checked += 1;
+    this.head = { seq: entry.seq, hash };
+    return true;
+  }
+
+  /** Call after the last entry of a range that ends at `rangeEnd` (Infinity: the end of the chain). */
+  finish(rangeEnd: number): void {
+    const lastSeq = this.head?.seq ?? 0;
+    if (
+      !this.firstInvalid &&
+      this.checkpoint &&
+      this.checkpoint.seq > lastSeq &&
+      this.checkpoint.seq <= rangeEnd
+    ) {
+      this.fail(lastSeq + 1, 'sequence_gap');
+    }
+  }
+
+  private fail(seq: number, reason: InvalidReason): false {
+    this.firstInvalid = { seq, reason };
+    return false;
+  }
+}

@@ -1,0 +1,115 @@
+/** The hold: its states, the answer to a submission, and the record the API shows. */
+
+export type HoldStatus =
+  | 'pending'
+  | 'approved'
+  | 'rejected'
+  | 'expired'
+  | 'auto_allowed'
+  | 'executed'
+  | 'failed';
+export type SubmitStatus = 'allowed' | 'pending' | 'denied';
+export type Verdict = 'approve' | 'reject';
+export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'widget' | 'rule';
+export type Environment = 'live' | 'test';
+
+export const SDK_CONNECTION = 'SDK';
+
+export interface Hold {
+  id: string;
+  workspaceId: string;
+  environment: Environment;
+  connection: string;
+  toolName: string;
+  agentId: string;
+  agentLabel: string | null;
+  arguments: Record<string, unknown>;
+  context: Record<string, unknown>;
+  idempotencyKey: string;
+  /** SHA-256 of the canonical action; a reused idempotency key must match it. */
+  fingerprint: string;
+  submitStatus: SubmitStatus;
+  status: HoldStatus;
+  ruleName: string | null;
+  /** Who may decide: `role:admin`, `group:<name>` or a member's e-mail. */
+  approvers: string[];
+  approvalsRequired: number;
+  approvalsReceived: number;
+  createdAt: number;
+  expiresAt: number | null;
+  verdict: Verdict | null;
+  reason: string | null;
+  channel: DecisionChannel | null;
+  decidedAt: number | null;
+}
+
+export const isTerminal = (status: HoldStatus) => status !== 'pending';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The body of GET /api/v1/holds/:id and of /wait (decisions.md, "The hold record"). */
+export function holdRecord(hold: Hold) {
+  return {
+    id: hold.id,
+    status: hold.status,
+    created_at: iso(hold.createdAt),
+    expires_at: hold.expiresAt === null ? null : iso(hold.expiresAt),
+    tool_name: hold.toolName,
+    connection: hold.connection,
+    agent_identity: { id: hold.agentId, label: hold.agentLabel },
+    environment: hold.environment,
+    approvals: { required: hold.approvalsRequired, received: hold.approvalsReceived },
+    decision:
+      hold.verdict === null || hold.decidedAt === null
+        ? null
+        : {
+            verdict: hold.verdict,
+            reason: hold.reason,
+            channel: hold.channel,
+            decided_at: iso(hold.decidedAt),
+          },
+  };
+}
+
+export type HoldRecord = ReturnType<typeof holdRecord>;
+
+/** A pending hold past its deadline expires; expiry is never an approval. */
+export function expireHold(hold: Hold): Hold {
+  return { ...hold, status: 'expired' };
+}
+
+export interface MemberDecision {
+  verdict: Verdict;
+  comment: string | null;
+  channel: DecisionChannel;
+  at: number;
+}
+
+/** One member's decision on a pending hold: any rejection is final; approval after the last one required. */
+export function applyDecision(hold: Hold, decision: MemberDecision): Hold {
+  const decided = {
+    verdict: decision.verdict,
+    reason: decision.comment,
+    channel: decision.channel,
+    decidedAt: decision.at,
+  };
+  if (decision.verdict === 'reject') return { ...hold, status: 'rejected', ...decided };
+  const approvalsReceived = hold.approvalsReceived + 1;
+  if (approvalsReceived < hold.approvalsRequired) return { ...hold, approvalsReceived };
+  return { ...hold, approvalsReceived, status: 'approved', ...decided };
+}
+
+/** Whether a member is among a hold's approvers (`role:admin`, `group:<name>`, or an e-mail). */
+export function isApprover(
+  approvers: string[],
+  member: { email: string; role: string },
+  groupsOfMember: string[] = [],
+): boolean {
+  if (member.role === 'viewer') return false;
+  return approvers.some(
+    (approver) =>
+      approver === `role:${member.role}` ||
+      approver.toLowerCase() === member.email.toLowerCase() ||
+      (approver.startsWith('group:') && groupsOfMember.includes(approver.slice(6))),
+  );
+}

@@ -1,0 +1,72 @@
+/**
+ * Who is calling and whether they are over quota, for every /api/v1 request (interface.md,
+ * Authentication and Limits). Runs before the body is read.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { authenticate, type Caller } from '../services/api-keys.ts';
+import type { ServiceContext } from '../services/context.ts';
+import { sendError } from './errors.ts';
+import { checkLimit, type Limit, type RateCounter } from './rate-limiter.ts';
+
+export type Bucket = 'v1' | 'v1-wait' | 'v1-reports' | 'v1-verify';
+
+export const WORKSPACE_LIMIT = 120;
+export const ANONYMOUS_LIMIT = 20;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: Caller;
+  }
+  interface FastifyContextConfig {
+    bucket?: Bucket;
+  }
+}
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const match = header?.match(/^Bearer +(\S+) *$/i);
+  return match?.[1];
+}
+
+function setLimitHeaders(reply: FastifyReply, limit: Limit) {
+  reply.header('RateLimit-Limit', String(limit.limit));
+  reply.header('RateLimit-Remaining', String(limit.remaining));
+  reply.header('RateLimit-Reset', String(limit.resetSeconds));
+  if (!limit.allowed) reply.header('Retry-After', String(limit.resetSeconds));
+}
+
+/** Requests without a valid key share the client IP's small quota, status pages included. */
+export async function limitAnonymous(
+  counter: RateCounter,
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<boolean> {
+  const limit = await checkLimit(counter, `ip:${request.ip}`, ANONYMOUS_LIMIT, ctx.now());
+  setLimitHeaders(reply, limit);
+  if (!limit.allowed) sendError(reply, 429, 'rate_limited');
+  return limit.allowed;
+}
+
+/** Returns true when the request may go on; otherwise the answer (401 or 429) has been sent. */
+export async function guardApi(
+  counter: RateCounter,
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  bucket: Bucket,
+): Promise<boolean> {
+  const caller = await authenticate(ctx, bearerToken(request));
+  if (!caller) {
+    if (await limitAnonymous(counter, ctx, request, reply)) sendError(reply, 401, 'unauthorized');
+    return false;
+  }
+  request.caller = caller;
+  const limit = await checkLimit(counter, `ws:${caller.workspace.id}:${bucket}`, WORKSPACE_LIMIT, ctx.now());
+  setLimitHeaders(reply, limit);
+  if (!limit.allowed) {
+    sendError(reply, 429, 'rate_limited');
+    return false;
+  }
+  return true;
+}

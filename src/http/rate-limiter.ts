@@ -1,0 +1,62 @@
+/**
+ * Fixed-window counters (interface.md, Limits): up to `limit` hits per key per window. Counted in
+ * this process; a counter that fails lets the request through.
+ */
+export interface WindowCount {
+  count: number;
+  /** Milliseconds until the window ends. */
+  resetMs: number;
+}
+
+export interface RateCounter {
+  hit(key: string, windowMs: number, now: number): Promise<WindowCount>;
+}
+
+export class MemoryRateCounter implements RateCounter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+  private lastSweep = 0;
+
+  async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
+    const start = now - (now % windowMs);
+    if (start !== this.lastSweep) this.sweep(start);
+    const window = this.windows.get(key);
+    const current = window && window.start === start ? window : { start, count: 0 };
+    current.count += 1;
+    this.windows.set(key, current);
+    return { count: current.count, resetMs: start + windowMs - now };
+  }
+
+  /** Drops windows that ended, once per window, so memory stays bounded by the active keys. */
+  private sweep(start: number) {
+    this.lastSweep = start;
+    for (const [key, window] of this.windows) if (window.start < start) this.windows.delete(key);
+  }
+}
+
+export interface Limit {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+export async function checkLimit(
+  counter: RateCounter,
+  key: string,
+  limit: number,
+  now: number,
+  windowMs = 60_000,
+): Promise<Limit> {
+  try {
+    const { count, resetMs } = await counter.hit(key, windowMs, now);
+    return {
+      allowed: count <= limit,
+      limit,
+      remaining: Math.max(0, limit - count),
+      resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
+    };
+  } catch {
+    // Counting failed: fail open (interface.md, Limits 6).
+    return { allowed: true, limit, remaining: limit, resetSeconds: Math.ceil(windowMs / 1000) };
+  }
+}

@@ -1,0 +1,31 @@
+/** GET /api/v1/audit/verify and the public key that checks its checkpoints. */
+import type { FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../../services/context.ts';
+import { verifyChain } from '../../services/verify-chain.ts';
+import { fieldIssues, sendValidationError } from '../errors.ts';
+import { verifyQuerySchema } from '../schemas.ts';
+
+export function auditRoutes(
+  app: FastifyInstance,
+  { ctx, docsUrl }: { ctx: ServiceContext; docsUrl: () => string },
+) {
+  app.get('/api/v1/audit/verify', { config: { bucket: 'v1-verify' } }, async (request, reply) => {
+    const parsed = verifyQuerySchema.safeParse(request.query);
+    if (!parsed.success) return sendValidationError(reply, docsUrl(), fieldIssues(parsed.error));
+    return verifyChain(ctx, request.caller!.workspace.id, {
+      fromSeq: parsed.data.from_seq,
+      toSeq: parsed.data.to_seq,
+    });
+  });
+
+  app.get('/.well-known/approvals-audit-key', async (_request, reply) => {
+    reply.header('Cache-Control', 'public, max-age=3600');
+    return {
+      key_id: ctx.signer.keyId,
+      algorithm: 'Ed25519',
+      public_key_pem: ctx.signer.publicKeyPem,
+      jwk: { ...ctx.signer.publicKeyJwk, kid: ctx.signer.keyId },
+      signs: 'RFC 8785 canonical JSON of { orgId, seq, hash, signed_at, key_id }; signature in base64',
+    };
+  });
+}

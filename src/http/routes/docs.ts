@@ -1,0 +1,40 @@
+/** The user documentation (docs/*.md, rendered) and the OpenAPI document, under /docs. */
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import { marked } from 'marked';
+import type { ServiceContext } from '../../services/context.ts';
+import { sendError } from '../errors.ts';
+import { PAGE_SECURITY_HEADERS, page } from '../html.ts';
+import { openApiDocument } from '../openapi.ts';
+
+const docsDirectory = new URL('../../../docs/', import.meta.url);
+
+export function docsRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
+  app.get('/docs/openapi.json', async () => openApiDocument(ctx.publicUrl));
+
+  app.get<{ Params: { page?: string } }>('/docs/:page?', async (request, reply) => {
+    const name = request.params.page || 'README';
+    if (!/^[a-z0-9-]+$|^README$/.test(name)) return sendError(reply, 404, 'not_found');
+    let markdown: string;
+    try {
+      markdown = await readFile(new URL(`${name}.md`, docsDirectory), 'utf8');
+    } catch {
+      return sendError(reply, 404, 'not_found');
+    }
+    // Links between docs pages are written as `holds.md` in the repository; served, they are `/docs/holds`.
+    const html = (await marked.parse(markdown)).replace(
+      /href="(?:\.\/)?([a-z0-9-]+)\.md(#[^"]*)?"/g,
+      'href="/docs/$1$2"',
+    );
+    const title = markdown.match(/^# (.+)$/m)?.[1] ?? 'Documentation';
+    return reply
+      .headers({ ...PAGE_SECURITY_HEADERS, 'Cache-Control': 'public, max-age=300' })
+      .type('text/html; charset=utf-8')
+      .send(
+        page(
+          title,
+          `<nav><a href="/docs">Documentation</a> · <a href="/docs/openapi.json">OpenAPI</a></nav>${html}`,
+        ),
+      );
+  });
+}

@@ -1,0 +1,67 @@
+/** POST /api/v1/holds, GET /api/v1/holds/:id, POST /api/v1/holds/:id/wait. */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
+import { holdRecord, SDK_CONNECTION } from '../../domain/hold.ts';
+import type { ServiceContext } from '../../services/context.ts';
+import { getHold, waitForHold } from '../../services/read-hold.ts';
+import { submitHold } from '../../services/submit-hold.ts';
+import { fieldIssues, HttpError, sendValidationError } from '../errors.ts';
+import { holdSubmissionSchema, waitBodySchema } from '../schemas.ts';
+
+export interface HoldRoutesOptions {
+  ctx: ServiceContext;
+  docsUrl: () => string;
+  onSubmitted: (status: string) => void;
+}
+
+/** A malformed reference cannot exist: answer 404 without touching storage. */
+function reference(id: string): string {
+  if (!HOLD_REFERENCE_PATTERN.test(id)) throw new HttpError(404, 'not_found');
+  return id;
+}
+
+export function holdRoutes(app: FastifyInstance, { ctx, docsUrl, onSubmitted }: HoldRoutesOptions) {
+  const invalid = (reply: FastifyReply, error: Parameters<typeof fieldIssues>[0]) =>
+    sendValidationError(reply, docsUrl(), fieldIssues(error));
+
+  app.post('/api/v1/holds', { config: { bucket: 'v1' } }, async (request, reply) => {
+    if (request.body === undefined) throw new HttpError(400, 'invalid_json');
+    const parsed = holdSubmissionSchema.safeParse(request.body);
+    if (!parsed.success) return invalid(reply, parsed.error);
+    const body = parsed.data;
+    const { workspace, key } = request.caller!;
+    const result = await submitHold(
+      ctx,
+      { workspace, environment: key.env },
+      {
+        connection: SDK_CONNECTION,
+        toolName: body.tool_name,
+        arguments: body.arguments ?? {},
+        agent: { id: body.agent_identity.id, label: body.agent_identity.label ?? null },
+        context: body.context ?? {},
+        idempotencyKey: body.idempotency_key,
+      },
+    );
+    if (!result.created) return reply.code(200).header('Idempotent-Replayed', 'true').send(result.body);
+    onSubmitted(result.body.status);
+    return reply.code(201).send(result.body);
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/holds/:id', { config: { bucket: 'v1' } }, async (request) => {
+    const hold = await getHold(ctx, request.caller!.workspace.id, reference(request.params.id));
+    return holdRecord(hold);
+  });
+
+  app.post<{ Params: { id: string } }>(
+    '/api/v1/holds/:id/wait',
+    { config: { bucket: 'v1-wait' } },
+    async (request, reply) => {
+      const id = reference(request.params.id);
+      const parsed = waitBodySchema.safeParse(request.body ?? {});
+      if (!parsed.success) return invalid(reply, parsed.error);
+      const timeoutMs = (parsed.data.timeout_seconds ?? 60) * 1000;
+      const hold = await waitForHold(ctx, request.caller!.workspace.id, id, timeoutMs);
+      return holdRecord(hold);
+    },
+  );
+}

@@ -1,0 +1,69 @@
+/**
+ * The public status page /a/<reference>: status, times and the workspace's branding, never tool,
+ * arguments or agent. Unknown and malformed references get the very same 404 page.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
+import type { ServiceContext } from '../../services/context.ts';
+import { getHold } from '../../services/read-hold.ts';
+import { findHoldByReference } from '../../store/holds.ts';
+import { findWorkspace } from '../../store/workspaces.ts';
+import { limitAnonymous } from '../guard.ts';
+import { escapeHtml, PAGE_SECURITY_HEADERS, page } from '../html.ts';
+import type { RateCounter } from '../rate-limiter.ts';
+
+const STATUS_TEXT: Record<string, string> = {
+  pending: 'Waiting for a decision',
+  approved: 'Approved',
+  rejected: 'Rejected',
+  expired: 'Expired without a decision',
+  auto_allowed: 'Allowed by policy',
+  executed: 'Approved and executed',
+  failed: 'Approved, execution failed',
+};
+
+const when = (ms: number | null) =>
+  ms === null ? '' : `<time datetime="${new Date(ms).toISOString()}">${new Date(ms).toUTCString()}</time>`;
+
+function notFoundPage(reply: FastifyReply) {
+  return reply
+    .code(404)
+    .type('text/html; charset=utf-8')
+    .send(page('Not found', '<h1>Not found</h1><p>There is no action with this reference.</p>'));
+}
+
+export function statusPageRoutes(
+  app: FastifyInstance,
+  { ctx, counter }: { ctx: ServiceContext; counter: RateCounter },
+) {
+  app.get<{ Params: { reference: string } }>('/a/:reference', async (request, reply) => {
+    reply.headers({ ...PAGE_SECURITY_HEADERS, 'Cache-Control': 'no-store' });
+    if (!(await limitAnonymous(counter, ctx, request, reply))) return reply;
+    const { reference } = request.params;
+    const found = HOLD_REFERENCE_PATTERN.test(reference)
+      ? await findHoldByReference(ctx.db, reference)
+      : undefined;
+    if (!found) return notFoundPage(reply);
+    const [hold, workspace] = await Promise.all([
+      getHold(ctx, found.workspaceId, found.id),
+      findWorkspace(ctx.db, found.workspaceId),
+    ]);
+    const logo = workspace?.logoUrl ? `<img src="${escapeHtml(workspace.logoUrl)}" alt="">` : '';
+    const rows = [
+      [
+        'Status',
+        `<span class="status ${escapeHtml(hold.status)}">${escapeHtml(STATUS_TEXT[hold.status])}</span>`,
+      ],
+      ['Reference', `<code>${escapeHtml(hold.id)}</code>`],
+      ['Requested', when(hold.createdAt)],
+      hold.decidedAt !== null ? ['Decided', when(hold.decidedAt)] : null,
+      hold.status === 'pending' || hold.status === 'expired' ? ['Deadline', when(hold.expiresAt)] : null,
+    ].filter((row): row is string[] => row !== null);
+    const body = `<header>${logo}<span>${escapeHtml(workspace?.name ?? '')}</span></header>
+<h1>Action status</h1>
+<dl>${rows.map(([label, value]) => `<dt>${label}</dt><dd>${value}</dd>`).join('')}</dl>`;
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(page(`Action ${STATUS_TEXT[hold.status]}`, body, workspace?.accentColor ?? undefined));
+  });
+}

@@ -1,0 +1,71 @@
+/** Request bodies of the Core API (interface.md and decisions.md), with messages that never quote a value. */
+import { z } from 'zod';
+
+export const MAX_JSON_DEPTH = 32;
+
+/** Nesting depth of a JSON value, counted without recursion so hostile input cannot blow the stack. */
+export function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_JSON_DEPTH) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Kept as parsed (not copied), so every key, even `__proto__`, stays an ordinary own property. */
+const jsonObject = z
+  .custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object')
+  .refine(
+    (value) => jsonDepth(value) <= MAX_JSON_DEPTH,
+    `must not be nested deeper than ${MAX_JSON_DEPTH} levels`,
+  );
+
+const text = (min: number, max: number) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+    .min(min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`)
+    .max(max, `must be at most ${max} characters`);
+
+export const holdSubmissionSchema = z.object({
+  tool_name: text(1, 200).regex(/^[A-Za-z0-9_.:/-]+$/, 'may contain only A-Z a-z 0-9 _ . : / -'),
+  arguments: jsonObject.optional(),
+  agent_identity: z.object(
+    { id: text(1, 200), label: text(0, 200).nullable().optional() },
+    { error: (issue) => (issue.input === undefined ? 'is required' : 'must be an object with an id') },
+  ),
+  context: jsonObject.optional(),
+  idempotency_key: text(1, 255),
+});
+
+export const waitBodySchema = z.object(
+  {
+    timeout_seconds: z
+      .number('must be a number')
+      .int('must be a whole number')
+      .min(1, 'must be between 1 and 60')
+      .max(60, 'must be between 1 and 60')
+      .optional(),
+  },
+  'must be a JSON object',
+);
+
+const sequenceNumber = z.coerce
+  .number('must be a positive integer')
+  .int('must be a positive integer')
+  .min(1, 'must be a positive integer')
+  .max(Number.MAX_SAFE_INTEGER, 'is too large');
+
+export const verifyQuerySchema = z
+  .object({ from_seq: sequenceNumber.optional(), to_seq: sequenceNumber.optional() })
+  .refine((q) => q.from_seq === undefined || q.to_seq === undefined || q.from_seq <= q.to_seq, {
+    message: 'must not be smaller than from_seq',
+    path: ['to_seq'],
+  });

@@ -1,0 +1,110 @@
+/** The HTTP server: Core API, status pages, operations endpoints and docs. Transports stay thin. */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify';
+import type { ServiceContext } from '../services/context.ts';
+import { errorHandler, HttpError, sendError } from './errors.ts';
+import { guardApi } from './guard.ts';
+import type { Metrics } from './metrics.ts';
+import type { RateCounter } from './rate-limiter.ts';
+import { auditRoutes } from './routes/audit.ts';
+import { docsRoutes } from './routes/docs.ts';
+import { holdRoutes } from './routes/holds.ts';
+import { opsRoutes } from './routes/ops.ts';
+import { statusPageRoutes } from './routes/status-page.ts';
+
+export const BODY_LIMIT = 1024 * 1024;
+const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+export interface HttpServerOptions {
+  ctx: ServiceContext;
+  metrics: Metrics;
+  counter: RateCounter;
+  logLevel: string;
+  trustProxy: boolean;
+}
+
+export function buildHttpServer({
+  ctx,
+  metrics,
+  counter,
+  logLevel,
+  trustProxy,
+}: HttpServerOptions): FastifyInstance {
+  const app = Fastify({
+    logger: { level: logLevel, redact: ['req.headers.authorization'] },
+    bodyLimit: BODY_LIMIT,
+    trustProxy,
+    return503OnClosing: false,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+  });
+  const docsUrl = () => `${ctx.publicUrl}/docs/holds`;
+  let closing = false;
+
+  // JSON only; an empty body is "no body" (valid for /wait). Parse errors never quote the input.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new HttpError(400, 'invalid_json'), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    if (closing) {
+      reply.header('Connection', 'close');
+      return sendError(reply, 503, 'unavailable');
+    }
+    const bucket = request.routeOptions.config.bucket;
+    if (bucket && !(await guardApi(counter, ctx, request, reply, bucket))) return reply;
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpRequests
+      .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
+      .observe(reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler(errorHandler(docsUrl));
+  app.setNotFoundHandler(async (request, reply) => {
+    if (request.url.startsWith('/api/') && !(await guardApi(counter, ctx, request, reply, 'v1')))
+      return reply;
+    return sendError(reply, 404, 'not_found');
+  });
+
+  // Known path, wrong method: 405 with Allow, for every route registered below.
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const set = methodsByPath.get(route.url) ?? new Set<string>();
+    for (const method of [route.method].flat()) set.add(method);
+    methodsByPath.set(route.url, set);
+  });
+
+  holdRoutes(app, { ctx, docsUrl, onSubmitted: (status) => metrics.holdsSubmitted.labels(status).inc() });
+  auditRoutes(app, { ctx, docsUrl });
+  statusPageRoutes(app, { ctx, counter });
+  opsRoutes(app, { ctx, metrics });
+  docsRoutes(app, { ctx });
+
+  for (const [url, methods] of [...methodsByPath]) {
+    const missing = METHODS.filter((method) => !methods.has(method));
+    if (missing.length === 0 || missing.length === METHODS.length) continue;
+    const allow = METHODS.filter((method) => methods.has(method)).join(', ');
+    const bucket = url.startsWith('/api/') ? 'v1' : undefined;
+    app.route({
+      method: missing,
+      url,
+      config: { bucket },
+      handler: async (_request, reply) => sendError(reply.header('Allow', allow), 405, 'method_not_allowed'),
+    });
+  }
+  return app;
+}

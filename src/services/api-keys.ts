@@ -1,0 +1,73 @@
+/** API keys: `svc_live_` / `svc_test_` + 32 random bytes; only the SHA-256 is stored. */
+import type { Environment } from '../domain/hold.ts';
+import { base64url, newKeyId, randomBytes } from '../domain/ids.ts';
+import {
+  type ApiKey,
+  findApiKey,
+  findApiKeyByHash,
+  insertApiKey,
+  markApiKeyRevoked,
+} from '../store/api-keys.ts';
+import { findWorkspace, type Workspace } from '../store/workspaces.ts';
+import type { ServiceContext } from './context.ts';
+import { invalid, notFound } from './errors.ts';
+import { openChain } from './evidence.ts';
+import { equalInConstantTime, sha256Hex } from './hashing.ts';
+
+const KEY_PATTERN = /^svc_(live|test)_[A-Za-z0-9_-]{43}$/;
+
+export async function createApiKey(
+  ctx: ServiceContext,
+  input: { workspace: Workspace; env: Environment; name?: string },
+): Promise<{ id: string; key: string; env: Environment; name: string | null }> {
+  if (input.name !== undefined && (input.name.length < 1 || input.name.length > 100)) {
+    throw invalid('name', 'must be 1-100 characters');
+  }
+  const plaintext = `svc_${input.env}_${base64url(randomBytes(32))}`;
+  const key: ApiKey = {
+    id: newKeyId(),
+    workspaceId: input.workspace.id,
+    env: input.env,
+    name: input.name ?? null,
+    keyHash: sha256Hex(plaintext),
+    createdAt: ctx.now(),
+    revokedAt: null,
+  };
+  await ctx.db.transaction(async (tx) => {
+    const chain = await openChain(tx, ctx, key.workspaceId);
+    await insertApiKey(tx, key);
+    await chain.append('key.created', { key_id: key.id, env: key.env, name: key.name });
+  });
+  return { id: key.id, key: plaintext, env: key.env, name: key.name };
+}
+
+export async function revokeApiKey(
+  ctx: ServiceContext,
+  keyId: string,
+): Promise<{ id: string; revoked: true }> {
+  const key = await findApiKey(ctx.db, keyId);
+  if (!key) throw notFound('key');
+  await ctx.db.transaction(async (tx) => {
+    const chain = await openChain(tx, ctx, key.workspaceId);
+    const current = await findApiKey(tx, keyId);
+    if (current?.revokedAt !== null) return; // revoking twice changes nothing
+    await markApiKeyRevoked(tx, keyId, ctx.now());
+    await chain.append('key.revoked', { key_id: keyId });
+  });
+  return { id: keyId, revoked: true };
+}
+
+export interface Caller {
+  workspace: Workspace;
+  key: ApiKey;
+}
+
+/** The workspace a bearer token belongs to, or null for a missing, malformed, unknown or revoked key. */
+export async function authenticate(ctx: ServiceContext, token: string | undefined): Promise<Caller | null> {
+  if (!token || !KEY_PATTERN.test(token)) return null;
+  const keyHash = sha256Hex(token);
+  const key = await findApiKeyByHash(ctx.db, keyHash);
+  if (!key || key.revokedAt !== null || !equalInConstantTime(key.keyHash, keyHash)) return null;
+  const workspace = await findWorkspace(ctx.db, key.workspaceId);
+  return workspace ? { workspace, key } : null;
+}

@@ -1,0 +1,14 @@
+import type { Db } from '../store/db.ts';
+import type { AuditSigner } from './audit-signer.ts';
+import type { HoldEvents } from './hold-events.ts';
+
+/** What every use case gets: storage, time, and the few settings services need. */
+export interface ServiceContext {
+  db: Db;
+  /** Milliseconds since the epoch; tests move it. */
+  now: () => number;
+  signer: AuditSigner;
+  holdEvents: HoldEvents;
+  publicUrl: string;
+  legacyFreeMonthlyHolds: number;
+}

@@ -1,0 +1,59 @@
+/** A human approver decides a pending hold (inbox, e-mail link, SMS, Slack, widget). */
+import { applyDecision, type DecisionChannel, type Hold, isApprover, type Verdict } from '../domain/hold.ts';
+import { findHold, hasDecided, insertHoldDecision, updateHoldState } from '../store/holds.ts';
+import { findMember } from '../store/members.ts';
+import type { ServiceContext } from './context.ts';
+import { notFound } from './errors.ts';
+import { openChain } from './evidence.ts';
+import { expireIfOverdue } from './expire-holds.ts';
+
+export interface DecisionInput {
+  workspaceId: string;
+  holdId: string;
+  memberId: string;
+  verdict: Verdict;
+  comment?: string | null;
+  channel: Exclude<DecisionChannel, 'rule'>;
+}
+
+export type DecisionResult =
+  | { outcome: 'recorded'; hold: Hold }
+  /** The hold was already approved, rejected or expired (now, if its deadline just passed). */
+  | { outcome: 'closed'; hold: Hold }
+  | { outcome: 'not_an_approver'; hold: Hold }
+  /** This member has decided this hold before; a member counts once. */
+  | { outcome: 'already_decided'; hold: Hold };
+
+export async function decideHold(ctx: ServiceContext, input: DecisionInput): Promise<DecisionResult> {
+  const comment = input.comment?.trim() || null;
+  const result = await ctx.db.transaction(async (tx): Promise<DecisionResult> => {
+    const chain = await openChain(tx, ctx, input.workspaceId);
+    const hold = await findHold(tx, input.workspaceId, input.holdId, true);
+    if (!hold) throw notFound('hold');
+    const member = await findMember(tx, input.workspaceId, input.memberId);
+    if (!member || !isApprover(hold.approvers, member)) return { outcome: 'not_an_approver', hold };
+    const now = ctx.now();
+    if (hold.status !== 'pending' || (hold.expiresAt !== null && hold.expiresAt <= now)) {
+      return { outcome: 'closed', hold };
+    }
+    if (await hasDecided(tx, hold.id, member.id)) return { outcome: 'already_decided', hold };
+    await insertHoldDecision(tx, { ...input, comment, at: now, holdId: hold.id, memberId: member.id });
+    const next = applyDecision(hold, { verdict: input.verdict, comment, channel: input.channel, at: now });
+    await updateHoldState(tx, next);
+    await chain.append(next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`, {
+      hold: hold.id,
+      member: { id: member.id, email: member.email, name: member.name },
+      verdict: input.verdict,
+      comment,
+      channel: input.channel,
+      approvals: { required: next.approvalsRequired, received: next.approvalsReceived },
+    });
+    return { outcome: 'recorded', hold: next };
+  });
+  if (result.outcome === 'closed' && result.hold.status === 'pending') {
+    const hold = (await expireIfOverdue(ctx, input.workspaceId, input.holdId)) ?? result.hold;
+    return { outcome: 'closed', hold };
+  }
+  if (result.outcome === 'recorded') ctx.holdEvents.publish(input.holdId);
+  return result;
+}

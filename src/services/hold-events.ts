@@ -1,0 +1,46 @@
+/**
+ * Wakes long-polls when a hold changes. In-process; on PostgreSQL a LISTEN/NOTIFY bridge feeds
+ * `publish` from other instances.
+ */
+export class HoldEvents {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private closed = false;
+
+  publish(holdId: string): void {
+    const set = this.waiters.get(holdId);
+    if (!set) return;
+    this.waiters.delete(holdId);
+    for (const wake of set) wake();
+  }
+
+  /** Resolves when the hold changes, the time is up, or the service shuts down (`closed`). */
+  wait(holdId: string, timeoutMs: number): Promise<'woken' | 'closed'> {
+    if (this.closed) return Promise.resolve('closed');
+    return new Promise((resolve) => {
+      const set = this.waiters.get(holdId) ?? new Set();
+      this.waiters.set(holdId, set);
+      const timer = setTimeout(wake, Math.max(0, timeoutMs));
+      const waiters = this.waiters;
+      const self = this;
+      function wake() {
+        clearTimeout(timer);
+        set.delete(wake);
+        if (set.size === 0 && waiters.get(holdId) === set) waiters.delete(holdId);
+        resolve(self.closed ? 'closed' : 'woken');
+      }
+      set.add(wake);
+    });
+  }
+
+  get waiting(): number {
+    let count = 0;
+    for (const set of this.waiters.values()) count += set.size;
+    return count;
+  }
+
+  /** Shutdown: every waiter answers now with the current record. */
+  close(): void {
+    this.closed = true;
+    for (const id of [...this.waiters.keys()]) this.publish(id);
+  }
+}

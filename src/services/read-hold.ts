@@ -1,0 +1,39 @@
+/** Reading a hold once, or waiting for its decision (long-poll). */
+import type { Hold } from '../domain/hold.ts';
+import { findHold } from '../store/holds.ts';
+import type { ServiceContext } from './context.ts';
+import { notFound } from './errors.ts';
+import { expireIfOverdue } from './expire-holds.ts';
+
+const overdue = (ctx: ServiceContext, hold: Hold) =>
+  hold.status === 'pending' && hold.expiresAt !== null && hold.expiresAt <= ctx.now();
+
+/** The hold as it stands; one found past its deadline is expired first, so no reader sees it pending. */
+export async function getHold(ctx: ServiceContext, workspaceId: string, holdId: string): Promise<Hold> {
+  const hold = await findHold(ctx.db, workspaceId, holdId);
+  if (!hold) throw notFound('hold');
+  return overdue(ctx, hold) ? ((await expireIfOverdue(ctx, workspaceId, holdId)) ?? hold) : hold;
+}
+
+/**
+ * Answers as soon as the hold is no longer pending, at its deadline, at `timeoutMs`, or at shutdown,
+ * always with the current hold.
+ */
+export async function waitForHold(
+  ctx: ServiceContext,
+  workspaceId: string,
+  holdId: string,
+  timeoutMs: number,
+): Promise<Hold> {
+  const until = ctx.now() + timeoutMs;
+  let hold = await getHold(ctx, workspaceId, holdId);
+  while (hold.status === 'pending') {
+    const remaining = until - ctx.now();
+    if (remaining <= 0) break;
+    const untilDeadline = (hold.expiresAt ?? Number.POSITIVE_INFINITY) - ctx.now();
+    const woken = await ctx.holdEvents.wait(holdId, Math.min(remaining, untilDeadline));
+    hold = await getHold(ctx, workspaceId, holdId);
+    if (woken === 'closed') break;
+  }
+  return hold;
+}

@@ -1,0 +1,171 @@
+/** An agent asks "may I do this?": the rules answer at once with allowed, pending or denied. */
+import { canonicalJson } from '../domain/canonical-json.ts';
+import type { Environment, Hold, SubmitStatus } from '../domain/hold.ts';
+import { newHoldReference } from '../domain/ids.ts';
+import { decide, type Outcome } from '../domain/policy.ts';
+import { UniqueViolationError } from '../store/db.ts';
+import { countHoldsSince, findHoldByIdempotencyKey, insertHold } from '../store/holds.ts';
+import { findTool, recordToolSeen } from '../store/tools.ts';
+import type { Workspace } from '../store/workspaces.ts';
+import type { ServiceContext } from './context.ts';
+import { invalid, ServiceError } from './errors.ts';
+import { openChain } from './evidence.ts';
+import { sha256Hex } from './hashing.ts';
+
+export interface HoldSubmission {
+  connection: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  agent: { id: string; label: string | null };
+  context: Record<string, unknown>;
+  idempotencyKey: string;
+}
+
+export interface SubmitResult {
+  /** False when the idempotency key matched an earlier hold, which is returned unchanged. */
+  created: boolean;
+  hold: Hold;
+  body: { id: string; status: SubmitStatus; status_url: string };
+}
+
+const SUBMIT_STATUS = { allow: 'allowed', approval: 'pending', deny: 'denied' } as const;
+
+export const statusUrl = (ctx: ServiceContext, reference: string) => `${ctx.publicUrl}/a/${reference}`;
+
+/** Two submissions are the same action when tool, agent and canonical arguments agree. */
+export const actionFingerprint = (s: HoldSubmission) =>
+  sha256Hex(
+    canonicalJson({ connection: s.connection, tool: s.toolName, agent: s.agent.id, arguments: s.arguments }),
+  );
+
+function result(ctx: ServiceContext, hold: Hold, created: boolean): SubmitResult {
+  return {
+    created,
+    hold,
+    body: { id: hold.id, status: hold.submitStatus, status_url: statusUrl(ctx, hold.id) },
+  };
+}
+
+function replay(ctx: ServiceContext, existing: Hold, fingerprint: string): SubmitResult {
+  // Answering with the first hold would let an agent run a different action under an old approval.
+  if (existing.fingerprint !== fingerprint) {
+    throw invalid('idempotency_key', 'was already used for a different action; use a new key');
+  }
+  return result(ctx, existing, false);
+}
+
+const startOfMonth = (ms: number) => {
+  const date = new Date(ms);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+};
+
+export async function submitHold(
+  ctx: ServiceContext,
+  caller: { workspace: Workspace; environment: Environment },
+  submission: HoldSubmission,
+): Promise<SubmitResult> {
+  const { workspace } = caller;
+  const fingerprint = actionFingerprint(submission);
+  const earlier = await findHoldByIdempotencyKey(ctx.db, workspace.id, submission.idempotencyKey);
+  if (earlier) return replay(ctx, earlier, fingerprint);
+
+  try {
+    return await ctx.db.transaction(async (tx) => {
+      // The chain lock serializes submits per workspace: the checks below cannot race.
+      const chain = await openChain(tx, ctx, workspace.id);
+      const raced = await findHoldByIdempotencyKey(tx, workspace.id, submission.idempotencyKey);
+      if (raced) return replay(ctx, raced, fingerprint);
+
+      const now = ctx.now();
+      if (workspace.plan === 'legacy_free') {
+        const used = await countHoldsSince(tx, workspace.id, startOfMonth(now));
+        if (used >= ctx.legacyFreeMonthlyHolds) {
+          throw new ServiceError('hold_limit_reached', 'monthly hold limit reached');
+        }
+      }
+
+      const tool = await findTool(tx, workspace.id, submission.connection, submission.toolName);
+      if (!tool?.firstSeenAt)
+        await recordToolSeen(tx, workspace.id, submission.connection, submission.toolName, now);
+      if (!tool) {
+        await chain.append('tool.registered', {
+          connection: submission.connection,
+          tool_name: submission.toolName,
+          classification: 'new',
+        });
+      }
+      const outcome = decide({
+        connection: submission.connection,
+        toolName: submission.toolName,
+        agentId: submission.agent.id,
+        classification: tool?.classification ?? null,
+      });
+      const hold = newHold(submission, outcome, {
+        workspace,
+        environment: caller.environment,
+        fingerprint,
+        now,
+      });
+      await insertHold(tx, hold);
+      await chain.append('hold.submitted', {
+        hold: hold.id,
+        environment: hold.environment,
+        connection: hold.connection,
+        tool_name: hold.toolName,
+        agent: { id: hold.agentId, label: hold.agentLabel },
+        arguments: hold.arguments,
+        context: hold.context,
+        status: hold.status,
+        rule: outcome.ruleName,
+        effect: outcome.effect,
+        facts: outcome.facts,
+        approvers: outcome.approvers,
+        approvals_required: outcome.approvalsRequired,
+        expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
+        reason: hold.reason,
+      });
+      return result(ctx, hold, true);
+    });
+  } catch (error) {
+    // Another instance committed the same key between our two reads: answer with its hold.
+    if (error instanceof UniqueViolationError) {
+      const winner = await findHoldByIdempotencyKey(ctx.db, workspace.id, submission.idempotencyKey);
+      if (winner) return replay(ctx, winner, fingerprint);
+    }
+    throw error;
+  }
+}
+
+function newHold(
+  submission: HoldSubmission,
+  outcome: Outcome,
+  at: { workspace: Workspace; environment: Environment; fingerprint: string; now: number },
+): Hold {
+  const denied = outcome.effect === 'deny';
+  const pending = outcome.effect === 'approval';
+  return {
+    id: newHoldReference(),
+    workspaceId: at.workspace.id,
+    environment: at.environment,
+    connection: submission.connection,
+    toolName: submission.toolName,
+    agentId: submission.agent.id,
+    agentLabel: submission.agent.label,
+    arguments: submission.arguments,
+    context: submission.context,
+    idempotencyKey: submission.idempotencyKey,
+    fingerprint: at.fingerprint,
+    submitStatus: SUBMIT_STATUS[outcome.effect],
+    status: denied ? 'rejected' : pending ? 'pending' : 'auto_allowed',
+    ruleName: outcome.ruleName,
+    approvers: outcome.approvers,
+    approvalsRequired: outcome.approvalsRequired,
+    approvalsReceived: 0,
+    createdAt: at.now,
+    expiresAt: pending ? at.now + outcome.timeoutMinutes * 60_000 : null,
+    verdict: denied ? 'reject' : null,
+    reason: denied ? outcome.reason : null,
+    channel: denied ? 'rule' : null,
+    decidedAt: denied ? at.now : null,
+  };
+}

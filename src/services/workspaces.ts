@@ -1,0 +1,54 @@
+import { GENESIS_HASH } from '../domain/evidence.ts';
+import { newWorkspaceId } from '../domain/ids.ts';
+import { UniqueViolationError } from '../store/db.ts';
+import { insertChainHead } from '../store/evidence.ts';
+import { findWorkspaceBySlug, insertWorkspace, type Plan, type Workspace } from '../store/workspaces.ts';
+import type { ServiceContext } from './context.ts';
+import { invalid, notFound } from './errors.ts';
+import { openChain } from './evidence.ts';
+
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export async function createWorkspace(
+  ctx: ServiceContext,
+  input: { slug: string; name: string; plan?: Plan },
+): Promise<Workspace> {
+  if (!SLUG_PATTERN.test(input.slug)) {
+    throw invalid(
+      'slug',
+      'must be 1-63 lowercase letters, digits or dashes, not starting or ending with a dash',
+    );
+  }
+  if (input.name.trim() === '' || input.name.length > 200) throw invalid('name', 'must be 1-200 characters');
+  const workspace: Workspace = {
+    id: newWorkspaceId(),
+    slug: input.slug,
+    name: input.name.trim(),
+    plan: input.plan ?? 'standard',
+    logoUrl: null,
+    accentColor: null,
+    createdAt: ctx.now(),
+  };
+  try {
+    await ctx.db.transaction(async (tx) => {
+      await insertWorkspace(tx, workspace);
+      await insertChainHead(tx, workspace.id, GENESIS_HASH);
+      const chain = await openChain(tx, ctx, workspace.id);
+      await chain.append('workspace.created', {
+        slug: workspace.slug,
+        name: workspace.name,
+        plan: workspace.plan,
+      });
+    });
+  } catch (error) {
+    if (error instanceof UniqueViolationError) throw invalid('slug', 'is taken');
+    throw error;
+  }
+  return workspace;
+}
+
+export async function requireWorkspace(ctx: ServiceContext, slug: string): Promise<Workspace> {
+  const workspace = await findWorkspaceBySlug(ctx.db, slug);
+  if (!workspace) throw notFound('workspace');
+  return workspace;
+}

@@ -1,0 +1,39 @@
+/**
+ * The storage port. Queries are written once, in PostgreSQL's dialect with `$n` parameters; the
+ * SQLite adapter translates the little that differs. Times are integer milliseconds since the epoch
+ * and JSON is stored as text, so both engines compare and sort them the same way.
+ */
+
+export type Row = Record<string, unknown>;
+
+export interface Sql {
+  all<T = Row>(text: string, params?: unknown[]): Promise<T[]>;
+  one<T = Row>(text: string, params?: unknown[]): Promise<T | undefined>;
+  /** Returns the number of rows changed. */
+  run(text: string, params?: unknown[]): Promise<number>;
+  /** Several statements, no parameters (migrations). */
+  exec(text: string): Promise<void>;
+}
+
+export interface Db extends Sql {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** One transaction: everything inside commits together or not at all. */
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Storage cannot be reached or cannot write (down, disk full): the API answers 503 `unavailable`. */
+export class StorageUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('storage unavailable', { cause });
+    this.name = 'StorageUnavailableError';
+  }
+}
+
+/** A unique constraint refused a write: the caller lost a race and should read what won. */
+export class UniqueViolationError extends Error {
+  constructor(cause: unknown) {
+    super('unique violation', { cause });
+    this.name = 'UniqueViolationError';
+  }
+}

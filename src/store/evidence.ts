@@ -1,0 +1,84 @@
+import { canonicalJson } from '../domain/canonical-json.ts';
+import type { EvidenceEntry } from '../domain/evidence.ts';
+import type { Sql } from './db.ts';
+
+export interface ChainHead {
+  seq: number;
+  hash: string;
+  signedAt: string | null;
+  keyId: string | null;
+  signature: string | null;
+}
+
+const headColumns = `seq, hash, signed_at AS "signedAt", key_id AS "keyId", signature`;
+
+export async function insertChainHead(sql: Sql, workspaceId: string, genesisHash: string): Promise<void> {
+  await sql.run('INSERT INTO evidence_heads (workspace_id, seq, hash) VALUES ($1, 0, $2)', [
+    workspaceId,
+    genesisHash,
+  ]);
+}
+
+/** Locks the head (PostgreSQL), so appends to one workspace's chain happen one at a time. */
+export const lockChainHead = (sql: Sql, workspaceId: string) =>
+  sql.one<ChainHead>(`SELECT ${headColumns} FROM evidence_heads WHERE workspace_id = $1 FOR UPDATE`, [
+    workspaceId,
+  ]);
+
+export const findChainHead = (sql: Sql, workspaceId: string) =>
+  sql.one<ChainHead>(`SELECT ${headColumns} FROM evidence_heads WHERE workspace_id = $1`, [workspaceId]);
+
+export async function appendEntry(sql: Sql, workspaceId: string, entry: EvidenceEntry, head: ChainHead) {
+  await sql.run(
+    'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [
+      workspaceId,
+      entry.seq,
+      entry.prev_hash,
+      entry.type,
+      entry.occurred_at,
+      canonicalJson(entry.data),
+      entry.hash,
+    ],
+  );
+  await sql.run(
+    'UPDATE evidence_heads SET seq = $2, hash = $3, signed_at = $4, key_id = $5, signature = $6 WHERE workspace_id = $1',
+    [workspaceId, head.seq, head.hash, head.signedAt, head.keyId, head.signature],
+  );
+}
+
+/** Entries with `seq` in [from, to], in order. */
+export async function listEntries(
+  sql: Sql,
+  workspaceId: string,
+  orgId: string,
+  from: number,
+  to: number,
+  limit: number,
+) {
+  const rows = await sql.all<Omit<EvidenceEntry, 'orgId' | 'data'> & { data: string }>(
+    `SELECT seq, prev_hash, type, occurred_at, data, hash FROM evidence
+     WHERE workspace_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+    [workspaceId, from, to, limit],
+  );
+  return rows.map((row): EvidenceEntry => ({ ...row, orgId, data: JSON.parse(row.data) }));
+}
+
+export interface SigningKeyRow {
+  id: string;
+  privateKey: string;
+  publicKey: string;
+  createdAt: number;
+}
+
+export const listSigningKeys = (sql: Sql) =>
+  sql.all<SigningKeyRow>(
+    'SELECT id, private_key AS "privateKey", public_key AS "publicKey", created_at AS "createdAt" FROM signing_keys ORDER BY created_at',
+  );
+
+export async function insertSigningKey(sql: Sql, key: SigningKeyRow): Promise<void> {
+  await sql.run(
+    'INSERT INTO signing_keys (id, private_key, public_key, created_at) VALUES ($1, $2, $3, $4)',
+    [key.id, key.privateKey, key.publicKey, key.createdAt],
+  );
+}

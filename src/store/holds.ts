@@ -1,0 +1,137 @@
+import type { Hold } from '../domain/hold.ts';
+import type { Sql } from './db.ts';
+
+const columns = `id, workspace_id AS "workspaceId", environment, connection, tool_name AS "toolName",
+  agent_id AS "agentId", agent_label AS "agentLabel", arguments, context, idempotency_key AS "idempotencyKey",
+  fingerprint, submit_status AS "submitStatus", status, rule_name AS "ruleName", approvers,
+  approvals_required AS "approvalsRequired", approvals_received AS "approvalsReceived", created_at AS "createdAt",
+  expires_at AS "expiresAt", verdict, reason, channel, decided_at AS "decidedAt"`;
+
+type HoldRow = Omit<Hold, 'arguments' | 'context' | 'approvers'> & {
+  arguments: string;
+  context: string;
+  approvers: string;
+};
+
+const toHold = (row: HoldRow | undefined): Hold | undefined =>
+  row && {
+    ...row,
+    arguments: JSON.parse(row.arguments),
+    context: JSON.parse(row.context),
+    approvers: JSON.parse(row.approvers),
+  };
+
+export async function insertHold(sql: Sql, hold: Hold): Promise<void> {
+  await sql.run(
+    `INSERT INTO holds (id, workspace_id, environment, connection, tool_name, agent_id, agent_label, arguments, context,
+       idempotency_key, fingerprint, submit_status, status, rule_name, approvers, approvals_required, approvals_received,
+       created_at, expires_at, verdict, reason, channel, decided_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
+    [
+      hold.id,
+      hold.workspaceId,
+      hold.environment,
+      hold.connection,
+      hold.toolName,
+      hold.agentId,
+      hold.agentLabel,
+      JSON.stringify(hold.arguments),
+      JSON.stringify(hold.context),
+      hold.idempotencyKey,
+      hold.fingerprint,
+      hold.submitStatus,
+      hold.status,
+      hold.ruleName,
+      JSON.stringify(hold.approvers),
+      hold.approvalsRequired,
+      hold.approvalsReceived,
+      hold.createdAt,
+      hold.expiresAt,
+      hold.verdict,
+      hold.reason,
+      hold.channel,
+      hold.decidedAt,
+    ],
+  );
+}
+
+/** `lock` takes a row lock on PostgreSQL, for a read that is followed by a state change. */
+export async function findHold(
+  sql: Sql,
+  workspaceId: string,
+  id: string,
+  lock = false,
+): Promise<Hold | undefined> {
+  const row = await sql.one<HoldRow>(
+    `SELECT ${columns} FROM holds WHERE id = $1 AND workspace_id = $2${lock ? ' FOR UPDATE' : ''}`,
+    [id, workspaceId],
+  );
+  return toHold(row);
+}
+
+/** For the public status page, which knows no workspace: the reference alone is the secret. */
+export async function findHoldByReference(sql: Sql, id: string): Promise<Hold | undefined> {
+  return toHold(await sql.one<HoldRow>(`SELECT ${columns} FROM holds WHERE id = $1`, [id]));
+}
+
+export async function findHoldByIdempotencyKey(
+  sql: Sql,
+  workspaceId: string,
+  key: string,
+): Promise<Hold | undefined> {
+  const row = await sql.one<HoldRow>(
+    `SELECT ${columns} FROM holds WHERE workspace_id = $1 AND idempotency_key = $2`,
+    [workspaceId, key],
+  );
+  return toHold(row);
+}
+
+/** Writes the mutable part of a hold: its status, approvals and decision. */
+export async function updateHoldState(sql: Sql, hold: Hold): Promise<void> {
+  await sql.run(
+    `UPDATE holds SET status = $2, approvals_received = $3, verdict = $4, reason = $5, channel = $6, decided_at = $7
+     WHERE id = $1`,
+    [hold.id, hold.status, hold.approvalsReceived, hold.verdict, hold.reason, hold.channel, hold.decidedAt],
+  );
+}
+
+export const countHoldsSince = async (sql: Sql, workspaceId: string, since: number) =>
+  (await sql.one<{ n: number }>(
+    'SELECT COUNT(*) AS n FROM holds WHERE workspace_id = $1 AND created_at >= $2',
+    [workspaceId, since],
+  ))!.n;
+
+/** Pending holds whose deadline has passed, oldest deadline first. */
+export const listOverdueHolds = (sql: Sql, now: number, limit: number) =>
+  sql.all<{ id: string; workspaceId: string }>(
+    `SELECT id, workspace_id AS "workspaceId" FROM holds WHERE status = 'pending' AND expires_at <= $1
+     ORDER BY expires_at LIMIT $2`,
+    [now, limit],
+  );
+
+export const nextDeadline = async (sql: Sql) =>
+  (await sql.one<{ at: number | null }>(`SELECT MIN(expires_at) AS at FROM holds WHERE status = 'pending'`))
+    ?.at ?? null;
+
+export async function insertHoldDecision(
+  sql: Sql,
+  decision: {
+    holdId: string;
+    memberId: string;
+    verdict: string;
+    comment: string | null;
+    channel: string;
+    at: number;
+  },
+): Promise<void> {
+  await sql.run(
+    'INSERT INTO hold_decisions (hold_id, member_id, verdict, comment, channel, decided_at) VALUES ($1, $2, $3, $4, $5, $6)',
+    [decision.holdId, decision.memberId, decision.verdict, decision.comment, decision.channel, decision.at],
+  );
+}
+
+export const hasDecided = async (sql: Sql, holdId: string, memberId: string) =>
+  (await sql.one('SELECT 1 AS found FROM hold_decisions WHERE hold_id = $1 AND member_id = $2', [
+    holdId,
+    memberId,
+  ])) !== undefined;

@@ -1,0 +1,71 @@
+import type { Sql } from './db.ts';
+
+export type Role = 'admin' | 'approver' | 'viewer';
+export type NotifyChannel = 'email' | 'sms' | 'slack';
+
+export interface Member {
+  id: string;
+  workspaceId: string;
+  email: string;
+  name: string;
+  role: Role;
+  phone: string | null;
+  slackUserId: string | null;
+  channels: NotifyChannel[];
+  createdAt: number;
+}
+
+const columns = `id, workspace_id AS "workspaceId", email, name, role, phone, slack_user_id AS "slackUserId", channels, created_at AS "createdAt"`;
+
+type MemberRow = Omit<Member, 'channels'> & { channels: string };
+
+const toMember = (row: MemberRow): Member => ({
+  ...row,
+  channels: JSON.parse(row.channels) as NotifyChannel[],
+});
+
+export async function listMembers(sql: Sql, workspaceId: string): Promise<Member[]> {
+  const rows = await sql.all<MemberRow>(
+    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND removed_at IS NULL ORDER BY email`,
+    [workspaceId],
+  );
+  return rows.map(toMember);
+}
+
+export async function findMember(sql: Sql, workspaceId: string, id: string): Promise<Member | undefined> {
+  const row = await sql.one<MemberRow>(
+    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND id = $2 AND removed_at IS NULL`,
+    [workspaceId, id],
+  );
+  return row && toMember(row);
+}
+
+/** Inserts or updates by e-mail; a removed member who is declared again comes back. */
+export async function upsertMember(sql: Sql, member: Member): Promise<void> {
+  await sql.run(
+    `INSERT INTO members (id, workspace_id, email, name, role, phone, slack_user_id, channels, created_at, removed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)
+     ON CONFLICT (workspace_id, email) DO UPDATE SET name = excluded.name, role = excluded.role,
+       phone = excluded.phone, slack_user_id = excluded.slack_user_id, channels = excluded.channels, removed_at = NULL`,
+    [
+      member.id,
+      member.workspaceId,
+      member.email,
+      member.name,
+      member.role,
+      member.phone,
+      member.slackUserId,
+      JSON.stringify(member.channels),
+      member.createdAt,
+    ],
+  );
+}
+
+export async function removeMembersExcept(sql: Sql, workspaceId: string, keepEmails: string[], at: number) {
+  const current = await listMembers(sql, workspaceId);
+  const removed = current.filter((member) => !keepEmails.includes(member.email));
+  for (const member of removed) {
+    await sql.run('UPDATE members SET removed_at = $2 WHERE id = $1', [member.id, at]);
+  }
+  return removed;
+}

@@ -1,0 +1,42 @@
+/** Versioned migrations: `migrations/NNN_name.sql`, each applied once, in order, in its own transaction. */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Db } from './db.ts';
+
+const directory = new URL('./migrations/', import.meta.url);
+
+export function listMigrations() {
+  return readdirSync(directory)
+    .filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name))
+    .sort()
+    .map((name) => ({
+      version: Number(name.slice(0, 3)),
+      name,
+      sql: readFileSync(new URL(name, directory), 'utf8'),
+    }));
+}
+
+/** Returns the versions applied now. Safe to run from several instances at once. */
+export async function migrate(db: Db): Promise<number[]> {
+  await db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)',
+  );
+  const applied: number[] = [];
+  for (const migration of listMigrations()) {
+    const done = await db.transaction(async (tx) => {
+      // Instances starting together wait here for each other instead of racing on the DDL.
+      if (db.dialect === 'postgres') await tx.one('SELECT pg_advisory_xact_lock(7294001)');
+      const existing = await tx.one('SELECT version FROM schema_migrations WHERE version = $1', [
+        migration.version,
+      ]);
+      if (existing) return false;
+      await tx.exec(migration.sql);
+      await tx.run('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [
+        migration.version,
+        Date.now(),
+      ]);
+      return true;
+    });
+    if (done) applied.push(migration.version);
+  }
+  return applied;
+}
