@@ -45,5 +45,9 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
 /** `overrides` win over the environment (tests, the CLI). */
 export function loadConfig(overrides: Record<string, string | undefined> = {}) {
   if (existsSync('.env')) process.loadEnvFile('.env');
-  return parseConfigFrom({ ...process.env, ...overrides });
+  // An empty setting means "not set", as in most .env conventions.
+  const env = Object.fromEntries(
+    Object.entries({ ...process.env, ...overrides }).filter(([, value]) => value !== ''),
+  );
+  return parseConfigFrom(env);
 }

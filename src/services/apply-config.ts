@@ -5,8 +5,8 @@
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { newMemberId } from '../domain/ids.ts';
-import { classifyTool } from '../store/tools.ts';
 import { listMembers, removeMembersExcept, upsertMember } from '../store/members.ts';
+import { classifyTool } from '../store/tools.ts';
 import { updateWorkspaceProfile, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { type FieldIssue, ServiceError } from './errors.ts';

@@ -13,8 +13,7 @@ export async function expireIfOverdue(
   const changed = await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, workspaceId);
     const hold = await findHold(tx, workspaceId, holdId, true);
-    if (!hold || hold.status !== 'pending' || hold.expiresAt === null || hold.expiresAt > ctx.now())
-      return hold;
+    if (hold?.status !== 'pending' || hold.expiresAt === null || hold.expiresAt > ctx.now()) return hold;
     const next = expired(hold);
     await updateHoldState(tx, next);
     await chain.append('hold.expired', { hold: hold.id, expires_at: new Date(hold.expiresAt).toISOString() });

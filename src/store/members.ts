@@ -40,6 +40,18 @@ export async function findMember(sql: Sql, workspaceId: string, id: string): Pro
   return row && toMember(row);
 }
 
+export async function findMemberByEmail(
+  sql: Sql,
+  workspaceId: string,
+  email: string,
+): Promise<Member | undefined> {
+  const row = await sql.one<MemberRow>(
+    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND email = $2 AND removed_at IS NULL`,
+    [workspaceId, email.toLowerCase()],
+  );
+  return row && toMember(row);
+}
+
 /** Inserts or updates by e-mail; a removed member who is declared again comes back. */
 export async function upsertMember(sql: Sql, member: Member): Promise<void> {
   await sql.run(

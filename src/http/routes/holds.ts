@@ -1,7 +1,7 @@
 /** POST /api/v1/holds, GET /api/v1/holds/:id, POST /api/v1/holds/:id/wait. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { holdRecord, SDK_CONNECTION } from '../../domain/hold.ts';
+import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { getHold, waitForHold } from '../../services/read-hold.ts';
 import { submitHold } from '../../services/submit-hold.ts';

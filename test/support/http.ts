@@ -1,0 +1,46 @@
+/** Small HTTP helpers for tests: JSON in, JSON (or text) out. */
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+  body: any;
+  text: string;
+}
+
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined = options.raw;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(base + path, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+let sequence = 0;
+
+/** A valid submission; `overrides` replace top-level fields. */
+export function submission(overrides: Record<string, unknown> = {}) {
+  sequence += 1;
+  return {
+    tool_name: 'send_invoice',
+    arguments: { amount: 120, currency: 'EUR' },
+    agent_identity: { id: 'agent-7', label: 'Billing bot' },
+    context: { ticket: 'T-1' },
+    idempotency_key: `key-${process.pid}-${sequence}-${Math.random()}`,
+    ...overrides,
+  };
+}
