@@ -52,12 +52,17 @@ export function sendValidationError(reply: FastifyReply, docsUrl: string, issues
   });
 }
 
-/** Zod issues as `{ field, message }` with a dotted path; messages never carry the submitted value. */
-export function fieldIssues(error: z.ZodError, root = ''): FieldIssue[] {
-  return error.issues.map((issue) => ({
-    field: [root, ...issue.path.map(String)].filter(Boolean).join('.') || '(body)',
-    message: issue.message,
-  }));
+/**
+ * Zod issues as `{ field, message }` with a dotted path, the first problem of each field only;
+ * messages never carry the submitted value.
+ */
+export function fieldIssues(error: z.ZodError): FieldIssue[] {
+  const issues = new Map<string, FieldIssue>();
+  for (const issue of error.issues) {
+    const field = issue.path.map(String).join('.') || '(body)';
+    if (!issues.has(field)) issues.set(field, { field, message: issue.message });
+  }
+  return [...issues.values()];
 }
 
 export function errorHandler(docsUrl: () => string) {
