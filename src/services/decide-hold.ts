@@ -3,9 +3,11 @@ import { applyDecision, type DecisionChannel, type Hold, isApprover, type Verdic
 import { findHold, hasDecided, insertHoldDecision, updateHoldState } from '../store/holds.ts';
 import { findMember } from '../store/members.ts';
 import type { ServiceContext } from './context.ts';
-import { notFound } from './errors.ts';
+import { invalid, notFound } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
+
+export const MAX_COMMENT = 2000;
 
 export interface DecisionInput {
   workspaceId: string;
@@ -26,6 +28,7 @@ export type DecisionResult =
 
 export async function decideHold(ctx: ServiceContext, input: DecisionInput): Promise<DecisionResult> {
   const comment = input.comment?.trim() || null;
+  if (comment && comment.length > MAX_COMMENT) throw invalid('comment', `must be at most ${MAX_COMMENT} characters`);
   const result = await ctx.db.transaction(async (tx): Promise<DecisionResult> => {
     const chain = await openChain(tx, ctx, input.workspaceId);
     const hold = await findHold(tx, input.workspaceId, input.holdId, true);
