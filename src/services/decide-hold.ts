@@ -28,7 +28,8 @@ export type DecisionResult =
 
 export async function decideHold(ctx: ServiceContext, input: DecisionInput): Promise<DecisionResult> {
   const comment = input.comment?.trim() || null;
-  if (comment && comment.length > MAX_COMMENT) throw invalid('comment', `must be at most ${MAX_COMMENT} characters`);
+  if (comment && comment.length > MAX_COMMENT)
+    throw invalid('comment', `must be at most ${MAX_COMMENT} characters`);
   const result = await ctx.db.transaction(async (tx): Promise<DecisionResult> => {
     const chain = await openChain(tx, ctx, input.workspaceId);
     const hold = await findHold(tx, input.workspaceId, input.holdId, true);
