@@ -1,6 +1,6 @@
 /** The evidence chain: what gets recorded, verification, tampering, and the signed checkpoint. */
 import assert from 'node:assert/strict';
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { canonicalJson } from '../src/domain/canonical-json.ts';
 import { backends } from './support/backends.ts';
@@ -131,6 +131,44 @@ for (const backend of backends) {
       assert.equal(body.valid, false);
       assert.deepEqual(body.first_invalid, { seq: last - 1, reason: 'sequence_gap' });
       void rows;
+    });
+
+    test('checkpoints stay verifiable when the signing key changes; a forged signature is caught', async () => {
+      const storage = await backend.create();
+      const first = await startTestService(backend, { storage });
+      const { workspace, key } = await first.workspace();
+      await call(first.url, 'POST', '/api/v1/holds', { key, body: submission() });
+      const before = await call(first.url, 'GET', '/api/v1/audit/verify', { key });
+      await first.stop();
+
+      const pem = generateKeyPairSync('ed25519')
+        .privateKey.export({ format: 'pem', type: 'pkcs8' })
+        .toString();
+      const second = await startTestService(backend, { storage, env: { AUDIT_SIGNING_KEY: pem } });
+      try {
+        const unchanged = await call(second.url, 'GET', '/api/v1/audit/verify', { key });
+        assert.equal(unchanged.body.valid, true);
+        assert.equal(unchanged.body.checkpoint.key_id, before.body.checkpoint.key_id);
+        await call(second.url, 'POST', '/api/v1/holds', { key, body: submission() });
+        const after = await call(second.url, 'GET', '/api/v1/audit/verify', { key });
+        assert.equal(after.body.valid, true);
+        assert.notEqual(after.body.checkpoint.key_id, before.body.checkpoint.key_id);
+        const published = await call(second.url, 'GET', '/.well-known/approvals-audit-key');
+        assert.equal(published.body.key_id, after.body.checkpoint.key_id);
+        assert.deepEqual(
+          published.body.keys.map((k: { key_id: string }) => k.key_id).sort(),
+          [before.body.checkpoint.key_id, after.body.checkpoint.key_id].sort(),
+        );
+        await second.service.ctx.db.run('UPDATE evidence_heads SET signature = $2 WHERE workspace_id = $1', [
+          workspace.id,
+          Buffer.alloc(64).toString('base64'),
+        ]);
+        const forged = await call(second.url, 'GET', '/api/v1/audit/verify', { key });
+        assert.equal(forged.body.valid, false);
+        assert.deepEqual(forged.body.first_invalid, { seq: after.body.head.seq, reason: 'hash_mismatch' });
+      } finally {
+        await second.close();
+      }
     });
 
     test('ranges: from_seq and to_seq; bad parameters are a 422', async () => {

@@ -19,7 +19,6 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   not_found: 404,
   validation_failed: 422,
   hold_limit_reached: 402,
-  conflict: 409,
 };
 
 const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
@@ -73,7 +72,7 @@ export function errorHandler(docsUrl: () => string) {
       return sendError(reply, SERVICE_STATUS[error.code], error.code);
     }
     if (error instanceof StorageUnavailableError) {
-      request.log.warn({ err: error.cause }, 'storage unavailable');
+      request.log.warn(describeSafely(error.cause), 'storage unavailable');
       reply.header('Retry-After', '5');
       return sendError(reply, 503, 'unavailable');
     }

@@ -585,9 +585,9 @@ export function openApiDocument(publicUrl: string) {
             verified_at: { type: 'string', format: 'date-time' },
           },
         },
-        AuditKey: {
+        PublicKey: {
           type: 'object',
-          required: ['key_id', 'algorithm', 'public_key_pem', 'jwk', 'signs'],
+          required: ['key_id', 'algorithm', 'public_key_pem', 'jwk'],
           properties: {
             key_id: { type: 'string', description: 'Matches `checkpoint.key_id`.' },
             algorithm: { type: 'string', const: 'Ed25519' },
@@ -604,8 +604,21 @@ export function openApiDocument(publicUrl: string) {
                 kid: { type: 'string' },
               },
             },
-            signs: { type: 'string', description: 'What the signature covers, in words.' },
           },
+        },
+        AuditKey: {
+          description: 'The key that signs now (top level), and every key that ever signed (`keys`).',
+          allOf: [
+            schema('PublicKey'),
+            {
+              type: 'object',
+              required: ['signs', 'keys'],
+              properties: {
+                signs: { type: 'string', description: 'What the signature covers, in words.' },
+                keys: { type: 'array', items: schema('PublicKey'), description: 'Oldest first.' },
+              },
+            },
+          ],
         },
         Error: {
           type: 'object',

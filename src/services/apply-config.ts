@@ -117,7 +117,7 @@ export async function applyConfig(ctx: ServiceContext, workspace: Workspace, con
         accentColor: config.branding ? (config.branding.accent_color ?? null) : workspace.accentColor,
       };
       await updateWorkspaceProfile(tx, workspace.id, profile);
-      changes.profile = profile;
+      changes.profile = { name: profile.name, logo_url: profile.logoUrl, accent_color: profile.accentColor };
     }
     if (config.members) {
       const existing = new Map((await listMembers(tx, workspace.id)).map((member) => [member.email, member]));

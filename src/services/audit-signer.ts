@@ -1,7 +1,8 @@
 /**
  * The service's Ed25519 key that signs chain heads (checkpoints). Taken from the setting
- * AUDIT_SIGNING_KEY when given (keeps the key out of the database), else made once and stored,
- * shared by every instance on the same database.
+ * AUDIT_SIGNING_KEY when given (keeps the private key out of the database), else made once and
+ * stored, shared by every instance on the same database. The public half of every key that ever
+ * signed is kept, so checkpoints stay verifiable after the key changes.
  */
 import {
   createPrivateKey,
@@ -11,28 +12,32 @@ import {
   sign,
   verify,
 } from 'node:crypto';
-import type { Db } from '../store/db.ts';
-import { insertSigningKey, listSigningKeys } from '../store/evidence.ts';
+import { checkpointInput } from '../domain/evidence.ts';
+import type { Db, Sql } from '../store/db.ts';
+import { findSigningKey, insertSigningKey, listSigningKeys } from '../store/evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
 export interface AuditSigner {
   keyId: string;
   /** Base64 Ed25519 signature of the UTF-8 text. */
   sign(text: string): string;
-  verify(text: string, signature: string): boolean;
-  publicKeyPem: string;
-  publicKeyJwk: Record<string, unknown>;
 }
 
+export interface PublishedKey {
+  key_id: string;
+  algorithm: 'Ed25519';
+  public_key_pem: string;
+  jwk: Record<string, unknown>;
+}
+
+const keyIdOf = (publicKey: KeyObject) =>
+  sha256Hex(String(publicKey.export({ format: 'jwk' }).x)).slice(0, 16);
+const pemOf = (publicKey: KeyObject) => publicKey.export({ format: 'pem', type: 'spki' }).toString();
+
 function signerFrom(privateKey: KeyObject): AuditSigner {
-  const publicKey = createPublicKey(privateKey);
-  const jwk = publicKey.export({ format: 'jwk' });
   return {
-    keyId: sha256Hex(String(jwk.x)).slice(0, 16),
+    keyId: keyIdOf(createPublicKey(privateKey)),
     sign: (text) => sign(null, Buffer.from(text), privateKey).toString('base64'),
-    verify: (text, signature) => verify(null, Buffer.from(text), publicKey, Buffer.from(signature, 'base64')),
-    publicKeyPem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-    publicKeyJwk: { ...jwk, alg: 'EdDSA', use: 'sig' },
   };
 }
 
@@ -41,21 +46,65 @@ export async function loadAuditSigner(
   configuredPem: string | undefined,
   now: number,
 ): Promise<AuditSigner> {
-  if (configuredPem) return signerFrom(createPrivateKey(configuredPem));
+  if (configuredPem) {
+    const privateKey = createPrivateKey(configuredPem);
+    const signer = signerFrom(privateKey);
+    await insertSigningKey(db, {
+      id: signer.keyId,
+      privateKey: null,
+      publicKey: pemOf(createPublicKey(privateKey)),
+      createdAt: now,
+    });
+    return signer;
+  }
   const stored = await db.transaction(async (tx) => {
     if (db.dialect === 'postgres') await tx.one('SELECT pg_advisory_xact_lock(7294002)');
-    const [existing] = await listSigningKeys(tx);
-    if (existing) return existing;
-    const pair = generateKeyPairSync('ed25519');
-    const signer = signerFrom(pair.privateKey);
-    const row = {
-      id: signer.keyId,
-      privateKey: pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-      publicKey: signer.publicKeyPem,
+    const own = (await listSigningKeys(tx)).filter((key) => key.privateKey !== null).at(-1);
+    if (own) return own.privateKey!;
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    await insertSigningKey(tx, {
+      id: keyIdOf(publicKey),
+      privateKey: pem,
+      publicKey: pemOf(publicKey),
       createdAt: now,
-    };
-    await insertSigningKey(tx, row);
-    return row;
+    });
+    return pem;
   });
-  return signerFrom(createPrivateKey(stored.privateKey));
+  return signerFrom(createPrivateKey(stored));
+}
+
+/** Every key that ever signed, newest last, for the well-known endpoint. */
+export async function publishedKeys(sql: Sql): Promise<PublishedKey[]> {
+  return (await listSigningKeys(sql)).map((row) => {
+    const publicKey = createPublicKey(row.publicKey);
+    return {
+      key_id: row.id,
+      algorithm: 'Ed25519',
+      public_key_pem: row.publicKey,
+      jwk: { ...publicKey.export({ format: 'jwk' }), alg: 'EdDSA', use: 'sig', kid: row.id },
+    };
+  });
+}
+
+/** Whether a checkpoint was signed by one of our keys, the one it names. */
+export async function checkpointSignedByUs(
+  sql: Sql,
+  checkpoint: {
+    orgId: string;
+    seq: number;
+    hash: string;
+    signed_at: string;
+    key_id: string;
+    signature: string;
+  },
+): Promise<boolean> {
+  const key = await findSigningKey(sql, checkpoint.key_id);
+  if (!key) return false;
+  return verify(
+    null,
+    Buffer.from(checkpointInput(checkpoint)),
+    createPublicKey(key.publicKey),
+    Buffer.from(checkpoint.signature, 'base64'),
+  );
 }

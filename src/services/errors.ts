@@ -1,5 +1,5 @@
 /** Failures a caller can act on; transports map `code` to their own shape (HTTP status, CLI exit). */
-export type ServiceErrorCode = 'not_found' | 'validation_failed' | 'hold_limit_reached' | 'conflict';
+export type ServiceErrorCode = 'not_found' | 'validation_failed' | 'hold_limit_reached';
 
 export interface FieldIssue {
   field: string;

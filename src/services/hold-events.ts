@@ -1,6 +1,7 @@
 /**
- * Wakes long-polls when a hold changes. In-process; on PostgreSQL a LISTEN/NOTIFY bridge feeds
- * `publish` from other instances.
+ * Wakes long-polls when a hold changes, within this process. (Waking waiters on other instances
+ * through PostgreSQL's LISTEN/NOTIFY is not built yet: there a waiter sees a change made elsewhere
+ * at its deadline or timeout.)
  */
 export class HoldEvents {
   private readonly waiters = new Map<string, Set<() => void>>();

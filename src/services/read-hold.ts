@@ -1,6 +1,7 @@
 /** Reading a hold once, or waiting for its decision (long-poll). */
 import type { Hold } from '../domain/hold.ts';
-import { findHold } from '../store/holds.ts';
+import { findHold, findHoldByReference } from '../store/holds.ts';
+import { findWorkspace, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { notFound } from './errors.ts';
 import { expireIfOverdue } from './expire-holds.ts';
@@ -36,4 +37,18 @@ export async function waitForHold(
     if (woken === 'closed') break;
   }
   return hold;
+}
+
+/** For the public status page, which knows no workspace: the unguessable reference is the secret. */
+export async function getPublicStatus(
+  ctx: ServiceContext,
+  reference: string,
+): Promise<{ hold: Hold; workspace: Workspace } | undefined> {
+  const found = await findHoldByReference(ctx.db, reference);
+  if (!found) return undefined;
+  const [hold, workspace] = await Promise.all([
+    getHold(ctx, found.workspaceId, found.id),
+    findWorkspace(ctx.db, found.workspaceId),
+  ]);
+  return workspace && { hold, workspace };
 }

@@ -37,3 +37,7 @@ export class UniqueViolationError extends Error {
     this.name = 'UniqueViolationError';
   }
 }
+
+export async function ping(sql: Sql): Promise<void> {
+  await sql.one('SELECT 1 AS ok');
+}

@@ -66,19 +66,23 @@ export async function listEntries(
 
 export interface SigningKeyRow {
   id: string;
-  privateKey: string;
+  privateKey: string | null;
   publicKey: string;
   createdAt: number;
 }
 
-export const listSigningKeys = (sql: Sql) =>
-  sql.all<SigningKeyRow>(
-    'SELECT id, private_key AS "privateKey", public_key AS "publicKey", created_at AS "createdAt" FROM signing_keys ORDER BY created_at',
-  );
+const keyColumns = 'id, private_key AS "privateKey", public_key AS "publicKey", created_at AS "createdAt"';
 
+export const listSigningKeys = (sql: Sql) =>
+  sql.all<SigningKeyRow>(`SELECT ${keyColumns} FROM signing_keys ORDER BY created_at, id`);
+
+export const findSigningKey = (sql: Sql, id: string) =>
+  sql.one<SigningKeyRow>(`SELECT ${keyColumns} FROM signing_keys WHERE id = $1`, [id]);
+
+/** Keeps an existing row: a key's id is derived from the key itself. */
 export async function insertSigningKey(sql: Sql, key: SigningKeyRow): Promise<void> {
   await sql.run(
-    'INSERT INTO signing_keys (id, private_key, public_key, created_at) VALUES ($1, $2, $3, $4)',
+    'INSERT INTO signing_keys (id, private_key, public_key, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING',
     [key.id, key.privateKey, key.publicKey, key.createdAt],
   );
 }

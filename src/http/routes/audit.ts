@@ -1,5 +1,6 @@
 /** GET /api/v1/audit/verify and the public key that checks its checkpoints. */
 import type { FastifyInstance } from 'fastify';
+import { publishedKeys } from '../../services/audit-signer.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { verifyChain } from '../../services/verify-chain.ts';
 import { fieldIssues, sendValidationError } from '../errors.ts';
@@ -19,13 +20,13 @@ export function auditRoutes(
   });
 
   app.get('/.well-known/approvals-audit-key', async (_request, reply) => {
-    reply.header('Cache-Control', 'public, max-age=3600');
+    reply.header('Cache-Control', 'public, max-age=300');
+    const keys = await publishedKeys(ctx.db);
+    const current = keys.find((key) => key.key_id === ctx.signer.keyId)!;
     return {
-      key_id: ctx.signer.keyId,
-      algorithm: 'Ed25519',
-      public_key_pem: ctx.signer.publicKeyPem,
-      jwk: { ...ctx.signer.publicKeyJwk, kid: ctx.signer.keyId },
+      ...current,
       signs: 'RFC 8785 canonical JSON of { orgId, seq, hash, signed_at, key_id }; signature in base64',
+      keys,
     };
   });
 }

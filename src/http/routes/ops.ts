@@ -1,6 +1,7 @@
 /** /healthz (process up), /readyz (storage reachable), /metrics (Prometheus). */
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../services/context.ts';
+import { storageReachable } from '../../services/health.ts';
 import { sendError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 
@@ -9,7 +10,7 @@ export function opsRoutes(app: FastifyInstance, { ctx, metrics }: { ctx: Service
 
   app.get('/readyz', async (request, reply) => {
     try {
-      await ctx.db.one('SELECT 1 AS ok');
+      await storageReachable(ctx);
       return { status: 'ok' };
     } catch (error) {
       request.log.warn({ errorName: (error as Error).name }, 'storage not reachable');

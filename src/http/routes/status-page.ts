@@ -5,9 +5,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import type { ServiceContext } from '../../services/context.ts';
-import { getHold } from '../../services/read-hold.ts';
-import { findHoldByReference } from '../../store/holds.ts';
-import { findWorkspace } from '../../store/workspaces.ts';
+import { getPublicStatus } from '../../services/read-hold.ts';
 import { limitAnonymous } from '../guard.ts';
 import { escapeHtml, PAGE_SECURITY_HEADERS, page } from '../html.ts';
 import type { RateCounter } from '../rate-limiter.ts';
@@ -40,15 +38,10 @@ export function statusPageRoutes(
     reply.headers({ ...PAGE_SECURITY_HEADERS, 'Cache-Control': 'no-store' });
     if (!(await limitAnonymous(counter, ctx, request, reply))) return reply;
     const { reference } = request.params;
-    const found = HOLD_REFERENCE_PATTERN.test(reference)
-      ? await findHoldByReference(ctx.db, reference)
-      : undefined;
-    if (!found) return notFoundPage(reply);
-    const [hold, workspace] = await Promise.all([
-      getHold(ctx, found.workspaceId, found.id),
-      findWorkspace(ctx.db, found.workspaceId),
-    ]);
-    const logo = workspace?.logoUrl ? `<img src="${escapeHtml(workspace.logoUrl)}" alt="">` : '';
+    const status = HOLD_REFERENCE_PATTERN.test(reference) ? await getPublicStatus(ctx, reference) : undefined;
+    if (!status) return notFoundPage(reply);
+    const { hold, workspace } = status;
+    const logo = workspace.logoUrl ? `<img src="${escapeHtml(workspace.logoUrl)}" alt="">` : '';
     const rows = [
       [
         'Status',
@@ -59,11 +52,11 @@ export function statusPageRoutes(
       hold.decidedAt !== null ? ['Decided', when(hold.decidedAt)] : null,
       hold.status === 'pending' || hold.status === 'expired' ? ['Deadline', when(hold.expiresAt)] : null,
     ].filter((row): row is string[] => row !== null);
-    const body = `<header>${logo}<span>${escapeHtml(workspace?.name ?? '')}</span></header>
+    const body = `<header>${logo}<span>${escapeHtml(workspace.name)}</span></header>
 <h1>Action status</h1>
 <dl>${rows.map(([label, value]) => `<dt>${label}</dt><dd>${value}</dd>`).join('')}</dl>`;
     return reply
       .type('text/html; charset=utf-8')
-      .send(page(`Action ${STATUS_TEXT[hold.status]}`, body, workspace?.accentColor ?? undefined));
+      .send(page(`Action ${STATUS_TEXT[hold.status]}`, body, workspace.accentColor ?? undefined));
   });
 }

@@ -104,9 +104,10 @@ CREATE TABLE evidence_heads (
   signature TEXT
 );
 
+-- Every key that ever signed a checkpoint; private_key is NULL for a key given by AUDIT_SIGNING_KEY.
 CREATE TABLE signing_keys (
   id TEXT PRIMARY KEY,
-  private_key TEXT NOT NULL,
+  private_key TEXT,
   public_key TEXT NOT NULL,
   created_at BIGINT NOT NULL
 );
