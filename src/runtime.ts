@@ -42,7 +42,9 @@ export async function startService(
 ): Promise<RunningService> {
   const ctx = await openContext(config, options.now);
   const metrics = createMetrics(() => ctx.holdEvents.waiting);
+  const lifecycle = { closing: false };
   const app = buildHttpServer({
+    lifecycle,
     ctx,
     metrics,
     counter: new MemoryRateCounter(),
@@ -72,6 +74,7 @@ export async function startService(
     stop: () => {
       // Waiters answer with the current record, requests in flight finish, then storage closes.
       stopping ??= (async () => {
+        lifecycle.closing = true;
         await deadlines.stop();
         ctx.holdEvents.close();
         await app.close();

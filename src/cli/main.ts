@@ -98,9 +98,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`approvals: ${(error as Error).message}\n${USAGE}\n`);
     return 2;
   }
-  if (parsed.values.help || parsed.positionals.length === 0) {
+  if (parsed.values.help) {
     process.stdout.write(`${USAGE}\n`);
-    return parsed.values.help ? 0 : 2;
+    return 0;
+  }
+  if (parsed.positionals.length === 0) {
+    process.stderr.write(`approvals: a command is required\n${USAGE}\n`);
+    return 2;
   }
   let ctx: ServiceContext | undefined;
   try {

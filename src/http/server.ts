@@ -21,6 +21,8 @@ export interface HttpServerOptions {
   counter: RateCounter;
   logLevel: string;
   trustProxy: boolean;
+  /** Set `closing` when shutdown begins: new requests get 503, answers close their connection. */
+  lifecycle: { closing: boolean };
 }
 
 export function buildHttpServer({
@@ -29,6 +31,7 @@ export function buildHttpServer({
   counter,
   logLevel,
   trustProxy,
+  lifecycle,
 }: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     logger: { level: logLevel, redact: ['req.headers.authorization'] },
@@ -42,7 +45,6 @@ export function buildHttpServer({
     },
   });
   const docsUrl = () => `${ctx.publicUrl}/docs/holds`;
-  let closing = false;
 
   // JSON only; an empty body is "no body" (valid for /wait). Parse errors never quote the input.
   app.removeAllContentTypeParsers();
@@ -57,15 +59,17 @@ export function buildHttpServer({
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    if (closing) {
+    if (lifecycle.closing) {
       reply.header('Connection', 'close');
       return sendError(reply, 503, 'unavailable');
     }
     const bucket = request.routeOptions.config.bucket;
     if (bucket && !(await guardApi(counter, ctx, request, reply, bucket))) return reply;
   });
-  app.addHook('preClose', async () => {
-    closing = true;
+  // Answers given while shutting down (woken waiters, requests in flight) close their connection,
+  // so no idle keep-alive connection holds the process open.
+  app.addHook('onSend', async (_request, reply) => {
+    if (lifecycle.closing) reply.header('Connection', 'close');
   });
   app.addHook('onResponse', async (request, reply) => {
     metrics.httpRequests

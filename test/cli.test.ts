@@ -1,0 +1,370 @@
+/**
+ * The `approvals` command line, run for real as a subprocess against each storage backend, with a
+ * service on the same storage to check that what the command did takes effect.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createApiKey } from '../src/services/api-keys.ts';
+import { requireWorkspace } from '../src/services/workspaces.ts';
+import { backends, type Storage } from './support/backends.ts';
+import { call, submission } from './support/http.ts';
+import { decideAs, startTestService, type TestService } from './support/service.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const NODE = join(ROOT, 'node_modules/.bin/node');
+const BIN = join(ROOT, 'bin/approvals.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `approvals …` on the given storage; never rejects on a non-zero exit. */
+function approvals(storage: Storage, args: string[]): Promise<Run> {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DATA_DIR: storage.env.DATA_DIR,
+    // Empty means "not set": SQLite under DATA_DIR.
+    DATABASE_URL: storage.env.DATABASE_URL ?? '',
+    LOG_LEVEL: 'silent',
+  };
+  delete env.NODE_TEST_CONTEXT;
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Success with --json: exit 0, nothing on stderr, exactly one JSON object (one line) on stdout. */
+function jsonOut(run: Run): Record<string, unknown> {
+  assert.equal(run.code, 0, `exit code 0 expected; stderr: ${run.stderr}`);
+  assert.equal(run.stderr, '');
+  assert.ok(run.stdout.endsWith('\n'), 'output ends with a newline');
+  const lines = run.stdout.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `one line of output expected, got: ${run.stdout}`);
+  const value = JSON.parse(lines[0]!) as unknown;
+  assert.ok(value !== null && typeof value === 'object' && !Array.isArray(value), 'a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/** A refusal: non-zero exit, nothing on stdout, a one-line reason on stderr. */
+function refused(run: Run, mentions: RegExp) {
+  assert.notEqual(run.code, 0, `non-zero exit expected; stdout: ${run.stdout}`);
+  assert.equal(run.stdout, '', 'nothing on stdout');
+  assert.ok(run.stderr.endsWith('\n'), 'the reason ends with a newline');
+  const lines = run.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `a one-line reason expected, got: ${run.stderr}`);
+  assert.match(lines[0]!, mentions);
+}
+
+/** A usage error: exit 2, nothing on stdout, the reason then the usage on stderr. */
+function usage(run: Run, mentions: RegExp) {
+  assert.equal(run.code, 2, `exit code 2 expected; stderr: ${run.stderr}`);
+  assert.equal(run.stdout, '', 'nothing on stdout');
+  assert.match(run.stderr, /usage: approvals/);
+  assert.match(run.stderr.split('\n')[0]!, mentions);
+}
+
+const STATUS_AFTER = { allowed: 'auto_allowed', pending: 'pending', denied: 'rejected' } as const;
+
+for (const backend of backends) {
+  describe(`approvals command (${backend.name})`, { skip: backend.skip, timeout: 120_000 }, () => {
+    let storage: Storage;
+    let t: TestService;
+    const slug = `acme-${Date.now().toString(36)}`;
+    let workspaceId = '';
+    /** A key of `slug` that stays valid (the test-env key). */
+    let key = '';
+
+    before(async () => {
+      storage = await backend.create();
+      // A tiny legacy allowance makes the plan visible: the second hold of the month is refused.
+      t = await startTestService(backend, { storage, env: { LEGACY_FREE_MONTHLY_HOLDS: '1' } });
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    const file = (name: string, text: string) => {
+      const path = join(storage.env.DATA_DIR, name);
+      writeFileSync(path, text);
+      return path;
+    };
+    const submit = (tool: string, apiKey = key) =>
+      call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission({ tool_name: tool }) });
+    const chainLength = async () => {
+      const answer = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.valid, true);
+      return answer.body.checked as number;
+    };
+
+    test('workspace create prints exactly one JSON object {id, slug, name}', async () => {
+      const out = jsonOut(
+        await approvals(storage, ['workspace', 'create', slug, '--name', 'Acme Inc', '--json']),
+      );
+      assert.deepEqual(Object.keys(out).sort(), ['id', 'name', 'slug']);
+      assert.equal(out.slug, slug);
+      assert.equal(out.name, 'Acme Inc');
+      assert.equal(typeof out.id, 'string');
+      assert.ok((out.id as string).length > 0);
+      workspaceId = out.id as string;
+      const stored = await requireWorkspace(t.service.ctx, slug);
+      assert.equal(stored.id, workspaceId);
+      assert.equal(stored.plan, 'standard');
+    });
+
+    test('--plan legacy_free makes a legacy free workspace', async () => {
+      const legacySlug = `${slug}-legacy`;
+      const out = jsonOut(
+        await approvals(storage, [
+          'workspace',
+          'create',
+          legacySlug,
+          '--name',
+          'Legacy',
+          '--plan',
+          'legacy_free',
+          '--json',
+        ]),
+      );
+      assert.equal(out.slug, legacySlug);
+      const workspace = await requireWorkspace(t.service.ctx, legacySlug);
+      assert.equal(workspace.plan, 'legacy_free');
+      const { key: legacyKey } = await createApiKey(t.service.ctx, { workspace, env: 'live' });
+      assert.equal((await submit('legacy_tool', legacyKey)).status, 201);
+      const second = await submit('legacy_tool', legacyKey);
+      assert.equal(second.status, 402);
+      assert.equal(second.body.error, 'hold_limit_reached');
+    });
+
+    test('a taken slug and a bad slug are refused with a one-line reason', async () => {
+      const [taken, bad] = await Promise.all([
+        approvals(storage, ['workspace', 'create', slug, '--name', 'Again', '--json']),
+        approvals(storage, ['workspace', 'create', 'Not_A_Slug!', '--name', 'Bad', '--json']),
+      ]);
+      refused(taken, /slug/);
+      refused(bad, /slug/);
+      // Nothing was created or changed.
+      assert.equal((await requireWorkspace(t.service.ctx, slug)).name, 'Acme Inc');
+    });
+
+    test('keys create prints the key once; it works at once, and not at all once revoked', async () => {
+      const [liveRun, testRun] = await Promise.all([
+        approvals(storage, [
+          'keys',
+          'create',
+          '--workspace',
+          slug,
+          '--env',
+          'live',
+          '--name',
+          'ci',
+          '--json',
+        ]),
+        approvals(storage, ['keys', 'create', '--workspace', slug, '--env', 'test', '--json']),
+      ]);
+      const live = jsonOut(liveRun);
+      const testKey = jsonOut(testRun);
+      for (const [out, env] of [
+        [live, 'live'],
+        [testKey, 'test'],
+      ] as const) {
+        assert.deepEqual(Object.keys(out).sort(), ['env', 'id', 'key', 'name']);
+        assert.equal(out.env, env);
+        assert.equal(typeof out.id, 'string');
+        const plaintext = out.key as string;
+        assert.ok(plaintext.startsWith(`svc_${env}_`), plaintext);
+        const secret = plaintext.slice(`svc_${env}_`.length);
+        assert.match(secret, /^[A-Za-z0-9_-]+$/);
+        assert.ok(Buffer.from(secret, 'base64url').length >= 32, 'at least 32 random bytes');
+      }
+      assert.equal(live.name, 'ci');
+      assert.equal(testKey.name, null);
+      assert.notEqual(live.key, testKey.key);
+      assert.notEqual(live.id, testKey.id);
+
+      const liveKey = live.key as string;
+      key = testKey.key as string;
+      const created = await submit('key_check', liveKey);
+      assert.equal(created.status, 201);
+      const record = await call(t.url, 'GET', `/api/v1/holds/${created.body.id}`, { key: liveKey });
+      assert.equal(record.status, 200);
+      assert.equal(record.body.environment, 'live');
+      const viaTest = await submit('key_check');
+      assert.equal(viaTest.status, 201);
+      const testRecord = await call(t.url, 'GET', `/api/v1/holds/${viaTest.body.id}`, { key });
+      assert.equal(testRecord.body.environment, 'test');
+
+      const revoked = jsonOut(await approvals(storage, ['keys', 'revoke', live.id as string, '--json']));
+      assert.deepEqual(revoked, { id: live.id, revoked: true });
+      const refusedAnswer = await call(t.url, 'GET', `/api/v1/holds/${created.body.id}`, { key: liveKey });
+      assert.equal(refusedAnswer.status, 401);
+      assert.equal(refusedAnswer.body.error, 'unauthorized');
+      assert.equal((await submit('key_check', liveKey)).status, 401);
+      // The other key of the workspace is untouched.
+      assert.equal((await call(t.url, 'GET', `/api/v1/holds/${created.body.id}`, { key })).status, 200);
+    });
+
+    test('keys revoke of an unknown key is refused', async () => {
+      refused(await approvals(storage, ['keys', 'revoke', 'key_doesnotexist00', '--json']), /not found/);
+    });
+
+    test('apply takes a YAML file and a JSON file: members and tool classifications take effect', async () => {
+      const yaml = file(
+        'acme.yaml',
+        [
+          'name: Acme Applied',
+          'members:',
+          '  - { email: admin@acme.test, name: Admin, role: admin }',
+          '  - { email: bob@acme.test, name: Bob, role: admin }',
+          '  - { email: carol@acme.test, name: Carol, role: viewer }',
+          'tools:',
+          '  - { connection: SDK, tool: ship_it, classification: allow }',
+          '  - { connection: SDK, tool: wire_money, classification: deny }',
+          '  - { connection: SDK, tool: send_invoice, classification: approval }',
+          '',
+        ].join('\n'),
+      );
+      const before = await chainLength();
+      assert.deepEqual(
+        jsonOut(await approvals(storage, ['apply', '--workspace', slug, '-f', yaml, '--json'])),
+        { applied: true },
+      );
+      assert.ok((await chainLength()) > before, 'the change is evidenced');
+      assert.equal((await requireWorkspace(t.service.ctx, slug)).name, 'Acme Applied');
+
+      const allowed = await submit('ship_it');
+      assert.equal(allowed.status, 201);
+      assert.equal(allowed.body.status, 'allowed');
+      const allowedRecord = await call(t.url, 'GET', `/api/v1/holds/${allowed.body.id}`, { key });
+      assert.equal(allowedRecord.body.status, STATUS_AFTER.allowed);
+      assert.equal(allowedRecord.body.decision, null);
+
+      const denied = await submit('wire_money');
+      assert.equal(denied.status, 201);
+      assert.equal(denied.body.status, 'denied');
+      const deniedRecord = await call(t.url, 'GET', `/api/v1/holds/${denied.body.id}`, { key });
+      assert.equal(deniedRecord.body.status, STATUS_AFTER.denied);
+      assert.equal(deniedRecord.body.decision.verdict, 'reject');
+      assert.equal(deniedRecord.body.decision.reason, 'Denied by rule: Tool classified deny');
+      assert.equal(deniedRecord.body.decision.channel, 'rule');
+
+      // Members: a viewer cannot decide, a declared admin can.
+      const pending = await submit('send_invoice');
+      assert.equal(pending.body.status, 'pending');
+      const byCarol = await decideAs(t, workspaceId, pending.body.id, 'approve', 'carol@acme.test');
+      assert.equal(byCarol.outcome, 'not_an_approver');
+      const byBob = await decideAs(t, workspaceId, pending.body.id, 'approve', 'bob@acme.test');
+      assert.equal(byBob.outcome, 'recorded');
+      assert.equal(byBob.hold.status, 'approved');
+
+      // The same declaration as JSON, changed: ship_it is now denied, bob is gone, dave is new.
+      const json = file(
+        'acme.json',
+        JSON.stringify({
+          members: [
+            { email: 'admin@acme.test', name: 'Admin', role: 'admin' },
+            { email: 'dave@acme.test', name: 'Dave', role: 'admin' },
+          ],
+          tools: [{ connection: 'SDK', tool: 'ship_it', classification: 'deny' }],
+        }),
+      );
+      assert.deepEqual(
+        jsonOut(await approvals(storage, ['apply', '--workspace', slug, '-f', json, '--json'])),
+        { applied: true },
+      );
+      const nowDenied = await submit('ship_it');
+      assert.equal(nowDenied.body.status, 'denied');
+      const second = await submit('send_invoice');
+      assert.equal(second.body.status, 'pending');
+      await assert.rejects(decideAs(t, workspaceId, second.body.id, 'approve', 'bob@acme.test'), /no member/);
+      const byDave = await decideAs(t, workspaceId, second.body.id, 'reject', 'dave@acme.test');
+      assert.equal(byDave.outcome, 'recorded');
+      assert.equal(byDave.hold.status, 'rejected');
+    });
+
+    test('apply refuses invalid files, names the field, and changes nothing', async () => {
+      // Each file would also classify a fresh tool as allow: that must not happen.
+      const tools = 'tools:\n  - { connection: SDK, tool: sneaky_tool, classification: allow }\n';
+      const member = (fields: string) => `members:\n  - { ${fields} }\n`;
+      const cases: [string, string, RegExp][] = [
+        ['bad.yaml', `${tools}members: [ { email: eve@acme.test, name: Eve\n`, /YAML/],
+        [
+          'bad-email.yaml',
+          tools + member('email: not-an-email, name: Eve, role: admin'),
+          /members\.0\.email/,
+        ],
+        ['bad-role.yaml', tools + member('email: eve@acme.test, name: Eve, role: owner'), /members\.0\.role/],
+        [
+          'rules.yaml',
+          `${tools}rules:\n  - { name: r, tool: "*", effect: allow }\n`,
+          /\brules\b.*not supported|not supported.*\brules\b/,
+        ],
+        ['unknown.yaml', `${tools}colour: red\n`, /colour/],
+      ];
+      const before = await chainLength();
+      const runs = await Promise.all(
+        cases.map(([name, text]) =>
+          approvals(storage, ['apply', '--workspace', slug, '-f', file(name, text), '--json']),
+        ),
+      );
+      runs.forEach((run, index) => {
+        const [name, , mentions] = cases[index]!;
+        assert.doesNotThrow(() => refused(run, mentions), `${name}: ${JSON.stringify(run)}`);
+      });
+      assert.equal(await chainLength(), before, 'no evidence entry: nothing was applied');
+      await assert.rejects(decideAs(t, workspaceId, 'svc_pa_none', 'approve', 'eve@acme.test'), /no member/);
+      const sneaky = await submit('sneaky_tool');
+      assert.equal(sneaky.status, 201);
+      assert.equal(sneaky.body.status, 'pending', 'the tool is still new (fail-closed)');
+    });
+
+    test('migrate --json on a migrated database applies nothing', async () => {
+      assert.deepEqual(jsonOut(await approvals(storage, ['migrate', '--json'])), { applied: [] });
+    });
+
+    test('an unknown command or missing options exit 2 with the usage on stderr', async () => {
+      const [unknown, badEnv, noFile, noName, badOption] = await Promise.all([
+        approvals(storage, ['frobnicate', '--json']),
+        approvals(storage, ['keys', 'create', '--workspace', slug, '--env', 'staging', '--json']),
+        approvals(storage, ['apply', '--workspace', slug, '--json']),
+        approvals(storage, ['workspace', 'create', `${slug}-x`, '--json']),
+        approvals(storage, ['migrate', '--bogus']),
+      ]);
+      usage(unknown, /unknown command: frobnicate/);
+      usage(badEnv, /--env/);
+      usage(noFile, /--file|-f/);
+      usage(noName, /--name/);
+      usage(badOption, /bogus/);
+      await assert.rejects(requireWorkspace(t.service.ctx, `${slug}-x`), /not found/);
+    });
+
+    test('no command at all is a usage error: reason and usage on stderr', async () => {
+      const run = await approvals(storage, []);
+      assert.equal(run.code, 2);
+      assert.equal(run.stdout, '');
+      assert.match(run.stderr, /usage: approvals/);
+    });
+  });
+}

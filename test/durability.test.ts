@@ -1,0 +1,500 @@
+/**
+ * Durability: an acknowledged hold survives kill -9, deadlines survive restarts, SIGTERM answers
+ * waiters and exits cleanly, and a service without storage does not start.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../src/config.ts';
+import { openContext, startService } from '../src/runtime.ts';
+import { createApiKey } from '../src/services/api-keys.ts';
+import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
+import { createWorkspace } from '../src/services/workspaces.ts';
+import { openDb } from '../src/store/open.ts';
+import type { Workspace } from '../src/store/workspaces.ts';
+import { type Backend, backends, postgres, type Storage } from './support/backends.ts';
+import { type Answer, call, submission } from './support/http.ts';
+import { decideAs, startTestService, TestClock, type TestService } from './support/service.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const NODE = join(ROOT, 'node_modules/.bin/node');
+const MAIN = join(ROOT, 'src/main.ts');
+/** Fixed, so that a replayed creation response is byte-for-byte the first one across restarts. */
+const PUBLIC_URL = 'http://approvals.test';
+const STATUS_AFTER: Record<string, string> = {
+  allowed: 'auto_allowed',
+  pending: 'pending',
+  denied: 'rejected',
+};
+
+const storageConfig = (storage: Storage) => ({
+  DATA_DIR: storage.env.DATA_DIR,
+  // Empty means "not set": SQLite under DATA_DIR.
+  DATABASE_URL: storage.env.DATABASE_URL ?? '',
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Rejects after `ms` unless `promise` settles first. */
+async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every server process this file started; all are killed in `after`, whatever happened. */
+const children = new Set<ChildProcess>();
+async function killAll() {
+  const exits = [...children].map((child) => new Promise((resolve) => child.once('exit', resolve)));
+  for (const child of children) child.kill('SIGKILL');
+  await Promise.all(exits);
+}
+after(killAll);
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+}
+
+/** `node src/main.ts` on the storage, on a free port, once /healthz answers. */
+async function startServer(storage: Storage, attempt = 1): Promise<Server> {
+  const port = await freePort();
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    ...storageConfig(storage),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL,
+    LOG_LEVEL: 'silent',
+    DEADLINE_SWEEP_MS: '100',
+  };
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(NODE, [MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      // Someone took the port between our probe and the start: try another one.
+      if (attempt < 3 && /EADDRINUSE/.test(output)) return startServer(storage, attempt + 1);
+      throw new Error(`server exited before it was healthy (${child.exitCode}): ${output}`);
+    }
+    try {
+      const answer = await fetch(`${url}/healthz`);
+      if (answer.status === 200) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server not healthy within 20 s: ${output}`);
+    }
+    await sleep(50);
+  }
+  return { child, url, exited, output: () => output };
+}
+
+async function stopServer(server: Server, signal: NodeJS.Signals = 'SIGTERM') {
+  server.child.kill(signal);
+  return within(15_000, server.exited, 'server exit');
+}
+
+const WORKSPACE_CONFIG = `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+tools:
+  - { connection: SDK, tool: ship_it, classification: allow }
+  - { connection: SDK, tool: wire_money, classification: deny }
+`;
+
+/** A workspace and a live key, made directly on the storage (no server running). */
+async function prepareWorkspace(storage: Storage): Promise<{ workspace: Workspace; key: string }> {
+  const ctx = await openContext(loadConfig({ ...storageConfig(storage), PORT: '0', LOG_LEVEL: 'silent' }));
+  try {
+    const workspace = await createWorkspace(ctx, {
+      slug: `dur-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`,
+      name: 'Acme',
+    });
+    await applyConfig(ctx, workspace, parseConfig(WORKSPACE_CONFIG));
+    const { key } = await createApiKey(ctx, { workspace, env: 'live' });
+    return { workspace, key };
+  } finally {
+    await ctx.db.close();
+  }
+}
+
+async function verify(url: string, key: string) {
+  const answer = await call(url, 'GET', '/api/v1/audit/verify', { key });
+  assert.equal(answer.status, 200);
+  assert.equal(answer.body.valid, true, JSON.stringify(answer.body));
+  assert.equal(answer.body.first_invalid, null);
+  return answer.body.checked as number;
+}
+
+interface Submitted {
+  body: ReturnType<typeof submission>;
+  answer?: Answer;
+  error?: unknown;
+}
+
+/** POST …/wait through node:http, so that the test decides whether the connection is kept alive. */
+function rawWait(url: string, path: string, key: string, agent: Agent): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify({ timeout_seconds: 60 });
+    const request = httpRequest(
+      url + path,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+        },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('error', reject);
+        response.on('end', () => {
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {}
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(response.headers)) {
+            if (typeof value === 'string') headers.set(name, value);
+          }
+          resolve({ status: response.statusCode ?? 0, headers, body, text });
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+/** A pending hold, a client long-polling it, SIGTERM: the waiter answers, the process exits, data stays. */
+async function shutdownWithWaiter(
+  backend: Backend,
+  { keepAlive, exitWithinMs }: { keepAlive: boolean; exitWithinMs: number },
+) {
+  const storage = await backend.create();
+  const agent = new Agent({ keepAlive });
+  let server: Server | undefined;
+  try {
+    const { key } = await prepareWorkspace(storage);
+    server = await startServer(storage);
+    const submitted = await call(server.url, 'POST', '/api/v1/holds', {
+      key,
+      body: submission({ tool_name: 'needs_a_human' }),
+    });
+    assert.equal(submitted.body.status, 'pending');
+    const id = submitted.body.id as string;
+    const checked = await verify(server.url, key);
+
+    const waiting = rawWait(server.url, `/api/v1/holds/${id}/wait`, key, agent);
+    waiting.catch(() => {}); // awaited below; an early failure must not go unhandled
+    // Wait until the long-poll is really open on the server.
+    const until = Date.now() + 5000;
+    for (;;) {
+      const metrics = await call(server.url, 'GET', '/metrics');
+      if (/^approvals_waiters 1$/m.test(metrics.text)) break;
+      assert.ok(Date.now() < until, 'the waiter never registered');
+      await sleep(25);
+    }
+
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    const answer = await within(10_000, waiting, 'waiter after SIGTERM');
+    const answeredAfter = Date.now() - signalled;
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.id, id);
+    assert.equal(answer.body.status, 'pending');
+    assert.equal(answer.body.decision, null);
+    assert.ok(answeredAfter < 5000, `answered ${answeredAfter} ms after SIGTERM`);
+    const exit = await within(exitWithinMs, server.exited, 'exit after SIGTERM');
+    assert.deepEqual(exit, { code: 0, signal: null });
+
+    server = await startServer(storage);
+    const record = await call(server.url, 'GET', `/api/v1/holds/${id}`, { key });
+    assert.equal(record.status, 200);
+    assert.equal(record.body.status, 'pending');
+    assert.equal(record.body.expires_at, answer.body.expires_at);
+    assert.equal(await verify(server.url, key), checked, 'nothing lost, nothing added');
+    assert.equal((await stopServer(server)).code, 0);
+  } finally {
+    agent.destroy();
+    if (server && server.child.exitCode === null && server.child.signalCode === null) {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    await storage.drop();
+  }
+}
+
+for (const backend of backends) {
+  describe(`durability (${backend.name})`, { skip: backend.skip, timeout: 180_000 }, () => {
+    test('every hold acknowledged with 201 survives kill -9, exactly once', async (t) => {
+      const storage = await backend.create();
+      try {
+        const { workspace, key } = await prepareWorkspace(storage);
+        const acknowledged: Submitted[] = [];
+        const unacknowledged: Submitted[] = [];
+        const tools = ['ship_it', 'wire_money', 'brand_new_tool'];
+
+        const checkAcknowledged = async (url: string) => {
+          for (const { answer } of acknowledged) {
+            const record = await call(url, 'GET', `/api/v1/holds/${answer!.body.id}`, { key });
+            assert.equal(record.status, 200, `acknowledged hold ${answer!.body.id} is missing`);
+            assert.equal(record.body.status, STATUS_AFTER[answer!.body.status]);
+          }
+          await verify(url, key);
+        };
+
+        for (let round = 1; round <= 5; round += 1) {
+          const server = await startServer(storage);
+          await checkAcknowledged(server.url);
+          // Some acknowledged one by one, then a concurrent wave, killed at its first 201.
+          for (const tool of tools) {
+            const body = submission({ tool_name: tool });
+            const answer = await call(server.url, 'POST', '/api/v1/holds', { key, body });
+            assert.equal(answer.status, 201, answer.text);
+            acknowledged.push({ body, answer });
+          }
+          let killed = false;
+          const wave = Array.from({ length: 12 }, (_, index) =>
+            submission({ tool_name: tools[index % tools.length] }),
+          );
+          const results = await within(
+            30_000,
+            Promise.all(
+              wave.map(async (body): Promise<Submitted> => {
+                try {
+                  const answer = await call(server.url, 'POST', '/api/v1/holds', { key, body });
+                  if (answer.status === 201 && !killed) {
+                    killed = true;
+                    server.child.kill('SIGKILL');
+                  }
+                  return { body, answer };
+                } catch (error) {
+                  return { body, error };
+                }
+              }),
+            ),
+            'submissions',
+          );
+          assert.ok(killed, 'at least one submission was acknowledged before the kill');
+          assert.deepEqual(await within(15_000, server.exited, 'kill'), { code: null, signal: 'SIGKILL' });
+          for (const result of results) {
+            if (result.answer?.status === 201) acknowledged.push(result);
+            else if (result.answer)
+              assert.fail(`unexpected answer ${result.answer.status}: ${result.answer.text}`);
+            else unacknowledged.push(result);
+          }
+        }
+
+        t.diagnostic(`${acknowledged.length} acknowledged, ${unacknowledged.length} cut off by the kills`);
+        const server = await startServer(storage);
+        try {
+          await checkAcknowledged(server.url);
+          for (const { body, answer } of acknowledged) {
+            const retry = await call(server.url, 'POST', '/api/v1/holds', { key, body });
+            assert.equal(retry.status, 200, `retry of an acknowledged key: ${retry.text}`);
+            assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+            assert.deepEqual(retry.body, answer!.body);
+          }
+          // A submission cut off by the kill either committed (200 now) or did not (201 now).
+          for (const { body } of unacknowledged) {
+            const retry = await call(server.url, 'POST', '/api/v1/holds', { key, body });
+            assert.ok([200, 201].includes(retry.status), `retry of a cut-off submission: ${retry.text}`);
+          }
+          await verify(server.url, key);
+        } finally {
+          assert.equal((await stopServer(server)).code, 0);
+        }
+
+        // Exactly once: one hold per key, one `hold.submitted` entry per hold.
+        const db = await openDb({ databaseUrl: storage.env.DATABASE_URL, dataDir: storage.env.DATA_DIR });
+        try {
+          for (const { body, answer } of acknowledged) {
+            const rows = await db.all<{ id: string }>(
+              'SELECT id FROM holds WHERE workspace_id = $1 AND idempotency_key = $2',
+              [workspace.id, body.idempotency_key],
+            );
+            assert.deepEqual(
+              rows.map((row) => row.id),
+              [answer!.body.id],
+            );
+          }
+          const holds = await db.one<{ n: number }>(
+            'SELECT COUNT(*) AS n FROM holds WHERE workspace_id = $1',
+            [workspace.id],
+          );
+          const entries = await db.one<{ n: number }>(
+            `SELECT COUNT(*) AS n FROM evidence WHERE workspace_id = $1 AND type = 'hold.submitted'`,
+            [workspace.id],
+          );
+          assert.equal(Number(entries!.n), Number(holds!.n));
+          assert.equal(Number(holds!.n), acknowledged.length + unacknowledged.length);
+        } finally {
+          await db.close();
+        }
+      } finally {
+        await killAll(); // a failed round leaves its server running
+        await storage.drop();
+      }
+    });
+
+    test('deadlines survive a restart; expiry is never an approval', async () => {
+      const storage = await backend.create();
+      const clock = new TestClock();
+      let first: TestService | undefined;
+      let second: TestService | undefined;
+      try {
+        first = await startTestService(backend, { storage, clock });
+        const { workspace, key } = await first.workspace();
+        const submitted = await call(first.url, 'POST', '/api/v1/holds', {
+          key,
+          body: submission({ tool_name: 'never_seen_before' }),
+        });
+        assert.equal(submitted.status, 201);
+        assert.equal(submitted.body.status, 'pending');
+        const id = submitted.body.id as string;
+        const record = await call(first.url, 'GET', `/api/v1/holds/${id}`, { key });
+        const expiresAt = Date.parse(record.body.expires_at);
+        assert.ok(Math.abs(expiresAt - Date.parse(record.body.created_at) - 240 * 60_000) < 1000);
+        const checked = await verify(first.url, key);
+        await first.stop();
+
+        clock.advance(241 * 60_000);
+        second = await startTestService(backend, { storage, clock });
+        // The deadline worker expires it on its own, with nobody reading the hold.
+        const until = Date.now() + 1000;
+        let status: string | undefined;
+        while (Date.now() < until) {
+          const row = await second.service.ctx.db.one<{ status: string }>(
+            'SELECT status FROM holds WHERE id = $1',
+            [id],
+          );
+          status = row?.status;
+          if (status === 'expired') break;
+          await sleep(20);
+        }
+        assert.equal(status, 'expired', 'expired by the worker within a second of the restart');
+        const expired = await call(second.url, 'GET', `/api/v1/holds/${id}`, { key });
+        assert.equal(expired.status, 200);
+        assert.equal(expired.body.status, 'expired');
+        assert.equal(expired.body.decision, null);
+        assert.equal(await verify(second.url, key), checked + 1, 'one evidence entry for the expiry');
+
+        const late = await decideAs(second, workspace.id, id, 'approve');
+        assert.equal(late.outcome, 'closed');
+        assert.equal(late.hold.status, 'expired');
+        const afterLate = await call(second.url, 'GET', `/api/v1/holds/${id}`, { key });
+        assert.equal(afterLate.body.status, 'expired');
+        assert.equal(afterLate.body.decision, null);
+
+        // An approval that arrives after the deadline, before any sweep, does not approve either.
+        const another = await call(second.url, 'POST', '/api/v1/holds', {
+          key,
+          body: submission({ tool_name: 'never_seen_before' }),
+        });
+        assert.equal(another.body.status, 'pending');
+        clock.advance(241 * 60_000);
+        const tooLate = await decideAs(second, workspace.id, another.body.id, 'approve');
+        assert.equal(tooLate.outcome, 'closed');
+        assert.equal(tooLate.hold.status, 'expired');
+        const anotherRecord = await call(second.url, 'GET', `/api/v1/holds/${another.body.id}`, { key });
+        assert.equal(anotherRecord.body.status, 'expired');
+        assert.equal(anotherRecord.body.decision, null);
+        await verify(second.url, key);
+      } finally {
+        await first?.stop();
+        await second?.stop();
+        await storage.drop();
+      }
+    });
+
+    test('SIGTERM answers an open waiter with the current record and exits 0; data intact', () =>
+      shutdownWithWaiter(backend, { keepAlive: false, exitWithinMs: 10_000 }));
+
+    test('SIGTERM exits promptly also when the answered waiter keeps its connection alive', () =>
+      shutdownWithWaiter(backend, { keepAlive: true, exitWithinMs: 5000 }));
+
+    test('a running service is ready', async () => {
+      const t = await startTestService(backend);
+      try {
+        const ready = await call(t.url, 'GET', '/readyz');
+        assert.equal(ready.status, 200);
+        assert.equal(ready.body.status, 'ok');
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}
+
+describe('storage down (postgres)', { skip: postgres.skip }, () => {
+  test('a service whose database cannot be reached does not start', async () => {
+    const port = await freePort(); // nothing listens there
+    const dir = mkdtempSync(join(tmpdir(), 'approvals-test-'));
+    try {
+      const config = loadConfig({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'silent',
+        PUBLIC_URL: '',
+        DATA_DIR: dir,
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/test`,
+      });
+      await within(
+        15_000,
+        assert.rejects(startService(config), (error: Error) => {
+          assert.equal(error.name, 'StorageUnavailableError', String(error));
+          return true;
+        }),
+        'startService',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
