@@ -119,7 +119,9 @@ async function startServer(storage: Storage, attempt = 1): Promise<Server> {
     try {
       const answer = await fetch(`${url}/healthz`);
       if (answer.status === 200) break;
-    } catch {}
+    } catch {
+      // not listening yet
+    }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`server not healthy within 20 s: ${output}`);
@@ -197,7 +199,9 @@ function rawWait(url: string, path: string, key: string, agent: Agent): Promise<
           let body: unknown = text;
           try {
             body = JSON.parse(text);
-          } catch {}
+          } catch {
+            // not JSON: keep the text
+          }
           const headers = new Headers();
           for (const [name, value] of Object.entries(response.headers)) {
             if (typeof value === 'string') headers.set(name, value);

@@ -6,38 +6,42 @@ import { call, submission } from './support/http.ts';
 import { startTestService } from './support/service.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
 
-test('PostgreSQL unreachable: 503 unavailable, nothing half-written, back by itself', {
-  skip: postgres.skip,
-}, async () => {
-  const storage = await postgres.create();
-  const url = new URL(storage.env.DATABASE_URL!);
-  const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
-  url.hostname = '127.0.0.1';
-  url.port = String(proxy.port);
-  const t = await startTestService(postgres, {
-    storage: { ...storage, env: { ...storage.env, DATABASE_URL: url.toString() } },
-  });
-  try {
-    const { key } = await t.workspace();
-    assert.equal((await call(t.url, 'POST', '/api/v1/holds', { key, body: submission() })).status, 201);
+test(
+  'PostgreSQL unreachable: 503 unavailable, nothing half-written, back by itself',
+  {
+    skip: postgres.skip,
+  },
+  async () => {
+    const storage = await postgres.create();
+    const url = new URL(storage.env.DATABASE_URL!);
+    const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    const t = await startTestService(postgres, {
+      storage: { ...storage, env: { ...storage.env, DATABASE_URL: url.toString() } },
+    });
+    try {
+      const { key } = await t.workspace();
+      assert.equal((await call(t.url, 'POST', '/api/v1/holds', { key, body: submission() })).status, 201);
 
-    await proxy.cut();
-    const body = submission();
-    const down = await call(t.url, 'POST', '/api/v1/holds', { key, body });
-    assert.equal(down.status, 503);
-    assert.deepEqual(down.body, { error: 'unavailable' });
-    assert.equal((await call(t.url, 'GET', '/readyz')).status, 503);
-    assert.equal((await call(t.url, 'GET', '/healthz')).status, 200);
+      await proxy.cut();
+      const body = submission();
+      const down = await call(t.url, 'POST', '/api/v1/holds', { key, body });
+      assert.equal(down.status, 503);
+      assert.deepEqual(down.body, { error: 'unavailable' });
+      assert.equal((await call(t.url, 'GET', '/readyz')).status, 503);
+      assert.equal((await call(t.url, 'GET', '/healthz')).status, 200);
 
-    await proxy.restore();
-    assert.equal((await call(t.url, 'GET', '/readyz')).status, 200);
-    // The refused submit left nothing behind: its retry creates the hold now.
-    const retried = await call(t.url, 'POST', '/api/v1/holds', { key, body });
-    assert.equal(retried.status, 201);
-    const verify = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
-    assert.equal(verify.body.valid, true);
-  } finally {
-    await t.close();
-    await proxy.close();
-  }
-});
+      await proxy.restore();
+      assert.equal((await call(t.url, 'GET', '/readyz')).status, 200);
+      // The refused submit left nothing behind: its retry creates the hold now.
+      const retried = await call(t.url, 'POST', '/api/v1/holds', { key, body });
+      assert.equal(retried.status, 201);
+      const verify = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
+      assert.equal(verify.body.valid, true);
+    } finally {
+      await t.close();
+      await proxy.close();
+    }
+  },
+);

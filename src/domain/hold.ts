@@ -1,13 +1,7 @@
 /** The hold: its states, the answer to a submission, and the record the API shows. */
 
 export type HoldStatus =
-  | 'pending'
-  | 'approved'
-  | 'rejected'
-  | 'expired'
-  | 'auto_allowed'
-  | 'executed'
-  | 'failed';
+  'pending' | 'approved' | 'rejected' | 'expired' | 'auto_allowed' | 'executed' | 'failed';
 export type SubmitStatus = 'allowed' | 'pending' | 'denied';
 export type Verdict = 'approve' | 'reject';
 export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'widget' | 'rule';

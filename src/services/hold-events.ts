@@ -20,15 +20,13 @@ export class HoldEvents {
     return new Promise((resolve) => {
       const set = this.waiters.get(holdId) ?? new Set();
       this.waiters.set(holdId, set);
-      const timer = setTimeout(wake, Math.max(0, timeoutMs));
-      const waiters = this.waiters;
-      const self = this;
-      function wake() {
+      const wake = () => {
         clearTimeout(timer);
         set.delete(wake);
-        if (set.size === 0 && waiters.get(holdId) === set) waiters.delete(holdId);
-        resolve(self.closed ? 'closed' : 'woken');
-      }
+        if (set.size === 0 && this.waiters.get(holdId) === set) this.waiters.delete(holdId);
+        resolve(this.closed ? 'closed' : 'woken');
+      };
+      const timer = setTimeout(wake, Math.max(0, timeoutMs));
       set.add(wake);
     });
   }

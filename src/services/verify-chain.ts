@@ -50,7 +50,7 @@ export async function verifyChain(
     // A checkpoint none of our keys signed was written by someone else: the head it pins is forged.
     walk.firstInvalid = { seq: checkpoint.seq, reason: 'hash_mismatch' };
   }
-  for (let next = from; !walk.firstInvalid && next <= to; ) {
+  for (let next = from; !walk.firstInvalid && next <= to;) {
     const page = await listEntries(ctx.db, workspaceId, workspaceId, next, to, PAGE);
     for (const entry of page) if (!walk.push(entry)) break;
     if (page.length < PAGE) break;

@@ -15,7 +15,7 @@ export function startDeadlineWorker(
   const sweep = async () => {
     try {
       // A full batch means more may be waiting: sweep again at once.
-      for (let count = 100; count === 100 && !stopped; ) {
+      for (let count = 100; count === 100 && !stopped;) {
         count = await expireOverdueHolds(ctx, 100);
         if (count > 0) options.onExpired?.(count);
       }
