@@ -4,12 +4,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
 import { loadConfig } from '../config.ts';
 import { openContext } from '../runtime.ts';
 import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
-import { applyConfig, parseConfig } from '../services/apply-config.ts';
+import { applyConfig, exportConfig, parseConfig } from '../services/apply-config.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { ServiceError } from '../services/errors.ts';
+import { type SimulationReport, simulatePolicy } from '../services/simulate-policy.ts';
 import { createWorkspace, requireWorkspace } from '../services/workspaces.ts';
 import { migrate } from '../store/migrate.ts';
 
@@ -18,6 +20,8 @@ const USAGE = `usage: approvals <command> [--json]
   keys create --workspace <slug> --env live|test [--name <name>]
   keys revoke <key-id>
   apply --workspace <slug> -f <file.yaml|file.json>
+  export --workspace <slug>
+  simulate --workspace <slug> -f <draft.yaml> [--since 30d]
   migrate`;
 
 class UsageError extends Error {}
@@ -29,6 +33,7 @@ const options = {
   workspace: { type: 'string' },
   env: { type: 'string' },
   file: { type: 'string', short: 'f' },
+  since: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -40,11 +45,7 @@ function required(values: Values, name: keyof Values): string {
   return value;
 }
 
-async function run(
-  ctx: ServiceContext,
-  words: string[],
-  values: Values,
-): Promise<[Record<string, unknown>, string]> {
+async function run(ctx: ServiceContext, words: string[], values: Values): Promise<[object, string]> {
   const command = words.slice(0, 2).join(' ');
   if (command === 'workspace create') {
     const slug = words[2];
@@ -71,14 +72,19 @@ async function run(
   if (words[0] === 'apply' && words.length === 1) {
     const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
     const file = required(values, 'file');
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      throw new UsageError(`cannot read ${file}`);
-    }
-    const result = await applyConfig(ctx, workspace, parseConfig(text));
+    const result = await applyConfig(ctx, workspace, parseConfig(readText(file)));
     return [result, `Applied ${file} to ${workspace.slug}.`];
+  }
+  if (words[0] === 'export' && words.length === 1) {
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const config = await exportConfig(ctx, workspace);
+    return [config, stringify(config).trimEnd()];
+  }
+  if (words[0] === 'simulate' && words.length === 1) {
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const draft = parseConfig(readText(required(values, 'file')));
+    const report = await simulatePolicy(ctx, workspace, draft, { sinceMs: duration(values.since ?? '30d') });
+    return [report, describeSimulation(report)];
   }
   if (words[0] === 'migrate' && words.length === 1) {
     const applied = await migrate(ctx.db);
@@ -88,6 +94,39 @@ async function run(
     ];
   }
   throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    throw new UsageError(`cannot read ${file}`);
+  }
+}
+
+/** `30d`, `12h`, `90m` → milliseconds. */
+function duration(text: string): number {
+  const match = text.match(/^(\d{1,6})([mhd])$/);
+  if (!match) throw new UsageError('--since must look like 30d, 12h or 90m');
+  return Number(match[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'm' | 'h' | 'd'];
+}
+
+function describeSimulation(report: SimulationReport): string {
+  const lines = [
+    `Replayed ${report.holds} holds from ${report.period.from} to ${report.period.to}` +
+      ` (${report.rules.current} rules now, ${report.rules.draft} in the draft).`,
+    `${report.changed} would be decided differently, ${report.unchanged} the same.`,
+    ...report.transitions.map((t) => `  ${t.from} -> ${t.to}: ${t.count}`),
+  ];
+  if (report.examples.length > 0) lines.push('Examples:');
+  for (const e of report.examples) {
+    const side = (d: typeof e.actual) =>
+      `${d.effect}${d.effect === 'approval' ? ` x${d.approvals_required}, ${d.timeout_minutes} min` : ''} (${d.rule})`;
+    lines.push(
+      `  ${e.id} ${e.created_at} ${e.connection}/${e.tool_name} by ${e.agent}: ${side(e.actual)} -> ${side(e.draft)}`,
+    );
+  }
+  return lines.join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,7 +1,11 @@
 /**
- * The decision engine: what happens to a call, decided once at submission. Fail-closed: a tool that
- * nobody classified needs a human.
+ * The decision engine: what happens to a call, decided once at submission (decisions.md, "Which rule
+ * decides"). Every matching rule is considered; deny beats approval beats allow; among approval rules
+ * the one with the most approvals required, then the shortest deadline. The tool's classification
+ * acts as a rule too, and a tool nobody classified needs an admin (fail-closed). The result does not
+ * depend on the order of the rules.
  */
+import { type RuleMatch, scopeKey } from './rules.ts';
 
 export type Classification = 'new' | 'allow' | 'approval' | 'deny';
 export type Effect = 'allow' | 'approval' | 'deny';
@@ -18,35 +22,107 @@ export interface Outcome {
   timeoutMinutes: number;
   /** Shown with a denial. */
   reason: string | null;
-  /** What the rule saw, for the evidence entry. */
+  /** What the deciding rule saw, for the evidence entry. */
   facts: Record<string, unknown>;
 }
 
-export interface CallFacts {
-  connection: string;
-  toolName: string;
-  agentId: string;
-  /** Absent when the tool was never seen before this call. */
-  classification: Classification | null;
-}
-
-const CLASSIFICATION_RULES: Record<Classification, { name: string; effect: Effect }> = {
+const CLASSIFICATION_RULE: Record<Classification, { name: string; effect: Effect }> = {
   new: { name: 'New tool: needs classification', effect: 'approval' },
   allow: { name: 'Tool classified allow', effect: 'allow' },
   approval: { name: 'Tool classified approval', effect: 'approval' },
   deny: { name: 'Tool classified deny', effect: 'deny' },
 };
 
-export function decide(call: CallFacts): Outcome {
-  const classification = call.classification ?? 'new';
-  const rule = CLASSIFICATION_RULES[classification];
+/** Calls counted per frequency scope (see `scopeKey`), this call included. */
+export type Counts = ReadonlyMap<string, number>;
+
+interface Candidate {
+  name: string;
+  effect: Effect;
+  approvers: string[];
+  approvalsRequired: number;
+  timeoutMinutes: number;
+  reason: string | null;
+  facts: Record<string, unknown>;
+}
+
+function fromMatch(match: RuleMatch, counts: Counts): Candidate | null {
+  const { rule } = match;
+  const facts: Record<string, unknown> = {};
+  if (match.conditions.length > 0) facts.conditions = match.conditions;
+  if (rule.frequency && match.scope) {
+    const count = counts.get(scopeKey(match.scope)) ?? 0;
+    // "More than N per hour": the rule applies from call N+1 within the window.
+    if (count <= rule.frequency.more_than) return null;
+    facts.frequency = { ...rule.frequency, count };
+  }
+  const approval = rule.effect === 'approval';
   return {
+    name: rule.name,
     effect: rule.effect,
-    ruleName: rule.name,
-    approvers: rule.effect === 'approval' ? [ADMINS] : [],
-    approvalsRequired: rule.effect === 'approval' ? 1 : 0,
+    approvers: approval ? (rule.approvers?.length ? rule.approvers : [ADMINS]) : [],
+    approvalsRequired: approval ? (rule.approvals_required ?? 1) : 0,
+    timeoutMinutes: rule.timeout_minutes ?? DEFAULT_TIMEOUT_MINUTES,
+    reason: rule.effect === 'deny' ? (rule.reason ?? `Denied by rule: ${rule.name}`) : null,
+    facts,
+  };
+}
+
+function fromClassification(classification: Classification): Candidate {
+  const { name, effect } = CLASSIFICATION_RULE[classification];
+  return {
+    name,
+    effect,
+    approvers: effect === 'approval' ? [ADMINS] : [],
+    approvalsRequired: effect === 'approval' ? 1 : 0,
     timeoutMinutes: DEFAULT_TIMEOUT_MINUTES,
-    reason: rule.effect === 'deny' ? `Denied by rule: ${rule.name}` : null,
-    facts: { classification, first_seen: call.classification === null },
+    reason: effect === 'deny' ? `Denied by rule: ${name}` : null,
+    facts: { classification },
+  };
+}
+
+/** Strictest first; the name breaks ties so the order of the rules never matters. */
+function stricter(a: Candidate, b: Candidate): number {
+  return (
+    b.approvalsRequired - a.approvalsRequired ||
+    a.timeoutMinutes - b.timeoutMinutes ||
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  );
+}
+
+export function decide(input: {
+  /** Null when the tool was never seen before this call. */
+  classification: Classification | null;
+  matches: RuleMatch[];
+  counts?: Counts;
+}): Outcome {
+  const classification = input.classification ?? 'new';
+  const rules = input.matches
+    .map((match) => fromMatch(match, input.counts ?? new Map()))
+    .filter((candidate) => candidate !== null);
+  const byClassification = fromClassification(classification);
+  const pick = (effect: Effect, from: Candidate[]) =>
+    from.filter((c) => c.effect === effect).sort(stricter)[0];
+
+  // A matching approval rule says who approves; the classification's own approval (admins, one
+  // approval) applies only when none does. A new tool is never allowed: its approval beats allow.
+  const chosen =
+    pick('deny', [...rules, byClassification]) ??
+    pick('approval', rules) ??
+    pick('approval', [byClassification]) ??
+    pick('allow', [...rules, byClassification])!;
+  return {
+    effect: chosen.effect,
+    ruleName: chosen.name,
+    approvers: chosen.approvers,
+    approvalsRequired: chosen.approvalsRequired,
+    timeoutMinutes: chosen.timeoutMinutes,
+    reason: chosen.reason,
+    facts: {
+      ...chosen.facts,
+      classification,
+      first_seen: input.classification === null,
+      matched_rules: rules.map((rule) => rule.name).sort(),
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db.ts';
 import type { AuditSigner } from './audit-signer.ts';
+import type { CompiledRuleSets } from './evaluate-call.ts';
 import type { HoldEvents } from './hold-events.ts';
 
 /** What every use case gets: storage, time, and the few settings services need. */
@@ -11,4 +12,5 @@ export interface ServiceContext {
   holdEvents: HoldEvents;
   publicUrl: string;
   legacyFreeMonthlyHolds: number;
+  compiledRuleSets: CompiledRuleSets;
 }

@@ -2,6 +2,7 @@
 import { applyDecision, type DecisionChannel, type Hold, isApprover, type Verdict } from '../domain/hold.ts';
 import { findHold, hasDecided, insertHoldDecision, updateHoldState } from '../store/holds.ts';
 import { findMember } from '../store/members.ts';
+import { groupsOfMember } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, notFound } from './errors.ts';
 import { openChain } from './evidence.ts';
@@ -35,7 +36,8 @@ export async function decideHold(ctx: ServiceContext, input: DecisionInput): Pro
     const hold = await findHold(tx, input.workspaceId, input.holdId, true);
     if (!hold) throw notFound('hold');
     const member = await findMember(tx, input.workspaceId, input.memberId);
-    if (!member || !isApprover(hold.approvers, member)) return { outcome: 'not_an_approver', hold };
+    const groups = member ? await groupsOfMember(tx, input.workspaceId, member.id) : [];
+    if (!member || !isApprover(hold.approvers, member, groups)) return { outcome: 'not_an_approver', hold };
     const now = ctx.now();
     if (hold.status !== 'pending' || (hold.expiresAt !== null && hold.expiresAt <= now)) {
       return { outcome: 'closed', hold };

@@ -4,6 +4,8 @@ export type ServiceErrorCode = 'not_found' | 'validation_failed' | 'hold_limit_r
 export interface FieldIssue {
   field: string;
   message: string;
+  /** The line of an input file, where there is one. */
+  line?: number;
 }
 
 export class ServiceError extends Error {

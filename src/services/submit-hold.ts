@@ -2,13 +2,14 @@
 import { canonicalJson } from '../domain/canonical-json.ts';
 import type { Environment, Hold, SubmitStatus } from '../domain/hold.ts';
 import { newHoldReference } from '../domain/ids.ts';
-import { decide, type Outcome } from '../domain/policy.ts';
+import type { Outcome } from '../domain/policy.ts';
 import { UniqueViolationError } from '../store/db.ts';
 import { countHoldsSince, findHoldByIdempotencyKey, insertHold } from '../store/holds.ts';
 import { findTool, recordToolSeen } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, ServiceError } from './errors.ts';
+import { evaluateCall } from './evaluate-call.ts';
 import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -94,12 +95,13 @@ export async function submitHold(
           classification: 'new',
         });
       }
-      const outcome = decide({
+      const call = {
         connection: submission.connection,
         toolName: submission.toolName,
         agentId: submission.agent.id,
-        classification: tool?.classification ?? null,
-      });
+        arguments: submission.arguments,
+      };
+      const outcome = await evaluateCall(tx, ctx, workspace.id, call, tool?.classification ?? null, now);
       const hold = newHold(submission, outcome, {
         workspace,
         environment: caller.environment,

@@ -135,3 +135,60 @@ export const hasDecided = async (sql: Sql, holdId: string, memberId: string) =>
     holdId,
     memberId,
   ])) !== undefined;
+
+/** Calls of the workspace after `since` (epoch ms), narrowed to a connection and tool and/or an agent. */
+export async function countRecentCalls(
+  sql: Sql,
+  workspaceId: string,
+  scope: { connection: string; toolName: string | null; agentId: string | null },
+  since: number,
+): Promise<number> {
+  const params: unknown[] = [workspaceId, since];
+  let filter = '';
+  if (scope.toolName !== null) {
+    params.push(scope.connection, scope.toolName);
+    filter += ` AND connection = $${params.length - 1} AND tool_name = $${params.length}`;
+  }
+  if (scope.agentId !== null) {
+    params.push(scope.agentId);
+    filter += ` AND agent_id = $${params.length}`;
+  }
+  const row = await sql.one<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM holds WHERE workspace_id = $1 AND created_at > $2${filter}`,
+    params,
+  );
+  return row!.n;
+}
+
+export interface ReplayedCall {
+  id: string;
+  connection: string;
+  toolName: string;
+  agentId: string;
+  arguments: Record<string, unknown>;
+  createdAt: number;
+  submitStatus: Hold['submitStatus'];
+  ruleName: string | null;
+  approvalsRequired: number;
+  expiresAt: number | null;
+}
+
+/** One page of a workspace's calls in [from, to), oldest first, after the (createdAt, id) cursor. */
+export async function listCallsForReplay(
+  sql: Sql,
+  workspaceId: string,
+  range: { from: number; to: number },
+  after: { createdAt: number; id: string } | null,
+  limit: number,
+): Promise<ReplayedCall[]> {
+  const rows = await sql.all<Omit<ReplayedCall, 'arguments'> & { arguments: string }>(
+    `SELECT id, connection, tool_name AS "toolName", agent_id AS "agentId", arguments, created_at AS "createdAt",
+       submit_status AS "submitStatus", rule_name AS "ruleName", approvals_required AS "approvalsRequired",
+       expires_at AS "expiresAt"
+     FROM holds WHERE workspace_id = $1 AND created_at >= $2 AND created_at < $3
+       AND (created_at > $4 OR (created_at = $4 AND id > $5))
+     ORDER BY created_at, id LIMIT $6`,
+    [workspaceId, range.from, range.to, after?.createdAt ?? -1, after?.id ?? '', limit],
+  );
+  return rows.map((row) => ({ ...row, arguments: JSON.parse(row.arguments) }));
+}

@@ -1,0 +1,233 @@
+/**
+ * The rule language (decisions.md, "The file apply takes"): which calls a rule matches, what its
+ * conditions on the arguments say, and what it asks its frequency counter. Pure; regular expressions
+ * and globs run on RE2 (linear time), so no pattern can hang the process.
+ */
+import { RE2JS } from 're2js';
+import { canonicalJson } from './canonical-json.ts';
+import type { Effect } from './policy.ts';
+
+export const OPERATORS = [
+  'eq',
+  'ne',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'not_in',
+  'contains',
+  'matches',
+  'exists',
+] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+export interface Condition {
+  arg: string;
+  op: Operator;
+  value?: unknown;
+}
+
+export type Period = 'minute' | 'hour' | 'day';
+export type CountBy = 'tool' | 'agent' | 'tool_and_agent';
+
+export interface Frequency {
+  more_than: number;
+  per: Period;
+  by: CountBy;
+}
+
+export interface RuleDefinition {
+  name: string;
+  connection?: string;
+  tool: string;
+  agent?: string;
+  when?: Condition[];
+  frequency?: Frequency;
+  effect: Effect;
+  approvers?: string[];
+  approvals_required?: number;
+  timeout_minutes?: number;
+  reason?: string | null;
+}
+
+export interface Call {
+  connection: string;
+  toolName: string;
+  agentId: string;
+  arguments: Record<string, unknown>;
+}
+
+export const PERIOD_MS: Record<Period, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+
+/** `*` any run of characters, `?` one character; everything else literal. */
+export function compileGlob(glob: string): RE2JS {
+  const pattern = glob
+    .split('')
+    .map((char) => (char === '*' ? '.*' : char === '?' ? '.' : RE2JS.quote(char)))
+    .join('');
+  return RE2JS.compile(`^${pattern}$`, RE2JS.DOTALL);
+}
+
+/** Throws with RE2's message when the pattern is not a valid RE2 regular expression. */
+export const compilePattern = (pattern: string) => RE2JS.compile(pattern);
+
+interface CompiledCondition extends Condition {
+  path: string[];
+  pattern: RE2JS | null;
+}
+
+export interface CompiledRule {
+  rule: RuleDefinition;
+  tool: RE2JS;
+  agent: RE2JS | null;
+  conditions: CompiledCondition[];
+}
+
+export function compileRule(rule: RuleDefinition): CompiledRule {
+  return {
+    rule,
+    tool: compileGlob(rule.tool),
+    agent: rule.agent === undefined ? null : compileGlob(rule.agent),
+    conditions: (rule.when ?? []).map((condition) => ({
+      ...condition,
+      path: condition.arg.split('.'),
+      pattern: condition.op === 'matches' ? compilePattern(String(condition.value)) : null,
+    })),
+  };
+}
+
+/** Follows a dotted path through own properties only (array elements by index). */
+export function readPath(value: unknown, path: string[]): { found: boolean; value?: unknown } {
+  let current = value;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key))
+      return { found: false };
+    current = (current as Record<string, unknown>)[key];
+  }
+  return { found: true, value: current };
+}
+
+const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+
+/** Ordering is typed: numbers with numbers, strings with strings; anything else does not compare. */
+function order(a: unknown, b: unknown): number | null {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  return null;
+}
+
+/** A condition on an argument that is absent is false, except `exists` which asks exactly that. */
+export function holds(
+  condition: CompiledCondition,
+  args: Record<string, unknown>,
+): { result: boolean; actual?: unknown } {
+  const { found, value } = readPath(args, condition.path);
+  if (condition.op === 'exists') return { result: found === (condition.value ?? true) };
+  if (!found) return { result: false };
+  const expected = condition.value;
+  const compared = order(value, expected);
+  let result: boolean;
+  switch (condition.op) {
+    case 'eq':
+      result = same(value, expected);
+      break;
+    case 'ne':
+      result = !same(value, expected);
+      break;
+    case 'gt':
+      result = compared !== null && compared > 0;
+      break;
+    case 'gte':
+      result = compared !== null && compared >= 0;
+      break;
+    case 'lt':
+      result = compared !== null && compared < 0;
+      break;
+    case 'lte':
+      result = compared !== null && compared <= 0;
+      break;
+    case 'in':
+      result = Array.isArray(expected) && expected.some((item) => same(value, item));
+      break;
+    case 'not_in':
+      result = Array.isArray(expected) && !expected.some((item) => same(value, item));
+      break;
+    case 'contains':
+      result =
+        typeof value === 'string'
+          ? typeof expected === 'string' && value.includes(expected)
+          : Array.isArray(value) && value.some((item) => same(item, expected));
+      break;
+    case 'matches':
+      result = typeof value === 'string' && condition.pattern!.matcher(value).find();
+      break;
+  }
+  return { result, actual: value };
+}
+
+export interface FrequencyScope {
+  connection: string;
+  toolName: string | null;
+  agentId: string | null;
+  windowMs: number;
+}
+
+/** Stable key of a frequency counter, so rules that count the same calls share one count. */
+export const scopeKey = (scope: FrequencyScope) =>
+  [
+    scope.toolName === null ? '*' : scope.connection,
+    scope.toolName ?? '*',
+    scope.agentId ?? '*',
+    scope.windowMs,
+  ].join('\u0000');
+
+export function frequencyScope(frequency: Frequency, call: Call): FrequencyScope {
+  return {
+    connection: call.connection,
+    toolName: frequency.by === 'agent' ? null : call.toolName,
+    agentId: frequency.by === 'tool' ? null : call.agentId,
+    windowMs: PERIOD_MS[frequency.per],
+  };
+}
+
+export interface RuleMatch {
+  rule: RuleDefinition;
+  /** What the rule saw: each condition with the value it compared. */
+  conditions: { arg: string; op: Operator; value: unknown; actual: unknown }[];
+  /** Set when the rule counts calls: the counter to ask. */
+  scope: FrequencyScope | null;
+}
+
+/** The rules whose connection, tool, agent and conditions match the call (frequency not yet counted). */
+export function matchRules(rules: CompiledRule[], call: Call): RuleMatch[] {
+  const matches: RuleMatch[] = [];
+  for (const compiled of rules) {
+    const { rule } = compiled;
+    if (rule.connection !== undefined && rule.connection !== call.connection) continue;
+    if (!compiled.tool.matches(call.toolName)) continue;
+    if (compiled.agent && !compiled.agent.matches(call.agentId)) continue;
+    const seen: RuleMatch['conditions'] = [];
+    let all = true;
+    for (const condition of compiled.conditions) {
+      const { result, actual } = holds(condition, call.arguments);
+      if (!result) {
+        all = false;
+        break;
+      }
+      seen.push({
+        arg: condition.arg,
+        op: condition.op,
+        value: condition.value ?? null,
+        actual: actual ?? null,
+      });
+    }
+    if (!all) continue;
+    matches.push({
+      rule,
+      conditions: seen,
+      scope: rule.frequency ? frequencyScope(rule.frequency, call) : null,
+    });
+  }
+  return matches;
+}

@@ -1,0 +1,248 @@
+/**
+ * The file `approvals apply` takes (decisions.md, "The file apply takes"): YAML or JSON, checked as a
+ * whole; every problem is reported with its line in the file.
+ */
+import { isNode, LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { compilePattern, OPERATORS, type RuleDefinition } from '../domain/rules.ts';
+import { type FieldIssue, ServiceError } from './errors.ts';
+
+const TOOL_NAME = /^[A-Za-z0-9_.:/-]{1,200}$/;
+const TOOL_GLOB = /^[A-Za-z0-9_.:/*?-]{1,200}$/;
+
+const condition = z
+  .strictObject({
+    arg: z
+      .string()
+      .regex(/^[^.\s]+(\.[^.\s]+)*$/, 'must be a dotted path like amount or customer.country')
+      .max(200),
+    op: z.enum(OPERATORS),
+    value: z.unknown().optional(),
+  })
+  .superRefine((c, ctx) => {
+    const problem = (message: string) => ctx.addIssue({ code: 'custom', path: ['value'], message });
+    if (c.op === 'exists') {
+      if (c.value !== undefined && typeof c.value !== 'boolean') problem('must be true or false for exists');
+    } else if (c.value === undefined) {
+      problem(`is required for ${c.op}`);
+    } else if ((c.op === 'in' || c.op === 'not_in') && !Array.isArray(c.value)) {
+      problem(`must be a list for ${c.op}`);
+    } else if (
+      ['gt', 'gte', 'lt', 'lte'].includes(c.op) &&
+      typeof c.value !== 'number' &&
+      typeof c.value !== 'string'
+    ) {
+      problem(`must be a number or a string for ${c.op}`);
+    } else if (c.op === 'matches') {
+      if (typeof c.value !== 'string') return problem('must be a regular expression for matches');
+      try {
+        compilePattern(c.value);
+      } catch {
+        problem('is not a valid RE2 regular expression (no backreferences or lookaround)');
+      }
+    }
+  });
+
+const rule = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+    connection: z.string().min(1).max(200).optional(),
+    tool: z.string().regex(TOOL_GLOB, 'must be a tool name or a glob (* and ?) of A-Z a-z 0-9 _ . : / -'),
+    agent: z.string().min(1).max(200).optional(),
+    when: z.array(condition).max(50).optional(),
+    frequency: z
+      .strictObject({
+        more_than: z.int().min(0).max(1_000_000_000),
+        per: z.enum(['minute', 'hour', 'day']),
+        by: z.enum(['tool', 'agent', 'tool_and_agent']).default('tool'),
+      })
+      .optional(),
+    effect: z.enum(['allow', 'approval', 'deny']),
+    approvers: z.array(z.string().min(1).max(254)).max(100).optional(),
+    approvals_required: z.int().min(1).max(20).optional(),
+    // No upper bound in the contract; this one only keeps the deadline a valid date.
+    timeout_minutes: z.int().min(1).max(1_000_000_000).optional(),
+    reason: z.string().max(500).nullable().optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (r.effect === 'approval') return;
+    for (const field of ['approvers', 'approvals_required'] as const) {
+      if (r[field] !== undefined) {
+        ctx.addIssue({ code: 'custom', path: [field], message: `only an approval rule has ${field}` });
+      }
+    }
+  });
+
+const member = z.strictObject({
+  email: z.email('must be an e-mail address').max(254),
+  name: z.string().trim().min(1).max(200),
+  role: z.enum(['admin', 'approver', 'viewer']),
+  phone: z
+    .string()
+    .regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number like +15550100')
+    .nullable()
+    .optional(),
+  slack_user_id: z
+    .string()
+    .regex(/^[UW][A-Z0-9]{1,20}$/, 'must be a Slack user id like U01')
+    .nullable()
+    .optional(),
+  channels: z.array(z.enum(['email', 'sms', 'slack'])).optional(),
+});
+
+const configSchema = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  branding: z
+    .strictObject({
+      logo_url: z
+        .url({ protocol: /^https$/, error: 'must be an https URL' })
+        .max(2000)
+        .nullable()
+        .optional(),
+      accent_color: z
+        .string()
+        .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour like #0a7')
+        .nullable()
+        .optional(),
+    })
+    .optional(),
+  members: z.array(member).optional(),
+  groups: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 _ . -'),
+      z.array(z.email('must be an e-mail address')),
+    )
+    .optional(),
+  tools: z
+    .array(
+      z.strictObject({
+        connection: z.string().min(1).max(200),
+        tool: z.string().regex(TOOL_NAME, 'must be 1-200 characters of A-Z a-z 0-9 _ . : / -'),
+        classification: z.enum(['allow', 'approval', 'deny']),
+      }),
+    )
+    .optional(),
+  rules: z.array(rule).max(10_000).optional(),
+});
+
+/** Parts of the file this version does not apply yet: refused, never silently ignored. */
+const NOT_YET = ['mcp_servers', 'webhook'];
+
+export type WorkspaceConfig = z.infer<typeof configSchema> & { rules?: RuleDefinition[] };
+export type Path = (string | number)[];
+
+export interface ParsedConfig {
+  config: WorkspaceConfig;
+  /** The line of the file a path points at (1-based), for error messages. */
+  lineOf(path: Path): number | undefined;
+}
+
+export function configError(issues: FieldIssue[]): ServiceError {
+  const text = issues.map((i) => `${i.line ? `line ${i.line}: ` : ''}${i.field}: ${i.message}`).join('; ');
+  return new ServiceError('validation_failed', text, issues);
+}
+
+/** Checks among the parts of the file; the stored workspace fills in what the file leaves out. */
+export function crossCheck(
+  config: WorkspaceConfig,
+  stored: { members: { email: string; role: string }[]; groups: Map<string, string[]> },
+  lineOf: ParsedConfig['lineOf'],
+): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const issue = (path: Path, message: string) =>
+    issues.push({ field: path.join('.'), message, line: lineOf(path) });
+  const members =
+    config.members?.map((m) => ({ email: m.email.toLowerCase(), role: m.role })) ?? stored.members;
+  const roleOf = new Map(members.map((m) => [m.email, m.role]));
+  config.members?.forEach((m, index) => {
+    if (members.findIndex((other) => other.email === m.email.toLowerCase()) !== index) {
+      issue(['members', index, 'email'], 'is listed twice');
+    }
+  });
+  const groups = config.groups
+    ? new Map(
+        Object.entries(config.groups).map(([name, emails]) => [name, emails.map((e) => e.toLowerCase())]),
+      )
+    : stored.groups;
+  for (const [name, emails] of Object.entries(config.groups ?? {})) {
+    emails.forEach((email, index) => {
+      if (!roleOf.has(email.toLowerCase()))
+        issue(['groups', name, index], 'is not a member of the workspace');
+    });
+  }
+  const names = new Set<string>();
+  config.rules?.forEach((r, index) => {
+    if (names.has(r.name)) issue(['rules', index, 'name'], 'is used by another rule; rule names are unique');
+    names.add(r.name);
+    if (r.effect !== 'approval') return;
+    const eligible = new Set<string>();
+    let unresolved = false;
+    const approvers = r.approvers?.length ? r.approvers : ['role:admin'];
+    approvers.forEach((approver, at) => {
+      const path = r.approvers?.length ? ['rules', index, 'approvers', at] : ['rules', index];
+      const matching = approver.startsWith('role:')
+        ? members.filter((m) => `role:${m.role}` === approver).map((m) => m.email)
+        : approver.startsWith('group:')
+          ? groups.get(approver.slice(6))
+          : roleOf.has(approver.toLowerCase())
+            ? [approver.toLowerCase()]
+            : undefined;
+      if (approver.startsWith('role:') && !['role:admin', 'role:approver'].includes(approver)) {
+        unresolved = true;
+        issue(path, 'must be role:admin or role:approver');
+      } else if (!matching) {
+        unresolved = true;
+        issue(
+          path,
+          approver.startsWith('group:')
+            ? 'names no group of the workspace'
+            : 'is not a member of the workspace',
+        );
+      } else {
+        for (const email of matching) if (roleOf.get(email) !== 'viewer') eligible.add(email);
+      }
+    });
+    const required = r.approvals_required ?? 1;
+    if (!unresolved && eligible.size < required) {
+      issue(
+        r.approvals_required ? ['rules', index, 'approvals_required'] : ['rules', index, 'approvers'],
+        `needs ${required} distinct approvers but only ${eligible.size} member(s) can approve`,
+      );
+    }
+  });
+  return issues;
+}
+
+export function parseConfig(text: string): ParsedConfig {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { uniqueKeys: true, lineCounter });
+  if (document.errors.length > 0) {
+    const [first] = document.errors;
+    const line = first!.linePos?.[0].line;
+    throw configError([{ field: '(file)', message: 'is not valid YAML or JSON', line }]);
+  }
+  const lineOf = (path: Path): number | undefined => {
+    for (let length = path.length; length >= 0; length--) {
+      const node = document.getIn(path.slice(0, length), true);
+      if (isNode(node) && node.range) return lineCounter.linePos(node.range[0]).line;
+    }
+    return undefined;
+  };
+  const value = document.toJS() ?? {};
+  const issues: FieldIssue[] = [];
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    for (const part of NOT_YET) {
+      if (part in value)
+        issues.push({ field: part, message: 'is not supported by this version yet', line: lineOf([part]) });
+    }
+  }
+  const parsed = configSchema.safeParse(value);
+  if (!parsed.success) {
+    for (const i of parsed.error.issues) {
+      const path = i.path as Path;
+      issues.push({ field: path.join('.') || '(file)', message: i.message, line: lineOf(path) });
+    }
+  }
+  if (issues.length > 0 || !parsed.success) throw configError(issues);
+  return { config: parsed.data as WorkspaceConfig, lineOf };
+}
