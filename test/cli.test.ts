@@ -318,9 +318,10 @@ for (const backend of backends) {
         ['bad-role.yaml', tools + member('email: eve@acme.test, name: Eve, role: owner'), /members\.0\.role/],
         [
           'rules.yaml',
-          `${tools}rules:\n  - { name: r, tool: "*", effect: allow }\n`,
-          /\brules\b.*not supported|not supported.*\brules\b/,
+          `${tools}rules:\n  - { name: r, tool: "*", effect: approval, approvers: ["group:ghosts"] }\n`,
+          /line 4: rules\.0\.approvers\.0: names no group/,
         ],
+        ['webhook.yaml', `${tools}webhook: { url: "https://hooks.acme.test/x" }\n`, /webhook.*not supported/],
         ['unknown.yaml', `${tools}colour: red\n`, /colour/],
       ];
       const before = await chainLength();
@@ -338,6 +339,41 @@ for (const backend of backends) {
       const sneaky = await submit('sneaky_tool');
       assert.equal(sneaky.status, 201);
       assert.equal(sneaky.body.status, 'pending', 'the tool is still new (fail-closed)');
+    });
+
+    test('export prints the file apply takes; simulate reports on a draft', async () => {
+      const exported = await approvals(storage, ['export', '--workspace', slug]);
+      assert.equal(exported.code, 0, exported.stderr);
+      assert.match(exported.stdout, /^name: /m);
+      assert.match(exported.stdout, /^members:/m);
+      const asJson = jsonOut(await approvals(storage, ['export', '--workspace', slug, '--json'])) as Record<
+        string,
+        unknown
+      >;
+      assert.ok(Array.isArray(asJson.members));
+      const draft = file('draft.yaml', 'rules:\n  - { name: Deny all, tool: "*", effect: deny }\n');
+      const report = jsonOut(
+        await approvals(storage, ['simulate', '--workspace', slug, '-f', draft, '--since', '7d', '--json']),
+      ) as { holds: number; changed: number; transitions: { to: string }[] };
+      assert.ok(report.holds > 0);
+      assert.ok(report.changed > 0);
+      assert.equal(
+        report.transitions.reduce((sum, transition) => sum + (transition as { count: number }).count, 0),
+        report.changed,
+      );
+      assert.ok(report.transitions.every((transition) => transition.to === 'deny'));
+      const text = await approvals(storage, ['simulate', '--workspace', slug, '-f', draft]);
+      assert.match(text.stdout, /would be decided differently/);
+      const badSince = await approvals(storage, [
+        'simulate',
+        '--workspace',
+        slug,
+        '-f',
+        draft,
+        '--since',
+        'soon',
+      ]);
+      assert.equal(badSince.code, 2);
     });
 
     test('migrate --json on a migrated database applies nothing', async () => {
