@@ -63,7 +63,7 @@ function fromMatch(match: RuleMatch, counts: Counts): Candidate | null {
     approvers: approval ? (rule.approvers?.length ? rule.approvers : [ADMINS]) : [],
     approvalsRequired: approval ? (rule.approvals_required ?? 1) : 0,
     timeoutMinutes: rule.timeout_minutes ?? DEFAULT_TIMEOUT_MINUTES,
-    reason: rule.effect === 'deny' ? (rule.reason ?? `Denied by rule: ${rule.name}`) : null,
+    reason: rule.effect === 'deny' ? rule.reason || `Denied by rule: ${rule.name}` : null,
     facts,
   };
 }
@@ -81,14 +81,12 @@ function fromClassification(classification: Classification): Candidate {
   };
 }
 
-/** Strictest first; the name breaks ties so the order of the rules never matters. */
+/** Strictest approval first; the name breaks ties so the order of the rules never matters. */
 function stricter(a: Candidate, b: Candidate): number {
-  return (
-    b.approvalsRequired - a.approvalsRequired ||
-    a.timeoutMinutes - b.timeoutMinutes ||
-    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-  );
+  return b.approvalsRequired - a.approvalsRequired || a.timeoutMinutes - b.timeoutMinutes || byName(a, b);
 }
+
+const byName = (a: Candidate, b: Candidate) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export function decide(input: {
   /** Null when the tool was never seen before this call. */
@@ -101,16 +99,24 @@ export function decide(input: {
     .map((match) => fromMatch(match, input.counts ?? new Map()))
     .filter((candidate) => candidate !== null);
   const byClassification = fromClassification(classification);
-  const pick = (effect: Effect, from: Candidate[]) =>
-    from.filter((c) => c.effect === effect).sort(stricter)[0];
+  const pick = (effect: Effect, from: Candidate[], order = byName) =>
+    from.filter((c) => c.effect === effect).sort(order)[0];
 
-  // A matching approval rule says who approves; the classification's own approval (admins, one
-  // approval) applies only when none does. A new tool is never allowed: its approval beats allow.
+  // A rule names more than a classification does, so it is reported first. A matching approval rule
+  // says who approves and the classification's own approval (admins, one) applies only when none does;
+  // a tool nobody classified yet always has the admins among its approvers. A new tool is never
+  // allowed: its approval beats allow.
+  const unclassified = classification === 'new';
+  const approval = pick('approval', rules, stricter);
   const chosen =
-    pick('deny', [...rules, byClassification]) ??
-    pick('approval', rules) ??
+    pick('deny', rules) ??
+    pick('deny', [byClassification]) ??
+    (approval && unclassified
+      ? { ...approval, approvers: [...new Set([...approval.approvers, ADMINS])] }
+      : approval) ??
     pick('approval', [byClassification]) ??
-    pick('allow', [...rules, byClassification])!;
+    pick('allow', rules) ??
+    pick('allow', [byClassification])!;
   return {
     effect: chosen.effect,
     ruleName: chosen.name,

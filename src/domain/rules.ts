@@ -175,12 +175,12 @@ export interface FrequencyScope {
 
 /** Stable key of a frequency counter, so rules that count the same calls share one count. */
 export const scopeKey = (scope: FrequencyScope) =>
-  [
-    scope.toolName === null ? '*' : scope.connection,
-    scope.toolName ?? '*',
-    scope.agentId ?? '*',
+  JSON.stringify([
+    scope.toolName === null ? null : scope.connection,
+    scope.toolName,
+    scope.agentId,
     scope.windowMs,
-  ].join('\u0000');
+  ]);
 
 export function frequencyScope(frequency: Frequency, call: Call): FrequencyScope {
   return {
