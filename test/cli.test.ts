@@ -354,11 +354,11 @@ for (const backend of backends) {
       const draft = file('draft.yaml', 'rules:\n  - { name: Deny all, tool: "*", effect: deny }\n');
       const report = jsonOut(
         await approvals(storage, ['simulate', '--workspace', slug, '-f', draft, '--since', '7d', '--json']),
-      ) as { holds: number; changed: number; transitions: { to: string }[] };
+      ) as { holds: number; changed: number; transitions: { to: string; count: number }[] };
       assert.ok(report.holds > 0);
       assert.ok(report.changed > 0);
       assert.equal(
-        report.transitions.reduce((sum, transition) => sum + (transition as { count: number }).count, 0),
+        report.transitions.reduce((sum, transition) => sum + transition.count, 0),
         report.changed,
       );
       assert.ok(report.transitions.every((transition) => transition.to === 'deny'));

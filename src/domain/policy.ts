@@ -86,7 +86,7 @@ function stricter(a: Candidate, b: Candidate): number {
   return b.approvalsRequired - a.approvalsRequired || a.timeoutMinutes - b.timeoutMinutes || byName(a, b);
 }
 
-const byName = (a: Candidate, b: Candidate) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const byName = (a: Candidate, b: Candidate): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export function decide(input: {
   /** Null when the tool was never seen before this call. */
