@@ -1,7 +1,7 @@
 /**
  * The rule language (decisions.md, "The file apply takes"): which calls a rule matches, what its
  * conditions on the arguments say, and what it asks its frequency counter. Pure; regular expressions
- * and globs run on RE2 (linear time), so no pattern can hang the process.
+ * run on RE2 (linear time) and globs on a bounded matcher, so no pattern can hang the process.
  */
 import { RE2JS } from 're2js';
 import { canonicalJson } from './canonical-json.ts';
@@ -60,13 +60,41 @@ export interface Call {
 
 export const PERIOD_MS: Record<Period, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
-/** `*` any run of characters, `?` one character; everything else literal. */
-export function compileGlob(glob: string): RE2JS {
-  const pattern = glob
-    .split('')
-    .map((char) => (char === '*' ? '.*' : char === '?' ? '.' : RE2JS.quote(char)))
-    .join('');
-  return RE2JS.compile(`^${pattern}$`, RE2JS.DOTALL);
+export type Matcher = (text: string) => boolean;
+
+/**
+ * `*` any run of characters, `?` one character, everything else literal. Exact names and `prefix*`
+ * compare strings directly; other globs use a two-pointer match that backtracks only to the last
+ * star, so the cost is at most length × length (no regular expression, nothing to blow up).
+ */
+export function compileGlob(glob: string): Matcher {
+  if (!/[*?]/.test(glob)) return (text) => text === glob;
+  if (/^[^*?]*\*$/.test(glob)) {
+    const prefix = glob.slice(0, -1);
+    return (text) => text.startsWith(prefix);
+  }
+  return (text) => {
+    let g = 0;
+    let t = 0;
+    let star = -1;
+    let resume = 0;
+    while (t < text.length) {
+      if (g < glob.length && (glob[g] === '?' || glob[g] === text[t])) {
+        g++;
+        t++;
+      } else if (g < glob.length && glob[g] === '*') {
+        star = g++;
+        resume = t;
+      } else if (star >= 0) {
+        g = star + 1;
+        t = ++resume;
+      } else {
+        return false;
+      }
+    }
+    while (glob[g] === '*') g++;
+    return g === glob.length;
+  };
 }
 
 /** Throws with RE2's message when the pattern is not a valid RE2 regular expression. */
@@ -79,8 +107,8 @@ interface CompiledCondition extends Condition {
 
 export interface CompiledRule {
   rule: RuleDefinition;
-  tool: RE2JS;
-  agent: RE2JS | null;
+  tool: Matcher;
+  agent: Matcher | null;
   conditions: CompiledCondition[];
 }
 
@@ -205,8 +233,8 @@ export function matchRules(rules: CompiledRule[], call: Call): RuleMatch[] {
   for (const compiled of rules) {
     const { rule } = compiled;
     if (rule.connection !== undefined && rule.connection !== call.connection) continue;
-    if (!compiled.tool.matches(call.toolName)) continue;
-    if (compiled.agent && !compiled.agent.matches(call.agentId)) continue;
+    if (!compiled.tool(call.toolName)) continue;
+    if (compiled.agent && !compiled.agent(call.agentId)) continue;
     const seen: RuleMatch['conditions'] = [];
     let all = true;
     for (const condition of compiled.conditions) {

@@ -1,0 +1,104 @@
+/**
+ * `npm run bench [-- name…]`: runs every benchmark (or the ones named), prints a table, and writes
+ * bench/results.json with the machine it ran on. Figures are read as ratios to a floor measured in
+ * the same run, never as absolute times.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { format as prettier, resolveConfig } from 'prettier';
+import type { Figure } from './lib.ts';
+
+interface Outcome {
+  figures: Figure[];
+  skipped: { figure: string; reason: string }[];
+}
+
+const BENCHMARKS: Record<string, () => Promise<Outcome>> = {
+  rules: async () => (await import('./rules.ts')).run(),
+};
+
+function format(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US');
+  return value.toPrecision(3);
+}
+
+function table(figures: Figure[]): string {
+  const rows = [
+    ['name', 'figure', 'value', 'unit', 'floor', 'ratio'],
+    ...figures.map((f) => [
+      f.bench,
+      f.figure,
+      format(f.value),
+      f.unit,
+      f.floor ? `${f.floor.figure} (${format(f.floor.value)} ${f.floor.unit})` : '',
+      f.ratio === undefined ? '' : format(f.ratio),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  const numeric = new Set([2, 5]);
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) =>
+        numeric.has(column) ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!),
+      )
+      .join('  ')
+      .trimEnd();
+  return [
+    line(rows[0]!),
+    widths.map((width) => '-'.repeat(width)).join('  '),
+    ...rows.slice(1).map(line),
+  ].join('\n');
+}
+
+async function main() {
+  const asked = process.argv.slice(2);
+  const unknown = asked.filter((name) => !(name in BENCHMARKS));
+  if (unknown.length > 0) {
+    console.error(`unknown benchmark: ${unknown.join(', ')} (known: ${Object.keys(BENCHMARKS).join(', ')})`);
+    process.exitCode = 2;
+    return;
+  }
+  const names = asked.length > 0 ? asked : Object.keys(BENCHMARKS);
+  const figures: Figure[] = [];
+  const skipped: (Outcome['skipped'][number] & { bench: string })[] = [];
+  for (const name of names) {
+    const started = Date.now();
+    console.error(`running ${name}…`);
+    const outcome = await BENCHMARKS[name]!();
+    figures.push(...outcome.figures);
+    skipped.push(...outcome.skipped.map((s) => ({ bench: name, ...s })));
+    console.error(`${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+
+  const cpu = cpus();
+  const machine = {
+    node: process.version,
+    cpu: cpu[0]?.model ?? 'unknown',
+    cores: cpu.length,
+    memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
+    platform: `${process.platform} ${process.arch}`,
+    date: new Date().toISOString(),
+  };
+  console.log(`${machine.node}, ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB\n`);
+  console.log(table(figures));
+  const notes = figures.filter((f) => f.note).map((f) => `  ${f.figure}: ${f.note}`);
+  if (notes.length > 0) console.log(`\nnotes:\n${notes.join('\n')}`);
+  for (const s of skipped) console.log(`\nskipped: ${s.bench} / ${s.figure}: ${s.reason}`);
+
+  // Four significant digits are more than the noise allows; the file is formatted as `npm run check` wants it.
+  const rounded = (n: number) => Number(n.toPrecision(4));
+  const kept = figures.map((f) => ({
+    ...f,
+    value: rounded(f.value),
+    ...(f.floor && { floor: { ...f.floor, value: rounded(f.floor.value) } }),
+    ...(f.ratio !== undefined && { ratio: rounded(f.ratio) }),
+  }));
+  const file = join(import.meta.dirname, 'results.json');
+  const json = JSON.stringify({ machine, benchmarks: names, figures: kept, skipped });
+  writeFileSync(file, await prettier(json, { ...(await resolveConfig(file)), filepath: file }));
+  console.error(`\nwrote ${file}`);
+}
+
+await main();
