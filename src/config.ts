@@ -15,6 +15,11 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((value) => value === 'true'),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  MAIL_FROM: z.string().min(3).default('Approvals <approvals@localhost>'),
   DEADLINE_SWEEP_MS: z.coerce.number().int().min(10).default(1000),
 });
 
@@ -39,6 +44,8 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     auditSigningKey: settings.AUDIT_SIGNING_KEY?.replaceAll('\\n', '\n'),
     trustProxy: settings.TRUST_PROXY,
     deadlineSweepMs: settings.DEADLINE_SWEEP_MS,
+    smtpUrl: settings.SMTP_URL,
+    mailFrom: settings.MAIL_FROM,
   };
 }
 

@@ -1,6 +1,7 @@
 /** The composition root: settings → storage → services → HTTP server and workers, and a graceful stop. */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
+import { smtpMailer } from './channels/email.ts';
 import { createMetrics } from './http/metrics.ts';
 import { MemoryRateCounter } from './http/rate-limiter.ts';
 import { buildHttpServer } from './http/server.ts';
@@ -34,6 +35,8 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
     legacyFreeMonthlyHolds: config.legacyFreeMonthlyHolds,
     compiledRuleSets: new Map(),
+    mailer: config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : null,
+    secureCookies: (config.publicUrl ?? '').startsWith('https://'),
   };
 }
 
@@ -79,6 +82,7 @@ export async function startService(
         await deadlines.stop();
         ctx.holdEvents.close();
         await app.close();
+        ctx.mailer?.close();
         await ctx.db.close();
       })();
       return stopping;

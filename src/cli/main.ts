@@ -11,6 +11,7 @@ import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
 import { applyConfig, exportConfig, parseConfig } from '../services/apply-config.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { ServiceError } from '../services/errors.ts';
+import { inviteLink } from '../services/sign-in.ts';
 import { type SimulationReport, simulatePolicy } from '../services/simulate-policy.ts';
 import { createWorkspace, requireWorkspace } from '../services/workspaces.ts';
 import { migrate } from '../store/migrate.ts';
@@ -22,6 +23,7 @@ const USAGE = `usage: approvals <command> [--json]
   apply --workspace <slug> -f <file.yaml|file.json>
   export --workspace <slug>
   simulate --workspace <slug> -f <draft.yaml> [--since 30d]
+  users invite --workspace <slug> --email <e-mail>
   migrate`;
 
 class UsageError extends Error {}
@@ -34,6 +36,7 @@ const options = {
   env: { type: 'string' },
   file: { type: 'string', short: 'f' },
   since: { type: 'string' },
+  email: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -85,6 +88,11 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     const draft = parseConfig(readText(required(values, 'file')));
     const report = await simulatePolicy(ctx, workspace, draft, { sinceMs: duration(values.since ?? '30d') });
     return [report, describeSimulation(report)];
+  }
+  if (command === 'users invite' && words.length === 2) {
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const invite = await inviteLink(ctx, workspace, required(values, 'email'));
+    return [invite, `One-time sign-in link (valid for 7 days):\n${invite.url}`];
   }
   if (words[0] === 'migrate' && words.length === 1) {
     const applied = await migrate(ctx.db);

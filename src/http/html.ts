@@ -1,11 +1,8 @@
 /** The few server-rendered pages share this: escaping and a strict shell. */
 
-export function escapeHtml(value: unknown): string {
-  return String(value).replace(
-    /[&<>"']/g,
-    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!,
-  );
-}
+import { escapeHtml } from '../services/escape.ts';
+
+export { escapeHtml };
 
 /** Pages carry no script; images only over https (workspace logos). */
 export const PAGE_SECURITY_HEADERS = {

@@ -1,6 +1,7 @@
 /** The HTTP server: Core API, status pages, operations endpoints and docs. Transports stay thin. */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify';
+import { appPlugin } from '../app/plugin.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { errorHandler, HttpError, sendError } from './errors.ts';
 import { guardApi } from './guard.ts';
@@ -97,6 +98,7 @@ export function buildHttpServer({
   statusPageRoutes(app, { ctx, counter });
   opsRoutes(app, { ctx, metrics });
   docsRoutes(app, { ctx });
+  void app.register(appPlugin, { ctx, counter });
 
   for (const [url, methods] of [...methodsByPath]) {
     const missing = METHODS.filter((method) => !methods.has(method));

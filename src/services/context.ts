@@ -1,3 +1,4 @@
+import type { Mailer } from '../channels/email.ts';
 import type { Db } from '../store/db.ts';
 import type { AuditSigner } from './audit-signer.ts';
 import type { CompiledRuleSets } from './evaluate-call.ts';
@@ -13,4 +14,8 @@ export interface ServiceContext {
   publicUrl: string;
   legacyFreeMonthlyHolds: number;
   compiledRuleSets: CompiledRuleSets;
+  /** Absent when SMTP_URL is not set: no e-mail is sent. */
+  mailer: Mailer | null;
+  /** Whether PUBLIC_URL is https (cookies are then Secure). */
+  secureCookies: boolean;
 }

@@ -1,11 +1,12 @@
 /** A human approver decides a pending hold (inbox, e-mail link, SMS, Slack, widget). */
 import { applyDecision, type DecisionChannel, type Hold, isApprover, type Verdict } from '../domain/hold.ts';
+import type { Sql } from '../store/db.ts';
 import { findHold, hasDecided, insertHoldDecision, updateHoldState } from '../store/holds.ts';
 import { findMember } from '../store/members.ts';
 import { groupsOfMember } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, notFound } from './errors.ts';
-import { openChain } from './evidence.ts';
+import { type Chain, openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
 
 export const MAX_COMMENT = 2000;
@@ -28,38 +29,56 @@ export type DecisionResult =
   | { outcome: 'already_decided'; hold: Hold };
 
 export async function decideHold(ctx: ServiceContext, input: DecisionInput): Promise<DecisionResult> {
+  const result = await ctx.db.transaction(async (tx) =>
+    recordDecision(tx, ctx, await openChain(tx, ctx, input.workspaceId), input),
+  );
+  return settleDecision(ctx, input, result);
+}
+
+/** The decision inside the caller's transaction, which holds the workspace's chain. */
+export async function recordDecision(
+  tx: Sql,
+  ctx: ServiceContext,
+  chain: Chain,
+  input: DecisionInput,
+): Promise<DecisionResult> {
   const comment = input.comment?.trim() || null;
   if (comment && comment.length > MAX_COMMENT)
     throw invalid('comment', `must be at most ${MAX_COMMENT} characters`);
-  const result = await ctx.db.transaction(async (tx): Promise<DecisionResult> => {
-    const chain = await openChain(tx, ctx, input.workspaceId);
-    const hold = await findHold(tx, input.workspaceId, input.holdId, true);
-    if (!hold) throw notFound('hold');
-    const member = await findMember(tx, input.workspaceId, input.memberId);
-    const groups = member ? await groupsOfMember(tx, input.workspaceId, member.id) : [];
-    if (!member || !isApprover(hold.approvers, member, groups)) return { outcome: 'not_an_approver', hold };
-    const now = ctx.now();
-    if (hold.status !== 'pending' || (hold.expiresAt !== null && hold.expiresAt <= now)) {
-      return { outcome: 'closed', hold };
-    }
-    if (await hasDecided(tx, hold.id, member.id)) return { outcome: 'already_decided', hold };
-    await insertHoldDecision(tx, { ...input, comment, at: now, holdId: hold.id, memberId: member.id });
-    const next = applyDecision(hold, { verdict: input.verdict, comment, channel: input.channel, at: now });
-    await updateHoldState(tx, next);
-    await chain.append(next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`, {
-      hold: hold.id,
-      member: { id: member.id, email: member.email, name: member.name },
-      verdict: input.verdict,
-      comment,
-      channel: input.channel,
-      approvals: { required: next.approvalsRequired, received: next.approvalsReceived },
-    });
-    return { outcome: 'recorded', hold: next };
+  const hold = await findHold(tx, input.workspaceId, input.holdId, true);
+  if (!hold) throw notFound('hold');
+  const member = await findMember(tx, input.workspaceId, input.memberId);
+  const groups = member ? await groupsOfMember(tx, input.workspaceId, member.id) : [];
+  if (!member || !isApprover(hold.approvers, member, groups)) return { outcome: 'not_an_approver', hold };
+  const now = ctx.now();
+  if (hold.status !== 'pending' || (hold.expiresAt !== null && hold.expiresAt <= now)) {
+    return { outcome: 'closed', hold };
+  }
+  if (await hasDecided(tx, hold.id, member.id)) return { outcome: 'already_decided', hold };
+  await insertHoldDecision(tx, { ...input, comment, at: now, holdId: hold.id, memberId: member.id });
+  const next = applyDecision(hold, { verdict: input.verdict, comment, channel: input.channel, at: now });
+  await updateHoldState(tx, next);
+  await chain.append(next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`, {
+    hold: hold.id,
+    member: { id: member.id, email: member.email, name: member.name },
+    verdict: input.verdict,
+    comment,
+    channel: input.channel,
+    approvals: { required: next.approvalsRequired, received: next.approvalsReceived },
   });
+  return { outcome: 'recorded', hold: next };
+}
+
+/** After the commit: a hold found past its deadline expires; waiters and the app hear of a change. */
+export async function settleDecision(
+  ctx: ServiceContext,
+  input: { workspaceId: string; holdId: string },
+  result: DecisionResult,
+): Promise<DecisionResult> {
   if (result.outcome === 'closed' && result.hold.status === 'pending') {
     const hold = (await expireIfOverdue(ctx, input.workspaceId, input.holdId)) ?? result.hold;
     return { outcome: 'closed', hold };
   }
-  if (result.outcome === 'recorded') ctx.holdEvents.publish(input.holdId);
+  if (result.outcome === 'recorded') ctx.holdEvents.publish(input.holdId, input.workspaceId);
   return result;
 }

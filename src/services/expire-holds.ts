@@ -19,7 +19,7 @@ export async function expireIfOverdue(
     await chain.append('hold.expired', { hold: hold.id, expires_at: new Date(hold.expiresAt).toISOString() });
     return next;
   });
-  if (changed?.status === 'expired') ctx.holdEvents.publish(holdId);
+  if (changed?.status === 'expired') ctx.holdEvents.publish(holdId, workspaceId);
   return changed;
 }
 

@@ -5,13 +5,31 @@
  */
 export class HoldEvents {
   private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly watchers = new Map<string, Set<(event: 'changed' | 'closed') => void>>();
   private closed = false;
 
-  publish(holdId: string): void {
+  /** A hold was created or changed. */
+  publish(holdId: string, workspaceId: string): void {
+    for (const watch of this.watchers.get(workspaceId) ?? []) watch('changed');
     const set = this.waiters.get(holdId);
     if (!set) return;
     this.waiters.delete(holdId);
     for (const wake of set) wake();
+  }
+
+  /** Hears of every change to the workspace's holds (the app's live updates); returns the unsubscribe. */
+  watch(workspaceId: string, listener: (event: 'changed' | 'closed') => void): () => void {
+    if (this.closed) {
+      listener('closed');
+      return () => {};
+    }
+    const set = this.watchers.get(workspaceId) ?? new Set();
+    set.add(listener);
+    this.watchers.set(workspaceId, set);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.watchers.get(workspaceId) === set) this.watchers.delete(workspaceId);
+    };
   }
 
   /** Resolves when the hold changes, the time is up, or the service shuts down (`closed`). */
@@ -37,9 +55,12 @@ export class HoldEvents {
     return count;
   }
 
-  /** Shutdown: every waiter answers now with the current record. */
+  /** Shutdown: every waiter answers now with the current record, and watchers stop. */
   close(): void {
     this.closed = true;
-    for (const id of [...this.waiters.keys()]) this.publish(id);
+    for (const set of this.waiters.values()) for (const wake of [...set]) wake();
+    this.waiters.clear();
+    for (const set of this.watchers.values()) for (const watch of [...set]) watch('closed');
+    this.watchers.clear();
   }
 }

@@ -71,7 +71,7 @@ export async function submitHold(
   if (earlier) return replay(ctx, earlier, fingerprint);
 
   try {
-    return await ctx.db.transaction(async (tx) => {
+    const submitted = await ctx.db.transaction(async (tx) => {
       // The chain lock serializes submits per workspace: the checks below cannot race.
       const chain = await openChain(tx, ctx, workspace.id);
       const raced = await findHoldByIdempotencyKey(tx, workspace.id, submission.idempotencyKey);
@@ -128,6 +128,8 @@ export async function submitHold(
       });
       return result(ctx, hold, true);
     });
+    if (submitted.created) ctx.holdEvents.publish(submitted.hold.id, workspace.id);
+    return submitted;
   } catch (error) {
     // Another instance committed the same key between our two reads: answer with its hold.
     if (error instanceof UniqueViolationError) {

@@ -192,3 +192,83 @@ export async function listCallsForReplay(
   );
   return rows.map((row) => ({ ...row, arguments: JSON.parse(row.arguments) }));
 }
+
+export async function listPendingHolds(sql: Sql, workspaceId: string, limit: number): Promise<Hold[]> {
+  const rows = await sql.all<HoldRow>(
+    `SELECT ${columns} FROM holds WHERE workspace_id = $1 AND status = 'pending' ORDER BY created_at DESC, id DESC LIMIT $2`,
+    [workspaceId, limit],
+  );
+  return rows.map((row) => toHold(row)!);
+}
+
+export interface HoldFilters {
+  status?: string;
+  tool?: string;
+  agent?: string;
+  from?: number;
+  to?: number;
+}
+
+/** Newest first; `before` is the (createdAt, id) of the last hold of the previous page. */
+export async function listHolds(
+  sql: Sql,
+  workspaceId: string,
+  filters: HoldFilters,
+  before: { createdAt: number; id: string } | null,
+  limit: number,
+): Promise<Hold[]> {
+  const params: unknown[] = [workspaceId];
+  const where = ['workspace_id = $1'];
+  const add = (clause: string, value: unknown) => {
+    params.push(value);
+    where.push(clause.replace('?', `$${params.length}`));
+  };
+  if (filters.status) add('status = ?', filters.status);
+  if (filters.tool) add('tool_name = ?', filters.tool);
+  if (filters.agent) add('agent_id = ?', filters.agent);
+  if (filters.from !== undefined) add('created_at >= ?', filters.from);
+  if (filters.to !== undefined) add('created_at < ?', filters.to);
+  if (before) {
+    params.push(before.createdAt, before.id);
+    where.push(
+      `(created_at < $${params.length - 1} OR (created_at = $${params.length - 1} AND id < $${params.length}))`,
+    );
+  }
+  params.push(limit);
+  const rows = await sql.all<HoldRow>(
+    `SELECT ${columns} FROM holds WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map((row) => toHold(row)!);
+}
+
+export interface HoldDecisionRow {
+  memberId: string;
+  name: string;
+  email: string;
+  verdict: string;
+  comment: string | null;
+  channel: string;
+  decidedAt: number;
+}
+
+export const listHoldDecisions = (sql: Sql, holdId: string) =>
+  sql.all<HoldDecisionRow>(
+    `SELECT d.member_id AS "memberId", m.name, m.email, d.verdict, d.comment, d.channel, d.decided_at AS "decidedAt"
+     FROM hold_decisions d JOIN members m ON m.id = d.member_id WHERE d.hold_id = $1 ORDER BY d.decided_at`,
+    [holdId],
+  );
+
+/** Which of a workspace's pending holds this member has already decided. */
+export async function pendingDecidedBy(
+  sql: Sql,
+  workspaceId: string,
+  memberId: string,
+): Promise<Set<string>> {
+  const rows = await sql.all<{ id: string }>(
+    `SELECT d.hold_id AS id FROM hold_decisions d JOIN holds h ON h.id = d.hold_id
+     WHERE h.workspace_id = $1 AND h.status = 'pending' AND d.member_id = $2`,
+    [workspaceId, memberId],
+  );
+  return new Set(rows.map((row) => row.id));
+}

@@ -15,7 +15,9 @@ export interface Member {
   createdAt: number;
 }
 
-const columns = `id, workspace_id AS "workspaceId", email, name, role, phone, slack_user_id AS "slackUserId", channels, created_at AS "createdAt"`;
+const columnsOf = (t: string) =>
+  `${t}.id, ${t}.workspace_id AS "workspaceId", ${t}.email, ${t}.name, ${t}.role, ${t}.phone, ${t}.slack_user_id AS "slackUserId", ${t}.channels, ${t}.created_at AS "createdAt"`;
+const columns = columnsOf('members');
 
 type MemberRow = Omit<Member, 'channels'> & { channels: string };
 
@@ -80,4 +82,27 @@ export async function removeMembersExcept(sql: Sql, workspaceId: string, keepEma
     await sql.run('UPDATE members SET removed_at = $2 WHERE id = $1', [member.id, at]);
   }
   return removed;
+}
+
+/** Every active membership of an e-mail address, across workspaces. */
+export async function findMembershipsByEmail(
+  sql: Sql,
+  email: string,
+): Promise<(Member & { workspaceName: string })[]> {
+  const rows = await sql.all<MemberRow & { workspaceName: string }>(
+    `SELECT ${columnsOf('m')},
+       w.name AS "workspaceName"
+     FROM members m JOIN workspaces w ON w.id = m.workspace_id
+     WHERE m.email = $1 AND m.removed_at IS NULL ORDER BY w.name`,
+    [email.toLowerCase()],
+  );
+  return rows.map((row) => ({ ...toMember(row), workspaceName: row.workspaceName }));
+}
+
+export async function findMemberById(sql: Sql, id: string): Promise<Member | undefined> {
+  const row = await sql.one<MemberRow>(
+    `SELECT ${columns} FROM members WHERE id = $1 AND removed_at IS NULL`,
+    [id],
+  );
+  return row && toMember(row);
 }

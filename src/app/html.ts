@@ -1,0 +1,54 @@
+/**
+ * HTML for the app, built with a tagged template that escapes every interpolated value unless it
+ * is already `Html`. Agent-supplied text can therefore only ever appear as text.
+ */
+import { escapeHtml } from '../services/escape.ts';
+
+export class Html {
+  readonly value: string;
+  constructor(value: string) {
+    this.value = value;
+  }
+  toString() {
+    return this.value;
+  }
+}
+
+function render(value: unknown): string {
+  if (value instanceof Html) return value.value;
+  if (Array.isArray(value)) return value.map(render).join('');
+  if (value === null || value === undefined || value === false) return '';
+  return escapeHtml(value);
+}
+
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0]!;
+  values.forEach((value, index) => {
+    out += render(value) + strings[index + 1]!;
+  });
+  return new Html(out);
+}
+
+/** Trusted markup only (never anything that came from a request or an agent). */
+export const trusted = (markup: string) => new Html(markup);
+
+export const when = (condition: unknown, then: () => Html) => (condition ? then() : null);
+
+const ISO = (ms: number) => new Date(ms).toISOString();
+
+/** A time the browser shows in the reader's zone (app.js), with a UTC fallback. */
+export const time = (ms: number | null) =>
+  ms === null
+    ? html`—`
+    : html`<time datetime="${ISO(ms)}">${ISO(ms).replace('T', ' ').slice(0, 16)} UTC</time>`;
+
+/** A deadline that app.js counts down every second. */
+export const countdown = (ms: number | null) =>
+  ms === null
+    ? html`—`
+    : html`<time class="countdown" datetime="${ISO(ms)}"
+        >${ISO(ms).replace('T', ' ').slice(0, 16)} UTC</time
+      >`;
+
+/** Pretty JSON inside <pre>: agent-supplied, so escaped like everything else. */
+export const json = (value: unknown) => html`<pre class="json">${JSON.stringify(value, null, 2)}</pre>`;

@@ -1,0 +1,90 @@
+/** The page shell of the app: header with workspace branding, navigation, live pending count. */
+import type { AppSession } from '../services/sign-in.ts';
+import { type Html, html, when } from './html.ts';
+
+export const APP_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; " +
+  "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+export interface PageOptions {
+  title: string;
+  session?: AppSession | null;
+  /** Pending holds waiting for this member, shown in the header. */
+  pending?: number;
+  active?: string;
+  notice?: string | null;
+}
+
+const NAV: [string, string, (session: AppSession) => boolean][] = [
+  ['inbox', 'Inbox', () => true],
+  ['history', 'History', () => true],
+  ['evidence', 'Evidence', () => true],
+  ['rules', 'Rules', (s) => s.member.role === 'admin'],
+  ['members', 'Members', (s) => s.member.role === 'admin'],
+  ['keys', 'API keys', (s) => s.member.role === 'admin'],
+  ['branding', 'Branding', (s) => s.member.role === 'admin'],
+];
+
+const HREF: Record<string, string> = {
+  inbox: '/app/inbox',
+  history: '/app/history',
+  evidence: '/app/evidence',
+  rules: '/app/admin/rules',
+  members: '/app/admin/members',
+  keys: '/app/admin/keys',
+  branding: '/app/admin/branding',
+};
+
+export function layout(options: PageOptions, body: Html): Html {
+  const { session } = options;
+  const accent = session?.workspace.accentColor ?? '#0a6e5c';
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${options.title} · Approvals</title>
+        <link rel="stylesheet" href="/app/static/app.css" />
+        <script src="/app/static/app.js" defer></script>
+      </head>
+      <body style="--accent:${accent}">
+        <a class="skip" href="#main">Skip to content</a>
+        ${when(
+          session,
+          () =>
+            html`<header class="top">
+              <div class="brand">
+                ${when(session!.workspace.logoUrl, () => html`<img src="${session!.workspace.logoUrl}" alt="" />`)}
+                <span>${session!.workspace.name}</span>
+              </div>
+              <nav aria-label="Main">
+                <ul>
+                  ${NAV.filter(([, , visible]) => visible(session!)).map(
+                    ([key, label]) =>
+                      html`<li>
+                        <a href="${HREF[key]}" ${options.active === key ? html` aria-current="page"` : null}
+                          >${label}${
+                            key === 'inbox'
+                              ? html` <span class="badge" id="pending-count" aria-label="waiting for you"
+                                  >${options.pending ?? 0}</span
+                                >`
+                              : null
+                          }</a
+                        >
+                      </li>`,
+                  )}
+                </ul>
+              </nav>
+              <form method="post" action="/app/logout" class="signout">
+                <input type="hidden" name="_csrf" value="${session!.csrfToken}" />
+                <span class="who">${session!.member.name} · ${session!.member.role}</span>
+                <button type="submit" class="link">Sign out</button>
+              </form>
+            </header>`,
+        )}
+        <main id="main" tabindex="-1" data-live="${session ? 'on' : 'off'}">
+          ${when(options.notice, () => html`<p class="notice" role="status">${options.notice}</p>`)} ${body}
+        </main>
+      </body>
+    </html>`;
+}

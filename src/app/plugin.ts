@@ -1,0 +1,197 @@
+/**
+ * The human side: the app under /app and the decision pages /d/<token>. Server-rendered HTML;
+ * cookie sessions (never API keys), a CSRF token on every form, roles checked on every route.
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ServiceContext } from '../services/context.ts';
+import { equalInConstantTime } from '../services/hashing.ts';
+import { type AppSession, sessionFor } from '../services/sign-in.ts';
+import type { Role } from '../store/members.ts';
+import { limitAnonymous } from '../http/guard.ts';
+import type { RateCounter } from '../http/rate-limiter.ts';
+import { type Html, html } from './html.ts';
+import { APP_CSP, layout } from './layout.ts';
+import { adminPages } from './pages/admin.ts';
+import { authPages } from './pages/auth.ts';
+import { decisionLinkPages } from './pages/decision-link.ts';
+import { inboxPages } from './pages/inbox.ts';
+
+export const SESSION_COOKIE = 'approvals_session';
+
+export type Form = Record<string, string | string[]>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    appSession?: AppSession | null;
+  }
+  interface FastifyContextConfig {
+    /** No session needed (sign-in, first run, decision links, static files). */
+    public?: boolean;
+    /** The role a route needs; any signed-in member when absent. */
+    role?: Role;
+  }
+}
+
+export interface AppContext {
+  ctx: ServiceContext;
+  counter: RateCounter;
+}
+
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
+}
+
+export function sessionCookie(ctx: ServiceContext, value: string, maxAgeSeconds: number): string {
+  const secure = ctx.secureCookies ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+export function sendPage(reply: FastifyReply, page: Html, status = 200) {
+  return reply
+    .code(status)
+    .headers({
+      'Content-Security-Policy': APP_CSP,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'X-Frame-Options': 'DENY',
+      'Cache-Control': 'no-store',
+    })
+    .type('text/html; charset=utf-8')
+    .send(page.value);
+}
+
+export function problemPage(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  message: string,
+  session?: AppSession | null,
+) {
+  return sendPage(
+    reply,
+    layout(
+      { title, session },
+      html`<div class="narrow card">
+        <h1>${title}</h1>
+        <p>${message}</p>
+      </div>`,
+    ),
+    status,
+  );
+}
+
+/** The last value of each field, or every value for fields that repeat (multi-selects). */
+function parseForm(body: string): Form {
+  const form: Form = {};
+  for (const [key, value] of new URLSearchParams(body)) {
+    const existing = form[key];
+    form[key] = existing === undefined ? value : [...[existing].flat(), value];
+  }
+  return form;
+}
+
+export const field = (form: Form | undefined, name: string): string => {
+  const value = form?.[name];
+  return (Array.isArray(value) ? value.at(-1) : value)?.trim() ?? '';
+};
+
+export const fields = (form: Form | undefined, name: string): string[] => {
+  const value = form?.[name];
+  return value === undefined ? [] : [value].flat();
+};
+
+const staticFiles = new Map(
+  ['app.css', 'app.js'].map((name) => [
+    name,
+    readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'),
+  ]),
+);
+
+export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppContext) {
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 256 * 1024 },
+    (_r, body, done) => done(null, parseForm(body as string)),
+  );
+
+  // Who is signed in, and may they be here? Runs before the body is read.
+  app.addHook('onRequest', async (request, reply) => {
+    request.appSession = await sessionFor(ctx, readCookie(request, SESSION_COOKIE));
+    const config = request.routeOptions.config;
+    if (config.public) return;
+    if (!request.appSession) {
+      if (request.method === 'GET')
+        return reply.redirect(`/app/login?next=${encodeURIComponent(request.url)}`, 303);
+      return problemPage(reply, 401, 'Signed out', 'Your session has ended. Sign in again.');
+    }
+    if (config.role === 'admin' && request.appSession.member.role !== 'admin') {
+      return problemPage(reply, 403, 'Not allowed', 'This page is for workspace admins.', request.appSession);
+    }
+  });
+
+  // Every form post carries the session's CSRF token, and comes from our own origin.
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.method !== 'POST') return;
+    const origin = request.headers.origin;
+    if (
+      origin &&
+      origin !== 'null' &&
+      origin !== new URL(ctx.publicUrl).origin &&
+      origin !== `${request.protocol}://${request.host}`
+    ) {
+      return problemPage(reply, 403, 'Refused', 'This form was sent from another site.');
+    }
+    const session = request.appSession;
+    if (!session || request.routeOptions.config.public) return;
+    const token = field(request.body as Form, '_csrf');
+    if (!token || !equalInConstantTime(token, session.csrfToken)) {
+      return problemPage(
+        reply,
+        403,
+        'Refused',
+        'This form has expired. Go back, reload the page and try again.',
+        session,
+      );
+    }
+  });
+
+  app.get('/favicon.ico', { config: { public: true } }, async (_request, reply) => reply.code(204).send());
+
+  app.get<{ Params: { name: string } }>(
+    '/app/static/:name',
+    { config: { public: true } },
+    async (request, reply) => {
+      const file = staticFiles.get(request.params.name);
+      if (!file) return reply.code(404).send('');
+      return reply
+        .type(
+          request.params.name.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8',
+        )
+        .header('Cache-Control', 'public, max-age=300')
+        .send(file);
+    },
+  );
+
+  const deps = {
+    ctx,
+    counter,
+    limitAnonymous: (request: FastifyRequest, reply: FastifyReply) =>
+      limitAnonymous(counter, ctx, request, reply),
+  };
+  authPages(app, deps);
+  inboxPages(app, deps);
+  decisionLinkPages(app, deps);
+  adminPages(app, deps);
+}
+
+export type PageDeps = {
+  ctx: ServiceContext;
+  counter: RateCounter;
+  /** The anonymous per-IP quota (sign-in forms and decision links). */
+  limitAnonymous: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+};

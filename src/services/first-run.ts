@@ -1,0 +1,26 @@
+/** First run: with no workspace yet, the app creates the first one with its admin and signs them in. */
+import { findMemberByEmail } from '../store/members.ts';
+import { applyConfig } from './apply-config.ts';
+import type { ParsedConfig } from './config-file.ts';
+import type { ServiceContext } from './context.ts';
+import { ServiceError } from './errors.ts';
+import { startSession } from './sign-in.ts';
+import { createWorkspace } from './workspaces.ts';
+
+export const hasWorkspaces = async (ctx: ServiceContext) =>
+  ((await ctx.db.one<{ n: number }>('SELECT COUNT(*) AS n FROM workspaces'))?.n ?? 0) > 0;
+
+export async function createFirstWorkspace(
+  ctx: ServiceContext,
+  input: { slug: string; name: string; adminEmail: string; adminName: string },
+): Promise<{ sessionId: string }> {
+  if (await hasWorkspaces(ctx)) throw new ServiceError('validation_failed', 'the service is already set up');
+  const workspace = await createWorkspace(ctx, { slug: input.slug, name: input.name });
+  const members: ParsedConfig = {
+    config: { members: [{ email: input.adminEmail, name: input.adminName, role: 'admin' }] },
+    lineOf: () => undefined,
+  };
+  await applyConfig(ctx, workspace, members);
+  const admin = (await findMemberByEmail(ctx.db, workspace.id, input.adminEmail))!;
+  return { sessionId: await ctx.db.transaction((tx) => startSession(tx, ctx, admin)) };
+}

@@ -1,0 +1,143 @@
+/**
+ * Signing in to the app: a one-time link by e-mail (or from `approvals users invite`) opens a
+ * session. Sessions and links are random secrets of which only the SHA-256 is stored.
+ */
+import { base64url, randomBytes } from '../domain/ids.ts';
+import {
+  findMember,
+  findMemberByEmail,
+  findMemberById,
+  findMembershipsByEmail,
+  type Member,
+} from '../store/members.ts';
+import {
+  deleteSession,
+  findLoginToken,
+  findSession,
+  insertLoginToken,
+  insertSession,
+  useLoginToken,
+} from '../store/sessions.ts';
+import { findWorkspace, type Workspace } from '../store/workspaces.ts';
+import type { Sql } from '../store/db.ts';
+import type { ServiceContext } from './context.ts';
+import { escapeHtml } from './escape.ts';
+import { notFound, ServiceError } from './errors.ts';
+import { openChain } from './evidence.ts';
+import { sha256Hex } from './hashing.ts';
+
+export const MAGIC_LINK_MINUTES = 15;
+export const INVITE_DAYS = 7;
+export const SESSION_DAYS = 7;
+
+const secret = () => base64url(randomBytes(32));
+
+export interface AppSession {
+  member: Member;
+  workspace: Workspace;
+  csrfToken: string;
+}
+
+async function mintLoginLink(ctx: ServiceContext, memberId: string, validMs: number): Promise<string> {
+  const token = secret();
+  const now = ctx.now();
+  await insertLoginToken(ctx.db, {
+    tokenHash: sha256Hex(token),
+    memberId,
+    createdAt: now,
+    expiresAt: now + validMs,
+  });
+  return `${ctx.publicUrl}/app/login/${token}`;
+}
+
+/**
+ * Sends a sign-in link to every workspace membership of the address. Says nothing about whether
+ * the address is known (the caller shows the same page either way).
+ */
+export async function sendSignInLinks(ctx: ServiceContext, email: string): Promise<void> {
+  if (!ctx.mailer) throw new ServiceError('validation_failed', 'e-mail is not configured (SMTP_URL)');
+  const memberships = await findMembershipsByEmail(ctx.db, email.trim());
+  if (memberships.length === 0) return;
+  const links = [];
+  for (const member of memberships) {
+    links.push({
+      workspace: member.workspaceName,
+      url: await mintLoginLink(ctx, member.id, MAGIC_LINK_MINUTES * 60_000),
+    });
+  }
+  await ctx.mailer.send({
+    to: memberships[0]!.email,
+    subject: 'Your sign-in link',
+    text: [
+      `Sign in to approvals (the link works once, for ${MAGIC_LINK_MINUTES} minutes):`,
+      ...links.map((link) => `${link.workspace}: ${link.url}`),
+      '',
+      'If you did not ask for this, ignore this e-mail.',
+    ].join('\n'),
+    html: `<p>Sign in to approvals (each link works once, for ${MAGIC_LINK_MINUTES} minutes):</p><ul>${links
+      .map((link) => `<li><a href="${escapeHtml(link.url)}">${escapeHtml(link.workspace)}</a></li>`)
+      .join('')}</ul><p>If you did not ask for this, ignore this e-mail.</p>`,
+  });
+}
+
+/** `approvals users invite`: a one-time sign-in link for a member, valid for a week. */
+export async function inviteLink(
+  ctx: ServiceContext,
+  workspace: Workspace,
+  email: string,
+): Promise<{ url: string }> {
+  const member = await findMemberByEmail(ctx.db, workspace.id, email);
+  if (!member) throw notFound('member (declare members with apply, or in the app)');
+  return { url: await mintLoginLink(ctx, member.id, INVITE_DAYS * 86_400_000) };
+}
+
+/** Whether a sign-in link can still be used (GET shows a button; only POST uses it up). */
+export async function signInLinkUsable(ctx: ServiceContext, token: string): Promise<boolean> {
+  const row = await findLoginToken(ctx.db, sha256Hex(token));
+  return !!row && row.usedAt === null && row.expiresAt > ctx.now();
+}
+
+/** Uses the link once and opens a new session (a new id every time: no session fixation). */
+export async function signIn(ctx: ServiceContext, token: string): Promise<{ sessionId: string } | null> {
+  return ctx.db.transaction(async (tx) => {
+    const memberId = await useLoginToken(tx, sha256Hex(token), ctx.now());
+    const member = memberId ? await findMemberById(tx, memberId) : undefined;
+    return member ? { sessionId: await startSession(tx, ctx, member) } : null;
+  });
+}
+
+/** A new session for a member, evidenced, inside the caller's transaction. */
+export async function startSession(tx: Sql, ctx: ServiceContext, member: Member): Promise<string> {
+  const sessionId = secret();
+  const now = ctx.now();
+  const chain = await openChain(tx, ctx, member.workspaceId);
+  await insertSession(tx, {
+    idHash: sha256Hex(sessionId),
+    memberId: member.id,
+    workspaceId: member.workspaceId,
+    csrfToken: secret(),
+    createdAt: now,
+    expiresAt: now + SESSION_DAYS * 86_400_000,
+  });
+  await chain.append('member.signed_in', { member: { id: member.id, email: member.email } });
+  return sessionId;
+}
+
+/** The session behind a cookie value; none when unknown, expired, or the member was removed. */
+export async function sessionFor(
+  ctx: ServiceContext,
+  sessionId: string | undefined,
+): Promise<AppSession | null> {
+  if (!sessionId || sessionId.length > 100) return null;
+  const row = await findSession(ctx.db, sha256Hex(sessionId), ctx.now());
+  if (!row) return null;
+  const [member, workspace] = await Promise.all([
+    findMember(ctx.db, row.workspaceId, row.memberId),
+    findWorkspace(ctx.db, row.workspaceId),
+  ]);
+  return member && workspace ? { member, workspace, csrfToken: row.csrfToken } : null;
+}
+
+export async function signOut(ctx: ServiceContext, sessionId: string): Promise<void> {
+  await deleteSession(ctx.db, sha256Hex(sessionId));
+}
