@@ -25,4 +25,5 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-floating-promises': 'off' },
   },
   { files: ['**/*.js'], extends: [tseslint.configs.disableTypeChecked] },
+  { files: ['src/app/static/**'], languageOptions: { globals: globals.browser } },
 );
