@@ -269,6 +269,32 @@ for (const backend of backends) {
       );
     });
 
+    test('apply checks the workspace as it would be: stored rules keep the approvers they need', async () => {
+      const { workspace } = await withRules(
+        '  - { name: Two of finance, tool: pay, effect: approval, approvers: ["group:finance"], approvals_required: 2 }\n',
+      );
+      const withoutBob = `members:
+  - { email: alice@acme.test, name: Alice, role: admin }
+  - { email: carol@acme.test, name: Carol, role: approver }
+`;
+      const error = await applyConfig(t.service.ctx, workspace, parseConfig(withoutBob)).catch(
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof ServiceError);
+      assert.match(error.message, /stored rule "Two of finance"\) needs 2 distinct approvers but only 1/);
+      assert.throws(
+        () => parseConfig('rules:\n  - { name: d, tool: x, effect: deny, timeout_minutes: 5 }\n'),
+        /line 2: rules\.0\.timeout_minutes: only an approval rule has timeout_minutes/,
+      );
+      const twice = await applyConfig(
+        t.service.ctx,
+        workspace,
+        parseConfig(`groups:\n  finance: [alice@acme.test, bob@acme.test, Bob@acme.test]\n`),
+      ).catch((e: unknown) => e);
+      assert.ok(twice instanceof ServiceError);
+      assert.match(twice.message, /line 2: groups\.finance\.2: is listed twice/);
+    });
+
     test('export gives back what apply took; applying it again changes nothing', async () => {
       const rules = `  - { name: Big, connection: SDK, tool: "pay*", agent: "bot-?", when: [ { arg: amount, op: gte, value: 5 } ], frequency: { more_than: 3, per: day, by: tool_and_agent }, effect: approval, approvers: ["group:finance"], approvals_required: 2, timeout_minutes: 30 }\n`;
       const { workspace } = await withRules(

@@ -15,6 +15,7 @@ import { inviteLink } from '../services/sign-in.ts';
 import { type SimulationReport, simulatePolicy } from '../services/simulate-policy.ts';
 import { createWorkspace, requireWorkspace } from '../services/workspaces.ts';
 import { migrate } from '../store/migrate.ts';
+import { openDb } from '../store/open.ts';
 
 const USAGE = `usage: approvals <command> [--json]
   workspace create <slug> --name <name> [--plan legacy_free]
@@ -94,13 +95,6 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     const invite = await inviteLink(ctx, workspace, required(values, 'email'));
     return [invite, `One-time sign-in link (valid for 7 days):\n${invite.url}`];
   }
-  if (words[0] === 'migrate' && words.length === 1) {
-    const applied = await migrate(ctx.db);
-    return [
-      { applied },
-      applied.length ? `Applied migrations ${applied.join(', ')}.` : 'Nothing to migrate.',
-    ];
-  }
   throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
 }
 
@@ -155,7 +149,16 @@ export async function main(argv: string[]): Promise<number> {
   }
   let ctx: ServiceContext | undefined;
   try {
-    ctx = await openContext({ ...loadConfig(), logLevel: 'silent' });
+    const config = { ...loadConfig(), logLevel: 'silent' as const };
+    if (parsed.positionals.join(' ') === 'migrate') {
+      // Opened without migrating, so the answer says what this command applied.
+      const db = await openDb(config, { migrations: false });
+      const applied = await migrate(db).finally(() => db.close());
+      const text = applied.length ? `Applied migrations ${applied.join(', ')}.` : 'Nothing to migrate.';
+      process.stdout.write(parsed.values.json ? `${JSON.stringify({ applied })}\n` : `${text}\n`);
+      return 0;
+    }
+    ctx = await openContext(config);
     const [out, text] = await run(ctx, parsed.positionals, parsed.values);
     process.stdout.write(parsed.values.json ? `${JSON.stringify(out)}\n` : `${text}\n`);
     return 0;

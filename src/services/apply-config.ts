@@ -28,7 +28,12 @@ export async function applyConfig(
     const groupsByEmail = new Map(
       [...storedGroups].map(([name, ids]) => [name, ids.map((id) => emailOf.get(id)!)]),
     );
-    const issues = crossCheck(config, { members: storedMembers, groups: groupsByEmail }, lineOf);
+    const storedRules = (await findRuleSet(tx, workspace.id)).rules;
+    const issues = crossCheck(
+      config,
+      { members: storedMembers, groups: groupsByEmail, rules: storedRules },
+      lineOf,
+    );
     if (issues.length > 0) throw configError(issues);
 
     const changes: Record<string, unknown> = {};

@@ -65,11 +65,15 @@ const rule = z
     reason: z.string().max(500).nullable().optional(),
   })
   .superRefine((r, ctx) => {
-    if (r.effect === 'approval') return;
-    for (const field of ['approvers', 'approvals_required'] as const) {
-      if (r[field] !== undefined) {
-        ctx.addIssue({ code: 'custom', path: [field], message: `only an approval rule has ${field}` });
+    if (r.effect !== 'approval') {
+      for (const field of ['approvers', 'approvals_required', 'timeout_minutes'] as const) {
+        if (r[field] !== undefined) {
+          ctx.addIssue({ code: 'custom', path: [field], message: `only an approval rule has ${field}` });
+        }
       }
+    }
+    if (r.effect !== 'deny' && r.reason) {
+      ctx.addIssue({ code: 'custom', path: ['reason'], message: 'only a deny rule has a reason' });
     }
   });
 
@@ -142,15 +146,31 @@ export function configError(issues: FieldIssue[]): ServiceError {
   return new ServiceError('validation_failed', text, issues);
 }
 
-/** Checks among the parts of the file; the stored workspace fills in what the file leaves out. */
+/**
+ * Checks the workspace as it would be after applying the file: the file's parts, with the stored
+ * workspace filling in what the file leaves out (so removing a member a stored rule needs is refused).
+ */
 export function crossCheck(
   config: WorkspaceConfig,
-  stored: { members: { email: string; role: string }[]; groups: Map<string, string[]> },
+  stored: {
+    members: { email: string; role: string }[];
+    groups: Map<string, string[]>;
+    rules: RuleDefinition[];
+  },
   lineOf: ParsedConfig['lineOf'],
 ): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const issue = (path: Path, message: string) =>
-    issues.push({ field: path.join('.'), message, line: lineOf(path) });
+  const rulesInFile = config.rules !== undefined;
+  const issue = (path: Path, message: string) => {
+    // A stored rule that the file would break has no line: name it instead.
+    const stale = path[0] === 'rules' && !rulesInFile;
+    const rule = stale ? stored.rules[path[1] as number] : undefined;
+    issues.push({
+      field: path.join('.'),
+      message: rule ? `(stored rule "${rule.name}") ${message}` : message,
+      line: stale ? undefined : lineOf(path),
+    });
+  };
   const members =
     config.members?.map((m) => ({ email: m.email.toLowerCase(), role: m.role })) ?? stored.members;
   const roleOf = new Map(members.map((m) => [m.email, m.role]));
@@ -163,15 +183,20 @@ export function crossCheck(
     ? new Map(
         Object.entries(config.groups).map(([name, emails]) => [name, emails.map((e) => e.toLowerCase())]),
       )
-    : stored.groups;
+    : new Map(
+        [...stored.groups].map(([name, emails]) => [name, emails.filter((email) => roleOf.has(email))]),
+      );
   for (const [name, emails] of Object.entries(config.groups ?? {})) {
     emails.forEach((email, index) => {
       if (!roleOf.has(email.toLowerCase()))
         issue(['groups', name, index], 'is not a member of the workspace');
+      if (emails.findIndex((other) => other.toLowerCase() === email.toLowerCase()) !== index) {
+        issue(['groups', name, index], 'is listed twice');
+      }
     });
   }
   const names = new Set<string>();
-  config.rules?.forEach((r, index) => {
+  (config.rules ?? stored.rules).forEach((r, index) => {
     if (names.has(r.name)) issue(['rules', index, 'name'], 'is used by another rule; rule names are unique');
     names.add(r.name);
     if (r.effect !== 'approval') return;

@@ -129,10 +129,14 @@ export async function simulatePolicy(
       ids.map((id) => emailOf.get(id)!),
     ]),
   );
-  const issues = crossCheck(config, { members: storedMembers, groups: storedGroups }, lineOf);
+  const current = await findRuleSet(ctx.db, workspace.id);
+  const issues = crossCheck(
+    config,
+    { members: storedMembers, groups: storedGroups, rules: current.rules },
+    lineOf,
+  );
   if (issues.length > 0) throw configError(issues);
 
-  const current = await findRuleSet(ctx.db, workspace.id);
   const draftRules: RuleDefinition[] = config.rules ?? current.rules;
   const compiled = draftRules.map(compileRule);
   const classification = new Map<string, Classification>(

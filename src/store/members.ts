@@ -80,6 +80,8 @@ export async function removeMembersExcept(sql: Sql, workspaceId: string, keepEma
   const removed = current.filter((member) => !keepEmails.includes(member.email));
   for (const member of removed) {
     await sql.run('UPDATE members SET removed_at = $2 WHERE id = $1', [member.id, at]);
+    // A member declared again later starts without the groups they had.
+    await sql.run('DELETE FROM group_members WHERE member_id = $1', [member.id]);
   }
   return removed;
 }

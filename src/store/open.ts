@@ -4,13 +4,20 @@ import { migrate } from './migrate.ts';
 import { openPostgres } from './postgres.ts';
 import { openSqlite } from './sqlite.ts';
 
-/** `postgres://…` opens PostgreSQL; anything else the embedded SQLite file under `dataDir`. */
-export async function openDb(options: { databaseUrl?: string; dataDir: string }): Promise<Db> {
+/**
+ * `postgres://…` opens PostgreSQL; anything else the embedded SQLite file under `dataDir`.
+ * Pending migrations run first, unless `migrations: false` (`approvals migrate` runs them itself).
+ */
+export async function openDb(
+  options: { databaseUrl?: string; dataDir: string },
+  { migrations = true } = {},
+): Promise<Db> {
   const url = options.databaseUrl;
   const db =
     url && /^postgres(ql)?:\/\//.test(url)
       ? openPostgres(url)
       : openSqlite(join(options.dataDir, 'approvals.db'));
+  if (!migrations) return db;
   try {
     await migrate(db);
   } catch (error) {
