@@ -6,43 +6,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Hold } from '../../domain/hold.ts';
 import { decideByLink, type LinkState, openDecisionLink } from '../../services/decision-links.ts';
 import { ServiceError } from '../../services/errors.ts';
-import { countdown, html, json, time, when } from '../html.ts';
+import { html } from '../html.ts';
+import { holdFacts } from '../hold-view.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../plugin.ts';
 
-const summary = (hold: Hold) =>
-  html`<dl class="facts">
-    <dt>Tool</dt>
-    <dd><strong>${hold.toolName}</strong></dd>
-    <dt>Connection</dt>
-    <dd>${hold.connection}</dd>
-    <dt>Agent</dt>
-    <dd>${hold.agentLabel ?? hold.agentId}</dd>
-    <dt>Rule</dt>
-    <dd>${hold.ruleName ?? '—'}</dd>
-    <dt>Requested</dt>
-    <dd>${time(hold.createdAt)}</dd>
-    ${when(
-      hold.status === 'pending',
-      () =>
-        html`<dt>Deadline</dt>
-          <dd>${countdown(hold.expiresAt)}</dd>`,
-    )}
-    ${when(
-      hold.approvalsRequired > 1,
-      () =>
-        html`<dt>Approvals</dt>
-          <dd>${hold.approvalsReceived} of ${hold.approvalsRequired}</dd>`,
-    )}
-    <dt>Arguments</dt>
-    <dd>${json(hold.arguments)}</dd>
-    ${when(
-      Object.keys(hold.context).length > 0,
-      () =>
-        html`<dt>Context</dt>
-          <dd>${json(hold.context)}</dd>`,
-    )}
-  </dl>`;
+const summary = (hold: Hold) => holdFacts(hold, { withTool: true });
 
 const OUTCOME: Record<string, string> = {
   approved: 'This action was approved.',
@@ -84,19 +53,30 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
       'This decision link is not valid. Open the request in the app instead.',
     );
 
-  app.get<{ Params: { token: string } }>('/d/:token', config, async (request, reply) => {
-    if (!(await limitAnonymous(request, reply))) return reply;
+  /** The link of the request, or null once a refusal was sent (over quota, invalid, someone else's). */
+  async function usableLink(request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply) {
+    if (!(await limitAnonymous(request, reply))) return null;
     const link = await openDecisionLink(ctx, request.params.token);
-    if (link.state === 'invalid') return invalid(reply);
+    if (link.state === 'invalid') {
+      await invalid(reply);
+      return null;
+    }
     if (foreignSession(request, link)) {
-      return problemPage(
+      await problemPage(
         reply,
         403,
         'Not your link',
         'This link was sent to another member.',
         request.appSession,
       );
+      return null;
     }
+    return link;
+  }
+
+  app.get<{ Params: { token: string } }>('/d/:token', config, async (request, reply) => {
+    const link = await usableLink(request, reply);
+    if (!link) return reply;
     if (link.state === 'closed') return closedPage(reply, link.hold);
     return sendPage(
       reply,
@@ -120,21 +100,10 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
   });
 
   app.post<{ Params: { token: string }; Body: Form }>('/d/:token', config, async (request, reply) => {
-    if (!(await limitAnonymous(request, reply))) return reply;
+    if (!(await usableLink(request, reply))) return reply;
     const verdict = field(request.body, 'verdict');
     if (verdict !== 'approve' && verdict !== 'reject')
       return problemPage(reply, 400, 'Not understood', 'Choose approve or reject.');
-    const link = await openDecisionLink(ctx, request.params.token);
-    if (link.state === 'invalid') return invalid(reply);
-    if (foreignSession(request, link)) {
-      return problemPage(
-        reply,
-        403,
-        'Not your link',
-        'This link was sent to another member.',
-        request.appSession,
-      );
-    }
     let result;
     try {
       result = await decideByLink(ctx, request.params.token, {

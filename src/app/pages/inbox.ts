@@ -7,7 +7,8 @@ import { ServiceError } from '../../services/errors.ts';
 import { historyOf, holdDetail, inboxOf } from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { verifyChain } from '../../services/verify-chain.ts';
-import { countdown, type Html, html, json, time, when } from '../html.ts';
+import { type Html, html, time, when } from '../html.ts';
+import { holdFacts } from '../hold-view.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../plugin.ts';
 
@@ -40,33 +41,7 @@ function holdCard(hold: Hold, session: AppSession, canDecide: boolean): Html {
       <h2 id="title-${hold.id}"><a href="/app/holds/${hold.id}">${hold.toolName}</a></h2>
       <span>${status(hold)} ${progress(hold)}</span>
     </header>
-    <dl class="facts">
-      <dt>Connection</dt>
-      <dd>${hold.connection}</dd>
-      <dt>Agent</dt>
-      <dd>
-        ${hold.agentLabel ? html`${hold.agentLabel} (<code>${hold.agentId}</code>)` : html`<code>${hold.agentId}</code>`}
-      </dd>
-      <dt>Rule</dt>
-      <dd>${hold.ruleName ?? '—'}</dd>
-      <dt>Requested</dt>
-      <dd>${time(hold.createdAt)}</dd>
-      ${when(
-        hold.status === 'pending',
-        () =>
-          html`<dt>Deadline</dt>
-            <dd>${countdown(hold.expiresAt)}</dd>`,
-      )}
-      <dt>Arguments</dt>
-      <dd>${json(hold.arguments)}</dd>
-      ${when(
-        Object.keys(hold.context).length > 0,
-        () =>
-          html`<dt>Context</dt>
-            <dd>${json(hold.context)}</dd>`,
-      )}
-    </dl>
-    ${decisionForm(hold, session, canDecide)}
+    ${holdFacts(hold)} ${decisionForm(hold, session, canDecide)}
   </article>`;
 }
 
