@@ -27,7 +27,7 @@ export function holdFacts(hold: Hold, { withTool = false } = {}) {
           <dd>${countdown(hold.expiresAt)}</dd>`,
     )}
     ${when(
-      hold.approvalsRequired > 1,
+      withTool && hold.approvalsRequired > 1,
       () =>
         html`<dt>Approvals</dt>
           <dd>${hold.approvalsReceived} of ${hold.approvalsRequired}</dd>`,

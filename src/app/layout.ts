@@ -13,6 +13,8 @@ export interface PageOptions {
   pending?: number;
   active?: string;
   notice?: string | null;
+  /** Whether app.js refreshes the page when holds change (not for pages with forms being filled in). */
+  live?: boolean;
 }
 
 const NAV: [string, string, (session: AppSession) => boolean][] = [
@@ -82,7 +84,7 @@ export function layout(options: PageOptions, body: Html): Html {
               </form>
             </header>`,
         )}
-        <main id="main" tabindex="-1" data-live="${session ? 'on' : 'off'}">
+        <main id="main" tabindex="-1" data-live="${session && options.live !== false ? 'on' : 'off'}">
           ${when(options.notice, () => html`<p class="notice" role="status">${options.notice}</p>`)} ${body}
         </main>
       </body>

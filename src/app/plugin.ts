@@ -57,7 +57,8 @@ export function sendPage(reply: FastifyReply, page: Html, status = 200) {
     .headers({
       'Content-Security-Policy': APP_CSP,
       'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'no-referrer',
+      // same-origin: our own form posts carry a real Origin header (no-referrer would make it `null`).
+      'Referrer-Policy': 'same-origin',
       'X-Frame-Options': 'DENY',
       'Cache-Control': 'no-store',
     })
@@ -125,8 +126,7 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppConte
     const config = request.routeOptions.config;
     if (config.public) return;
     if (!request.appSession) {
-      if (request.method === 'GET')
-        return reply.redirect(`/app/login?next=${encodeURIComponent(request.url)}`, 303);
+      if (request.method === 'GET') return reply.redirect('/app/login', 303);
       return problemPage(reply, 401, 'Signed out', 'Your session has ended. Sign in again.');
     }
     if (config.role === 'admin' && request.appSession.member.role !== 'admin') {
@@ -138,12 +138,8 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppConte
   app.addHook('preHandler', async (request, reply) => {
     if (request.method !== 'POST') return;
     const origin = request.headers.origin;
-    if (
-      origin &&
-      origin !== 'null' &&
-      origin !== new URL(ctx.publicUrl).origin &&
-      origin !== `${request.protocol}://${request.host}`
-    ) {
+    const ours = [new URL(ctx.publicUrl).origin, `${request.protocol}://${request.host}`];
+    if ((origin && !ours.includes(origin)) || request.headers['sec-fetch-site'] === 'cross-site') {
       return problemPage(reply, 403, 'Refused', 'This form was sent from another site.');
     }
     const session = request.appSession;

@@ -6,6 +6,7 @@ import {
   findApiKey,
   findApiKeyByHash,
   insertApiKey,
+  listApiKeys,
   markApiKeyRevoked,
 } from '../store/api-keys.ts';
 import { findWorkspace, type Workspace } from '../store/workspaces.ts';
@@ -70,4 +71,25 @@ export async function authenticate(ctx: ServiceContext, token: string | undefine
   if (!key || key.revokedAt !== null || !equalInConstantTime(key.keyHash, keyHash)) return null;
   const workspace = await findWorkspace(ctx.db, key.workspaceId);
   return workspace ? { workspace, key } : null;
+}
+
+export type ApiKeySummary = Omit<ApiKey, 'keyHash'>;
+
+/** The keys of a workspace for the app: never the hash, never the plaintext. */
+export async function listWorkspaceApiKeys(
+  ctx: ServiceContext,
+  workspace: Workspace,
+): Promise<ApiKeySummary[]> {
+  return (await listApiKeys(ctx.db, workspace.id)).map(({ keyHash: _hash, ...key }) => key);
+}
+
+/** Revokes a key only if it belongs to the workspace: another workspace's key id is "not found". */
+export async function revokeWorkspaceApiKey(
+  ctx: ServiceContext,
+  workspace: Workspace,
+  keyId: string,
+): Promise<{ id: string; revoked: true }> {
+  const key = await findApiKey(ctx.db, keyId);
+  if (!key || key.workspaceId !== workspace.id) throw notFound('key');
+  return revokeApiKey(ctx, keyId);
 }

@@ -3,7 +3,8 @@ import { findMemberByEmail } from '../store/members.ts';
 import { applyConfig } from './apply-config.ts';
 import type { ParsedConfig } from './config-file.ts';
 import type { ServiceContext } from './context.ts';
-import { ServiceError } from './errors.ts';
+import { z } from 'zod';
+import { invalid } from './errors.ts';
 import { startSession } from './sign-in.ts';
 import { createWorkspace } from './workspaces.ts';
 
@@ -14,8 +15,10 @@ export async function createFirstWorkspace(
   ctx: ServiceContext,
   input: { slug: string; name: string; adminEmail: string; adminName: string },
 ): Promise<{ sessionId: string }> {
-  if (await hasWorkspaces(ctx)) throw new ServiceError('validation_failed', 'the service is already set up');
-  const workspace = await createWorkspace(ctx, { slug: input.slug, name: input.name });
+  if (!z.email().safeParse(input.adminEmail).success)
+    throw invalid('admin_email', 'must be an e-mail address');
+  if (input.adminName.trim() === '') throw invalid('admin_name', 'must not be empty');
+  const workspace = await createWorkspace(ctx, { slug: input.slug, name: input.name }, { onlyIfFirst: true });
   const members: ParsedConfig = {
     config: { members: [{ email: input.adminEmail, name: input.adminName, role: 'admin' }] },
     lineOf: () => undefined,

@@ -29,3 +29,9 @@ export const findApiKey = (sql: Sql, id: string) =>
 export async function markApiKeyRevoked(sql: Sql, id: string, at: number): Promise<void> {
   await sql.run('UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [id, at]);
 }
+
+/** A workspace's keys, newest first (the app's key list). */
+export const listApiKeys = (sql: Sql, workspaceId: string) =>
+  sql.all<ApiKey>(`SELECT ${columns} FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id`, [
+    workspaceId,
+  ]);

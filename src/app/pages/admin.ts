@@ -1,5 +1,14 @@
 /** Admin pages: registered here, one module each. */
 import type { FastifyInstance } from 'fastify';
 import type { PageDeps } from '../plugin.ts';
+import { brandingPages } from './admin/branding.ts';
+import { keyPages } from './admin/keys.ts';
+import { memberPages } from './admin/members.ts';
+import { rulePages } from './admin/rules.ts';
 
-export function adminPages(_app: FastifyInstance, _deps: PageDeps) {}
+export function adminPages(app: FastifyInstance, deps: PageDeps) {
+  rulePages(app, deps);
+  memberPages(app, deps);
+  keyPages(app, deps);
+  brandingPages(app, deps);
+}

@@ -19,7 +19,6 @@ import {
 const SESSION_SECONDS = SESSION_DAYS * 86_400;
 
 /** Only paths inside the app may be a redirect target after sign-in. */
-const safeNext = (next: string) => (/^\/app\/[A-Za-z0-9/_?=&%.-]*$/.test(next) ? next : '/app/inbox');
 
 export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
   const publicRoute = { config: { public: true } };
@@ -100,14 +99,13 @@ export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDep
     }
   });
 
-  const loginPage = (message: string | null, next: string) =>
+  const loginPage = (message: string | null) =>
     layout(
       { title: 'Sign in' },
       html`<div class="narrow card">
         <h1>Sign in</h1>
         ${message ? html`<p class="notice" role="status">${message}</p>` : null}
         <form method="post" action="/app/login" class="decide">
-          <input type="hidden" name="next" value="${next}" />
           <label for="email">E-mail</label
           ><input id="email" name="email" type="email" autocomplete="email" required />
           <div class="buttons"><button type="submit">Send me a sign-in link</button></div>
@@ -116,9 +114,9 @@ export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDep
       </div>`,
     );
 
-  app.get<{ Querystring: { next?: string } }>('/app/login', publicRoute, async (request, reply) => {
+  app.get('/app/login', publicRoute, async (_request, reply) => {
     if (!(await hasWorkspaces(ctx))) return reply.redirect('/app/setup', 303);
-    return sendPage(reply, loginPage(null, safeNext(request.query.next ?? '')));
+    return sendPage(reply, loginPage(null));
   });
 
   app.post<{ Body: Form }>('/app/login', publicRoute, async (request, reply) => {
@@ -129,18 +127,14 @@ export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDep
         await sendSignInLinks(ctx, email);
       } catch (error) {
         request.log.warn({ errorName: (error as Error).name }, 'sign-in e-mail not sent');
-        return sendPage(
-          reply,
-          loginPage('The e-mail could not be sent. Try again in a minute.', '/app/inbox'),
-          503,
-        );
+        return sendPage(reply, loginPage('The e-mail could not be sent. Try again in a minute.'), 503);
       }
     }
     // The same answer whether or not the address is known.
     const message = ctx.mailer
       ? 'If this address belongs to a member, a sign-in link is on its way. It works once, for 15 minutes.'
       : 'E-mail is not set up on this service. Ask an admin for an invite link.';
-    return sendPage(reply, loginPage(message, safeNext(field(request.body, 'next'))));
+    return sendPage(reply, loginPage(message));
   });
 
   // Opening the link shows a button: mail scanners that fetch links do not use it up.

@@ -1,0 +1,189 @@
+/** API keys: the workspace's keys, a new key shown exactly once, revoking with a confirmation step. */
+import type { FastifyInstance } from 'fastify';
+import {
+  type ApiKeySummary,
+  createApiKey,
+  listWorkspaceApiKeys,
+  revokeWorkspaceApiKey,
+} from '../../../services/api-keys.ts';
+import { ServiceError } from '../../../services/errors.ts';
+import type { AppSession } from '../../../services/sign-in.ts';
+import { type Html, html, time, when } from '../../html.ts';
+import { field, type Form, type PageDeps, sendPage } from '../../plugin.ts';
+import { ADMIN, adminPage, checked, confirmCard, csrfField, describedBy, fieldError } from './shared.ts';
+
+const KEY_ID = /^key_[A-Za-z0-9_-]{1,40}$/;
+
+const NOTICES: Record<string, string> = {
+  revoked: 'The key is revoked. Calls with it are refused from now on.',
+};
+
+interface CreateValues {
+  env: string;
+  name: string;
+}
+
+function keyTable(keys: ApiKeySummary[], session: AppSession): Html {
+  if (keys.length === 0) return html`<p class="empty card">No API keys yet.</p>`;
+  return html`<table class="responsive">
+    <thead>
+      <tr>
+        <th>Key id</th>
+        <th>Name</th>
+        <th>Environment</th>
+        <th>Created</th>
+        <th>Status</th>
+        <th><span class="muted">Action</span></th>
+      </tr>
+    </thead>
+    <tbody>
+      ${keys.map(
+        (key) =>
+          html`<tr>
+            <td><code>${key.id}</code></td>
+            <td data-label="Name">${key.name ?? html`<span class="muted">—</span>`}</td>
+            <td data-label="Environment">${key.env}</td>
+            <td data-label="Created">${time(key.createdAt)}</td>
+            <td data-label="Status">
+              ${
+                key.revokedAt === null
+                  ? html`<span class="status approved">active</span>`
+                  : html`<span class="status rejected">revoked</span> ${time(key.revokedAt)}`
+              }
+            </td>
+            <td>
+              ${when(
+                key.revokedAt === null,
+                () =>
+                  html`<form method="post" action="/app/admin/keys/revoke">
+                    ${csrfField(session)}
+                    <input type="hidden" name="id" value="${key.id}" />
+                    <button type="submit" class="secondary">Revoke…</button>
+                  </form>`,
+              )}
+            </td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+function createForm(session: AppSession, values: CreateValues, errors: Record<string, string>): Html {
+  return html`<section class="card" aria-labelledby="new-key">
+    <h2 id="new-key">Create a key</h2>
+    <form method="post" action="/app/admin/keys/create" class="decide">
+      ${csrfField(session)}
+      <fieldset class="plain">
+        <legend><strong>Environment</strong></legend>
+        <div class="row">
+          <label class="choice"
+            ><input type="radio" name="env" value="live" ${checked(values.env !== 'test')} /> live
+            (<code>svc_live_…</code>)</label
+          >
+          <label class="choice"
+            ><input type="radio" name="env" value="test" ${checked(values.env === 'test')} /> test
+            (<code>svc_test_…</code>)</label
+          >
+        </div>
+      </fieldset>
+      ${fieldError('key-env', errors.env)}
+      <label for="key-name">Name (optional, up to 100 characters)</label>
+      <input
+        id="key-name"
+        name="name"
+        type="text"
+        maxlength="100"
+        value="${values.name}"
+        ${describedBy('key-name', errors.name)}
+      />
+      ${fieldError('key-name', errors.name)}
+      <div class="buttons"><button type="submit">Create key</button></div>
+    </form>
+  </section>`;
+}
+
+export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
+  const listPage = async (
+    session: AppSession,
+    options: {
+      notice?: string | null;
+      before?: Html | null;
+      values?: CreateValues;
+      errors?: Record<string, string>;
+    },
+  ) => {
+    const keys = await listWorkspaceApiKeys(ctx, session.workspace);
+    const body = html`<h1>API keys</h1>
+      ${options.before ?? null}
+      <p class="muted">
+        Agents send a key as <code>Authorization: Bearer …</code>. Only a hash of each key is stored: a key is
+        shown once, when it is made.
+      </p>
+      ${keyTable(keys, session)}
+      ${createForm(session, options.values ?? { env: 'live', name: '' }, options.errors ?? {})}`;
+    return adminPage(ctx, session, { title: 'API keys', active: 'keys', notice: options.notice }, body);
+  };
+
+  app.get<{ Querystring: { notice?: string } }>('/app/admin/keys', ADMIN, async (request, reply) => {
+    const notice = NOTICES[request.query.notice ?? ''] ?? null;
+    return sendPage(reply, await listPage(request.appSession!, { notice }));
+  });
+
+  app.post<{ Body: Form }>('/app/admin/keys/create', ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    const values = { env: field(request.body, 'env'), name: field(request.body, 'name') };
+    const errors: Record<string, string> = {};
+    if (values.env !== 'live' && values.env !== 'test') errors.env = 'Choose live or test.';
+    if (values.name.length > 100) errors.name = 'Use at most 100 characters.';
+    if (Object.keys(errors).length > 0)
+      return sendPage(reply, await listPage(session, { values, errors }), 422);
+    let created;
+    try {
+      created = await createApiKey(ctx, {
+        workspace: session.workspace,
+        env: values.env as 'live' | 'test',
+        name: values.name || undefined,
+      });
+    } catch (error) {
+      if (error instanceof ServiceError)
+        return sendPage(reply, await listPage(session, { values, errors: { name: error.message } }), 422);
+      throw error;
+    }
+    // The answer to the POST itself shows the key: no redirect, nothing stored to show it again.
+    const shown = html`<section class="card" aria-labelledby="key-made">
+      <h2 id="key-made">New ${created.env} key${created.name ? html` “${created.name}”` : null}</h2>
+      <p><strong>Copy this key now. It will not be shown again</strong>: only its hash is stored.</p>
+      <p class="secret" id="new-key-value">${created.key}</p>
+      <p class="muted">
+        Key id <code>${created.id}</code>. If the key is lost, revoke it and create another.
+      </p>
+    </section>`;
+    return sendPage(reply, await listPage(session, { before: shown }));
+  });
+
+  app.post<{ Body: Form }>('/app/admin/keys/revoke', ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    const id = field(request.body, 'id');
+    const keys = KEY_ID.test(id) ? await listWorkspaceApiKeys(ctx, session.workspace) : [];
+    const key = keys.find((k) => k.id === id);
+    if (!key) {
+      const before = html`<p class="error" role="alert">No such key in this workspace.</p>`;
+      return sendPage(reply, await listPage(session, { before }), 404);
+    }
+    if (key.revokedAt !== null) return reply.redirect('/app/admin/keys?notice=revoked', 303);
+    if (field(request.body, 'confirm') !== 'yes') {
+      const body = confirmCard(session, {
+        title: 'Revoke this key?',
+        message: html`Key <code>${key.id}</code>${key.name ? html` (“${key.name}”)` : null}, ${key.env}. Every
+          call with it is refused at once. This cannot be undone.`,
+        action: '/app/admin/keys/revoke',
+        fields: { id: key.id },
+        button: 'Revoke key',
+        back: '/app/admin/keys',
+      });
+      return sendPage(reply, await adminPage(ctx, session, { title: 'Revoke key', active: 'keys' }, body));
+    }
+    await revokeWorkspaceApiKey(ctx, session.workspace, key.id);
+    return reply.redirect('/app/admin/keys?notice=revoked', 303);
+  });
+}

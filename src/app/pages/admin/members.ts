@@ -1,0 +1,482 @@
+/** Members and groups: add, edit and remove members; create groups, set their members, delete them. */
+import type { FastifyInstance } from 'fastify';
+import type { WorkspaceConfig } from '../../../services/config-file.ts';
+import type { FieldIssue } from '../../../services/errors.ts';
+import type { AppSession } from '../../../services/sign-in.ts';
+import { type Html, html, when } from '../../html.ts';
+import { field, fields, type Form, type PageDeps, problemPage, sendPage } from '../../plugin.ts';
+import {
+  ADMIN,
+  adminPage,
+  applyChange,
+  checked,
+  confirmCard,
+  csrfField,
+  currentConfig,
+  describedBy,
+  describeIssue,
+  fieldError,
+  issueSummary,
+  selected,
+} from './shared.ts';
+
+type MemberEntry = NonNullable<WorkspaceConfig['members']>[number];
+
+const ROLES = ['admin', 'approver', 'viewer'] as const;
+const CHANNELS = ['email', 'sms', 'slack'] as const;
+const GROUP_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
+const NOTICES: Record<string, string> = {
+  added: 'Member added. Send them a sign-in link: npx approvals users invite.',
+  updated: 'Member updated.',
+  removed: 'Member removed. They can no longer sign in or decide.',
+  group_saved: 'Group saved.',
+  group_deleted: 'Group deleted.',
+};
+
+interface MemberValues {
+  email: string;
+  name: string;
+  role: string;
+  phone: string;
+  slack_user_id: string;
+  channels: string[];
+}
+
+const blankMember: MemberValues = {
+  email: '',
+  name: '',
+  role: 'approver',
+  phone: '',
+  slack_user_id: '',
+  channels: ['email'],
+};
+
+const valuesOf = (m: MemberEntry): MemberValues => ({
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  phone: m.phone ?? '',
+  slack_user_id: m.slack_user_id ?? '',
+  channels: m.channels ?? ['email'],
+});
+
+const sameEmail = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+function memberForm(
+  session: AppSession,
+  mode: 'add' | 'edit',
+  values: MemberValues,
+  errors: Record<string, string>,
+): Html {
+  const input = (name: keyof MemberValues, label: string, type: string, extra: Html | null = null) => {
+    const id = `m-${name}`;
+    return html`<label for="${id}">${label}</label>
+      <input
+        id="${id}"
+        name="${name}"
+        type="${type}"
+        value="${values[name] as string}"
+        ${extra}
+        ${describedBy(id, errors[name])}
+      />
+      ${fieldError(id, errors[name])}`;
+  };
+  return html`<form method="post" action="/app/admin/members/save" class="decide">
+    ${csrfField(session)}
+    <input type="hidden" name="mode" value="${mode}" />
+    ${
+      mode === 'add'
+        ? input(
+            'email',
+            'E-mail (their sign-in name)',
+            'email',
+            html`required maxlength="254" autocomplete="off"`,
+          )
+        : html`<input type="hidden" name="email" value="${values.email}" />
+            <p><strong>E-mail</strong><br />${values.email}</p>`
+    }
+    ${input('name', 'Name', 'text', html`required maxlength="200"`)}
+    <label for="m-role">Role</label>
+    <select id="m-role" name="role" ${describedBy('m-role', errors.role)}>
+      ${ROLES.map((role) => html`<option value="${role}" ${selected(values.role === role)}>${role}</option>`)}
+    </select>
+    ${fieldError('m-role', errors.role)}
+    <p class="muted" style="margin:0">
+      Admins manage the workspace and approve; approvers decide; viewers only look.
+    </p>
+    ${input('phone', 'Phone for SMS (optional, E.164 like +15550100)', 'text', html`inputmode="tel"`)}
+    ${input('slack_user_id', 'Slack user id (optional, like U01ABC)', 'text')}
+    <fieldset class="plain" ${describedBy('m-channels', errors.channels)}>
+      <legend><strong>Notify by</strong></legend>
+      <div class="row">
+        ${CHANNELS.map(
+          (channel) =>
+            html`<label class="choice"
+              ><input
+                type="checkbox"
+                name="channels"
+                value="${channel}"
+                ${checked(values.channels.includes(channel))}
+              />
+              ${channel === 'sms' ? 'SMS' : channel === 'email' ? 'e-mail' : 'Slack'}</label
+            >`,
+        )}
+      </div>
+    </fieldset>
+    ${fieldError('m-channels', errors.channels)}
+    <div class="buttons">
+      <button type="submit">${mode === 'add' ? 'Add member' : 'Save member'}</button>
+      ${when(mode === 'edit', () => html`<a href="/app/admin/members">Cancel</a>`)}
+    </div>
+  </form>`;
+}
+
+function memberTable(config: WorkspaceConfig, session: AppSession): Html {
+  const members = config.members ?? [];
+  const groupsOf = (email: string) =>
+    Object.entries(config.groups ?? {})
+      .filter(([, emails]) => emails.some((e) => sameEmail(e, email)))
+      .map(([name]) => name);
+  return html`<table class="responsive">
+    <thead>
+      <tr>
+        <th>Name</th>
+        <th>E-mail</th>
+        <th>Role</th>
+        <th>Phone</th>
+        <th>Slack id</th>
+        <th>Channels</th>
+        <th>Groups</th>
+        <th><span class="muted">Actions</span></th>
+      </tr>
+    </thead>
+    <tbody>
+      ${members.map(
+        (m) =>
+          html`<tr>
+            <td>
+              ${m.name}${sameEmail(m.email, session.member.email) ? html` <span class="muted">(you)</span>` : null}
+            </td>
+            <td data-label="E-mail">${m.email}</td>
+            <td data-label="Role">${m.role}</td>
+            <td data-label="Phone">${m.phone ?? html`<span class="muted">—</span>`}</td>
+            <td data-label="Slack id">${m.slack_user_id ?? html`<span class="muted">—</span>`}</td>
+            <td data-label="Channels">
+              ${(m.channels ?? ['email']).join(', ') || html`<span class="muted">none</span>`}
+            </td>
+            <td data-label="Groups">${groupsOf(m.email).join(', ') || html`<span class="muted">—</span>`}</td>
+            <td>
+              <div class="row">
+                <a href="/app/admin/members/edit?email=${encodeURIComponent(m.email)}"
+                  >Edit<span class="visually-hidden"> ${m.email}</span></a
+                >
+                ${when(
+                  !sameEmail(m.email, session.member.email),
+                  () =>
+                    html`<form method="post" action="/app/admin/members/remove">
+                      ${csrfField(session)}
+                      <input type="hidden" name="email" value="${m.email}" />
+                      <button type="submit" class="link">Remove…</button>
+                    </form>`,
+                )}
+              </div>
+            </td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+function memberChoices(config: WorkspaceConfig, chosen: string[], idPrefix: string): Html {
+  return html`<div class="row" style="gap:0.25rem 1.25rem">
+    ${(config.members ?? []).map(
+      (m, index) =>
+        html`<label class="choice" for="${idPrefix}-${index}"
+          ><input
+            id="${idPrefix}-${index}"
+            type="checkbox"
+            name="members"
+            value="${m.email}"
+            ${checked(chosen.some((e) => sameEmail(e, m.email)))}
+          />
+          ${m.name} <span class="muted">${m.email}${m.role === 'viewer' ? ' · viewer' : ''}</span></label
+        >`,
+    )}
+  </div>`;
+}
+
+interface GroupDraft {
+  mode: 'create' | 'edit';
+  name: string;
+  members: string[];
+  error: string;
+}
+
+function groupSection(config: WorkspaceConfig, session: AppSession, draft: GroupDraft | null): Html {
+  const groups = Object.entries(config.groups ?? {});
+  const draftFor = (mode: 'create' | 'edit', name: string) =>
+    draft && draft.mode === mode && draft.name === name ? draft : null;
+  const create = draft?.mode === 'create' ? draft : null;
+  return html`<h2 id="groups">Groups</h2>
+    <p class="muted">Rules name a group as <code>group:&lt;name&gt;</code> in their approvers.</p>
+    ${groups.length === 0 ? html`<p class="empty card">No groups yet.</p>` : null}
+    ${groups.map(([name, emails], index) => {
+      const mine = draftFor('edit', name);
+      return html`<section class="card" aria-labelledby="group-${index}">
+        <h3 id="group-${index}">${name} <span class="muted">(${emails.length})</span></h3>
+        <form method="post" action="/app/admin/groups/save" class="decide">
+          ${csrfField(session)}
+          <input type="hidden" name="mode" value="edit" />
+          <input type="hidden" name="name" value="${name}" />
+          <fieldset class="plain">
+            <legend class="muted">Members of ${name}</legend>
+            ${memberChoices(config, mine ? mine.members : emails, `g${index}`)}
+          </fieldset>
+          ${when(mine?.error, () => html`<p class="error" role="alert">${mine!.error}</p>`)}
+          <div class="buttons"><button type="submit">Save members of ${name}</button></div>
+        </form>
+        <form method="post" action="/app/admin/groups/delete" style="margin-top:0.5rem">
+          ${csrfField(session)}
+          <input type="hidden" name="name" value="${name}" />
+          <button type="submit" class="link">Delete group ${name}…</button>
+        </form>
+      </section>`;
+    })}
+    <section class="card" aria-labelledby="new-group">
+      <h3 id="new-group">Create a group</h3>
+      <form method="post" action="/app/admin/groups/save" class="decide">
+        ${csrfField(session)}
+        <input type="hidden" name="mode" value="create" />
+        <label for="group-name">Name (letters, digits, _ . -)</label>
+        <input
+          id="group-name"
+          name="name"
+          type="text"
+          required
+          maxlength="100"
+          pattern="[A-Za-z0-9_.\\-]{1,100}"
+          value="${create?.name ?? ''}"
+          ${describedBy('group-name', create?.error)}
+        />
+        ${fieldError('group-name', create?.error)}
+        <fieldset class="plain">
+          <legend><strong>Members</strong></legend>
+          ${memberChoices(config, create?.members ?? [], 'gnew')}
+        </fieldset>
+        <div class="buttons"><button type="submit">Create group</button></div>
+      </form>
+    </section>`;
+}
+
+export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
+  const overview = async (
+    session: AppSession,
+    options: {
+      notice?: string | null;
+      problems?: string[];
+      add?: { values: MemberValues; errors: Record<string, string> };
+      group?: GroupDraft;
+    } = {},
+  ) => {
+    const config = await currentConfig(ctx, session);
+    const body = html`<h1>Members</h1>
+      ${issueSummary(options.problems ?? [])} ${memberTable(config, session)}
+      <section class="card" aria-labelledby="add-member">
+        <h2 id="add-member">Add a member</h2>
+        ${memberForm(session, 'add', options.add?.values ?? blankMember, options.add?.errors ?? {})}
+      </section>
+      ${groupSection(config, session, options.group ?? null)}`;
+    return adminPage(ctx, session, { title: 'Members', active: 'members', notice: options.notice }, body);
+  };
+
+  const editPage = async (
+    session: AppSession,
+    values: MemberValues,
+    errors: Record<string, string>,
+    problems: string[],
+  ) =>
+    adminPage(
+      ctx,
+      session,
+      { title: `Edit ${values.email}`, active: 'members' },
+      html`<p><a href="/app/admin/members">← Members</a></p>
+        <div class="card" style="max-width:36rem">
+          <h1>Edit member</h1>
+          ${issueSummary(problems)} ${memberForm(session, 'edit', values, errors)}
+        </div>`,
+    );
+
+  app.get<{ Querystring: { notice?: string } }>('/app/admin/members', ADMIN, async (request, reply) => {
+    const notice = NOTICES[request.query.notice ?? ''] ?? null;
+    return sendPage(reply, await overview(request.appSession!, { notice }));
+  });
+
+  app.get<{ Querystring: { email?: string } }>('/app/admin/members/edit', ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    const config = await currentConfig(ctx, session);
+    const member = config.members?.find((m) => sameEmail(m.email, request.query.email ?? ''));
+    if (!member) return problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
+    return sendPage(reply, await editPage(session, valuesOf(member), {}, []));
+  });
+
+  app.post<{ Body: Form }>('/app/admin/members/save', ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    const body = request.body;
+    const mode = field(body, 'mode') === 'edit' ? 'edit' : 'add';
+    const values: MemberValues = {
+      email: field(body, 'email'),
+      name: field(body, 'name'),
+      role: field(body, 'role'),
+      phone: field(body, 'phone').replace(/[\s()-]/g, ''),
+      slack_user_id: field(body, 'slack_user_id'),
+      channels: fields(body, 'channels'),
+    };
+    const current = await currentConfig(ctx, session);
+    const members = [...(current.members ?? [])];
+    const at = members.findIndex((m) => sameEmail(m.email, values.email));
+    const errors: Record<string, string> = {};
+    if (mode === 'add' && at >= 0) errors.email = 'Is already a member of this workspace.';
+    if (mode === 'edit' && at < 0)
+      return problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
+    if (!(ROLES as readonly string[]).includes(values.role))
+      errors.role = 'Choose admin, approver or viewer.';
+    if (
+      mode === 'edit' &&
+      sameEmail(values.email, session.member.email) &&
+      values.role !== session.member.role
+    )
+      errors.role = 'You cannot change your own role. Ask another admin.';
+    if (values.channels.some((c) => !(CHANNELS as readonly string[]).includes(c)))
+      errors.channels = 'Choose among e-mail, SMS and Slack.';
+    else if (values.channels.includes('sms') && !values.phone) errors.phone = 'SMS needs a phone number.';
+    else if (values.channels.includes('slack') && !values.slack_user_id)
+      errors.slack_user_id = 'Slack needs a Slack user id.';
+
+    const entry = {
+      email: values.email,
+      name: values.name,
+      role: values.role,
+      ...(values.phone ? { phone: values.phone } : {}),
+      ...(values.slack_user_id ? { slack_user_id: values.slack_user_id } : {}),
+      channels: values.channels,
+    } as MemberEntry;
+    const index = mode === 'edit' ? at : members.length;
+    members[index] = entry;
+    const change: WorkspaceConfig = { members };
+
+    const fail = async (issues: FieldIssue[], described: WorkspaceConfig) => {
+      const problems: string[] = [];
+      for (const issue of issues) {
+        const [part, i, name] = issue.field.split('.');
+        if (part === 'members' && Number(i) === index && name && !errors[name]) errors[name] = issue.message;
+        else problems.push(describeIssue(issue, described));
+      }
+      const page =
+        mode === 'add'
+          ? await overview(session, { problems, add: { values, errors } })
+          : await editPage(session, values, errors, problems);
+      return sendPage(reply, page, 422);
+    };
+    if (Object.keys(errors).length > 0) return fail([], change);
+    const issues = await applyChange(ctx, session, change);
+    if (issues) return fail(issues, { ...current, ...change });
+    return reply.redirect(`/app/admin/members?notice=${mode === 'add' ? 'added' : 'updated'}`, 303);
+  });
+
+  app.post<{ Body: Form }>('/app/admin/members/remove', ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    const email = field(request.body, 'email');
+    const current = await currentConfig(ctx, session);
+    const member = current.members?.find((m) => sameEmail(m.email, email));
+    if (!member) return problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
+    if (sameEmail(member.email, session.member.email)) {
+      return sendPage(
+        reply,
+        await overview(session, { problems: ['You cannot remove yourself. Ask another admin.'] }),
+        422,
+      );
+    }
+    if (field(request.body, 'confirm') !== 'yes') {
+      const body = confirmCard(session, {
+        title: 'Remove this member?',
+        message: html`${member.name} (${member.email}) can no longer sign in, is taken out of every group and
+        cannot decide any hold. Adding them again later brings them back, without their groups.`,
+        action: '/app/admin/members/remove',
+        fields: { email: member.email },
+        button: `Remove ${member.name}`,
+        back: '/app/admin/members',
+      });
+      return sendPage(
+        reply,
+        await adminPage(ctx, session, { title: 'Remove member', active: 'members' }, body),
+      );
+    }
+    // applyConfig takes the member out of their groups, and refuses if a rule would lose its approvers.
+    const members = (current.members ?? []).filter((m) => m !== member);
+    const issues = await applyChange(ctx, session, { members });
+    if (issues) {
+      const problems = issues.map((issue) => describeIssue(issue, { ...current, members }));
+      return sendPage(reply, await overview(session, { problems }), 422);
+    }
+    return reply.redirect('/app/admin/members?notice=removed', 303);
+  });
+
+  app.post<{ Body: Form }>('/app/admin/groups/save', ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    const mode = field(request.body, 'mode') === 'edit' ? 'edit' : 'create';
+    const name = field(request.body, 'name');
+    const chosen = fields(request.body, 'members');
+    const current = await currentConfig(ctx, session);
+    const groups = { ...current.groups };
+    const draft: GroupDraft = { mode, name, members: chosen, error: '' };
+    if (!GROUP_NAME.test(name)) draft.error = 'Use 1 to 100 characters of A-Z a-z 0-9 _ . -';
+    else if (mode === 'create' && Object.hasOwn(groups, name)) draft.error = 'A group with this name exists.';
+    else if (mode === 'edit' && !Object.hasOwn(groups, name))
+      return problemPage(reply, 404, 'Not found', 'No such group in this workspace.', session);
+    else if (chosen.length === 0)
+      draft.error =
+        mode === 'create'
+          ? 'Choose at least one member.'
+          : 'Choose at least one member, or delete the group.';
+    if (draft.error) return sendPage(reply, await overview(session, { group: draft }), 422);
+    groups[name] = chosen;
+    const issues = await applyChange(ctx, session, { groups });
+    if (issues) {
+      draft.error = issues.map((issue) => describeIssue(issue, current)).join(' ');
+      return sendPage(reply, await overview(session, { group: draft }), 422);
+    }
+    return reply.redirect('/app/admin/members?notice=group_saved#groups', 303);
+  });
+
+  app.post<{ Body: Form }>('/app/admin/groups/delete', ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    const name = field(request.body, 'name');
+    const current = await currentConfig(ctx, session);
+    if (!Object.hasOwn(current.groups ?? {}, name))
+      return problemPage(reply, 404, 'Not found', 'No such group in this workspace.', session);
+    if (field(request.body, 'confirm') !== 'yes') {
+      const body = confirmCard(session, {
+        title: `Delete group ${name}?`,
+        message: 'Its members stay in the workspace. Rules that name this group must be changed first.',
+        action: '/app/admin/groups/delete',
+        fields: { name },
+        button: `Delete group ${name}`,
+        back: '/app/admin/members#groups',
+      });
+      return sendPage(
+        reply,
+        await adminPage(ctx, session, { title: 'Delete group', active: 'members' }, body),
+      );
+    }
+    const groups = Object.fromEntries(
+      Object.entries(current.groups ?? {}).filter(([group]) => group !== name),
+    );
+    const issues = await applyChange(ctx, session, { groups });
+    if (issues) {
+      const problems = issues.map((issue) => describeIssue(issue, current));
+      return sendPage(reply, await overview(session, { problems }), 422);
+    }
+    return reply.redirect('/app/admin/members?notice=group_deleted', 303);
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * What the admin pages share: every change is a partial workspace file, checked by `parseConfig` and
+ * applied by `applyConfig` exactly as `approvals apply` does (so each one is evidenced as
+ * `config.applied`); problems come back as field issues and are shown in the page.
+ */
+import { applyConfig, exportConfig } from '../../../services/apply-config.ts';
+import { parseConfig, type WorkspaceConfig } from '../../../services/config-file.ts';
+import type { ServiceContext } from '../../../services/context.ts';
+import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
+import { inboxOf } from '../../../services/inbox.ts';
+import type { AppSession } from '../../../services/sign-in.ts';
+import { Html, html, when } from '../../html.ts';
+import { layout } from '../../layout.ts';
+
+export const ADMIN = { config: { role: 'admin' as const } };
+
+export const csrfField = (session: AppSession) =>
+  html`<input type="hidden" name="_csrf" value="${session.csrfToken}" />`;
+
+/** An admin page in the app's shell. */
+export async function adminPage(
+  ctx: ServiceContext,
+  session: AppSession,
+  options: { title: string; active: string; notice?: string | null },
+  body: Html,
+): Promise<Html> {
+  const pending = (await inboxOf(ctx, session.member)).length;
+  // Admin pages hold forms being filled in: they are not refreshed live (it would drop a draft rule).
+  return layout({ ...options, session, pending, live: false }, body);
+}
+
+/** The issues of a refused change, whatever threw them. */
+function issuesOf(error: ServiceError): FieldIssue[] {
+  return error.issues.length > 0 ? error.issues : [{ field: '(change)', message: error.message }];
+}
+
+/** Checks a partial workspace file the way `approvals apply` does; throws nothing. */
+export function checkConfig(config: WorkspaceConfig): { config: WorkspaceConfig } | { issues: FieldIssue[] } {
+  try {
+    return { config: parseConfig(JSON.stringify(config)).config };
+  } catch (error) {
+    if (error instanceof ServiceError) return { issues: issuesOf(error) };
+    throw error;
+  }
+}
+
+/**
+ * Applies a partial workspace file through `applyConfig`. Returns the issues when it is refused
+ * (nothing is changed then), or null when it was applied.
+ */
+export async function applyChange(
+  ctx: ServiceContext,
+  session: AppSession,
+  config: WorkspaceConfig,
+): Promise<FieldIssue[] | null> {
+  const checked = checkConfig(config);
+  if ('issues' in checked) return checked.issues;
+  try {
+    await applyConfig(ctx, session.workspace, { config: checked.config, lineOf: () => undefined });
+    return null;
+  } catch (error) {
+    if (error instanceof ServiceError) return issuesOf(error);
+    throw error;
+  }
+}
+
+export const currentConfig = (ctx: ServiceContext, session: AppSession) =>
+  exportConfig(ctx, session.workspace);
+
+/** An issue in words: `rules.3.approvers.0` becomes `Rule "Payments", approvers.0`. */
+export function describeIssue(issue: FieldIssue, config: WorkspaceConfig): string {
+  const [part, index, ...rest] = issue.field.split('.');
+  const where = rest.length > 0 ? ` (${rest.join('.')})` : '';
+  if (part === 'rules' && index !== undefined) {
+    // applyConfig names a stored rule itself when the change leaves the rules out.
+    const stored = issue.message.match(/^\(stored rule "(.*)"\) (.*)$/s);
+    const rule = stored?.[1] ?? config.rules?.[Number(index)]?.name ?? `#${Number(index) + 1}`;
+    return `Rule “${rule}”${where}: ${stored?.[2] ?? issue.message}`;
+  }
+  if (part === 'members' && index !== undefined) {
+    const member = config.members?.[Number(index)];
+    return `Member ${member?.email ?? `#${Number(index) + 1}`}${where}: ${issue.message}`;
+  }
+  if (part === 'groups' && index !== undefined) return `Group “${index}”: ${issue.message}`;
+  return `${issue.field === '(change)' || issue.field === '(file)' ? '' : `${issue.field}: `}${issue.message}`;
+}
+
+/** The problems that stopped a change, at the top of a page. */
+export const issueSummary = (messages: string[]) =>
+  when(
+    messages.length > 0,
+    () =>
+      html`<div class="error" role="alert" id="problems">
+        <p><strong>Nothing was changed.</strong> ${messages.length === 1 ? 'One problem:' : 'Problems:'}</p>
+        <ul>
+          ${messages.map((message) => html`<li>${message}</li>`)}
+        </ul>
+      </div>`,
+  );
+
+/** A field's own error, next to it; `describedBy` ties it to the input for screen readers. */
+export const fieldError = (id: string, message: string | undefined) =>
+  when(message, () => html`<p class="error" id="${id}-error">${message}</p>`);
+
+export const describedBy = (id: string, message: string | undefined) =>
+  message ? html` aria-invalid="true" aria-describedby="${id}-error"` : null;
+
+export const selected = (yes: boolean) => (yes ? html` selected` : null);
+export const checked = (yes: boolean) => (yes ? html` checked` : null);
+
+/** The second step of a destructive action: the same form again, with `confirm=yes`. */
+export function confirmCard(
+  session: AppSession,
+  options: {
+    title: string;
+    message: Html | string;
+    action: string;
+    fields: Record<string, string>;
+    button: string;
+    back: string;
+  },
+): Html {
+  return html`<div class="narrow card">
+    <h1>${options.title}</h1>
+    <p>${options.message}</p>
+    <form method="post" action="${options.action}" class="decide">
+      ${csrfField(session)}
+      ${Object.entries(options.fields).map(
+        ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
+      )}
+      <input type="hidden" name="confirm" value="yes" />
+      <div class="buttons">
+        <button type="submit" class="reject">${options.button}</button>
+        <a class="button secondary" href="${options.back}">Cancel</a>
+      </div>
+    </form>
+  </div>`;
+}

@@ -1,0 +1,886 @@
+/**
+ * The admin pages of the app: API keys, members and groups, branding, and the rule builder. Every
+ * change goes through `applyConfig` (like `approvals apply`), is evidenced, and only admins with the
+ * session's CSRF token can make it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { exportConfig } from '../src/services/apply-config.ts';
+import { listWorkspaceApiKeys } from '../src/services/api-keys.ts';
+import { inviteLink } from '../src/services/sign-in.ts';
+import type { Workspace } from '../src/store/workspaces.ts';
+import { backends } from './support/backends.ts';
+import { call, submission } from './support/http.ts';
+import { startTestService, type TestService } from './support/service.ts';
+
+const WORKSPACE = `members:
+  - { email: admin@acme.test, name: Ada Admin, role: admin }
+  - { email: second@acme.test, name: Sam Second, role: admin }
+  - { email: approver@acme.test, name: Avery Approver, role: approver }
+  - { email: viewer@acme.test, name: Vic Viewer, role: viewer }
+`;
+
+interface Session {
+  cookie: string;
+  csrf: string;
+}
+
+interface Page {
+  status: number;
+  location: string | null;
+  text: string;
+}
+
+type Fields = Record<string, string | string[]>;
+
+const ADMIN_GETS = [
+  '/app/admin/rules',
+  '/app/admin/rules/new',
+  '/app/admin/rules/edit?rule=x',
+  '/app/admin/members',
+  '/app/admin/members/edit?email=admin%40acme.test',
+  '/app/admin/keys',
+  '/app/admin/branding',
+];
+
+const ADMIN_POSTS = [
+  '/app/admin/rules/save',
+  '/app/admin/rules/delete',
+  '/app/admin/rules/classify',
+  '/app/admin/members/save',
+  '/app/admin/members/remove',
+  '/app/admin/groups/save',
+  '/app/admin/groups/delete',
+  '/app/admin/keys/create',
+  '/app/admin/keys/revoke',
+  '/app/admin/branding',
+];
+
+const unescape = (text: string) =>
+  text
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
+
+/** The hidden inputs of the first form after `marker` in a page. */
+function hiddenInputs(text: string, marker: string): [string, string][] {
+  const start = text.indexOf(marker);
+  assert.ok(start >= 0, `no ${marker} in the page`);
+  const form = text.slice(text.indexOf('<form', start), text.indexOf('</form>', start));
+  return [...form.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)"/g)].map((m) => [
+    unescape(m[1]!),
+    unescape(m[2]!),
+  ]);
+}
+
+/** The condition rows of an empty rule form, as the browser would send them. */
+const emptyRows = (from: number, to: number): Fields =>
+  Object.fromEntries(
+    Array.from({ length: to - from }, (_, i) => [
+      [`cond_arg_${from + i}`, ''],
+      [`cond_op_${from + i}`, 'eq'],
+      [`cond_value_${from + i}`, ''],
+    ]).flat(),
+  );
+
+for (const backend of backends) {
+  describe(`admin pages on ${backend.name}`, { skip: backend.skip }, () => {
+    let t: TestService;
+    let workspace: Workspace;
+    let key: string;
+    let admin: Session;
+    let approver: Session;
+    let viewer: Session;
+
+    async function get(session: Session | null, path: string): Promise<Page> {
+      const response = await fetch(t.url + path, {
+        headers: session ? { cookie: `approvals_session=${session.cookie}` } : {},
+        redirect: 'manual',
+      });
+      return {
+        status: response.status,
+        location: response.headers.get('location'),
+        text: await response.text(),
+      };
+    }
+
+    async function post(
+      session: Session | null,
+      path: string,
+      fields: Fields | [string, string][],
+      csrf: string | null = session?.csrf ?? null,
+    ): Promise<Page> {
+      const body = new URLSearchParams();
+      if (csrf !== null) body.append('_csrf', csrf);
+      const entries = Array.isArray(fields) ? fields : Object.entries(fields);
+      for (const [name, value] of entries) for (const v of [value].flat()) body.append(name, v);
+      const response = await fetch(t.url + path, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(session ? { cookie: `approvals_session=${session.cookie}` } : {}),
+        },
+        body: body.toString(),
+        redirect: 'manual',
+      });
+      return {
+        status: response.status,
+        location: response.headers.get('location'),
+        text: await response.text(),
+      };
+    }
+
+    async function signIn(email: string): Promise<Session> {
+      const { url } = await inviteLink(t.service.ctx, workspace, email);
+      const response = await fetch(t.url + new URL(url).pathname, { method: 'POST', redirect: 'manual' });
+      assert.equal(response.status, 303);
+      const cookie = response.headers.get('set-cookie')?.match(/approvals_session=([^;]+)/)?.[1];
+      assert.ok(cookie, 'a session cookie');
+      const inbox = await get({ cookie, csrf: '' }, '/app/inbox');
+      const csrf = inbox.text.match(/name="_csrf" value="([^"]+)"/)?.[1];
+      assert.ok(csrf, 'a CSRF token in the page');
+      return { cookie, csrf };
+    }
+
+    const config = () => exportConfig(t.service.ctx, workspace);
+    const hold = (body: Record<string, unknown>, apiKey = key) =>
+      call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission(body) });
+    const evidence = async () => {
+      const answer = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.valid, true);
+      return answer.body.checked as number;
+    };
+    const lastEntry = async () => {
+      const row = await t.service.ctx.db.one<{ type: string; data: string }>(
+        'SELECT type, data FROM evidence WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1',
+        [workspace.id],
+      );
+      return { type: row!.type, data: JSON.parse(row!.data) };
+    };
+    /** Expects one successful change: a redirect with a notice, and one `config.applied` entry. */
+    async function changed(page: Page, before: number, location: RegExp) {
+      assert.equal(page.status, 303, page.text.slice(0, 2000));
+      assert.match(page.location ?? '', location);
+      assert.equal(await evidence(), before + 1);
+      assert.equal((await lastEntry()).type, 'config.applied');
+    }
+
+    before(async () => {
+      t = await startTestService(backend);
+      ({ workspace, key } = await t.workspace({ config: WORKSPACE }));
+      admin = await signIn('admin@acme.test');
+      approver = await signIn('approver@acme.test');
+      viewer = await signIn('viewer@acme.test');
+    });
+    after(() => t?.close());
+
+    test('admins reach every admin page', async () => {
+      for (const path of ADMIN_GETS) {
+        const page = await get(admin, path);
+        assert.equal(page.status, path.includes('rule=x') ? 404 : 200, path);
+        assert.match(page.text, /<html lang="en">/);
+      }
+    });
+
+    test('approvers, viewers and signed-out requests are refused on every admin route', async () => {
+      const keysBefore = (await listWorkspaceApiKeys(t.service.ctx, workspace)).length;
+      const configBefore = await config();
+      const checked = await evidence();
+      for (const session of [approver, viewer]) {
+        for (const path of ADMIN_GETS) assert.equal((await get(session, path)).status, 403, path);
+        for (const path of ADMIN_POSTS) {
+          const page = await post(session, path, {
+            env: 'live',
+            name: 'Evil',
+            email: 'admin@acme.test',
+            role: 'viewer',
+            mode: 'edit',
+            confirm: 'yes',
+            rule: 'x',
+            tool: 'x',
+            effect: 'allow',
+            connection: 'SDK',
+            classification: 'allow',
+          });
+          assert.equal(page.status, 403, path);
+          assert.match(page.text, /for workspace admins/);
+        }
+      }
+      for (const path of ADMIN_GETS) {
+        const page = await get(null, path);
+        assert.equal(page.status, 303, path);
+        assert.match(page.location ?? '', /^\/app\/login(\?|$)/);
+      }
+      for (const path of ADMIN_POSTS) assert.equal((await post(null, path, { name: 'x' })).status, 401, path);
+      assert.equal((await listWorkspaceApiKeys(t.service.ctx, workspace)).length, keysBefore);
+      assert.deepEqual(await config(), configBefore);
+      assert.equal(await evidence(), checked);
+    });
+
+    test('a form without the session CSRF token, or with a wrong one, changes nothing', async () => {
+      const keysBefore = (await listWorkspaceApiKeys(t.service.ctx, workspace)).length;
+      const configBefore = await config();
+      const checked = await evidence();
+      for (const csrf of [null, '', 'wrong-token', approver.csrf]) {
+        const made = await post(admin, '/app/admin/keys/create', { env: 'live', name: 'x' }, csrf);
+        assert.equal(made.status, 403);
+        assert.doesNotMatch(made.text, /svc_live_/);
+        const branded = await post(admin, '/app/admin/branding', { name: 'Hijacked', action: 'save' }, csrf);
+        assert.equal(branded.status, 403);
+        const member = await post(
+          admin,
+          '/app/admin/members/save',
+          { mode: 'add', email: 'evil@acme.test', name: 'Evil', role: 'admin', channels: 'email' },
+          csrf,
+        );
+        assert.equal(member.status, 403);
+      }
+      const foreign = await fetch(`${t.url}/app/admin/branding`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie: `approvals_session=${admin.cookie}`,
+          origin: 'https://evil.example',
+        },
+        body: new URLSearchParams({ _csrf: admin.csrf, name: 'Hijacked', action: 'save' }).toString(),
+        redirect: 'manual',
+      });
+      assert.equal(foreign.status, 403);
+      assert.equal((await listWorkspaceApiKeys(t.service.ctx, workspace)).length, keysBefore);
+      assert.deepEqual(await config(), configBefore);
+      assert.equal(await evidence(), checked);
+    });
+
+    test('a new key is shown once, works at once, and stops working when revoked', async () => {
+      const invalid = await post(admin, '/app/admin/keys/create', { env: 'prod', name: 'x' });
+      assert.equal(invalid.status, 422);
+      assert.match(invalid.text, /Choose live or test/);
+
+      const made = await post(admin, '/app/admin/keys/create', { env: 'test', name: 'CI <runner>' });
+      assert.equal(made.status, 200);
+      const plaintext = made.text.match(
+        /<p class="secret" id="new-key-value">(svc_test_[A-Za-z0-9_-]{43})<\/p>/,
+      )?.[1];
+      assert.ok(plaintext, 'the key in a .secret box');
+      assert.match(made.text, /will not be shown again/);
+      assert.match(made.text, /CI &lt;runner&gt;/);
+      assert.equal(made.text.split(plaintext).length, 2, 'shown exactly once on the page');
+
+      const list = await get(admin, '/app/admin/keys');
+      assert.equal(list.status, 200);
+      assert.ok(!list.text.includes(plaintext), 'never shown again');
+      const keys = await listWorkspaceApiKeys(t.service.ctx, workspace);
+      const created = keys.find((k) => k.name === 'CI <runner>')!;
+      assert.equal(created.env, 'test');
+      assert.ok(list.text.includes(created.id));
+
+      const submitted = await hold({ tool_name: 'key_check' }, plaintext);
+      assert.equal(submitted.status, 201, submitted.text);
+      assert.equal(
+        (await call(t.url, 'GET', `/api/v1/holds/${submitted.body.id}`, { key })).body.environment,
+        'test',
+      );
+
+      // Revoking asks first; the first step changes nothing.
+      const asked = await post(admin, '/app/admin/keys/revoke', { id: created.id });
+      assert.equal(asked.status, 200);
+      assert.match(asked.text, /Revoke this key\?/);
+      assert.match(asked.text, /name="confirm" value="yes"/);
+      assert.equal((await hold({ tool_name: 'key_check' }, plaintext)).status, 201);
+
+      const revoked = await post(admin, '/app/admin/keys/revoke', { id: created.id, confirm: 'yes' });
+      assert.equal(revoked.status, 303);
+      assert.equal(revoked.location, '/app/admin/keys?notice=revoked');
+      assert.equal((await hold({ tool_name: 'key_check' }, plaintext)).status, 401);
+      const after = await get(admin, revoked.location!);
+      assert.match(after.text, /The key is revoked/);
+      assert.match(after.text, /status rejected">revoked/);
+
+      // Another workspace's key cannot be revoked from here.
+      const other = await t.workspace();
+      const [otherKey] = await listWorkspaceApiKeys(t.service.ctx, other.workspace);
+      const foreign = await post(admin, '/app/admin/keys/revoke', { id: otherKey!.id, confirm: 'yes' });
+      assert.equal(foreign.status, 404);
+      assert.equal((await hold({ tool_name: 'key_check' }, other.key)).status, 201);
+    });
+
+    test('members: add, edit and remove, with field errors shown in the page', async () => {
+      let checked = await evidence();
+      const bad = await post(admin, '/app/admin/members/save', {
+        mode: 'add',
+        email: 'bob@acme.test',
+        name: 'Bob',
+        role: 'approver',
+        phone: '555-0100',
+        slack_user_id: '',
+        channels: ['email', 'sms'],
+      });
+      assert.equal(bad.status, 422);
+      assert.match(bad.text, /id="m-phone-error">must be an E.164 number/);
+      assert.match(bad.text, /value="bob@acme.test"/, 'the form keeps what was typed');
+      assert.ok(!(await config()).members!.some((m) => m.email === 'bob@acme.test'));
+      assert.equal(await evidence(), checked);
+
+      const added = await post(admin, '/app/admin/members/save', {
+        mode: 'add',
+        email: 'Bob@Acme.test',
+        name: 'Bob Builder',
+        role: 'approver',
+        phone: '+15550100',
+        slack_user_id: '',
+        channels: ['email', 'sms'],
+      });
+      await changed(added, checked++, /^\/app\/admin\/members\?notice=added$/);
+      assert.deepEqual(
+        (await config()).members!.find((m) => m.email === 'bob@acme.test'),
+        {
+          email: 'bob@acme.test',
+          name: 'Bob Builder',
+          role: 'approver',
+          phone: '+15550100',
+          channels: ['email', 'sms'],
+        },
+      );
+      const listed = await get(admin, '/app/admin/members?notice=added');
+      assert.match(listed.text, /Member added/);
+      assert.match(listed.text, /Bob Builder/);
+
+      const twice = await post(admin, '/app/admin/members/save', {
+        mode: 'add',
+        email: 'bob@acme.test',
+        name: 'Bob again',
+        role: 'viewer',
+        channels: 'email',
+      });
+      assert.equal(twice.status, 422);
+      assert.match(twice.text, /Is already a member/);
+
+      const form = await get(admin, '/app/admin/members/edit?email=bob%40acme.test');
+      assert.match(form.text, /value="Bob Builder"/);
+      assert.match(form.text, /value="sms"\s+checked/);
+      const edited = await post(admin, '/app/admin/members/save', {
+        mode: 'edit',
+        email: 'bob@acme.test',
+        name: 'Bobby',
+        role: 'viewer',
+        phone: '',
+        slack_user_id: 'U0BOB',
+        channels: 'slack',
+      });
+      await changed(edited, checked++, /notice=updated$/);
+      assert.deepEqual(
+        (await config()).members!.find((m) => m.email === 'bob@acme.test'),
+        {
+          email: 'bob@acme.test',
+          name: 'Bobby',
+          role: 'viewer',
+          slack_user_id: 'U0BOB',
+          channels: ['slack'],
+        },
+      );
+
+      const self = await post(admin, '/app/admin/members/save', {
+        mode: 'edit',
+        email: 'admin@acme.test',
+        name: 'Ada',
+        role: 'viewer',
+        channels: 'email',
+      });
+      assert.equal(self.status, 422);
+      assert.match(self.text, /cannot change your own role/);
+      assert.equal(
+        (await post(admin, '/app/admin/members/remove', { email: 'admin@acme.test', confirm: 'yes' })).status,
+        422,
+      );
+
+      const asked = await post(admin, '/app/admin/members/remove', { email: 'bob@acme.test' });
+      assert.equal(asked.status, 200);
+      assert.match(asked.text, /Remove this member\?/);
+      assert.ok((await config()).members!.some((m) => m.email === 'bob@acme.test'));
+      const removed = await post(admin, '/app/admin/members/remove', {
+        email: 'bob@acme.test',
+        confirm: 'yes',
+      });
+      await changed(removed, checked, /notice=removed$/);
+      assert.ok(!(await config()).members!.some((m) => m.email === 'bob@acme.test'));
+      assert.deepEqual((await lastEntry()).data.members.removed, ['bob@acme.test']);
+    });
+
+    test('groups: create, set members, and delete; a rule that needs the group stops its deletion', async () => {
+      let checked = await evidence();
+      const empty = await post(admin, '/app/admin/groups/save', { mode: 'create', name: 'finance' });
+      assert.equal(empty.status, 422);
+      assert.match(empty.text, /Choose at least one member/);
+
+      const created = await post(admin, '/app/admin/groups/save', {
+        mode: 'create',
+        name: 'finance',
+        members: ['admin@acme.test', 'approver@acme.test'],
+      });
+      await changed(created, checked++, /notice=group_saved/);
+      assert.deepEqual((await config()).groups, { finance: ['admin@acme.test', 'approver@acme.test'] });
+
+      const set = await post(admin, '/app/admin/groups/save', {
+        mode: 'edit',
+        name: 'finance',
+        members: ['approver@acme.test', 'second@acme.test'],
+      });
+      await changed(set, checked++, /notice=group_saved/);
+      assert.deepEqual((await config()).groups, { finance: ['approver@acme.test', 'second@acme.test'] });
+      assert.match((await get(admin, '/app/admin/members')).text, /Save members of finance/);
+
+      const rule = await post(admin, '/app/admin/rules/save', {
+        original: '',
+        name: 'Finance approves refunds',
+        connection: 'SDK',
+        tool: 'refund.*',
+        agent: '',
+        ...emptyRows(0, 3),
+        freq_more_than: '',
+        freq_per: '',
+        freq_by: 'tool',
+        effect: 'approval',
+        approvers: 'group:finance',
+        approvals_required: '2',
+        timeout_minutes: '',
+        reason: '',
+        action: 'save',
+      });
+      await changed(rule, checked++, /notice=saved/);
+
+      // Two approvals from a group of one: refused, with the rule named.
+      const shrink = await post(admin, '/app/admin/groups/save', {
+        mode: 'edit',
+        name: 'finance',
+        members: ['approver@acme.test'],
+      });
+      assert.equal(shrink.status, 422);
+      assert.match(shrink.text, /Finance approves refunds/);
+      const blocked = await post(admin, '/app/admin/groups/delete', { name: 'finance', confirm: 'yes' });
+      assert.equal(blocked.status, 422);
+      assert.match(blocked.text, /Rule “Finance approves refunds”/);
+      assert.match(blocked.text, /names no group/);
+      assert.deepEqual((await config()).groups, { finance: ['approver@acme.test', 'second@acme.test'] });
+      assert.equal(await evidence(), checked);
+
+      const deleteRule = await post(admin, '/app/admin/rules/delete', {
+        rule: 'Finance approves refunds',
+        confirm: 'yes',
+      });
+      await changed(deleteRule, checked++, /notice=deleted/);
+      const asked = await post(admin, '/app/admin/groups/delete', { name: 'finance' });
+      assert.match(asked.text, /Delete group finance\?/);
+      const deleted = await post(admin, '/app/admin/groups/delete', { name: 'finance', confirm: 'yes' });
+      await changed(deleted, checked, /notice=group_deleted/);
+      assert.deepEqual((await config()).groups, {});
+    });
+
+    test('a new tool classified on the rules page decides its next call', async () => {
+      const first = await hold({ tool_name: 'wire.transfer' });
+      assert.equal(first.body.status, 'pending');
+      const page = await get(admin, '/app/admin/rules');
+      assert.match(page.text, /Tools to classify first/);
+      const section = page.text.slice(page.text.indexOf('id="classify"'));
+      assert.match(section, /wire\.transfer/);
+
+      let checked = await evidence();
+      const denied = await post(admin, '/app/admin/rules/classify', {
+        connection: 'SDK',
+        tool: 'wire.transfer',
+        classification: 'deny',
+      });
+      await changed(denied, checked, /notice=classified/);
+      assert.equal((await hold({ tool_name: 'wire.transfer' })).body.status, 'denied');
+      assert.deepEqual(
+        (await config()).tools!.find((tool) => tool.tool === 'wire.transfer'),
+        { connection: 'SDK', tool: 'wire.transfer', classification: 'deny' },
+      );
+      const later = (await get(admin, '/app/admin/rules')).text;
+      const toClassify = later.includes('id="classify"')
+        ? later.slice(
+            later.indexOf('id="classify"'),
+            later.indexOf('</section>', later.indexOf('id="classify"')),
+          )
+        : '';
+      assert.doesNotMatch(toClassify, /wire\.transfer/);
+      assert.match(later, /<code>wire\.transfer<\/code>[\s\S]*?status rejected"\s*>deny/);
+
+      checked = await evidence();
+      const allowed = await post(admin, '/app/admin/rules/classify', {
+        connection: 'SDK',
+        tool: 'wire.transfer',
+        classification: 'allow',
+      });
+      await changed(allowed, checked, /notice=classified/);
+      assert.equal((await hold({ tool_name: 'wire.transfer' })).body.status, 'allowed');
+
+      checked = await evidence();
+      const bad = await post(admin, '/app/admin/rules/classify', {
+        connection: 'SDK',
+        tool: 'no spaces allowed',
+        classification: 'deny',
+      });
+      assert.equal(bad.status, 422);
+      assert.match(bad.text, /Tool name: must be 1-200 characters/);
+      assert.equal(await evidence(), checked);
+    });
+
+    test('a rule built in the form, with conditions and a frequency, decides matching calls', async () => {
+      const checked = await evidence();
+      const saved = await post(admin, '/app/admin/rules/save', {
+        original: '',
+        name: 'Large EUR payments in bursts',
+        connection: 'SDK',
+        tool: 'pay.*',
+        agent: 'billing-*',
+        cond_arg_0: 'amount',
+        cond_op_0: 'gt',
+        cond_value_0: '1000',
+        cond_arg_1: '',
+        cond_op_1: 'eq',
+        cond_value_1: '',
+        cond_arg_2: 'currency',
+        cond_op_2: 'in',
+        cond_value_2: '["EUR", "CHF"]',
+        freq_more_than: '1',
+        freq_per: 'hour',
+        freq_by: 'tool',
+        effect: 'deny',
+        approvers: 'role:admin',
+        approvals_required: '2',
+        timeout_minutes: '',
+        reason: 'Too much at once',
+        action: 'save',
+      });
+      await changed(saved, checked, /^\/app\/admin\/rules\?notice=saved$/);
+      const rule = (await config()).rules!.find((r) => r.name === 'Large EUR payments in bursts');
+      assert.deepEqual(rule, {
+        name: 'Large EUR payments in bursts',
+        connection: 'SDK',
+        tool: 'pay.*',
+        agent: 'billing-*',
+        when: [
+          { arg: 'amount', op: 'gt', value: 1000 },
+          { arg: 'currency', op: 'in', value: ['EUR', 'CHF'] },
+        ],
+        frequency: { more_than: 1, per: 'hour', by: 'tool' },
+        effect: 'deny',
+        reason: 'Too much at once',
+      });
+      assert.equal((await lastEntry()).data.rules.length, (await config()).rules!.length);
+
+      const billing = { id: 'billing-bot', label: null };
+      const big = { amount: 5000, currency: 'EUR' };
+      const one = await hold({ tool_name: 'pay.send', arguments: big, agent_identity: billing });
+      assert.equal(one.body.status, 'pending', 'the first call of the hour is under the frequency');
+      const two = await hold({ tool_name: 'pay.send', arguments: big, agent_identity: billing });
+      assert.equal(two.body.status, 'denied');
+      const record = await call(t.url, 'GET', `/api/v1/holds/${two.body.id}`, { key });
+      assert.equal(record.body.decision.reason, 'Too much at once');
+      const small = await hold({
+        tool_name: 'pay.send',
+        arguments: { amount: 10, currency: 'EUR' },
+        agent_identity: billing,
+      });
+      assert.equal(small.body.status, 'pending');
+      const otherAgent = await hold({ tool_name: 'pay.send', arguments: big, agent_identity: { id: 'ops' } });
+      assert.equal(otherAgent.body.status, 'pending');
+
+      // The list shows it; the edit form comes back filled in, JSON values as typed JSON.
+      const list = await get(admin, '/app/admin/rules?notice=saved');
+      assert.match(list.text, /Rule saved/);
+      assert.match(list.text, /Large EUR payments in bursts/);
+      assert.match(list.text, /amount gt 1000/);
+      assert.match(list.text, /more than 1 per hour/);
+      const form = await get(
+        admin,
+        `/app/admin/rules/edit?rule=${encodeURIComponent('Large EUR payments in bursts')}`,
+      );
+      assert.equal(form.status, 200);
+      assert.match(form.text, /name="cond_value_1"[^>]*value="\[&quot;EUR&quot;,&quot;CHF&quot;\]"/s);
+      assert.match(form.text, /<option value="in"\s+selected/);
+      assert.match(form.text, /name="cond_arg_4"/, 'three empty rows after the two conditions');
+      assert.doesNotMatch(form.text, /name="cond_arg_5"/);
+
+      // Editing keeps the name (or renames) and replaces the rule in place.
+      const beforeEdit = await evidence();
+      const edited = await post(admin, '/app/admin/rules/save', {
+        original: 'Large EUR payments in bursts',
+        name: 'Large EUR payments',
+        connection: '',
+        tool: 'pay.*',
+        agent: '',
+        cond_arg_0: 'amount',
+        cond_op_0: 'gte',
+        cond_value_0: '1000',
+        ...emptyRows(1, 4),
+        freq_more_than: '',
+        freq_per: '',
+        freq_by: 'tool',
+        effect: 'approval',
+        approvers: ['role:admin', 'approver@acme.test'],
+        approvals_required: '2',
+        timeout_minutes: '30',
+        reason: '',
+        action: 'save',
+      });
+      await changed(edited, beforeEdit, /notice=saved/);
+      const rules = (await config()).rules!;
+      assert.ok(!rules.some((r) => r.name === 'Large EUR payments in bursts'));
+      assert.deepEqual(
+        rules.find((r) => r.name === 'Large EUR payments'),
+        {
+          name: 'Large EUR payments',
+          tool: 'pay.*',
+          when: [{ arg: 'amount', op: 'gte', value: 1000 }],
+          effect: 'approval',
+          approvers: ['role:admin', 'approver@acme.test'],
+          approvals_required: 2,
+          timeout_minutes: 30,
+        },
+      );
+      const pending = await hold({ tool_name: 'pay.send', arguments: { amount: 1000 } });
+      assert.equal(pending.body.status, 'pending');
+      const detail = await call(t.url, 'GET', `/api/v1/holds/${pending.body.id}`, { key });
+      assert.deepEqual(detail.body.approvals, { required: 2, received: 0 });
+    });
+
+    test('an invalid condition value is a field error next to its row, and nothing is saved', async () => {
+      const rulesBefore = (await config()).rules;
+      const checked = await evidence();
+      const page = await post(admin, '/app/admin/rules/save', {
+        original: '',
+        name: 'Bad values',
+        connection: '',
+        tool: 'pay.*',
+        agent: '',
+        cond_arg_0: 'currency',
+        cond_op_0: 'eq',
+        cond_value_0: 'EUR',
+        cond_arg_1: 'country',
+        cond_op_1: 'in',
+        cond_value_1: '"DE"',
+        cond_arg_2: 'note',
+        cond_op_2: 'matches',
+        cond_value_2: '"(?=x)"',
+        freq_more_than: 'lots',
+        freq_per: 'hour',
+        freq_by: 'tool',
+        effect: 'approval',
+        approvers: 'nobody@acme.test',
+        approvals_required: '1',
+        timeout_minutes: '',
+        reason: '',
+        action: 'save',
+      });
+      assert.equal(page.status, 422);
+      assert.match(page.text, /id="c0-value-error">Is not valid JSON/);
+      assert.match(page.text, /id="c1-value-error">must be a list for in/);
+      assert.match(page.text, /id="c2-value-error">is not a valid RE2 regular expression/);
+      assert.match(page.text, /id="r-more-than-error">Give a whole number/);
+      assert.match(page.text, /Nothing was changed/);
+      assert.match(page.text, /name="cond_value_0"[^>]*value="EUR"/s, 'what was typed comes back');
+      assert.deepEqual((await config()).rules, rulesBefore);
+      assert.equal(await evidence(), checked);
+
+      // Once the form is valid on its own, the service's checks come back as field errors too.
+      const approvers = await post(admin, '/app/admin/rules/save', {
+        original: '',
+        name: 'Bad approvers',
+        connection: '',
+        tool: 'pay.*',
+        agent: '',
+        ...emptyRows(0, 3),
+        freq_more_than: '',
+        freq_per: '',
+        freq_by: 'tool',
+        effect: 'approval',
+        approvers: ['nobody@acme.test'],
+        approvals_required: '1',
+        timeout_minutes: '',
+        reason: '',
+        action: 'save',
+      });
+      assert.equal(approvers.status, 422);
+      assert.match(approvers.text, /id="r-approvers-error">is not a member of the workspace/);
+      assert.match(approvers.text, /nobody@acme.test \(not a current approver\)/);
+      const dup = await post(admin, '/app/admin/rules/save', {
+        original: '',
+        name: 'Large EUR payments',
+        tool: 'x',
+        effect: 'allow',
+        action: 'save',
+      });
+      assert.equal(dup.status, 422);
+      assert.match(dup.text, /id="r-name-error">is used by another rule/);
+      assert.deepEqual((await config()).rules, rulesBefore);
+      assert.equal(await evidence(), checked);
+    });
+
+    test('preview replays the last 30 days with the draft; its Save button saves that same draft', async () => {
+      const rulesBefore = (await config()).rules!;
+      await hold({ tool_name: 'report.export', arguments: { rows: 10 } });
+      await hold({ tool_name: 'report.export', arguments: { rows: 5000 } });
+      const checked = await evidence();
+      const page = await post(admin, '/app/admin/rules/save', {
+        original: '',
+        name: 'No big exports',
+        connection: 'SDK',
+        tool: 'report.*',
+        agent: '',
+        cond_arg_0: 'rows',
+        cond_op_0: 'gt',
+        cond_value_0: '1000',
+        ...emptyRows(1, 3),
+        freq_more_than: '',
+        freq_per: '',
+        freq_by: 'tool',
+        effect: 'deny',
+        approvals_required: '',
+        timeout_minutes: '',
+        reason: 'Exports over 1000 rows are not allowed',
+        action: 'preview',
+      });
+      assert.equal(page.status, 200, page.text.slice(0, 3000));
+      assert.match(page.text, /Preview: the last 30 days/);
+      assert.match(page.text, /Replayed <strong>\d+<\/strong> holds/);
+      assert.match(page.text, /<strong>\d+<\/strong> would be decided differently, \d+ the same/);
+      // Of the two exports, only the big one changes: from the new tool's approval to this rule's denial.
+      assert.equal(page.text.split('<strong>report.export</strong>').length, 2);
+      assert.match(
+        page.text,
+        /<strong>report\.export<\/strong>[\s\S]*?New tool: needs classification[\s\S]*?status rejected"\s*>deny<\/span\s*>\s*<span class="muted">No big exports/,
+      );
+      assert.match(page.text, /<th>Was<\/th>\s*<th>Would be<\/th>\s*<th>Holds<\/th>/);
+      assert.deepEqual((await config()).rules, rulesBefore, 'a preview saves nothing');
+      assert.equal(await evidence(), checked);
+
+      const draft = hiddenInputs(page.text, 'id="preview"');
+      assert.ok(draft.some(([name, value]) => name === 'cond_value_0' && value === '1000'));
+      const saved = await post(admin, '/app/admin/rules/save', [
+        ...draft.filter(([n]) => n !== '_csrf'),
+        ['action', 'save'],
+      ]);
+      await changed(saved, checked, /notice=saved/);
+      const rule = (await config()).rules!.find((r) => r.name === 'No big exports');
+      assert.deepEqual(rule, {
+        name: 'No big exports',
+        connection: 'SDK',
+        tool: 'report.*',
+        when: [{ arg: 'rows', op: 'gt', value: 1000 }],
+        effect: 'deny',
+        reason: 'Exports over 1000 rows are not allowed',
+      });
+      assert.equal(
+        (await hold({ tool_name: 'report.export', arguments: { rows: 2000 } })).body.status,
+        'denied',
+      );
+
+      const asked = await post(admin, '/app/admin/rules/delete', { rule: 'No big exports' });
+      assert.match(asked.text, /Delete this rule\?/);
+      assert.ok((await config()).rules!.some((r) => r.name === 'No big exports'));
+    });
+
+    test('names typed into the forms are shown as text, never as markup', async () => {
+      const name = '<img src=x onerror=alert(1)> "quoted"';
+      const saved = await post(admin, '/app/admin/rules/save', {
+        original: '',
+        name,
+        tool: 'markup.test',
+        agent: '"><script>alert(1)</script>',
+        effect: 'deny',
+        reason: '<b>no</b>',
+        action: 'save',
+      });
+      assert.equal(saved.status, 303, saved.text.slice(0, 2000));
+      const list = await get(admin, '/app/admin/rules');
+      assert.ok(!list.text.includes('<img src=x'));
+      assert.ok(!list.text.includes('<script>alert'));
+      assert.ok(!list.text.includes('<b>no</b>'));
+      assert.match(list.text, /&lt;img src=x onerror=alert\(1\)&gt; &quot;quoted&quot;/);
+      const form = await get(admin, `/app/admin/rules/edit?rule=${encodeURIComponent(name)}`);
+      assert.match(form.text, /value="&lt;img src=x onerror=alert\(1\)&gt; &quot;quoted&quot;"/);
+      const prefilled = await get(admin, '/app/admin/rules/new?connection=files&tool=files.delete');
+      assert.match(prefilled.text, /<option value="files"\s+selected/);
+      assert.match(prefilled.text, /name="tool"[^>]*value="files\.delete"/s);
+    });
+
+    test('branding: preview, validation, and the change shows in the header', async () => {
+      let checked = await evidence();
+      const preview = await post(admin, '/app/admin/branding', {
+        name: 'Acme Preview',
+        logo_url: '',
+        accent_picker: '#0a6e5c',
+        accent_color: '#abc',
+        accent_was: '',
+        picker_was: '#0a6e5c',
+        action: 'preview',
+      });
+      assert.equal(preview.status, 200);
+      assert.match(preview.text, /This is a preview/);
+      assert.match(preview.text, /border-bottom:4px solid #abc/);
+      assert.equal((await config()).name, 'Acme');
+      assert.equal(await evidence(), checked);
+
+      const bad = await post(admin, '/app/admin/branding', {
+        name: 'Acme',
+        logo_url: 'http://cdn.acme.test/logo.png',
+        accent_picker: '#0a6e5c',
+        accent_color: 'red',
+        accent_was: '',
+        picker_was: '#0a6e5c',
+        action: 'save',
+      });
+      assert.equal(bad.status, 422);
+      assert.match(bad.text, /id="b-logo-error">must be an https URL/);
+      assert.match(bad.text, /id="b-accent-error">must be a hex colour/);
+      assert.equal(await evidence(), checked);
+
+      const saved = await post(admin, '/app/admin/branding', {
+        name: 'Acme <Ops>',
+        logo_url: 'https://cdn.acme.test/logo.png',
+        accent_picker: '#0a6e5c',
+        accent_color: '#123456',
+        accent_was: '',
+        picker_was: '#0a6e5c',
+        action: 'save',
+      });
+      await changed(saved, checked++, /notice=saved/);
+      assert.deepEqual((await config()).branding, {
+        logo_url: 'https://cdn.acme.test/logo.png',
+        accent_color: '#123456',
+      });
+      const inbox = await get(approver, '/app/inbox');
+      assert.match(inbox.text, /<span>Acme &lt;Ops&gt;<\/span>/);
+      assert.match(inbox.text, /--accent:#123456/);
+      assert.match(inbox.text, /<img src="https:\/\/cdn\.acme\.test\/logo\.png"/);
+
+      // Only the picker changed: the picker wins; an emptied text field clears the colour.
+      const picked = await post(admin, '/app/admin/branding', {
+        name: 'Acme',
+        logo_url: '',
+        accent_picker: '#ff0000',
+        accent_color: '#123456',
+        accent_was: '#123456',
+        picker_was: '#123456',
+        action: 'save',
+      });
+      await changed(picked, checked++, /notice=saved/);
+      assert.deepEqual((await config()).branding, { logo_url: null, accent_color: '#ff0000' });
+      const cleared = await post(admin, '/app/admin/branding', {
+        name: 'Acme',
+        logo_url: '',
+        accent_picker: '#ff0000',
+        accent_color: '',
+        accent_was: '#ff0000',
+        picker_was: '#ff0000',
+        action: 'save',
+      });
+      await changed(cleared, checked, /notice=saved/);
+      assert.equal((await config()).branding, undefined);
+    });
+  });
+}
