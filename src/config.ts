@@ -20,6 +20,11 @@ const schema = z.object({
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
     .optional(),
   MAIL_FROM: z.string().min(3).default('Approvals <approvals@localhost>'),
+  ALLOW_PRIVATE_TARGETS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+  SECRETS_KEY: z.string().optional(),
   DEADLINE_SWEEP_MS: z.coerce.number().int().min(10).default(1000),
 });
 
@@ -45,6 +50,8 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     trustProxy: settings.TRUST_PROXY,
     deadlineSweepMs: settings.DEADLINE_SWEEP_MS,
     smtpUrl: settings.SMTP_URL,
+    allowPrivateTargets: settings.ALLOW_PRIVATE_TARGETS,
+    secretsKey: settings.SECRETS_KEY,
     mailFrom: settings.MAIL_FROM,
   };
 }

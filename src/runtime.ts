@@ -6,11 +6,14 @@ import { createMetrics } from './http/metrics.ts';
 import { MemoryRateCounter } from './http/rate-limiter.ts';
 import { buildHttpServer } from './http/server.ts';
 import { loadAuditSigner } from './services/audit-signer.ts';
+import { loadSealer } from './services/secrets.ts';
 import type { ServiceContext } from './services/context.ts';
 import { HoldEvents } from './services/hold-events.ts';
 import type { Db } from './store/db.ts';
 import { openDb } from './store/open.ts';
 import { startDeadlineWorker } from './workers/deadlines.ts';
+import { startExecutionWorker } from './workers/executions.ts';
+import { UpstreamPool } from './mcp/upstream.ts';
 
 export interface RunningService {
   ctx: ServiceContext;
@@ -37,6 +40,8 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     compiledRuleSets: new Map(),
     mailer: config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : null,
     secureCookies: (config.publicUrl ?? '').startsWith('https://'),
+    sealer: loadSealer(config),
+    allowPrivateTargets: config.allowPrivateTargets,
   };
 }
 
@@ -47,8 +52,10 @@ export async function startService(
   const ctx = await openContext(config, options.now);
   const metrics = createMetrics(() => ctx.holdEvents.waiting);
   const lifecycle = { closing: false };
+  const upstreams = new UpstreamPool({ sealer: ctx.sealer, allowPrivate: ctx.allowPrivateTargets });
   const app = buildHttpServer({
     lifecycle,
+    upstreams,
     ctx,
     metrics,
     counter: new MemoryRateCounter(),
@@ -69,6 +76,10 @@ export async function startService(
     log: app.log,
     onExpired: (count) => metrics.holdsExpired.inc(count),
   });
+  const executions = startExecutionWorker(ctx, upstreams, {
+    intervalMs: config.deadlineSweepMs,
+    log: app.log,
+  });
 
   let stopping: Promise<void> | undefined;
   return {
@@ -79,9 +90,10 @@ export async function startService(
       // Waiters answer with the current record, requests in flight finish, then storage closes.
       stopping ??= (async () => {
         lifecycle.closing = true;
-        await deadlines.stop();
+        await Promise.all([deadlines.stop(), executions.stop()]);
         ctx.holdEvents.close();
         await app.close();
+        await upstreams.close();
         ctx.mailer?.close();
         await ctx.db.close();
       })();

@@ -26,6 +26,9 @@ const pending: Hold = {
   reason: null,
   channel: null,
   decidedAt: null,
+  mcpServerId: null,
+  callKey: null,
+  execution: null,
 };
 
 test('four-eyes: the hold is approved only with the last required approval', () => {

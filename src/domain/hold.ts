@@ -35,6 +35,20 @@ export interface Hold {
   reason: string | null;
   channel: DecisionChannel | null;
   decidedAt: number | null;
+  /** Set on the MCP proxy path: the upstream server the call goes to. */
+  mcpServerId: string | null;
+  /** Identical proxy calls (server, tool, canonical arguments, session) share this key. */
+  callKey: string | null;
+  /** What the proxy ran for this hold, once it started. */
+  execution: Execution | null;
+}
+
+export interface Execution {
+  status: 'running' | 'executed' | 'failed';
+  startedAt: number;
+  completedAt: number | null;
+  /** `executed`: the upstream's CallToolResult; `failed`: `{ code, message }`. */
+  outcome: unknown;
 }
 
 export const isTerminal = (status: HoldStatus) => status !== 'pending';

@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify';
 import { appPlugin } from '../app/plugin.ts';
+import { mcpRoutes } from '../mcp/endpoint.ts';
+import type { UpstreamPool } from '../mcp/upstream.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { errorHandler, HttpError, sendError } from './errors.ts';
 import { guardApi } from './guard.ts';
@@ -24,6 +26,7 @@ export interface HttpServerOptions {
   trustProxy: boolean;
   /** Set `closing` when shutdown begins: new requests get 503, answers close their connection. */
   lifecycle: { closing: boolean };
+  upstreams: UpstreamPool;
 }
 
 export function buildHttpServer({
@@ -33,6 +36,7 @@ export function buildHttpServer({
   logLevel,
   trustProxy,
   lifecycle,
+  upstreams,
 }: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     logger: { level: logLevel, redact: ['req.headers.authorization'] },
@@ -99,6 +103,7 @@ export function buildHttpServer({
   opsRoutes(app, { ctx, metrics });
   docsRoutes(app, { ctx });
   void app.register(appPlugin, { ctx, counter });
+  mcpRoutes(app, { ctx, counter, upstreams });
 
   for (const [url, methods] of [...methodsByPath]) {
     const missing = METHODS.filter((method) => !methods.has(method));

@@ -3,6 +3,7 @@ import type { Db } from '../store/db.ts';
 import type { AuditSigner } from './audit-signer.ts';
 import type { CompiledRuleSets } from './evaluate-call.ts';
 import type { HoldEvents } from './hold-events.ts';
+import type { Sealer } from './secrets.ts';
 
 /** What every use case gets: storage, time, and the few settings services need. */
 export interface ServiceContext {
@@ -16,6 +17,10 @@ export interface ServiceContext {
   compiledRuleSets: CompiledRuleSets;
   /** Absent when SMTP_URL is not set: no e-mail is sent. */
   mailer: Mailer | null;
+  /** Seals credentials stored in the database (MCP upstream headers). */
+  sealer: Sealer;
+  /** Whether webhook and MCP upstream URLs may reach loopback and private addresses. */
+  allowPrivateTargets: boolean;
   /** Whether PUBLIC_URL is https (cookies are then Secure). */
   secureCookies: boolean;
 }

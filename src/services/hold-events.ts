@@ -6,15 +6,23 @@
 export class HoldEvents {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly watchers = new Map<string, Set<(event: 'changed' | 'closed') => void>>();
+  private readonly everything = new Set<() => void>();
   private closed = false;
 
   /** A hold was created or changed. */
   publish(holdId: string, workspaceId: string): void {
+    for (const listener of this.everything) listener();
     for (const watch of this.watchers.get(workspaceId) ?? []) watch('changed');
     const set = this.waiters.get(holdId);
     if (!set) return;
     this.waiters.delete(holdId);
     for (const wake of set) wake();
+  }
+
+  /** Hears of every change to any hold (workers); returns the unsubscribe. */
+  watchAll(listener: () => void): () => void {
+    this.everything.add(listener);
+    return () => this.everything.delete(listener);
   }
 
   /** Hears of every change to the workspace's holds (the app's live updates); returns the unsubscribe. */

@@ -4,7 +4,7 @@ import type { Environment, Hold, SubmitStatus } from '../domain/hold.ts';
 import { newHoldReference } from '../domain/ids.ts';
 import type { Outcome } from '../domain/policy.ts';
 import { UniqueViolationError } from '../store/db.ts';
-import { countHoldsSince, findHoldByIdempotencyKey, insertHold } from '../store/holds.ts';
+import { countHoldsSince, findHoldByIdempotencyKey, findOpenProxyHold, insertHold } from '../store/holds.ts';
 import { findTool, recordToolSeen } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
@@ -20,6 +20,8 @@ export interface HoldSubmission {
   agent: { id: string; label: string | null };
   context: Record<string, unknown>;
   idempotencyKey: string;
+  /** On the MCP proxy path: the upstream server, and the key identical calls share. */
+  proxy?: { mcpServerId: string; callKey: string };
 }
 
 export interface SubmitResult {
@@ -69,6 +71,7 @@ export async function submitHold(
   const fingerprint = actionFingerprint(submission);
   const earlier = await findHoldByIdempotencyKey(ctx.db, workspace.id, submission.idempotencyKey);
   if (earlier) return replay(ctx, earlier, fingerprint);
+  const { proxy } = submission;
 
   try {
     const submitted = await ctx.db.transaction(async (tx) => {
@@ -76,6 +79,9 @@ export async function submitHold(
       const chain = await openChain(tx, ctx, workspace.id);
       const raced = await findHoldByIdempotencyKey(tx, workspace.id, submission.idempotencyKey);
       if (raced) return replay(ctx, raced, fingerprint);
+      // An identical proxy call while its operation is open (or done) is that operation again.
+      const same = proxy && (await findOpenProxyHold(tx, workspace.id, proxy.callKey));
+      if (same) return result(ctx, same, false);
 
       const now = ctx.now();
       if (workspace.plan === 'legacy_free') {
@@ -171,5 +177,8 @@ function newHold(
     reason: denied ? outcome.reason : null,
     channel: denied ? 'rule' : null,
     decidedAt: denied ? at.now : null,
+    mcpServerId: submission.proxy?.mcpServerId ?? null,
+    callKey: submission.proxy?.callKey ?? null,
+    execution: null,
   };
 }

@@ -1,32 +1,51 @@
-import type { Hold } from '../domain/hold.ts';
+import type { Execution, Hold } from '../domain/hold.ts';
 import type { Sql } from './db.ts';
 
 const columns = `id, workspace_id AS "workspaceId", environment, connection, tool_name AS "toolName",
   agent_id AS "agentId", agent_label AS "agentLabel", arguments, context, idempotency_key AS "idempotencyKey",
   fingerprint, submit_status AS "submitStatus", status, rule_name AS "ruleName", approvers,
   approvals_required AS "approvalsRequired", approvals_received AS "approvalsReceived", created_at AS "createdAt",
-  expires_at AS "expiresAt", verdict, reason, channel, decided_at AS "decidedAt"`;
+  expires_at AS "expiresAt", verdict, reason, channel, decided_at AS "decidedAt", mcp_server_id AS "mcpServerId",
+  call_key AS "callKey", execution_status AS "executionStatus", execution_started_at AS "executionStartedAt",
+  execution_completed_at AS "executionCompletedAt", execution_outcome AS "executionOutcome"`;
 
-type HoldRow = Omit<Hold, 'arguments' | 'context' | 'approvers'> & {
+type HoldRow = Omit<Hold, 'arguments' | 'context' | 'approvers' | 'execution'> & {
   arguments: string;
   context: string;
   approvers: string;
+  executionStatus: Execution['status'] | null;
+  executionStartedAt: number | null;
+  executionCompletedAt: number | null;
+  executionOutcome: string | null;
 };
 
-const toHold = (row: HoldRow | undefined): Hold | undefined =>
-  row && {
-    ...row,
+function toHold(row: HoldRow | undefined): Hold | undefined {
+  if (!row) return undefined;
+  const { executionStatus, executionStartedAt, executionCompletedAt, executionOutcome, ...rest } = row;
+  return {
+    ...rest,
     arguments: JSON.parse(row.arguments),
     context: JSON.parse(row.context),
     approvers: JSON.parse(row.approvers),
+    execution:
+      executionStatus === null
+        ? null
+        : {
+            status: executionStatus,
+            startedAt: executionStartedAt!,
+            completedAt: executionCompletedAt,
+            outcome: executionOutcome === null ? null : JSON.parse(executionOutcome),
+          },
   };
+}
 
 export async function insertHold(sql: Sql, hold: Hold): Promise<void> {
   await sql.run(
     `INSERT INTO holds (id, workspace_id, environment, connection, tool_name, agent_id, agent_label, arguments, context,
        idempotency_key, fingerprint, submit_status, status, rule_name, approvers, approvals_required, approvals_received,
-       created_at, expires_at, verdict, reason, channel, decided_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
+       created_at, expires_at, verdict, reason, channel, decided_at, mcp_server_id, call_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
+       $24, $25)`,
     [
       hold.id,
       hold.workspaceId,
@@ -51,6 +70,8 @@ export async function insertHold(sql: Sql, hold: Hold): Promise<void> {
       hold.reason,
       hold.channel,
       hold.decidedAt,
+      hold.mcpServerId,
+      hold.callKey,
     ],
   );
 }
@@ -86,12 +107,26 @@ export async function findHoldByIdempotencyKey(
   return toHold(row);
 }
 
-/** Writes the mutable part of a hold: its status, approvals and decision. */
+/** Writes the mutable part of a hold: its status, approvals, decision and execution. */
 export async function updateHoldState(sql: Sql, hold: Hold): Promise<void> {
+  const execution = hold.execution;
   await sql.run(
-    `UPDATE holds SET status = $2, approvals_received = $3, verdict = $4, reason = $5, channel = $6, decided_at = $7
+    `UPDATE holds SET status = $2, approvals_received = $3, verdict = $4, reason = $5, channel = $6, decided_at = $7,
+       execution_status = $8, execution_started_at = $9, execution_completed_at = $10, execution_outcome = $11
      WHERE id = $1`,
-    [hold.id, hold.status, hold.approvalsReceived, hold.verdict, hold.reason, hold.channel, hold.decidedAt],
+    [
+      hold.id,
+      hold.status,
+      hold.approvalsReceived,
+      hold.verdict,
+      hold.reason,
+      hold.channel,
+      hold.decidedAt,
+      execution?.status ?? null,
+      execution?.startedAt ?? null,
+      execution?.completedAt ?? null,
+      execution ? JSON.stringify(execution.outcome) : null,
+    ],
   );
 }
 
@@ -272,3 +307,25 @@ export async function pendingDecidedBy(
   );
   return new Set(rows.map((row) => row.id));
 }
+
+/** The newest proxy operation with this call key that a repeat joins (not expired, failed or auto-allowed). */
+export async function findOpenProxyHold(
+  sql: Sql,
+  workspaceId: string,
+  callKey: string,
+): Promise<Hold | undefined> {
+  const row = await sql.one<HoldRow>(
+    `SELECT ${columns} FROM holds WHERE workspace_id = $1 AND call_key = $2
+       AND status NOT IN ('expired', 'failed', 'auto_allowed') ORDER BY created_at DESC LIMIT 1`,
+    [workspaceId, callKey],
+  );
+  return toHold(row);
+}
+
+/** Approved proxy holds nobody has started to run yet, oldest first. */
+export const listHoldsToExecute = (sql: Sql, limit: number) =>
+  sql.all<{ id: string; workspaceId: string }>(
+    `SELECT id, workspace_id AS "workspaceId" FROM holds
+     WHERE status = 'approved' AND mcp_server_id IS NOT NULL AND execution_status IS NULL ORDER BY created_at LIMIT $1`,
+    [limit],
+  );

@@ -1,0 +1,160 @@
+/**
+ * Connections to the registered upstream MCP servers: one client per server, shared by every call
+ * of this instance, reconnected when the upstream restarts. Credentials are unsealed here only.
+ */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Sealer } from '../services/secrets.ts';
+import type { McpServer } from '../store/mcp-servers.ts';
+
+export const CALL_TIMEOUT_MS = 60_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+
+type Connection = { client: Client; url: string; headers: string };
+
+/** Loopback, private, link-local, unique-local, CGNAT and unspecified addresses. */
+export function isInternalAddress(address: string): boolean {
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  if (isIP(v4) === 4) {
+    const [a, b] = v4.split('.').map(Number) as [number, number];
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      a >= 224
+    );
+  }
+  const v6 = address.toLowerCase();
+  return (
+    v6 === '::' ||
+    v6 === '::1' ||
+    v6.startsWith('fc') ||
+    v6.startsWith('fd') ||
+    v6.startsWith('fe8') ||
+    v6.startsWith('fe9') ||
+    v6.startsWith('fea') ||
+    v6.startsWith('feb')
+  );
+}
+
+/** Refuses an upstream whose name resolves to an internal address, unless the operator allows them. */
+export async function checkTarget(url: string, allowPrivate: boolean): Promise<void> {
+  if (allowPrivate) return;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
+  if (addresses.some(isInternalAddress)) {
+    throw new UpstreamUnavailable(
+      'the upstream resolves to an internal address (ALLOW_PRIVATE_TARGETS is off)',
+    );
+  }
+}
+
+/** The upstream could not be reached, or refused the connection: nothing ran there. */
+export class UpstreamUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UpstreamUnavailable';
+  }
+}
+
+/**
+ * Errors that mean the request never ran upstream (nothing listening, the upstream forgot our
+ * session after a restart), so trying again cannot run a call twice. A reset mid-request is not one.
+ */
+function neverReached(error: unknown): boolean {
+  const { message, cause, data } = error as {
+    message?: string;
+    cause?: { code?: string };
+    data?: { status?: number };
+  };
+  return (
+    ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(cause?.code ?? '') ||
+    /ECONNREFUSED|Session not found|No valid session ID/i.test(message ?? '') ||
+    [400, 404].includes(data?.status ?? 0)
+  );
+}
+
+export class UpstreamPool {
+  private readonly connections = new Map<string, Promise<Connection>>();
+  private readonly sealer: Sealer;
+  private readonly allowPrivate: boolean;
+
+  constructor(options: { sealer: Sealer; allowPrivate: boolean }) {
+    this.sealer = options.sealer;
+    this.allowPrivate = options.allowPrivate;
+  }
+
+  /** Runs `work` with the server's client; reconnects and tries once more when the request never got through. */
+  async use<T>(server: McpServer, work: (client: Client) => Promise<T>): Promise<T> {
+    try {
+      return await work(await this.client(server));
+    } catch (error) {
+      if (!neverReached(error)) throw error;
+      this.drop(server.id);
+      try {
+        return await work(await this.client(server));
+      } catch (again) {
+        if (neverReached(again)) {
+          this.drop(server.id);
+          throw new UpstreamUnavailable('the upstream MCP server cannot be reached', { cause: again });
+        }
+        throw again;
+      }
+    }
+  }
+
+  /** One tools/call upstream (the `Upstreams` port of the proxy service). */
+  callTool(server: McpServer, name: string, args: Record<string, unknown>) {
+    return this.use(server, (client) =>
+      client.callTool({ name, arguments: args }, { timeout: CALL_TIMEOUT_MS }),
+    );
+  }
+
+  async capabilities(server: McpServer) {
+    return (await this.client(server)).getServerCapabilities() ?? {};
+  }
+
+  private async client(server: McpServer): Promise<Client> {
+    const existing = this.connections.get(server.id);
+    if (existing) {
+      const connection = await existing.catch(() => null);
+      // Registration changed (URL, credentials): start over.
+      if (connection && connection.url === server.url && connection.headers === server.headersSealed)
+        return connection.client;
+      this.drop(server.id);
+    }
+    const connecting = this.connect(server);
+    this.connections.set(server.id, connecting);
+    connecting.catch(() => this.connections.delete(server.id));
+    return (await connecting).client;
+  }
+
+  private async connect(server: McpServer): Promise<Connection> {
+    await checkTarget(server.url, this.allowPrivate);
+    const headers = JSON.parse(this.sealer.open(server.headersSealed)) as Record<string, string>;
+    const client = new Client({ name: 'approvals-proxy', version: '1' });
+    const transport = new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } });
+    try {
+      await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw new UpstreamUnavailable('the upstream MCP server cannot be reached', { cause: error });
+    }
+    return { client, url: server.url, headers: server.headersSealed };
+  }
+
+  drop(serverId: string): void {
+    const existing = this.connections.get(serverId);
+    this.connections.delete(serverId);
+    void existing?.then((connection) => connection.client.close()).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    for (const id of [...this.connections.keys()]) this.drop(id);
+  }
+}

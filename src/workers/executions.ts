@@ -1,0 +1,41 @@
+/** The execution worker: runs approved proxy calls as soon as they are approved. */
+import type { FastifyBaseLogger } from 'fastify';
+import { describeSafely } from '../http/errors.ts';
+import type { ServiceContext } from '../services/context.ts';
+import { executeApproved, failStaleExecutions } from '../services/execute-approved.ts';
+import type { Upstreams } from '../services/proxy-call.ts';
+import { listHoldsToExecute } from '../store/holds.ts';
+import { startLoop } from './loop.ts';
+
+export function startExecutionWorker(
+  ctx: ServiceContext,
+  upstreams: Upstreams,
+  options: { intervalMs: number; log: FastifyBaseLogger },
+) {
+  const inFlight = new Set<Promise<void>>();
+  const loop = startLoop(async () => {
+    try {
+      await failStaleExecutions(ctx);
+      for (const hold of await listHoldsToExecute(ctx.db, 20)) {
+        // Calls run side by side; each is claimed first, so no two workers run the same one.
+        const work = executeApproved(ctx, upstreams, hold).catch((error: unknown) =>
+          options.log.warn({ ...describeSafely(error) }, 'approved call not run; retrying'),
+        );
+        inFlight.add(work);
+        void work.finally(() => inFlight.delete(work));
+      }
+    } catch (error) {
+      options.log.warn({ ...describeSafely(error) }, 'execution sweep failed; retrying');
+    }
+  }, options.intervalMs);
+  // A decision wakes the worker at once instead of at the next sweep.
+  const unwatch = ctx.holdEvents.watchAll(() => loop.kick());
+
+  return {
+    async stop() {
+      unwatch();
+      await loop.stop();
+      await Promise.all(inFlight);
+    },
+  };
+}
