@@ -147,8 +147,7 @@ export function mcpRoutes(
       const initialize =
         request.method === 'POST' && (body as { method?: string } | undefined)?.method === 'initialize';
       if (legacy && !initialize) {
-        const refused = await checkSession(ctx, request, reply, server.id, auth.workspace.id);
-        if (refused) return refused;
+        if (await sessionRefused(ctx, request, reply, server.id, auth.workspace.id)) return reply;
       }
       const response = await handler.fetch(webRequest, {
         parsedBody: body,
@@ -176,19 +175,23 @@ export function mcpRoutes(
   });
 }
 
-/** 2025-era rules: after initialize every request names its session; unknown or ended sessions are 404. */
-async function checkSession(
+/**
+ * 2025-era rules: after initialize every request names its session; unknown or ended sessions are
+ * 404. Returns true when it answered (a Fastify reply is thenable, so it is not returned itself).
+ */
+async function sessionRefused(
   ctx: ServiceContext,
   request: FastifyRequest,
   reply: FastifyReply,
   serverId: string,
   workspaceId: string,
-) {
+): Promise<boolean> {
   const id = request.headers[SESSION_HEADER];
   if (typeof id !== 'string' || id === '') {
     if (request.method === 'GET')
-      return jsonRpcError(reply.header('Allow', 'POST, DELETE'), 405, -32000, 'Method not allowed');
-    return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      jsonRpcError(reply.header('Allow', 'POST, DELETE'), 405, -32000, 'Method not allowed');
+    else jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    return true;
   }
   const session = await findMcpSession(ctx.db, id);
   if (
@@ -197,17 +200,20 @@ async function checkSession(
     session.mcpServerId !== serverId ||
     session.workspaceId !== workspaceId
   ) {
-    return jsonRpcError(reply, 404, -32001, 'Session not found');
+    jsonRpcError(reply, 404, -32001, 'Session not found');
+    return true;
   }
   if (request.method === 'DELETE') {
     await closeMcpSession(ctx.db, id, ctx.now());
-    return reply.code(204).send();
+    reply.code(204).send();
+    return true;
   }
   if (request.method === 'GET') {
     // No server-initiated stream: every answer comes on the POST that asked.
-    return jsonRpcError(reply.header('Allow', 'POST, DELETE'), 405, -32000, 'Method not allowed');
+    jsonRpcError(reply.header('Allow', 'POST, DELETE'), 405, -32000, 'Method not allowed');
+    return true;
   }
-  return null;
+  return false;
 }
 
 function toWebRequest(request: FastifyRequest, publicUrl: string): Request {

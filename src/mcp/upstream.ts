@@ -2,9 +2,8 @@
  * Connections to the registered upstream MCP servers: one client per server, shared by every call
  * of this instance, reconnected when the upstream restarts. Credentials are unsealed here only.
  */
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { checkTarget } from '../services/network-targets.ts';
 import type { Sealer } from '../services/secrets.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 
@@ -12,47 +11,6 @@ export const CALL_TIMEOUT_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 
 type Connection = { client: Client; url: string; headers: string };
-
-/** Loopback, private, link-local, unique-local, CGNAT and unspecified addresses. */
-export function isInternalAddress(address: string): boolean {
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  if (isIP(v4) === 4) {
-    const [a, b] = v4.split('.').map(Number) as [number, number];
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      a >= 224
-    );
-  }
-  const v6 = address.toLowerCase();
-  return (
-    v6 === '::' ||
-    v6 === '::1' ||
-    v6.startsWith('fc') ||
-    v6.startsWith('fd') ||
-    v6.startsWith('fe8') ||
-    v6.startsWith('fe9') ||
-    v6.startsWith('fea') ||
-    v6.startsWith('feb')
-  );
-}
-
-/** Refuses an upstream whose name resolves to an internal address, unless the operator allows them. */
-export async function checkTarget(url: string, allowPrivate: boolean): Promise<void> {
-  if (allowPrivate) return;
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
-  if (addresses.some(isInternalAddress)) {
-    throw new UpstreamUnavailable(
-      'the upstream resolves to an internal address (ALLOW_PRIVATE_TARGETS is off)',
-    );
-  }
-}
 
 /** The upstream could not be reached, or refused the connection: nothing ran there. */
 export class UpstreamUnavailable extends Error {
@@ -135,7 +93,9 @@ export class UpstreamPool {
   }
 
   private async connect(server: McpServer): Promise<Connection> {
-    await checkTarget(server.url, this.allowPrivate);
+    await checkTarget(server.url, this.allowPrivate).catch((error: Error) => {
+      throw new UpstreamUnavailable(`the upstream ${error.message}`);
+    });
     const headers = JSON.parse(this.sealer.open(server.headersSealed)) as Record<string, string>;
     const client = new Client({ name: 'approvals-proxy', version: '1' });
     const transport = new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } });

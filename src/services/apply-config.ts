@@ -2,14 +2,17 @@
  * `approvals apply` and `approvals export`: the workspace declared in a file, applied in one
  * transaction with its evidence entry, and read back in the same format (without secrets).
  */
-import { newMemberId } from '../domain/ids.ts';
+import { newMemberId, randomId } from '../domain/ids.ts';
 import type { RuleDefinition } from '../domain/rules.ts';
 import { listMembers, removeMembersExcept, upsertMember } from '../store/members.ts';
 import { findRuleSet, listGroups, replaceGroups, saveRuleSet } from '../store/rule-sets.ts';
 import { classifyTool, listTools } from '../store/tools.ts';
 import { findWorkspace, updateWorkspaceProfile, type Workspace } from '../store/workspaces.ts';
 import { configError, crossCheck, type ParsedConfig, type WorkspaceConfig } from './config-file.ts';
+import { listMcpServers, removeMcpServersExcept, upsertMcpServer } from '../store/mcp-servers.ts';
 import type { ServiceContext } from './context.ts';
+import { checkTarget } from './network-targets.ts';
+import type { FieldIssue } from './errors.ts';
 import { openChain } from './evidence.ts';
 
 export { parseConfig } from './config-file.ts';
@@ -88,6 +91,43 @@ export async function applyConfig(
       await saveRuleSet(tx, workspace.id, config.rules);
       changes.rules = config.rules;
     }
+    if (config.mcp_servers) {
+      const existing = new Map(
+        (await listMcpServers(tx, workspace.id)).map((server) => [server.slug, server]),
+      );
+      const removedBefore = await tx.all<{ slug: string; id: string; headersSealed: string }>(
+        'SELECT slug, id, headers_sealed AS "headersSealed" FROM mcp_servers WHERE workspace_id = $1 AND removed_at IS NOT NULL',
+        [workspace.id],
+      );
+      for (const server of config.mcp_servers) {
+        const known = existing.get(server.slug) ?? removedBefore.find((row) => row.slug === server.slug);
+        await upsertMcpServer(tx, {
+          id: known?.id ?? randomId('mcp_', 12),
+          workspaceId: workspace.id,
+          slug: server.slug,
+          name: server.name,
+          url: server.url,
+          headersSealed: server.headers
+            ? ctx.sealer.seal(JSON.stringify(server.headers))
+            : (known?.headersSealed ?? ctx.sealer.seal('{}')),
+          createdAt: now,
+        });
+      }
+      const removed = await removeMcpServersExcept(
+        tx,
+        workspace.id,
+        config.mcp_servers.map((server) => server.slug),
+        now,
+      );
+      // Evidence names the headers sent upstream, never their values.
+      changes.mcp_servers = {
+        declared: config.mcp_servers.map(({ headers, ...server }) => ({
+          ...server,
+          header_names: headers ? Object.keys(headers) : undefined,
+        })),
+        removed: removed.map((server) => server.slug),
+      };
+    }
     await chain.append('config.applied', changes);
   });
   return { applied: true as const };
@@ -122,5 +162,10 @@ export async function exportConfig(ctx: ServiceContext, workspace: Workspace): P
     classification: tool.classification as 'allow' | 'approval' | 'deny',
   }));
   config.rules = rules as RuleDefinition[];
+  config.mcp_servers = (await listMcpServers(ctx.db, workspace.id)).map(({ slug, name, url }) => ({
+    slug,
+    name,
+    url,
+  }));
   return config;
 }

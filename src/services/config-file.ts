@@ -127,10 +127,37 @@ const configSchema = z.strictObject({
     )
     .optional(),
   rules: z.array(rule).max(10_000).optional(),
+  mcp_servers: z
+    .array(
+      z.strictObject({
+        slug: z
+          .string()
+          .regex(
+            /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+            'must be 1-63 lowercase letters, digits or dashes',
+          ),
+        name: z
+          .string()
+          .trim()
+          .min(1)
+          .max(200)
+          .refine((name) => name !== 'SDK', 'SDK is the name of the Hold API connection'),
+        url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000),
+        // Absent: the stored headers stay (export leaves them out, so an exported file re-applies cleanly).
+        headers: z
+          .record(
+            z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'must be an HTTP header name'),
+            z.string().max(8000),
+          )
+          .optional(),
+      }),
+    )
+    .max(100)
+    .optional(),
 });
 
 /** Parts of the file this version does not apply yet: refused, never silently ignored. */
-const NOT_YET = ['mcp_servers', 'webhook'];
+const NOT_YET = ['webhook'];
 
 export type WorkspaceConfig = z.infer<typeof configSchema> & { rules?: RuleDefinition[] };
 export type Path = (string | number)[];
@@ -195,6 +222,15 @@ export function crossCheck(
       }
     });
   }
+  config.mcp_servers?.forEach((server, index) => {
+    const servers = config.mcp_servers!;
+    if (servers.findIndex((other) => other.slug === server.slug) !== index) {
+      issue(['mcp_servers', index, 'slug'], 'is listed twice');
+    }
+    if (servers.findIndex((other) => other.name === server.name) !== index) {
+      issue(['mcp_servers', index, 'name'], 'is used by another server; it names the connection in rules');
+    }
+  });
   const names = new Set<string>();
   (config.rules ?? stored.rules).forEach((r, index) => {
     if (names.has(r.name)) issue(['rules', index, 'name'], 'is used by another rule; rule names are unique');
