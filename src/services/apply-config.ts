@@ -23,6 +23,18 @@ export async function applyConfig(
   { config, lineOf }: ParsedConfig,
 ) {
   const now = ctx.now();
+  // An upstream must not be a way into our own network (checked again at every connect).
+  const unreachable: FieldIssue[] = [];
+  for (const [index, server] of (config.mcp_servers ?? []).entries()) {
+    await checkTarget(server.url, ctx.allowPrivateTargets).catch((error: Error) =>
+      unreachable.push({
+        field: `mcp_servers.${index}.url`,
+        message: error.message,
+        line: lineOf(['mcp_servers', index, 'url']),
+      }),
+    );
+  }
+  if (unreachable.length > 0) throw configError(unreachable);
   await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, workspace.id);
     const storedMembers = await listMembers(tx, workspace.id);
