@@ -9,7 +9,7 @@ import type { Environment, Hold } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN, randomId } from '../domain/ids.ts';
 import { findHold, updateHoldState } from '../store/holds.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
-import { findTool, recordDiscoveredTool } from '../store/tools.ts';
+import { findTool, listTools, recordDiscoveredTool } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { ServiceError } from './errors.ts';
@@ -200,17 +200,27 @@ export async function recordExecution(
   return done;
 }
 
-/** tools/list: every listed tool is registered under the server's connection (new ones fail-closed). */
+/**
+ * tools/list: every listed tool is registered under the server's connection (new ones fail-closed).
+ * Only what changed is written, so listing again and again costs one read.
+ */
 export async function registerDiscoveredTools(
   ctx: ServiceContext,
   caller: ProxyCaller,
   tools: Record<string, unknown>[],
 ): Promise<void> {
   const { workspace, server } = caller;
+  const known = new Map(
+    (await listTools(ctx.db, workspace.id))
+      .filter((tool) => tool.connection === server.name)
+      .map((tool) => [tool.name, canonicalJson(tool.definition)]),
+  );
+  const changed = tools.filter((tool) => known.get(String(tool.name)) !== canonicalJson(tool));
+  if (changed.length === 0) return;
   await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, workspace.id);
     const added: string[] = [];
-    for (const tool of tools) {
+    for (const tool of changed) {
       const name = String(tool.name);
       if (!(await findTool(tx, workspace.id, server.name, name))) added.push(name);
       await recordDiscoveredTool(tx, workspace.id, server.name, name, tool);
