@@ -76,7 +76,17 @@ export function holdRecord(hold: Hold) {
             channel: hold.channel,
             decided_at: iso(hold.decidedAt),
           },
+    // Absent on the Hold API path; on the proxy path null until the call has run.
+    ...(hold.mcpServerId === null ? {} : { execution: executionRecord(hold.execution) }),
   };
+}
+
+function executionRecord(execution: Execution | null) {
+  if (!execution || execution.status === 'running' || execution.completedAt === null) return null;
+  const completed_at = iso(execution.completedAt);
+  return execution.status === 'executed'
+    ? { status: execution.status, completed_at, result: execution.outcome }
+    : { status: execution.status, completed_at, error: execution.outcome };
 }
 
 export type HoldRecord = ReturnType<typeof holdRecord>;

@@ -36,17 +36,23 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
     .send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-/** A fresh server per request: its handlers reach the caller through `authInfo.extra`. */
+/**
+ * A fresh server per request: it offers what this proxy serves of the upstream's capabilities
+ * (requests, not subscriptions or change notifications, which a stateless proxy cannot relay).
+ */
 function serverFor(
   ctx: ServiceContext,
   upstreams: UpstreamPool,
   caller: ProxyCaller,
-  capabilities: Record<string, unknown>,
+  offered: Record<string, unknown>,
 ) {
-  const server = new Server(
-    { name: 'approvals-proxy', version: '1' },
-    { capabilities: { ...capabilities, tools: {} } },
-  );
+  const capabilities = {
+    tools: {},
+    ...(offered.resources ? { resources: {} } : {}),
+    ...(offered.prompts ? { prompts: {} } : {}),
+    ...(offered.completions ? { completions: {} } : {}),
+  };
+  const server = new Server({ name: 'approvals-proxy', version: '1' }, { capabilities });
   const upstream = caller.server;
   const refuse = (error: unknown): never => {
     if (error instanceof ProxyRefusal) throw new ProtocolError(error.code, error.message, error.data);

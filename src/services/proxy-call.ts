@@ -7,13 +7,15 @@ import { canonicalJson } from '../domain/canonical-json.ts';
 import { envelopeContent, envelopeOf, unknownReference } from '../domain/envelope.ts';
 import type { Environment, Hold } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN, randomId } from '../domain/ids.ts';
-import { findHold, updateHoldState } from '../store/holds.ts';
+import { findHold, findOpenProxyHold, updateHoldState } from '../store/holds.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 import { findTool, listTools, recordDiscoveredTool } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { ServiceError } from './errors.ts';
 import { openChain } from './evidence.ts';
+import { expireIfOverdue } from './expire-holds.ts';
+import { getHold } from './read-hold.ts';
 import { sha256Hex } from './hashing.ts';
 import { statusUrl, submitHold } from './submit-hold.ts';
 
@@ -79,7 +81,7 @@ function answerFor(
     content: [...envelopeContent(envelope), ...(result?.content ?? [])],
     // A client validates a tool's declared output; a held answer has none, so it is marked an error
     // there (and only there) to pass that check.
-    ...(options.outputSchema && envelope.status !== 'executed' ? { isError: true } : {}),
+    ...((options.outputSchema && envelope.status !== 'executed') || result?.isError ? { isError: true } : {}),
     ...(result?.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
   };
 }
@@ -93,14 +95,14 @@ function refuseDenied(ctx: ServiceContext, hold: Hold, deduplicated = false): ne
 export async function checkStatus(ctx: ServiceContext, caller: ProxyCaller, args: Record<string, unknown>) {
   const reference = args.reference;
   if (typeof reference !== 'string') throw new ProxyRefusal(-32602, 'reference must be a string');
-  const hold = HOLD_REFERENCE_PATTERN.test(reference)
-    ? await findHold(ctx.db, caller.workspace.id, reference)
-    : undefined;
-  if (!hold) {
-    const envelope = unknownReference(reference.slice(0, 100), statusUrl(ctx, reference.slice(0, 100)));
-    return { content: envelopeContent(envelope) };
+  const known =
+    HOLD_REFERENCE_PATTERN.test(reference) && (await findHold(ctx.db, caller.workspace.id, reference));
+  if (!known) {
+    const shown = reference.slice(0, 100);
+    return { content: envelopeContent(unknownReference(shown, statusUrl(ctx, shown))) };
   }
-  return answerFor(ctx, hold);
+  // Read through getHold: one found past its deadline is expired first, never shown as held.
+  return answerFor(ctx, await getHold(ctx, caller.workspace.id, reference));
 }
 
 export async function callThroughProxy(
