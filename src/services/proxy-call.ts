@@ -117,6 +117,11 @@ export async function callThroughProxy(
   const callKey = sha256Hex(
     canonicalJson({ server: server.id, tool: name, arguments: args, session: caller.session }),
   );
+  // An identical call whose hold ran out of time is a new request: expire that hold first.
+  const open = await findOpenProxyHold(ctx.db, workspace.id, callKey);
+  if (open?.status === 'pending' && open.expiresAt !== null && open.expiresAt <= ctx.now()) {
+    await expireIfOverdue(ctx, workspace.id, open.id);
+  }
   let submitted;
   try {
     submitted = await submitHold(
