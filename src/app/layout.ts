@@ -24,6 +24,7 @@ const NAV: [string, string, (session: AppSession) => boolean][] = [
   ['rules', 'Rules', (s) => s.member.role === 'admin'],
   ['members', 'Members', (s) => s.member.role === 'admin'],
   ['keys', 'API keys', (s) => s.member.role === 'admin'],
+  ['mcp', 'MCP servers', (s) => s.member.role === 'admin'],
   ['branding', 'Branding', (s) => s.member.role === 'admin'],
 ];
 
@@ -34,6 +35,7 @@ const HREF: Record<string, string> = {
   rules: '/app/admin/rules',
   members: '/app/admin/members',
   keys: '/app/admin/keys',
+  mcp: '/app/admin/mcp-servers',
   branding: '/app/admin/branding',
 };
 

@@ -107,12 +107,9 @@ export async function applyConfig(
       const existing = new Map(
         (await listMcpServers(tx, workspace.id)).map((server) => [server.slug, server]),
       );
-      const removedBefore = await tx.all<{ slug: string; id: string; headersSealed: string }>(
-        'SELECT slug, id, headers_sealed AS "headersSealed" FROM mcp_servers WHERE workspace_id = $1 AND removed_at IS NOT NULL',
-        [workspace.id],
-      );
       for (const server of config.mcp_servers) {
-        const known = existing.get(server.slug) ?? removedBefore.find((row) => row.slug === server.slug);
+        // A removed server declared again keeps its id (the upsert's conflict) but not its old credentials.
+        const known = existing.get(server.slug);
         await upsertMcpServer(tx, {
           id: known?.id ?? randomId('mcp_', 12),
           workspaceId: workspace.id,

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PageDeps } from '../plugin.ts';
 import { brandingPages } from './admin/branding.ts';
 import { keyPages } from './admin/keys.ts';
+import { mcpServerPages } from './admin/mcp-servers.ts';
 import { memberPages } from './admin/members.ts';
 import { rulePages } from './admin/rules.ts';
 
@@ -11,4 +12,5 @@ export function adminPages(app: FastifyInstance, deps: PageDeps) {
   memberPages(app, deps);
   keyPages(app, deps);
   brandingPages(app, deps);
+  mcpServerPages(app, deps);
 }
