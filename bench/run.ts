@@ -16,6 +16,7 @@ interface Outcome {
 
 const BENCHMARKS: Record<string, () => Promise<Outcome>> = {
   rules: async () => (await import('./rules.ts')).run(),
+  mcp: async () => (await import('./mcp.ts')).run(),
 };
 
 function format(value: number): string {
