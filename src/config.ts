@@ -25,6 +25,7 @@ const schema = z.object({
     .default('false')
     .transform((value) => value === 'true'),
   SECRETS_KEY: z.string().optional(),
+  WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1000).default(1),
   DEADLINE_SWEEP_MS: z.coerce.number().int().min(10).default(1000),
 });
 
@@ -52,6 +53,7 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     smtpUrl: settings.SMTP_URL,
     allowPrivateTargets: settings.ALLOW_PRIVATE_TARGETS,
     secretsKey: settings.SECRETS_KEY,
+    webhookRetryScale: settings.WEBHOOK_RETRY_SCALE,
     mailFrom: settings.MAIL_FROM,
   };
 }

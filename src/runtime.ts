@@ -13,6 +13,7 @@ import type { Db } from './store/db.ts';
 import { openDb } from './store/open.ts';
 import { startDeadlineWorker } from './workers/deadlines.ts';
 import { startExecutionWorker } from './workers/executions.ts';
+import { startWebhookWorker } from './workers/webhooks.ts';
 import { UpstreamPool } from './mcp/upstream.ts';
 
 export interface RunningService {
@@ -76,6 +77,11 @@ export async function startService(
     log: app.log,
     onExpired: (count) => metrics.holdsExpired.inc(count),
   });
+  const webhooks = startWebhookWorker(ctx, {
+    intervalMs: config.deadlineSweepMs,
+    retryScale: config.webhookRetryScale,
+    log: app.log,
+  });
   const executions = startExecutionWorker(ctx, upstreams, {
     intervalMs: config.deadlineSweepMs,
     log: app.log,
@@ -90,7 +96,7 @@ export async function startService(
       // Waiters answer with the current record, requests in flight finish, then storage closes.
       stopping ??= (async () => {
         lifecycle.closing = true;
-        await Promise.all([deadlines.stop(), executions.stop()]);
+        await Promise.all([deadlines.stop(), executions.stop(), webhooks.stop()]);
         ctx.holdEvents.close();
         await app.close();
         await upstreams.close();

@@ -12,6 +12,7 @@ import { applyConfig, exportConfig, parseConfig } from '../services/apply-config
 import type { ServiceContext } from '../services/context.ts';
 import { ServiceError } from '../services/errors.ts';
 import { inviteLink } from '../services/sign-in.ts';
+import { deliveryLog, redeliver, rotateWebhookSecret } from '../services/webhooks.ts';
 import { type SimulationReport, simulatePolicy } from '../services/simulate-policy.ts';
 import { createWorkspace, requireWorkspace } from '../services/workspaces.ts';
 import { migrate } from '../store/migrate.ts';
@@ -25,6 +26,9 @@ const USAGE = `usage: approvals <command> [--json]
   export --workspace <slug>
   simulate --workspace <slug> -f <draft.yaml> [--since 30d]
   users invite --workspace <slug> --email <e-mail>
+  webhook rotate --workspace <slug>
+  webhook deliveries --workspace <slug> [--state pending|delivered|dead]
+  webhook redeliver --workspace <slug> (<event-id>… | --all-dead)
   migrate`;
 
 class UsageError extends Error {}
@@ -38,6 +42,8 @@ const options = {
   file: { type: 'string', short: 'f' },
   since: { type: 'string' },
   email: { type: 'string' },
+  state: { type: 'string' },
+  'all-dead': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -89,6 +95,36 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     const draft = parseConfig(readText(required(values, 'file')));
     const report = await simulatePolicy(ctx, workspace, draft, { sinceMs: duration(values.since ?? '30d') });
     return [report, describeSimulation(report)];
+  }
+  if (command === 'webhook rotate' && words.length === 2) {
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const rotated = await rotateWebhookSecret(ctx, workspace.id);
+    return [
+      rotated,
+      `New signing secret (shown once; the old one keeps signing for 24 hours):\n${rotated.secret}`,
+    ];
+  }
+  if (command === 'webhook deliveries' && words.length === 2) {
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const state = values.state;
+    if (state !== undefined && !['pending', 'delivered', 'dead'].includes(state)) {
+      throw new UsageError('--state must be pending, delivered or dead');
+    }
+    const deliveries = await deliveryLog(ctx, workspace.id, { state });
+    const lines = deliveries.map(
+      (d) =>
+        `${d.id} ${d.event} ${d.hold} ${d.state} after ${d.attempts.length} attempt(s)` +
+        (d.attempts.length ? `, last ${d.attempts.at(-1)!.status_code ?? d.attempts.at(-1)!.error}` : ''),
+    );
+    return [{ deliveries }, lines.join('\n') || 'No deliveries.'];
+  }
+  if (command === 'webhook redeliver') {
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const ids = words.slice(2);
+    if (values['all-dead'] === ids.length > 0)
+      throw new UsageError('name event ids or --all-dead (not both)');
+    const result = await redeliver(ctx, workspace.id, values['all-dead'] ? 'all-dead' : ids);
+    return [result, `Queued ${result.requeued} event(s) for delivery.`];
   }
   if (command === 'users invite' && words.length === 2) {
     const workspace = await requireWorkspace(ctx, required(values, 'workspace'));

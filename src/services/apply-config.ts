@@ -7,6 +7,7 @@ import type { RuleDefinition } from '../domain/rules.ts';
 import { listMembers, removeMembersExcept, upsertMember } from '../store/members.ts';
 import { findRuleSet, listGroups, replaceGroups, saveRuleSet } from '../store/rule-sets.ts';
 import { classifyTool, listTools } from '../store/tools.ts';
+import { findWebhookEndpoint } from '../store/webhooks.ts';
 import { findWorkspace, updateWorkspaceProfile, type Workspace } from '../store/workspaces.ts';
 import { configError, crossCheck, type ParsedConfig, type WorkspaceConfig } from './config-file.ts';
 import { listMcpServers, removeMcpServersExcept, upsertMcpServer } from '../store/mcp-servers.ts';
@@ -14,6 +15,7 @@ import type { ServiceContext } from './context.ts';
 import { checkTarget } from './network-targets.ts';
 import type { FieldIssue } from './errors.ts';
 import { openChain } from './evidence.ts';
+import { configureWebhook } from './webhooks.ts';
 
 export { parseConfig } from './config-file.ts';
 
@@ -23,18 +25,22 @@ export async function applyConfig(
   { config, lineOf }: ParsedConfig,
 ) {
   const now = ctx.now();
-  // An upstream must not be a way into our own network (checked again at every connect).
+  // Upstreams and webhooks must not be a way into our own network (checked again at every connect).
   const unreachable: FieldIssue[] = [];
-  for (const [index, server] of (config.mcp_servers ?? []).entries()) {
-    await checkTarget(server.url, ctx.allowPrivateTargets).catch((error: Error) =>
-      unreachable.push({
-        field: `mcp_servers.${index}.url`,
-        message: error.message,
-        line: lineOf(['mcp_servers', index, 'url']),
-      }),
+  const targets: { url: string; path: (string | number)[] }[] = (config.mcp_servers ?? []).map(
+    (server, index) => ({
+      url: server.url,
+      path: ['mcp_servers', index, 'url'],
+    }),
+  );
+  if (config.webhook) targets.push({ url: config.webhook.url, path: ['webhook', 'url'] });
+  for (const { url, path } of targets) {
+    await checkTarget(url, ctx.allowPrivateTargets).catch((error: Error) =>
+      unreachable.push({ field: path.join('.'), message: error.message, line: lineOf(path) }),
     );
   }
   if (unreachable.length > 0) throw configError(unreachable);
+  let webhookSecret: string | undefined;
   await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, workspace.id);
     const storedMembers = await listMembers(tx, workspace.id);
@@ -137,9 +143,15 @@ export async function applyConfig(
         removed: removed.map((server) => server.slug),
       };
     }
+    if (config.webhook !== undefined) {
+      const made = await configureWebhook(tx, ctx, workspace.id, config.webhook?.url ?? null);
+      webhookSecret = made.secret;
+      changes.webhook = config.webhook && { url: config.webhook.url, new_secret: made.secret !== undefined };
+    }
     await chain.append('config.applied', changes);
   });
-  return { applied: true as const };
+  // The secret is shown this once; it is stored sealed.
+  return { applied: true as const, ...(webhookSecret ? { webhook_secret: webhookSecret } : {}) };
 }
 
 /** The workspace in the format `apply` takes: applying the export changes nothing. */
@@ -170,6 +182,8 @@ export async function exportConfig(ctx: ServiceContext, workspace: Workspace): P
     tool: tool.name,
     classification: tool.classification as 'allow' | 'approval' | 'deny',
   }));
+  const webhook = await findWebhookEndpoint(ctx.db, workspace.id);
+  if (webhook) config.webhook = { url: webhook.url };
   config.rules = rules as RuleDefinition[];
   config.mcp_servers = (await listMcpServers(ctx.db, workspace.id)).map(({ slug, name, url }) => ({
     slug,

@@ -127,6 +127,10 @@ const configSchema = z.strictObject({
     )
     .optional(),
   rules: z.array(rule).max(10_000).optional(),
+  webhook: z
+    .strictObject({ url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000) })
+    .nullable()
+    .optional(),
   mcp_servers: z
     .array(
       z.strictObject({
@@ -155,9 +159,6 @@ const configSchema = z.strictObject({
     .max(100)
     .optional(),
 });
-
-/** Parts of the file this version does not apply yet: refused, never silently ignored. */
-const NOT_YET = ['webhook'];
 
 export type WorkspaceConfig = z.infer<typeof configSchema> & { rules?: RuleDefinition[] };
 export type Path = (string | number)[];
@@ -291,12 +292,6 @@ export function parseConfig(text: string): ParsedConfig {
   };
   const value = document.toJS() ?? {};
   const issues: FieldIssue[] = [];
-  if (typeof value === 'object' && !Array.isArray(value)) {
-    for (const part of NOT_YET) {
-      if (part in value)
-        issues.push({ field: part, message: 'is not supported by this version yet', line: lineOf([part]) });
-    }
-  }
   const parsed = configSchema.safeParse(value);
   if (!parsed.success) {
     for (const i of parsed.error.issues) {

@@ -6,7 +6,7 @@ import { type Db, type Sql, StorageUnavailableError, UniqueViolationError } from
 
 /** `$1` → `?1`; row locks are PostgreSQL's (SQLite's write transactions are exclusive already). */
 function translate(text: string): string {
-  return text.replace(/\$(\d+)/g, '?$1').replace(/\bFOR UPDATE( SKIP LOCKED)?\b/g, '');
+  return text.replace(/\$(\d+)/g, '?$1').replace(/\bFOR UPDATE(?: OF \w+)?(?: SKIP LOCKED)?/g, '');
 }
 
 function mapError(error: unknown): unknown {

@@ -1,0 +1,52 @@
+/** Webhook events (interface.md, Events; decisions.md, Webhooks): their bodies and the retry schedule. */
+import { summarize } from './envelope.ts';
+import type { Hold } from './hold.ts';
+
+export type WebhookEvent = 'hold.approved' | 'hold.rejected' | 'hold.expired';
+
+export const MAX_ATTEMPTS = 25;
+const FIRST_DELAY_MS = 5_000;
+const LONGEST_DELAY_MS = 4 * 3_600_000;
+
+/** The event a hold's final state causes; none for auto-allowed, pending or executed holds. */
+export function eventOf(hold: Hold): WebhookEvent | null {
+  if (hold.status === 'approved') return 'hold.approved';
+  if (hold.status === 'rejected') return 'hold.rejected';
+  if (hold.status === 'expired') return 'hold.expired';
+  return null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function eventBody(event: WebhookEvent, hold: Hold, now: number) {
+  const common = {
+    status: hold.status,
+    tool_name: hold.toolName,
+    summary: summarize(hold.toolName, hold.arguments),
+    agent: { id: hold.agentId },
+    connection: hold.connection,
+  };
+  const data =
+    event === 'hold.expired'
+      ? { ...common, decided_at: null, decision: null, expired_at: iso(hold.expiresAt) }
+      : {
+          ...common,
+          decided_at: iso(hold.decidedAt),
+          decision: { verdict: hold.verdict, reason: hold.reason, channel: hold.channel },
+        };
+  return { event, created_at: iso(now), id: hold.id, data };
+}
+
+/**
+ * The wait after attempt `attempt` failed: min(5 s × 2^(attempt−1), 4 h), ±20 % jitter, times `scale`.
+ * A receiver's Retry-After is honoured when longer, but never past the schedule's longest wait.
+ */
+export function retryDelay(
+  attempt: number,
+  options: { scale: number; random: number; retryAfterMs?: number },
+): number {
+  const base = Math.min(FIRST_DELAY_MS * 2 ** (attempt - 1), LONGEST_DELAY_MS);
+  const jittered = base * (0.8 + 0.4 * options.random);
+  const wanted = Math.max(jittered, Math.min(options.retryAfterMs ?? 0, LONGEST_DELAY_MS));
+  return Math.round(wanted * options.scale);
+}

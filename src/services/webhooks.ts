@@ -1,0 +1,233 @@
+/**
+ * Webhooks (decisions.md, Webhooks): events stored with the state change that causes them, delivered
+ * at least once with signatures, retried on the schedule, dead-lettered after the last attempt.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Hold } from '../domain/hold.ts';
+import { randomId } from '../domain/ids.ts';
+import { eventBody, eventOf, MAX_ATTEMPTS, retryDelay } from '../domain/webhooks.ts';
+import type { Sql } from '../store/db.ts';
+import {
+  claimDueEvents,
+  deleteWebhookEndpoint,
+  disableWebhookEndpoint,
+  findWebhookEndpoint,
+  findWebhookEvent,
+  insertWebhookEvent,
+  listAttempts,
+  listWebhookEvents,
+  recordAttempt,
+  requeueEvents,
+  saveWebhookEndpoint,
+  type WebhookEndpoint,
+} from '../store/webhooks.ts';
+import type { ServiceContext } from './context.ts';
+import { notFound } from './errors.ts';
+import { openChain } from './evidence.ts';
+
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+const CLAIM_MS = 30_000;
+
+export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+/** `X-Service-Signature`: hex HMAC-SHA256 of the raw body keyed with the secret string as shown. */
+export const serviceSignature = (secret: string, body: string) =>
+  createHmac('sha256', secret).update(body).digest('hex');
+
+/** Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed with the decoded secret. */
+export const standardSignature = (secret: string, id: string, timestamp: number, body: string) =>
+  `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${timestamp}.${body}`)
+    .digest('base64')}`;
+
+/** Inside the transaction that moved the hold to its final state: the event waits in the outbox. */
+export async function emitHoldEvent(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
+  const event = eventOf(hold);
+  if (!event) return;
+  if (!(await findWebhookEndpoint(tx, hold.workspaceId))) return;
+  const now = ctx.now();
+  await insertWebhookEvent(tx, {
+    id: randomId('msg_', 16),
+    workspaceId: hold.workspaceId,
+    holdId: hold.id,
+    event,
+    body: JSON.stringify(eventBody(event, hold, now)),
+    createdAt: now,
+  });
+}
+
+/**
+ * The `webhook` part of the apply file, inside its transaction. Returns the new secret when one was
+ * made (the only time it is shown). Declaring the endpoint again re-enables it after a 410.
+ */
+export async function configureWebhook(
+  tx: Sql,
+  ctx: ServiceContext,
+  workspaceId: string,
+  url: string | null,
+): Promise<{ secret?: string }> {
+  const current = await findWebhookEndpoint(tx, workspaceId);
+  if (url === null) {
+    if (current) await deleteWebhookEndpoint(tx, workspaceId);
+    return {};
+  }
+  const secret = current ? undefined : newWebhookSecret();
+  await saveWebhookEndpoint(tx, {
+    workspaceId,
+    url,
+    secretSealed: current?.secretSealed ?? ctx.sealer.seal(secret!),
+    previousSecretSealed: current?.previousSecretSealed ?? null,
+    previousUntil: current?.previousUntil ?? null,
+    disabledAt: null,
+    createdAt: current?.createdAt ?? ctx.now(),
+  });
+  return { secret };
+}
+
+/** A new secret; the old one keeps signing beside it for 24 hours, so receivers can switch over. */
+export async function rotateWebhookSecret(
+  ctx: ServiceContext,
+  workspaceId: string,
+): Promise<{ secret: string }> {
+  const secret = newWebhookSecret();
+  await ctx.db.transaction(async (tx) => {
+    const chain = await openChain(tx, ctx, workspaceId);
+    const current = await findWebhookEndpoint(tx, workspaceId);
+    if (!current) throw notFound('webhook endpoint');
+    const now = ctx.now();
+    await saveWebhookEndpoint(tx, {
+      ...current,
+      secretSealed: ctx.sealer.seal(secret),
+      previousSecretSealed: current.secretSealed,
+      previousUntil: now + ROTATION_OVERLAP_MS,
+    });
+    await chain.append('webhook.secret_rotated', {
+      previous_valid_until: new Date(now + ROTATION_OVERLAP_MS).toISOString(),
+    });
+  });
+  return { secret };
+}
+
+function signingSecrets(ctx: ServiceContext, endpoint: WebhookEndpoint, now: number): string[] {
+  const secrets = [ctx.sealer.open(endpoint.secretSealed)];
+  if (endpoint.previousSecretSealed && (endpoint.previousUntil ?? 0) > now) {
+    secrets.push(ctx.sealer.open(endpoint.previousSecretSealed));
+  }
+  return secrets;
+}
+
+/** The headers of one attempt; during a rotation both secrets sign (new first). */
+export function deliveryHeaders(
+  secrets: string[],
+  delivery: { id: string; event: string; body: string; timestamp: number },
+) {
+  const { id, event, body, timestamp } = delivery;
+  return {
+    'Content-Type': 'application/json',
+    'User-Agent': 'approvals-webhooks/1',
+    'X-Service-Event': event,
+    'X-Service-Delivery': id,
+    'X-Service-Timestamp': String(timestamp),
+    'X-Service-Signature': secrets.map((secret) => serviceSignature(secret, body)).join(','),
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': secrets.map((secret) => standardSignature(secret, id, timestamp, body)).join(' '),
+  };
+}
+
+export type Send = (
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+) => Promise<{ statusCode: number | null; error: string | null; retryAfterMs?: number }>;
+
+/** One round of the delivery worker: each due event gets one attempt. Returns how many were tried. */
+export async function deliverDueEvents(
+  ctx: ServiceContext,
+  send: Send,
+  options: { retryScale: number },
+): Promise<number> {
+  const ids = await ctx.db.transaction((tx) => claimDueEvents(tx, ctx.now(), CLAIM_MS, 20));
+  await Promise.all(ids.map((id) => attempt(ctx, send, id, options.retryScale)));
+  return ids.length;
+}
+
+async function attempt(ctx: ServiceContext, send: Send, id: string, retryScale: number): Promise<void> {
+  const event = await findWebhookEvent(ctx.db, id);
+  const endpoint = event && (await findWebhookEndpoint(ctx.db, event.workspaceId));
+  if (!event || !endpoint || event.state !== 'pending') return;
+  const startedAt = ctx.now();
+  const timestamp = Math.floor(startedAt / 1000);
+  const headers = deliveryHeaders(signingSecrets(ctx, endpoint, startedAt), { ...event, timestamp });
+  const result = await send(endpoint.url, headers, event.body);
+  const number = event.attempts + 1;
+  const acknowledged = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  const now = ctx.now();
+  await ctx.db.transaction(async (tx) => {
+    if (result.statusCode === 410) await disableWebhookEndpoint(tx, event.workspaceId, now);
+    const next = acknowledged
+      ? { state: 'delivered' as const, nextAttemptAt: now, deliveredAt: now }
+      : number >= MAX_ATTEMPTS
+        ? { state: 'dead' as const, nextAttemptAt: now, deliveredAt: null }
+        : {
+            state: 'pending' as const,
+            nextAttemptAt:
+              now +
+              retryDelay(number, {
+                scale: retryScale,
+                random: Math.random(),
+                retryAfterMs: result.retryAfterMs,
+              }),
+            deliveredAt: null,
+          };
+    await recordAttempt(
+      tx,
+      {
+        eventId: id,
+        attempt: number,
+        startedAt,
+        durationMs: now - startedAt,
+        statusCode: result.statusCode,
+        error: result.error,
+      },
+      next,
+    );
+  });
+}
+
+/** Dead letters (or given events) back into the queue for a fresh round of attempts. */
+export async function redeliver(ctx: ServiceContext, workspaceId: string, ids: string[] | 'all-dead') {
+  const count = await ctx.db.transaction((tx) => requeueEvents(tx, workspaceId, ids, ctx.now()));
+  return { requeued: count };
+}
+
+/** The delivery log: events newest first, each with its attempts (status codes, errors, timings). */
+export async function deliveryLog(
+  ctx: ServiceContext,
+  workspaceId: string,
+  filter: { state?: string; limit?: number } = {},
+) {
+  const events = await listWebhookEvents(ctx.db, workspaceId, {
+    state: filter.state,
+    limit: filter.limit ?? 100,
+  });
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return Promise.all(
+    events.map(async (event) => ({
+      id: event.id,
+      event: event.event,
+      hold: event.holdId,
+      state: event.state,
+      created_at: iso(event.createdAt),
+      delivered_at: iso(event.deliveredAt),
+      next_attempt_at: event.state === 'pending' ? iso(event.nextAttemptAt) : null,
+      attempts: (await listAttempts(ctx.db, event.id)).map((a) => ({
+        attempt: a.attempt,
+        at: iso(a.startedAt),
+        duration_ms: a.durationMs,
+        status_code: a.statusCode,
+        error: a.error,
+      })),
+    })),
+  );
+}
