@@ -1,7 +1,6 @@
 /** What the app shows a member: the holds waiting for them, the history, one hold in full. */
 import { type Hold, isApprover } from '../domain/hold.ts';
 import {
-  findHold,
   type HoldFilters,
   listHoldDecisions,
   listHolds,
@@ -11,7 +10,6 @@ import {
 import type { Member } from '../store/members.ts';
 import { groupsOfMember } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
-import { notFound } from './errors.ts';
 import { getHold } from './read-hold.ts';
 
 const INBOX_LIMIT = 500;
@@ -43,7 +41,6 @@ export async function historyOf(
 }
 
 export async function holdDetail(ctx: ServiceContext, workspaceId: string, holdId: string) {
-  if (!(await findHold(ctx.db, workspaceId, holdId))) throw notFound('hold');
   const hold = await getHold(ctx, workspaceId, holdId);
   return { hold, decisions: await listHoldDecisions(ctx.db, hold.id) };
 }
