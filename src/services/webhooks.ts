@@ -27,6 +27,8 @@ import { openChain } from './evidence.ts';
 
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 const CLAIM_MS = 30_000;
+/** Events a round of the worker takes at most. */
+export const DELIVERY_ROUND = 20;
 
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -147,7 +149,7 @@ export async function deliverDueEvents(
   send: Send,
   options: { retryScale: number },
 ): Promise<number> {
-  const ids = await ctx.db.transaction((tx) => claimDueEvents(tx, ctx.now(), CLAIM_MS, 20));
+  const ids = await ctx.db.transaction((tx) => claimDueEvents(tx, ctx.now(), CLAIM_MS, DELIVERY_ROUND));
   await Promise.all(ids.map((id) => attempt(ctx, send, id, options.retryScale)));
   return ids.length;
 }

@@ -5,7 +5,7 @@ import type { ServiceContext } from '../services/context.ts';
 import { executeApproved, failStaleExecutions } from '../services/execute-approved.ts';
 import type { Upstreams } from '../services/proxy-call.ts';
 import { listHoldsToExecute } from '../store/holds.ts';
-import { startLoop } from './loop.ts';
+import { startWorker } from './loop.ts';
 
 export function startExecutionWorker(
   ctx: ServiceContext,
@@ -13,8 +13,13 @@ export function startExecutionWorker(
   options: { intervalMs: number; log: FastifyBaseLogger },
 ) {
   const inFlight = new Set<Promise<void>>();
-  const loop = startLoop(async () => {
-    try {
+  const worker = startWorker({
+    name: 'execution',
+    intervalMs: options.intervalMs,
+    log: options.log,
+    // A decision wakes the worker at once instead of at the next round.
+    wakeOn: ctx.holdEvents,
+    async round() {
       await failStaleExecutions(ctx);
       for (const hold of await listHoldsToExecute(ctx.db, 20)) {
         // Calls run side by side; each is claimed first, so no two workers run the same one.
@@ -24,17 +29,11 @@ export function startExecutionWorker(
         inFlight.add(work);
         void work.finally(() => inFlight.delete(work));
       }
-    } catch (error) {
-      options.log.warn({ ...describeSafely(error) }, 'execution sweep failed; retrying');
-    }
-  }, options.intervalMs);
-  // A decision wakes the worker at once instead of at the next sweep.
-  const unwatch = ctx.holdEvents.watchAll(() => loop.kick());
-
+    },
+  });
   return {
     async stop() {
-      unwatch();
-      await loop.stop();
+      await worker.stop();
       await Promise.all(inFlight);
     },
   };

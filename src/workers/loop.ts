@@ -1,3 +1,7 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { describeSafely } from '../http/errors.ts';
+import type { HoldEvents } from '../services/hold-events.ts';
+
 /** A worker's heartbeat: run `work`, wait `intervalMs` (or until kicked), repeat; never two at once. */
 export function startLoop(work: () => Promise<void>, intervalMs: number) {
   let stopped = false;
@@ -29,6 +33,33 @@ export function startLoop(work: () => Promise<void>, intervalMs: number) {
       stopped = true;
       wake?.();
       await running;
+    },
+  };
+}
+
+/**
+ * A background worker: `round` runs on the loop; a failed round is logged (without values) and
+ * retried next time; with `wakeOn`, every hold change starts a round at once.
+ */
+export function startWorker(options: {
+  name: string;
+  intervalMs: number;
+  log: FastifyBaseLogger;
+  wakeOn?: HoldEvents;
+  round: () => Promise<void>;
+}) {
+  const loop = startLoop(async () => {
+    try {
+      await options.round();
+    } catch (error) {
+      options.log.warn({ ...describeSafely(error) }, `${options.name} round failed; retrying`);
+    }
+  }, options.intervalMs);
+  const unwatch = options.wakeOn?.watchAll(() => loop.kick());
+  return {
+    async stop() {
+      unwatch?.();
+      await loop.stop();
     },
   };
 }
