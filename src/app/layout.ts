@@ -25,6 +25,7 @@ const NAV: [string, string, (session: AppSession) => boolean][] = [
   ['members', 'Members', (s) => s.member.role === 'admin'],
   ['keys', 'API keys', (s) => s.member.role === 'admin'],
   ['mcp', 'MCP servers', (s) => s.member.role === 'admin'],
+  ['webhook', 'Webhook', (s) => s.member.role === 'admin'],
   ['branding', 'Branding', (s) => s.member.role === 'admin'],
 ];
 
@@ -36,6 +37,7 @@ const HREF: Record<string, string> = {
   members: '/app/admin/members',
   keys: '/app/admin/keys',
   mcp: '/app/admin/mcp-servers',
+  webhook: '/app/admin/webhook',
   branding: '/app/admin/branding',
 };
 

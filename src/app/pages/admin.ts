@@ -6,6 +6,7 @@ import { keyPages } from './admin/keys.ts';
 import { mcpServerPages } from './admin/mcp-servers.ts';
 import { memberPages } from './admin/members.ts';
 import { rulePages } from './admin/rules.ts';
+import { webhookPages } from './admin/webhook.ts';
 
 export function adminPages(app: FastifyInstance, deps: PageDeps) {
   rulePages(app, deps);
@@ -13,4 +14,5 @@ export function adminPages(app: FastifyInstance, deps: PageDeps) {
   keyPages(app, deps);
   brandingPages(app, deps);
   mcpServerPages(app, deps);
+  webhookPages(app, deps);
 }

@@ -52,11 +52,15 @@ export async function applyChange(
   ctx: ServiceContext,
   session: AppSession,
   config: WorkspaceConfig,
+  /** Hears what applyConfig answers (a new webhook secret, shown once). */
+  onApplied?: (result: Awaited<ReturnType<typeof applyConfig>>) => void,
 ): Promise<FieldIssue[] | null> {
   const checked = checkConfig(config);
   if ('issues' in checked) return checked.issues;
   try {
-    await applyConfig(ctx, session.workspace, { config: checked.config, lineOf: () => undefined });
+    onApplied?.(
+      await applyConfig(ctx, session.workspace, { config: checked.config, lineOf: () => undefined }),
+    );
     return null;
   } catch (error) {
     if (error instanceof ServiceError) return issuesOf(error);
