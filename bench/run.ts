@@ -17,6 +17,7 @@ interface Outcome {
 const BENCHMARKS: Record<string, () => Promise<Outcome>> = {
   rules: async () => (await import('./rules.ts')).run(),
   mcp: async () => (await import('./mcp.ts')).run(),
+  webhooks: async () => (await import('./webhooks.ts')).run(),
 };
 
 function format(value: number): string {

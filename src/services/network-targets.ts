@@ -3,35 +3,42 @@
  * the operator allows it with ALLOW_PRIVATE_TARGETS.
  */
 import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
-/** Loopback, private, link-local, unique-local, CGNAT and unspecified addresses. */
+const INTERNAL = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 3],
+] as const) {
+  INTERNAL.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  INTERNAL.addSubnet(network, prefix, 'ipv6');
+}
+
+/**
+ * Loopback, private, link-local, unique-local, CGNAT, multicast and unspecified addresses. IPv4
+ * rules also catch IPv4-mapped IPv6 addresses in any spelling (`::ffff:127.0.0.1`, `::ffff:7f00:1`).
+ */
 export function isInternalAddress(address: string): boolean {
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  if (isIP(v4) === 4) {
-    const [a, b] = v4.split('.').map(Number) as [number, number];
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      a >= 224
-    );
-  }
-  const v6 = address.toLowerCase();
-  return (
-    v6 === '::' ||
-    v6 === '::1' ||
-    v6.startsWith('fc') ||
-    v6.startsWith('fd') ||
-    v6.startsWith('fe8') ||
-    v6.startsWith('fe9') ||
-    v6.startsWith('fea') ||
-    v6.startsWith('feb')
-  );
+  const family = isIP(address);
+  if (family === 0) return true;
+  return INTERNAL.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** Refuses a target (MCP upstream, webhook) whose name resolves to an internal address, unless the operator allows them. */

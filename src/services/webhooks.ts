@@ -27,8 +27,6 @@ import { openChain } from './evidence.ts';
 
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 const CLAIM_MS = 30_000;
-/** Events a round of the worker takes at most. */
-export const DELIVERY_ROUND = 20;
 
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -143,18 +141,17 @@ export type Send = (
   body: string,
 ) => Promise<{ statusCode: number | null; error: string | null; retryAfterMs?: number }>;
 
-/** One round of the delivery worker: each due event gets one attempt. Returns how many were tried. */
-export async function deliverDueEvents(
+/** Takes up to `limit` due events for one attempt each (see `attemptDelivery`). */
+export const claimDeliveries = (ctx: ServiceContext, limit: number) =>
+  ctx.db.transaction((tx) => claimDueEvents(tx, ctx.now(), CLAIM_MS, limit));
+
+/** One attempt at a claimed event, and its outcome: delivered, retried later, dead, or the endpoint disabled. */
+export async function attemptDelivery(
   ctx: ServiceContext,
   send: Send,
-  options: { retryScale: number },
-): Promise<number> {
-  const ids = await ctx.db.transaction((tx) => claimDueEvents(tx, ctx.now(), CLAIM_MS, DELIVERY_ROUND));
-  await Promise.all(ids.map((id) => attempt(ctx, send, id, options.retryScale)));
-  return ids.length;
-}
-
-async function attempt(ctx: ServiceContext, send: Send, id: string, retryScale: number): Promise<void> {
+  id: string,
+  retryScale: number,
+): Promise<void> {
   const event = await findWebhookEvent(ctx.db, id);
   const endpoint = event && (await findWebhookEndpoint(ctx.db, event.workspaceId));
   if (!event || !endpoint || event.state !== 'pending') return;

@@ -57,6 +57,7 @@ export function startWorker(options: {
   }, options.intervalMs);
   const unwatch = options.wakeOn?.watchAll(() => loop.kick());
   return {
+    kick: () => loop.kick(),
     async stop() {
       unwatch?.();
       await loop.stop();

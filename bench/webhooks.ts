@@ -1,0 +1,228 @@
+/**
+ * Webhook delivery against a fast local receiver (answers 204 at once), beside its floor: the same
+ * bodies POSTed straight to the same receiver from this process.
+ * - throughput: 1,000 events (denied submissions, each writing its event in its transaction) queued
+ *   while the endpoint is disabled, then released at once; events delivered per second, beside raw
+ *   POSTs with the worker's batch width (20 at a time, a new connection each, as the sender does).
+ * - delay: a human approval of a pending hold to its delivery arriving (p50, p99), one at a time,
+ *   beside one raw POST from start to its arrival.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { decideHold } from '../src/services/decide-hold.ts';
+import { submitHold } from '../src/services/submit-hold.ts';
+import { findMemberByEmail } from '../src/store/members.ts';
+import { disableWebhookEndpoint } from '../src/store/webhooks.ts';
+import { type BenchService, compared, type Figure, percentile, startBenchService } from './lib.ts';
+
+const EVENTS = 1_000;
+const DECISIONS = 200;
+const BATCH = 20;
+
+interface Receiver {
+  url: string;
+  count: number;
+  /** Resolves when `n` requests in all have arrived. */
+  reach(n: number): Promise<void>;
+  /** Resolves with `performance.now()` when a delivery for `holdId` arrives. */
+  arrival(holdId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  let count = 0;
+  let target = Infinity;
+  let reached: (() => void) | undefined;
+  const waiting = new Map<string, (at: number) => void>();
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const at = performance.now();
+      count += 1;
+      response.writeHead(204).end();
+      const text = Buffer.concat(chunks).toString('utf8');
+      const id = text.includes('"id"') ? (JSON.parse(text) as { id?: string }).id : undefined;
+      if (id && waiting.has(id)) {
+        waiting.get(id)!(at);
+        waiting.delete(id);
+      }
+      if (count >= target && reached) {
+        reached();
+        reached = undefined;
+      }
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    get count() {
+      return count;
+    },
+    reach(n) {
+      if (count >= n) return Promise.resolve();
+      target = n;
+      return new Promise((resolve) => (reached = resolve));
+    },
+    arrival: (holdId) => new Promise((resolve) => waiting.set(holdId, resolve)),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** One POST as the sender makes it (no keep-alive); resolves when the answer is read. */
+function rawPost(url: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+export async function run(): Promise<{ figures: Figure[]; skipped: { figure: string; reason: string }[] }> {
+  const receiver = await startReceiver();
+  // The receiver is on loopback, which the service refuses unless the operator allows it.
+  const allowPrivate = process.env.ALLOW_PRIVATE_TARGETS;
+  process.env.ALLOW_PRIVATE_TARGETS = 'true';
+  let bench: BenchService | undefined;
+  try {
+    bench = await startBenchService();
+    const { ctx } = bench.service;
+    const config = {
+      members: [{ email: 'admin@bench.test', name: 'Admin', role: 'admin' }],
+      tools: [
+        { connection: 'SDK', tool: 'wire_money', classification: 'deny' },
+        { connection: 'SDK', tool: 'send_invoice', classification: 'approval' },
+      ],
+      webhook: { url: receiver.url },
+    };
+    const { workspace } = await bench.workspace(config);
+    const caller = { workspace, environment: 'live' as const };
+    const submission = (tool: string, i: number) => ({
+      connection: 'SDK',
+      toolName: tool,
+      arguments: { amount: 100 + i, currency: 'EUR', invoice: `INV-${i}` },
+      agent: { id: 'bench-agent', label: null },
+      context: { run: 'bench' },
+      idempotencyKey: `${tool}-${i}`,
+    });
+
+    // Throughput: queue the events with the endpoint disabled (as after a 410), then release them.
+    await disableWebhookEndpoint(ctx.db, workspace.id, ctx.now());
+    for (let i = 0; i < EVENTS; i++) await submitHold(ctx, caller, submission('wire_money', i));
+    const bodies = (
+      await ctx.db.all<{ body: string }>('SELECT body FROM webhook_events WHERE workspace_id = $1', [
+        workspace.id,
+      ])
+    ).map((row) => row.body);
+    if (bodies.length !== EVENTS) throw new Error(`bench: ${bodies.length} events queued, not ${EVENTS}`);
+    if (receiver.count !== 0) throw new Error('bench: a disabled endpoint was delivered to');
+    const released = performance.now();
+    await bench.apply(workspace, { webhook: { url: receiver.url } }); // declaring it again re-enables it
+    ctx.holdEvents.publish('bench', workspace.id); // wakes the worker (its interval is a minute here)
+    await receiver.reach(EVENTS);
+    const deliveredMs = performance.now() - released;
+
+    const floorStart = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: BATCH }, async () => {
+        while (next < bodies.length) await rawPost(receiver.url, bodies[next++]!);
+      }),
+    );
+    const floorMs = performance.now() - floorStart;
+
+    // Delay: one human approval at a time, from the call to the delivery's arrival.
+    const admin = (await findMemberByEmail(ctx.db, workspace.id, 'admin@bench.test'))!;
+    const pending: string[] = [];
+    for (let i = 0; i < DECISIONS + 10; i++) {
+      const { hold } = await submitHold(ctx, caller, submission('send_invoice', i));
+      pending.push(hold.id);
+    }
+    const delays: number[] = [];
+    for (const [i, holdId] of pending.entries()) {
+      const arrived = receiver.arrival(holdId);
+      const start = performance.now();
+      const result = await decideHold(ctx, {
+        workspaceId: workspace.id,
+        holdId,
+        memberId: admin.id,
+        verdict: 'approve',
+        channel: 'inbox',
+      });
+      if (result.hold.status !== 'approved') throw new Error(`bench: ${holdId} is ${result.hold.status}`);
+      const at = await arrived;
+      if (i >= 10) delays.push(at - start); // the first ten warm up
+    }
+    const sample = bodies[0]!;
+    const raw: number[] = [];
+    for (let i = 0; i < DECISIONS + 10; i++) {
+      const arrived = receiver.arrival(JSON.parse(sample).id as string);
+      const start = performance.now();
+      await rawPost(receiver.url, sample);
+      const at = await arrived;
+      if (i >= 10) raw.push(at - start);
+    }
+
+    const throughput: Figure = {
+      bench: 'webhooks',
+      figure: `deliveries per second (${EVENTS} queued)`,
+      value: EVENTS / (deliveredMs / 1000),
+      unit: 'events/s',
+      note: `${EVENTS} hold.rejected events released at once; worker batches of ${BATCH}, SQLite, receiver answers 204`,
+    };
+    const floor: Figure = {
+      bench: 'webhooks',
+      figure: `raw POSTs per second, ${BATCH} at a time`,
+      value: EVENTS / (floorMs / 1000),
+      unit: 'events/s',
+      note: 'the same bodies to the same receiver from this process, a new connection each',
+    };
+    const rawFloor = (p: number): Figure => ({
+      bench: 'webhooks',
+      figure: `raw POST to arrival, p${p}`,
+      value: percentile(raw, p),
+      unit: 'ms',
+    });
+    const delay = (p: number): Figure => ({
+      bench: 'webhooks',
+      figure: `decision to delivery, p${p}`,
+      value: percentile(delays, p),
+      unit: 'ms',
+      ...(p === 50 && {
+        note: `${DECISIONS} approvals one at a time (decideHold in process, SQLite) until the receiver has the body`,
+      }),
+    });
+    return {
+      figures: [
+        floor,
+        compared(throughput, floor),
+        rawFloor(50),
+        rawFloor(99),
+        compared(delay(50), rawFloor(50)),
+        compared(delay(99), rawFloor(99)),
+      ],
+      skipped: [],
+    };
+  } finally {
+    await bench?.close();
+    await receiver.close();
+    if (allowPrivate === undefined) delete process.env.ALLOW_PRIVATE_TARGETS;
+    else process.env.ALLOW_PRIVATE_TARGETS = allowPrivate;
+  }
+}
