@@ -321,7 +321,11 @@ for (const backend of backends) {
           `${tools}rules:\n  - { name: r, tool: "*", effect: approval, approvers: ["group:ghosts"] }\n`,
           /line 4: rules\.0\.approvers\.0: names no group/,
         ],
-        ['webhook.yaml', `${tools}webhook: { url: "https://hooks.acme.test/x" }\n`, /webhook.*not supported/],
+        [
+          'webhook.yaml',
+          `${tools}webhook: { url: "https://hooks.acme.test/x" }\n`,
+          /webhook\.url: cannot be resolved/,
+        ],
         ['unknown.yaml', `${tools}colour: red\n`, /colour/],
       ];
       const before = await chainLength();

@@ -60,15 +60,21 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
       } catch (error) {
         throw mapError(error);
       }
+      // A connection lost while checked out is reported on the client, not the pool: the query in
+      // flight fails anyway, so the event itself must not crash the process.
+      const ignore = () => {};
+      client.on('error', ignore);
       const tx = executor(client);
       try {
         await tx.exec('BEGIN');
         const result = await work(tx);
         await tx.exec('COMMIT');
+        client.off('error', ignore);
         client.release();
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
+        client.off('error', ignore);
         client.release(error instanceof StorageUnavailableError);
         throw error;
       }

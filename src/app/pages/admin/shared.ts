@@ -58,9 +58,12 @@ export async function applyChange(
   const checked = checkConfig(config);
   if ('issues' in checked) return checked.issues;
   try {
-    onApplied?.(
-      await applyConfig(ctx, session.workspace, { config: checked.config, lineOf: () => undefined }),
-    );
+    // Applied first, then reported: `onApplied?.(await …)` would skip the apply when nobody listens.
+    const applied = await applyConfig(ctx, session.workspace, {
+      config: checked.config,
+      lineOf: () => undefined,
+    });
+    onApplied?.(applied);
     return null;
   } catch (error) {
     if (error instanceof ServiceError) return issuesOf(error);
