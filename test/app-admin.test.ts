@@ -7,8 +7,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { exportConfig } from '../src/services/apply-config.ts';
 import { listWorkspaceApiKeys } from '../src/services/api-keys.ts';
-import { inviteLink } from '../src/services/sign-in.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
+import {
+  appClient,
+  lastEvidence,
+  verifiedEvidence,
+  type Fields,
+  type Page,
+  type Session,
+} from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { startTestService, type TestService } from './support/service.ts';
@@ -19,19 +26,6 @@ const WORKSPACE = `members:
   - { email: approver@acme.test, name: Avery Approver, role: approver }
   - { email: viewer@acme.test, name: Vic Viewer, role: viewer }
 `;
-
-interface Session {
-  cookie: string;
-  csrf: string;
-}
-
-interface Page {
-  status: number;
-  location: string | null;
-  text: string;
-}
-
-type Fields = Record<string, string | string[]>;
 
 const ADMIN_GETS = [
   '/app/admin/rules',
@@ -94,72 +88,13 @@ for (const backend of backends) {
     let approver: Session;
     let viewer: Session;
 
-    async function get(session: Session | null, path: string): Promise<Page> {
-      const response = await fetch(t.url + path, {
-        headers: session ? { cookie: `approvals_session=${session.cookie}` } : {},
-        redirect: 'manual',
-      });
-      return {
-        status: response.status,
-        location: response.headers.get('location'),
-        text: await response.text(),
-      };
-    }
-
-    async function post(
-      session: Session | null,
-      path: string,
-      fields: Fields | [string, string][],
-      csrf: string | null = session?.csrf ?? null,
-    ): Promise<Page> {
-      const body = new URLSearchParams();
-      if (csrf !== null) body.append('_csrf', csrf);
-      const entries = Array.isArray(fields) ? fields : Object.entries(fields);
-      for (const [name, value] of entries) for (const v of [value].flat()) body.append(name, v);
-      const response = await fetch(t.url + path, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          ...(session ? { cookie: `approvals_session=${session.cookie}` } : {}),
-        },
-        body: body.toString(),
-        redirect: 'manual',
-      });
-      return {
-        status: response.status,
-        location: response.headers.get('location'),
-        text: await response.text(),
-      };
-    }
-
-    async function signIn(email: string): Promise<Session> {
-      const { url } = await inviteLink(t.service.ctx, workspace, email);
-      const response = await fetch(t.url + new URL(url).pathname, { method: 'POST', redirect: 'manual' });
-      assert.equal(response.status, 303);
-      const cookie = response.headers.get('set-cookie')?.match(/approvals_session=([^;]+)/)?.[1];
-      assert.ok(cookie, 'a session cookie');
-      const inbox = await get({ cookie, csrf: '' }, '/app/inbox');
-      const csrf = inbox.text.match(/name="_csrf" value="([^"]+)"/)?.[1];
-      assert.ok(csrf, 'a CSRF token in the page');
-      return { cookie, csrf };
-    }
+    const { get, post, signIn } = appClient(() => t);
 
     const config = () => exportConfig(t.service.ctx, workspace);
     const hold = (body: Record<string, unknown>, apiKey = key) =>
       call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission(body) });
-    const evidence = async () => {
-      const answer = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
-      assert.equal(answer.status, 200);
-      assert.equal(answer.body.valid, true);
-      return answer.body.checked as number;
-    };
-    const lastEntry = async () => {
-      const row = await t.service.ctx.db.one<{ type: string; data: string }>(
-        'SELECT type, data FROM evidence WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1',
-        [workspace.id],
-      );
-      return { type: row!.type, data: JSON.parse(row!.data) };
-    };
+    const evidence = () => verifiedEvidence(t, key);
+    const lastEntry = () => lastEvidence(t, workspace);
     /** Expects one successful change: a redirect with a notice, and one `config.applied` entry. */
     async function changed(page: Page, before: number, location: RegExp) {
       assert.equal(page.status, 303, page.text.slice(0, 2000));
@@ -171,9 +106,9 @@ for (const backend of backends) {
     before(async () => {
       t = await startTestService(backend);
       ({ workspace, key } = await t.workspace({ config: WORKSPACE }));
-      admin = await signIn('admin@acme.test');
-      approver = await signIn('approver@acme.test');
-      viewer = await signIn('viewer@acme.test');
+      admin = await signIn(workspace, 'admin@acme.test');
+      approver = await signIn(workspace, 'approver@acme.test');
+      viewer = await signIn(workspace, 'viewer@acme.test');
     });
     after(() => t?.close());
 

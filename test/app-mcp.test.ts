@@ -12,9 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { exportConfig } from '../src/services/apply-config.ts';
-import { inviteLink } from '../src/services/sign-in.ts';
 import { findMcpServerBySlug } from '../src/store/mcp-servers.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
+import { appClient, lastEvidence, verifiedEvidence, type Page, type Session } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call } from './support/http.ts';
 import { startTestService, type TestService } from './support/service.ts';
@@ -38,17 +38,6 @@ const ADMIN_POSTS = [
   '/app/admin/mcp-servers/test',
   '/app/admin/mcp-servers/remove',
 ];
-
-interface Session {
-  cookie: string;
-  csrf: string;
-}
-
-interface Page {
-  status: number;
-  location: string | null;
-  text: string;
-}
 
 async function freePort(): Promise<number> {
   const server = net.createServer();
@@ -142,77 +131,14 @@ for (const backend of backends) {
     /** Every page this suite received, to look for credentials in. */
     const pages: string[] = [];
 
-    async function send(session: Session | null, path: string, init: RequestInit = {}, base = t.url) {
-      const response = await fetch(base + path, {
-        ...init,
-        headers: {
-          ...(init.headers as Record<string, string>),
-          ...(session ? { cookie: `approvals_session=${session.cookie}` } : {}),
-        },
-        redirect: 'manual',
-      });
-      const page = {
-        status: response.status,
-        location: response.headers.get('location'),
-        text: await response.text(),
-      };
+    const onPage = (page: Page) => {
       pages.push(page.text);
-      return page;
-    }
-
-    const get = (session: Session | null, path: string, base?: string): Promise<Page> =>
-      send(session, path, {}, base);
-
-    function post(
-      session: Session | null,
-      path: string,
-      fields: Record<string, string>,
-      options: { csrf?: string | null; base?: string } = {},
-    ): Promise<Page> {
-      const csrf = options.csrf === undefined ? (session?.csrf ?? null) : options.csrf;
-      const body = new URLSearchParams(fields);
-      if (csrf !== null) body.append('_csrf', csrf);
-      return send(
-        session,
-        path,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: body.toString(),
-        },
-        options.base,
-      );
-    }
-
-    async function signIn(service: TestService, ws: Workspace, email: string): Promise<Session> {
-      const { url } = await inviteLink(service.service.ctx, ws, email);
-      const response = await fetch(service.url + new URL(url).pathname, {
-        method: 'POST',
-        redirect: 'manual',
-      });
-      assert.equal(response.status, 303);
-      const cookie = response.headers.get('set-cookie')?.match(/approvals_session=([^;]+)/)?.[1];
-      assert.ok(cookie, 'a session cookie');
-      const inbox = await get({ cookie, csrf: '' }, '/app/inbox', service.url);
-      const csrf = inbox.text.match(/name="_csrf" value="([^"]+)"/)?.[1];
-      assert.ok(csrf, 'a CSRF token in the page');
-      return { cookie, csrf };
-    }
+    };
+    const { get, post, signIn } = appClient(() => t, { onPage });
 
     const config = () => exportConfig(t.service.ctx, workspace);
-    const evidence = async () => {
-      const answer = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
-      assert.equal(answer.status, 200);
-      assert.equal(answer.body.valid, true);
-      return answer.body.checked as number;
-    };
-    const lastEntry = async () => {
-      const row = await t.service.ctx.db.one<{ type: string; data: string }>(
-        'SELECT type, data FROM evidence WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1',
-        [workspace.id],
-      );
-      return { type: row!.type, data: JSON.parse(row!.data), text: row!.data };
-    };
+    const evidence = () => verifiedEvidence(t, key);
+    const lastEntry = () => lastEvidence(t, workspace);
     /** One successful change: a redirect with its notice, and exactly one new `config.applied` entry. */
     async function changed(page: Page, before: number, notice: string) {
       assert.equal(page.status, 303, page.text.slice(0, 3000));
@@ -250,9 +176,9 @@ for (const backend of backends) {
     before(async () => {
       t = await startTestService(backend, { env: { ALLOW_PRIVATE_TARGETS: 'true' } });
       ({ workspace, key } = await t.workspace({ config: WORKSPACE }));
-      admin = await signIn(t, workspace, 'admin@acme.test');
-      approver = await signIn(t, workspace, 'approver@acme.test');
-      viewer = await signIn(t, workspace, 'viewer@acme.test');
+      admin = await signIn(workspace, 'admin@acme.test');
+      approver = await signIn(workspace, 'approver@acme.test');
+      viewer = await signIn(workspace, 'viewer@acme.test');
     });
     after(() => t?.close());
 
@@ -282,7 +208,7 @@ for (const backend of backends) {
       for (const path of ADMIN_POSTS) {
         assert.equal((await post(null, path, { slug: 'evil' })).status, 401, path);
         // An admin's form without the CSRF token is refused too.
-        assert.equal((await post(admin, path, { slug: 'evil' }, { csrf: null })).status, 403, path);
+        assert.equal((await post(admin, path, { slug: 'evil' }, null)).status, 403, path);
       }
       assert.deepEqual(await config(), exported);
       assert.equal(await evidence(), before);
@@ -593,22 +519,18 @@ for (const backend of backends) {
       const strict = await startTestService(backend, { env: { ALLOW_PRIVATE_TARGETS: 'false' } });
       try {
         const other = await strict.workspace({ config: WORKSPACE });
-        const session = await signIn(strict, other.workspace, 'admin@acme.test');
+        const client = appClient(strict, { onPage });
+        const session = await client.signIn(other.workspace, 'admin@acme.test');
         const verify = async () =>
           (await call(strict.url, 'GET', '/api/v1/audit/verify', { key: other.key })).body.checked as number;
         const before = await verify();
-        const refused = await post(
-          session,
-          '/app/admin/mcp-servers/save',
-          {
-            mode: 'add',
-            slug: 'local',
-            name: 'Local',
-            url: everything.url,
-            headers: `Authorization: ${SECRET}`,
-          },
-          { base: strict.url },
-        );
+        const refused = await client.post(session, '/app/admin/mcp-servers/save', {
+          mode: 'add',
+          slug: 'local',
+          name: 'Local',
+          url: everything.url,
+          headers: `Authorization: ${SECRET}`,
+        });
         assert.equal(refused.status, 422);
         assert.match(refused.text, /Nothing was changed/);
         assert.match(

@@ -9,9 +9,9 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { inviteLink } from '../src/services/sign-in.ts';
 import { findWebhookEndpoint } from '../src/store/webhooks.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
+import { appClient, lastEvidence, verifiedEvidence, type Session } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
@@ -29,17 +29,6 @@ rules:
 const PAGE = '/app/admin/webhook';
 const POSTS = [`${PAGE}/save`, `${PAGE}/rotate`, `${PAGE}/remove`, `${PAGE}/redeliver`];
 const SECRET_BOX = /<p class="secret" id="new-secret-value">(whsec_[A-Za-z0-9+/]{43}=)<\/p>/;
-
-interface Session {
-  cookie: string;
-  csrf: string;
-}
-
-interface Page {
-  status: number;
-  location: string | null;
-  text: string;
-}
 
 interface Received {
   path: string;
@@ -92,58 +81,6 @@ async function until<T>(what: string, check: () => Promise<T | undefined | false
   }
 }
 
-/** Fetch-level sessions and forms, as in app-admin.test.ts. */
-function client(t: () => TestService) {
-  async function get(session: Session | null, path: string): Promise<Page> {
-    const response = await fetch(t().url + path, {
-      headers: session ? { cookie: `approvals_session=${session.cookie}` } : {},
-      redirect: 'manual',
-    });
-    return {
-      status: response.status,
-      location: response.headers.get('location'),
-      text: await response.text(),
-    };
-  }
-  async function post(
-    session: Session | null,
-    path: string,
-    fields: Record<string, string>,
-    csrf: string | null = session?.csrf ?? null,
-    headers: Record<string, string> = {},
-  ): Promise<Page> {
-    const body = new URLSearchParams(fields);
-    if (csrf !== null) body.append('_csrf', csrf);
-    const response = await fetch(t().url + path, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        ...(session ? { cookie: `approvals_session=${session.cookie}` } : {}),
-        ...headers,
-      },
-      body: body.toString(),
-      redirect: 'manual',
-    });
-    return {
-      status: response.status,
-      location: response.headers.get('location'),
-      text: await response.text(),
-    };
-  }
-  async function signIn(workspace: Workspace, email: string): Promise<Session> {
-    const { url } = await inviteLink(t().service.ctx, workspace, email);
-    const response = await fetch(t().url + new URL(url).pathname, { method: 'POST', redirect: 'manual' });
-    assert.equal(response.status, 303);
-    const cookie = response.headers.get('set-cookie')?.match(/approvals_session=([^;]+)/)?.[1];
-    assert.ok(cookie, 'a session cookie');
-    const inbox = await get({ cookie, csrf: '' }, '/app/inbox');
-    const csrf = inbox.text.match(/name="_csrf" value="([^"]+)"/)?.[1];
-    assert.ok(csrf, 'a CSRF token in the page');
-    return { cookie, csrf };
-  }
-  return { get, post, signIn };
-}
-
 for (const backend of backends) {
   describe(`the webhook page on ${backend.name}`, { skip: backend.skip }, () => {
     let t: TestService;
@@ -154,21 +91,10 @@ for (const backend of backends) {
     let approver: Session;
     let viewer: Session;
     let secret = '';
-    const { get, post, signIn } = client(() => t);
+    const { get, post, signIn } = appClient(() => t);
 
-    const evidence = async () => {
-      const answer = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
-      assert.equal(answer.status, 200);
-      assert.equal(answer.body.valid, true);
-      return answer.body.checked as number;
-    };
-    const lastEntry = async () => {
-      const row = await t.service.ctx.db.one<{ type: string; data: string }>(
-        'SELECT type, data FROM evidence WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1',
-        [workspace.id],
-      );
-      return { type: row!.type, data: JSON.parse(row!.data) };
-    };
+    const evidence = () => verifiedEvidence(t, key);
+    const lastEntry = () => lastEvidence(t, workspace);
     const endpoint = () => findWebhookEndpoint(t.service.ctx.db, workspace.id);
     /** A held call, decided: its webhook event is stored with the decision. */
     const decided = async (verdict: 'approve' | 'reject') => {
@@ -514,7 +440,7 @@ for (const backend of backends) {
     test('without ALLOW_PRIVATE_TARGETS a loopback URL is refused next to the field', async () => {
       const strict = await startTestService(backend, { env: { ALLOW_PRIVATE_TARGETS: 'false' } });
       try {
-        const other = client(() => strict);
+        const other = appClient(strict);
         const { workspace: ws, key: strictKey } = await strict.workspace({ config: WORKSPACE });
         const session = await other.signIn(ws, 'admin@acme.test');
         const verify = async () =>
