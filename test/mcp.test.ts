@@ -280,6 +280,23 @@ for (const backend of backends) {
       assert.equal(executedEntry.data.result_sha256, sha256Hex(canonicalJson(result)));
     });
 
+    test('an allowed call relays the upstream progress to the client, in both protocol eras', async () => {
+      const { key } = await workspaceWith(
+        'tools:\n  - { connection: Everything, tool: trigger-long-running-operation, classification: allow }\n',
+      );
+      for (const negotiation of ['legacy', 'auto'] as const) {
+        const client = await connect(key, { negotiation });
+        const seen: number[] = [];
+        const result = await client.callTool(
+          { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 3 } },
+          { onprogress: (progress) => seen.push(progress.progress) },
+        );
+        assert.deepEqual(seen, [1, 2, 3], negotiation);
+        assert.match(JSON.stringify(result.content), /Long running operation completed/);
+        await client.close();
+      }
+    });
+
     test('an allowed call: GET shows execution.status executed with the result', async () => {
       const { workspace, key } = await workspaceWith(
         'tools:\n  - { connection: Everything, tool: echo, classification: allow }\n',

@@ -71,9 +71,24 @@ function serverFor(
     };
   });
 
-  server.setRequestHandler('tools/call', async (request) => {
+  server.setRequestHandler('tools/call', async (request, handler) => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    return (await callThroughProxy(ctx, upstreams, caller, request.params.name, args).catch(refuse)) as never;
+    // An allowed call runs while the client waits: its cancellation goes upstream, the upstream's
+    // progress comes back on the same answer stream (when the client asked for progress).
+    const progressToken = request.params._meta?.progressToken;
+    const relay = {
+      signal: handler.mcpReq.signal,
+      onProgress:
+        progressToken === undefined
+          ? undefined
+          : (progress: { progress: number; total?: number; message?: string }) =>
+              void handler.mcpReq
+                .notify({ method: 'notifications/progress', params: { progressToken, ...progress } })
+                .catch(() => undefined),
+    };
+    return (await callThroughProxy(ctx, upstreams, caller, request.params.name, args, relay).catch(
+      refuse,
+    )) as never;
   });
 
   // Everything else an upstream offers passes through unchanged.

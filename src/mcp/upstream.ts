@@ -4,6 +4,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { checkTarget } from '../services/network-targets.ts';
+import type { CallRelay } from '../services/proxy-call.ts';
 import type { Sealer } from '../services/secrets.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 
@@ -67,9 +68,17 @@ export class UpstreamPool {
   }
 
   /** One tools/call upstream (the `Upstreams` port of the proxy service). */
-  callTool(server: McpServer, name: string, args: Record<string, unknown>) {
+  callTool(server: McpServer, name: string, args: Record<string, unknown>, relay: CallRelay = {}) {
     return this.use(server, (client) =>
-      client.callTool({ name, arguments: args }, { timeout: CALL_TIMEOUT_MS }),
+      client.callTool(
+        { name, arguments: args },
+        {
+          timeout: CALL_TIMEOUT_MS,
+          // Aborting (the client went away or cancelled) cancels the upstream request too.
+          signal: relay.signal,
+          ...(relay.onProgress ? { onprogress: relay.onProgress, resetTimeoutOnProgress: true } : {}),
+        },
+      ),
     );
   }
 

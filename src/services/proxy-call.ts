@@ -30,8 +30,19 @@ export interface CallToolResult {
 }
 
 /** The port to upstream MCP servers (the proxy's client pool). */
+/** What a live client call relays: its cancellation, and the upstream's progress back to it. */
+export interface CallRelay {
+  signal?: AbortSignal;
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
 export interface Upstreams {
-  callTool(server: McpServer, name: string, args: Record<string, unknown>): Promise<CallToolResult>;
+  callTool(
+    server: McpServer,
+    name: string,
+    args: Record<string, unknown>,
+    relay?: CallRelay,
+  ): Promise<CallToolResult>;
 }
 
 export interface ProxyCaller {
@@ -111,6 +122,7 @@ export async function callThroughProxy(
   caller: ProxyCaller,
   name: string,
   args: Record<string, unknown>,
+  relay: CallRelay = {},
 ): Promise<CallToolResult> {
   if (name === CHECK_STATUS_TOOL) return checkStatus(ctx, caller, args);
   const { workspace, server } = caller;
@@ -153,7 +165,7 @@ export async function callThroughProxy(
   // Allowed: run it now and answer with the upstream's own result.
   const startedAt = ctx.now();
   try {
-    const result = await upstreams.callTool(server, name, args);
+    const result = await upstreams.callTool(server, name, args, relay);
     await recordExecution(ctx, hold, { status: 'executed', startedAt, outcome: result });
     return result;
   } catch (error) {
