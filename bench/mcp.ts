@@ -4,22 +4,11 @@
  * connection (one 2025-era session), calling sequentially. When the `mcp-proxy` package is
  * installed, the same call through it (a peer proxy: no rules, no evidence) is a third column.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
-import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Server } from '@modelcontextprotocol/server';
+import { freePort, startEverything } from '../test/support/mcp-upstream.ts';
 import { type BenchService, compared, type Figure, percentile, sample, startBenchService } from './lib.ts';
 
-const EVERYTHING = join(
-  import.meta.dirname,
-  '..',
-  'node_modules',
-  '@modelcontextprotocol',
-  'server-everything',
-  'dist',
-  'index.js',
-);
 const WARMUP = 200;
 const CALLS = 3_000;
 const BUDGET_MS = 10_000;
@@ -28,35 +17,6 @@ const ROUNDS = 3;
 export interface Skipped {
   figure: string;
   reason: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** server-everything in streamable HTTP mode on a free loopback port. */
-async function startEverything(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 15_000;
-  while (!output.includes(`listening on port ${port}`)) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill();
-      throw new Error(`server-everything did not start: ${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return { url: `http://127.0.0.1:${port}/mcp`, child };
 }
 
 async function connect(url: string, headers: Record<string, string> = {}) {
@@ -205,7 +165,7 @@ export async function run(): Promise<{ figures: Figure[]; skipped: Skipped[] }> 
     for (const client of clients) await client.close().catch(() => undefined);
     if (peer && typeof peer !== 'string') await peer.close().catch(() => undefined);
     await bench?.close();
-    everything.child.kill();
+    await everything.stop();
     if (allowPrivate === undefined) delete process.env.ALLOW_PRIVATE_TARGETS;
     else process.env.ALLOW_PRIVATE_TARGETS = allowPrivate;
   }

@@ -4,12 +4,9 @@
  * sent). Header values are credentials: they never appear in a page, in `export`, or in evidence.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { exportConfig } from '../src/services/apply-config.ts';
 import { findMcpServerBySlug } from '../src/store/mcp-servers.ts';
@@ -17,10 +14,8 @@ import type { Workspace } from '../src/store/workspaces.ts';
 import { appClient, lastEvidence, verifiedEvidence, type Page, type Session } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call } from './support/http.ts';
+import { type EverythingUpstream, freePort, startEverything } from './support/mcp-upstream.ts';
 import { startTestService, type TestService } from './support/service.ts';
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const EVERYTHING = `${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
 
 const WORKSPACE = `members:
   - { email: admin@acme.test, name: Ada Admin, role: admin }
@@ -38,37 +33,6 @@ const ADMIN_POSTS = [
   '/app/admin/mcp-servers/test',
   '/app/admin/mcp-servers/remove',
 ];
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** server-everything over streamable HTTP on a free port, ready once it says it listens. */
-async function startEverything(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 15_000;
-  while (!output.includes(`listening on port ${port}`)) {
-    if (child.exitCode !== null) throw new Error(`server-everything exited: ${output}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server-everything did not start: ${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return { url: `http://127.0.0.1:${port}/mcp`, child };
-}
 
 /** A relay in front of an upstream that keeps the headers of every request it forwards. */
 async function startRelay(target: string) {
@@ -104,7 +68,7 @@ async function startRelay(target: string) {
   };
 }
 
-let everything: { url: string; child: ChildProcess };
+let everything: EverythingUpstream;
 let relay: Awaited<ReturnType<typeof startRelay>>;
 
 before(async () => {
@@ -113,11 +77,7 @@ before(async () => {
 });
 after(async () => {
   await relay?.close();
-  if (everything && everything.child.exitCode === null) {
-    const exited = once(everything.child, 'exit');
-    everything.child.kill('SIGKILL');
-    await exited;
-  }
+  await everything?.stop();
 });
 
 for (const backend of backends) {

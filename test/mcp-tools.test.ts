@@ -5,21 +5,21 @@
  * upstream's. docs/mcp-conformance.md has the results and what they mean.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { parse as parseYaml } from 'yaml';
 import { sqlite } from './support/backends.ts';
+import { type EverythingUpstream, startEverything } from './support/mcp-upstream.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const MODULES = join(ROOT, 'node_modules', '@modelcontextprotocol');
-const EVERYTHING = join(MODULES, 'server-everything', 'dist', 'index.js');
 const INSPECTOR = join(MODULES, 'inspector', 'clients', 'launcher', 'build', 'index.js');
 const CONFORMANCE = join(MODULES, 'conformance', 'dist', 'index.js');
 const BASELINE = join(import.meta.dirname, 'conformance-baseline.yml');
@@ -36,36 +36,6 @@ const EXPLAINED: Record<string, string> = {
   'resources-subscribe': 'the proxy does not offer resources.subscribe: no resources/updated to relay',
   'resources-unsubscribe': 'the proxy does not offer resources.subscribe',
 };
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** server-everything in streamable HTTP mode on a free port, ready when it answers. */
-async function startEverything(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 15_000;
-  while (!output.includes(`listening on port ${port}`)) {
-    if (child.exitCode !== null) throw new Error(`server-everything exited: ${output}`);
-    if (Date.now() > deadline) {
-      child.kill();
-      throw new Error(`server-everything did not start: ${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return { url: `http://127.0.0.1:${port}/mcp`, child };
-}
 
 /**
  * A loopback relay that adds `Authorization` (the conformance suite has no option for headers) and
@@ -142,7 +112,7 @@ function baseline(): string[] {
 }
 
 describe('MCP tooling against the proxy (server-everything upstream)', () => {
-  let everything: { url: string; child: ChildProcess };
+  let everything: EverythingUpstream;
   let t: TestService;
   let key: string;
   let proxyUrl: string;
@@ -171,7 +141,7 @@ describe('MCP tooling against the proxy (server-everything upstream)', () => {
 
   after(async () => {
     await t?.close();
-    everything?.child.kill();
+    await everything?.stop();
     // MCP_TOOLS_KEEP=1 keeps the suite's checks.json files (the path is in the test's diagnostics).
     if (!process.env.MCP_TOOLS_KEEP) rmSync(scratch, { recursive: true, force: true });
   });
