@@ -31,10 +31,6 @@ const BASELINE = join(import.meta.dirname, 'conformance-baseline.yml');
 const EXPLAINED: Record<string, string> = {
   'tools-call-error':
     'the suite calls test_error_handling, a tool never classified: new, so held for an admin (fail-closed)',
-  // The proxy relays no server-initiated messages, so it does not offer these capabilities (-32601).
-  'logging-set-level': 'the proxy does not offer logging: no notifications/message to relay',
-  'resources-subscribe': 'the proxy does not offer resources.subscribe: no resources/updated to relay',
-  'resources-unsubscribe': 'the proxy does not offer resources.subscribe',
 };
 
 /**

@@ -685,7 +685,7 @@ for (const backend of backends) {
       assert.equal((await post({ ...auth, origin: new URL(t.url).origin })).status, 200);
     });
 
-    test('HTTP: 2025-era sessions (Mcp-Session-Id required, unknown 404, DELETE closes, GET 405)', async () => {
+    test('HTTP: 2025-era sessions (Mcp-Session-Id required, unknown 404, one GET stream, DELETE closes it)', async () => {
       const { key } = await workspaceWith();
       const url = `${t.url}/mcp/every`;
       const headers = {
@@ -724,15 +724,21 @@ for (const backend of backends) {
       const names = (await rpcMessages(listed))[0].result.tools.map((tool: { name: string }) => tool.name);
       assert.ok(names.includes('echo') && names.includes('service_check_status'));
 
-      const gets: Record<string, string>[] = [{}, { 'mcp-session-id': session }];
-      for (const extra of gets) {
-        const get = await send(undefined, { ...extra, accept: 'text/event-stream' }, 'GET');
-        assert.equal(get.status, 405);
-        await get.arrayBuffer();
-      }
+      const sessionless = await send(undefined, { accept: 'text/event-stream' }, 'GET');
+      assert.equal(sessionless.status, 405);
+      await sessionless.arrayBuffer();
+      // The session's standing stream: one per session; a second is refused.
+      const stream = await send(undefined, { 'mcp-session-id': session, accept: 'text/event-stream' }, 'GET');
+      assert.equal(stream.status, 200);
+      assert.match(stream.headers.get('content-type')!, /^text\/event-stream/);
+      const second = await send(undefined, { 'mcp-session-id': session, accept: 'text/event-stream' }, 'GET');
+      assert.equal(second.status, 409);
+      await second.arrayBuffer();
       const closed = await send(undefined, { 'mcp-session-id': session }, 'DELETE');
       assert.ok(closed.status >= 200 && closed.status < 300, `DELETE answered ${closed.status}`);
       await closed.arrayBuffer();
+      // Ending the session ends its stream.
+      await stream.arrayBuffer();
       const after = await send(list, { 'mcp-session-id': session });
       assert.equal(after.status, 404);
       await after.arrayBuffer();
@@ -802,7 +808,7 @@ for (const backend of backends) {
         const anonymous = await connect(key, { slug: 'rec' });
         assert.deepEqual(
           (await named.listTools()).tools.map((tool) => tool.name),
-          ['record', 'service_check_status'],
+          ['record', 'wait', 'service_check_status'],
         );
 
         const first = envelopeOf(await callTool(named, 'record', { text: 'one' }));

@@ -5,6 +5,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { checkTarget } from '../services/network-targets.ts';
 import type { CallRelay } from '../services/proxy-call.ts';
+import type { UpstreamNotification } from './relay.ts';
 import type { Sealer } from '../services/secrets.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 
@@ -42,6 +43,7 @@ export class UpstreamPool {
   private readonly connections = new Map<string, Promise<Connection>>();
   private readonly sealer: Sealer;
   private readonly allowPrivate: boolean;
+  private listener: (serverId: string, notification: UpstreamNotification) => void = () => undefined;
 
   constructor(options: { sealer: Sealer; allowPrivate: boolean }) {
     this.sealer = options.sealer;
@@ -82,6 +84,11 @@ export class UpstreamPool {
     );
   }
 
+  /** Where what an upstream sends on its own (list changes, log messages) goes. */
+  onNotification(listener: (serverId: string, notification: UpstreamNotification) => void): void {
+    this.listener = listener;
+  }
+
   async capabilities(server: McpServer) {
     return (await this.client(server)).getServerCapabilities() ?? {};
   }
@@ -106,7 +113,31 @@ export class UpstreamPool {
       throw new UpstreamUnavailable(`the upstream ${error.message}`);
     });
     const headers = JSON.parse(this.sealer.open(server.headersSealed)) as Record<string, string>;
-    const client = new Client({ name: 'approvals-proxy', version: '1' });
+    const relay = (method: string) => ({
+      autoRefresh: false,
+      debounceMs: 0,
+      onChanged: () => this.listener(server.id, { method }),
+    });
+    // List changes arrive the way the upstream's protocol era sends them (on its GET stream, or on a
+    // `subscriptions/listen` the client opens itself); log messages only from 2025-era upstreams.
+    const client = new Client(
+      { name: 'approvals-proxy', version: '1' },
+      {
+        // The newest revision the upstream speaks (a probe, then 2025-era initialize if it must).
+        versionNegotiation: { mode: 'auto' },
+        listChanged: {
+          tools: relay('notifications/tools/list_changed'),
+          prompts: relay('notifications/prompts/list_changed'),
+          resources: relay('notifications/resources/list_changed'),
+        },
+      },
+    );
+    client.setNotificationHandler('notifications/message', (notification) =>
+      this.listener(server.id, notification),
+    );
+    client.setNotificationHandler('notifications/resources/updated', (notification) =>
+      this.listener(server.id, notification),
+    );
     const transport = new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } });
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });

@@ -169,7 +169,9 @@ export async function callThroughProxy(
     await recordExecution(ctx, hold, { status: 'executed', startedAt, outcome: result });
     return result;
   } catch (error) {
-    const failure = describeFailure(error);
+    const failure = relay.signal?.aborted
+      ? { code: -32000, message: 'The client cancelled the call' }
+      : describeFailure(error);
     await recordExecution(ctx, hold, { status: 'failed', startedAt, outcome: failure });
     throw new ProxyRefusal(failure.code, failure.message);
   }

@@ -66,10 +66,14 @@ export async function insertMcpSession(
 }
 
 export const findMcpSession = (sql: Sql, id: string) =>
-  sql.one<{ workspaceId: string; mcpServerId: string; closedAt: number | null }>(
-    'SELECT workspace_id AS "workspaceId", mcp_server_id AS "mcpServerId", closed_at AS "closedAt" FROM mcp_sessions WHERE id = $1',
+  sql.one<{ workspaceId: string; mcpServerId: string; closedAt: number | null; logLevel: string | null }>(
+    'SELECT workspace_id AS "workspaceId", mcp_server_id AS "mcpServerId", closed_at AS "closedAt", log_level AS "logLevel" FROM mcp_sessions WHERE id = $1',
     [id],
   );
+
+export async function setMcpSessionLogLevel(sql: Sql, id: string, level: string): Promise<void> {
+  await sql.run('UPDATE mcp_sessions SET log_level = $2 WHERE id = $1', [id, level]);
+}
 
 export async function closeMcpSession(sql: Sql, id: string, at: number): Promise<void> {
   await sql.run('UPDATE mcp_sessions SET closed_at = $2 WHERE id = $1 AND closed_at IS NULL', [id, at]);

@@ -1,14 +1,16 @@
 /**
  * Upstream MCP servers for the proxy tests: the real `@modelcontextprotocol/server-everything` as a
- * child process on a free port (stoppable and restartable on the same port), and a tiny recording
+ * child process on a free port (stoppable and restartable on the same port), a tiny recording
  * server of our own (node:http, JSON answers only) that keeps every request's headers and every
- * tools/call it was given.
+ * tools/call it was given, and a 2026-era server on the SDK's handler whose tool list grows.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, Server } from '@modelcontextprotocol/server';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NODE = process.execPath;
@@ -100,7 +102,7 @@ export async function startEverything(): Promise<EverythingUpstream> {
 export interface RecordedRequest {
   method: string;
   headers: http.IncomingHttpHeaders;
-  body: { method?: string; params?: Record<string, unknown> } | undefined;
+  body: { id?: unknown; method?: string; params?: Record<string, unknown> } | undefined;
 }
 
 export interface RecordingUpstream {
@@ -114,11 +116,13 @@ export interface RecordingUpstream {
 
 /**
  * Just enough MCP (2025-era streamable HTTP, JSON answers, no sessions) for a proxy to list and
- * call one tool, `record {text}`, which answers `recorded: <text>`.
+ * call two tools: `record {text}`, which answers `recorded: <text>`, and `wait`, which answers only
+ * when its request is cancelled (`notifications/cancelled`).
  */
 export async function startRecordingUpstream(): Promise<RecordingUpstream> {
   const requests: RecordedRequest[] = [];
   const calls: RecordingUpstream['calls'] = [];
+  const waiting = new Map<string, http.ServerResponse>();
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -137,7 +141,26 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
       }
       const { id, method, params } = body as { id?: unknown; method?: string; params?: any };
       if (id === undefined) {
+        if (method === 'notifications/cancelled') {
+          const key = JSON.stringify(params?.requestId);
+          waiting
+            .get(key)
+            ?.writeHead(200, { 'Content-Type': 'application/json' })
+            .end(
+              JSON.stringify({
+                jsonrpc: '2.0',
+                id: params?.requestId,
+                error: { code: -32000, message: 'cancelled' },
+              }),
+            );
+          waiting.delete(key);
+        }
         response.writeHead(202).end();
+        return;
+      }
+      if (method === 'tools/call' && params?.name === 'wait') {
+        calls.push({ name: 'wait', arguments: params?.arguments ?? {} });
+        waiting.set(JSON.stringify(id), response);
         return;
       }
       let result: unknown;
@@ -155,6 +178,7 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
               description: 'Records its argument',
               inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
             },
+            { name: 'wait', description: 'Answers when cancelled', inputSchema: { type: 'object' } },
           ],
         };
       } else if (method === 'tools/call') {
@@ -177,6 +201,44 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
     requests,
     calls,
     async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface ChangingUpstream {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A 2026-era upstream built on the SDK's own handler (`createMcpHandler`): tool `grow` adds a tool
+ * and announces it with `notifications/tools/list_changed` to every open `subscriptions/listen`.
+ */
+export async function startChangingUpstream(): Promise<ChangingUpstream> {
+  const tools = [{ name: 'grow', description: 'Adds a tool', inputSchema: { type: 'object' as const } }];
+  const handler = createMcpHandler(() => {
+    const server = new Server(
+      { name: 'changing-upstream', version: '1' },
+      { capabilities: { tools: { listChanged: true } } },
+    );
+    server.setRequestHandler('tools/list', () => ({ tools }));
+    server.setRequestHandler('tools/call', () => {
+      tools.push({ name: `grown-${tools.length}`, description: 'Grown', inputSchema: { type: 'object' } });
+      setImmediate(() => handler.notify.toolsChanged());
+      return { content: [{ type: 'text' as const, text: `now ${tools.length} tools` }] };
+    });
+    return server;
+  });
+  const serve = toNodeHandler(handler);
+  const server = http.createServer((request, response) => void serve(request, response));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    async close() {
+      await handler.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
