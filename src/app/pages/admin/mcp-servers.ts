@@ -107,12 +107,13 @@ type Failure = { message?: unknown; code?: unknown; data?: { status?: unknown };
 /** Why a connection failed, in words of our own: never the upstream's answer, never the credentials. */
 function failureOf(error: unknown, secrets: string[]): string {
   const chain: Failure[] = [];
-  for (let at: unknown = error; at && typeof at === 'object' && chain.length < 4; at = (at as Failure).cause)
+  for (let at: unknown = error; at && typeof at === 'object' && chain.length < 6; at = (at as Failure).cause)
     chain.push(at as Failure);
   const status = chain.map((e) => e.data?.status).find((s): s is number => typeof s === 'number');
+  // The deepest code is the root cause (ECONNREFUSED under the SDK's ERA_NEGOTIATION_FAILED).
   const code = chain
     .map((e) => e.code)
-    .find((c): c is string => typeof c === 'string' && /^[A-Z][A-Z0-9_]{1,60}$/.test(c));
+    .findLast((c): c is string => typeof c === 'string' && /^[A-Z][A-Z0-9_]{1,60}$/.test(c));
   const rpc = chain.map((e) => e.code).find((c): c is number => typeof c === 'number');
   // Only our own messages are shown as they are (UpstreamUnavailable: "the upstream …").
   const ours = error instanceof UpstreamUnavailable ? error.message : null;
