@@ -27,6 +27,19 @@ const schema = z.object({
   SECRETS_KEY: z.string().optional(),
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1000).default(1),
   DEADLINE_SWEEP_MS: z.coerce.number().int().min(10).default(1000),
+  SLACK_BOT_TOKEN: z.string().optional(),
+  SLACK_SIGNING_SECRET: z.string().optional(),
+  SLACK_CHANNEL: z.string().optional(),
+  SLACK_API_URL: z.url().default('https://slack.com/api'),
+  SMS_ACCOUNT_SID: z.string().optional(),
+  SMS_AUTH_TOKEN: z.string().optional(),
+  SMS_FROM: z.string().optional(),
+  SMS_API_URL: z.url().default('https://api.twilio.com'),
+  SMS_REPLIES: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+  NOTIFY_RETRY_SCALE: z.coerce.number().positive().max(1000).default(1),
 });
 
 export type Config = ReturnType<typeof parseConfigFrom>;
@@ -55,6 +68,27 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     secretsKey: settings.SECRETS_KEY,
     webhookRetryScale: settings.WEBHOOK_RETRY_SCALE,
     mailFrom: settings.MAIL_FROM,
+    /** Slack needs the bot token and the signing secret; SLACK_CHANNEL adds a post to one channel. */
+    slack:
+      settings.SLACK_BOT_TOKEN && settings.SLACK_SIGNING_SECRET
+        ? {
+            botToken: settings.SLACK_BOT_TOKEN,
+            signingSecret: settings.SLACK_SIGNING_SECRET,
+            channel: settings.SLACK_CHANNEL ?? null,
+            apiUrl: settings.SLACK_API_URL,
+          }
+        : null,
+    sms:
+      settings.SMS_ACCOUNT_SID && settings.SMS_AUTH_TOKEN && settings.SMS_FROM
+        ? {
+            accountSid: settings.SMS_ACCOUNT_SID,
+            authToken: settings.SMS_AUTH_TOKEN,
+            from: settings.SMS_FROM,
+            apiUrl: settings.SMS_API_URL,
+            replies: settings.SMS_REPLIES,
+          }
+        : null,
+    notifyRetryScale: settings.NOTIFY_RETRY_SCALE,
   };
 }
 

@@ -2,6 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { smtpMailer } from './channels/email.ts';
+import { slackClient } from './channels/slack.ts';
+import { smsClient } from './channels/sms.ts';
 import { createMetrics } from './http/metrics.ts';
 import { MemoryRateCounter } from './http/rate-limiter.ts';
 import { buildHttpServer } from './http/server.ts';
@@ -14,6 +16,7 @@ import { openDb } from './store/open.ts';
 import { startDeadlineWorker } from './workers/deadlines.ts';
 import { startExecutionWorker } from './workers/executions.ts';
 import { startWebhookWorker } from './workers/webhooks.ts';
+import { startNotificationWorker } from './workers/notifications.ts';
 import { UpstreamPool } from './mcp/upstream.ts';
 
 export interface RunningService {
@@ -43,6 +46,19 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     secureCookies: (config.publicUrl ?? '').startsWith('https://'),
     sealer: loadSealer(config),
     allowPrivateTargets: config.allowPrivateTargets,
+    channels: {
+      slack: config.slack && {
+        client: slackClient(config.slack),
+        signingSecret: config.slack.signingSecret,
+        channel: config.slack.channel,
+      },
+      sms: config.sms && {
+        client: smsClient(config.sms),
+        authToken: config.sms.authToken,
+        replies: config.sms.replies,
+      },
+      retryScale: config.notifyRetryScale,
+    },
   };
 }
 
@@ -86,6 +102,7 @@ export async function startService(
     intervalMs: config.deadlineSweepMs,
     log: app.log,
   });
+  const notifications = startNotificationWorker(ctx, { intervalMs: config.deadlineSweepMs, log: app.log });
 
   let stopping: Promise<void> | undefined;
   return {
@@ -96,7 +113,7 @@ export async function startService(
       // Waiters answer with the current record, requests in flight finish, then storage closes.
       stopping ??= (async () => {
         lifecycle.closing = true;
-        await Promise.all([deadlines.stop(), executions.stop(), webhooks.stop()]);
+        await Promise.all([deadlines.stop(), executions.stop(), webhooks.stop(), notifications.stop()]);
         ctx.holdEvents.close();
         await app.close();
         await upstreams.close();

@@ -16,6 +16,7 @@ import { adminPages } from './pages/admin.ts';
 import { authPages } from './pages/auth.ts';
 import { decisionLinkPages } from './pages/decision-link.ts';
 import { inboxPages } from './pages/inbox.ts';
+import { widgetPages } from './pages/widget.ts';
 
 export const SESSION_COOKIE = 'approvals_session';
 
@@ -183,6 +184,7 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppConte
   inboxPages(app, deps);
   decisionLinkPages(app, deps);
   adminPages(app, deps);
+  widgetPages(app, deps);
 }
 
 export type PageDeps = {

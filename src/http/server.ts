@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify';
 import { appPlugin } from '../app/plugin.ts';
 import { mcpRoutes } from '../mcp/endpoint.ts';
+import { channelRoutes } from './routes/channels.ts';
+import { widgetRoutes } from './routes/widget.ts';
 import type { UpstreamPool } from '../mcp/upstream.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { errorHandler, HttpError, sendError } from './errors.ts';
@@ -98,6 +100,8 @@ export function buildHttpServer({
   });
 
   holdRoutes(app, { ctx, docsUrl, onSubmitted: (status) => metrics.holdsSubmitted.labels(status).inc() });
+  widgetRoutes(app, { ctx });
+  void app.register(channelRoutes, { ctx });
   auditRoutes(app, { ctx, docsUrl });
   statusPageRoutes(app, { ctx, counter });
   opsRoutes(app, { ctx, metrics });

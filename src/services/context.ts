@@ -3,6 +3,7 @@ import type { Db } from '../store/db.ts';
 import type { AuditSigner } from './audit-signer.ts';
 import type { CompiledRuleSets } from './evaluate-call.ts';
 import type { HoldEvents } from './hold-events.ts';
+import type { NotificationChannels } from './notifications.ts';
 import type { Sealer } from './secrets.ts';
 
 /** What every use case gets: storage, time, and the few settings services need. */
@@ -23,4 +24,6 @@ export interface ServiceContext {
   allowPrivateTargets: boolean;
   /** Whether PUBLIC_URL is https (cookies are then Secure). */
   secureCookies: boolean;
+  /** Slack and SMS, where their settings are given (e-mail is `mailer`). */
+  channels: NotificationChannels;
 }

@@ -8,6 +8,7 @@ import type { ServiceContext } from './context.ts';
 import { invalid, notFound } from './errors.ts';
 import { type Chain, openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
+import { notifyChange } from './notifications.ts';
 import { emitHoldEvent } from './webhooks.ts';
 
 export const MAX_COMMENT = 2000;
@@ -60,6 +61,7 @@ export async function recordDecision(
   const next = applyDecision(hold, { verdict: input.verdict, comment, channel: input.channel, at: now });
   await updateHoldState(tx, next);
   await emitHoldEvent(tx, ctx, next);
+  await notifyChange(tx, ctx, next);
   await chain.append(next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`, {
     hold: hold.id,
     member: { id: member.id, email: member.email, name: member.name },

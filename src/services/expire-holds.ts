@@ -3,6 +3,7 @@ import { expireHold as expired, type Hold } from '../domain/hold.ts';
 import { findHold, listOverdueHolds, updateHoldState } from '../store/holds.ts';
 import type { ServiceContext } from './context.ts';
 import { openChain } from './evidence.ts';
+import { notifyChange } from './notifications.ts';
 import { emitHoldEvent } from './webhooks.ts';
 
 /** Expires the hold if it is pending and overdue; returns the hold as it now stands. */
@@ -18,6 +19,7 @@ export async function expireIfOverdue(
     const next = expired(hold);
     await updateHoldState(tx, next);
     await emitHoldEvent(tx, ctx, next);
+    await notifyChange(tx, ctx, next);
     await chain.append('hold.expired', { hold: hold.id, expires_at: new Date(hold.expiresAt).toISOString() });
     return next;
   });

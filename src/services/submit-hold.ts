@@ -10,6 +10,7 @@ import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, ServiceError } from './errors.ts';
 import { evaluateCall } from './evaluate-call.ts';
+import { notifyApprovers } from './notifications.ts';
 import { emitHoldEvent } from './webhooks.ts';
 import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
@@ -117,6 +118,7 @@ export async function submitHold(
       });
       await insertHold(tx, hold);
       await emitHoldEvent(tx, ctx, hold);
+      await notifyApprovers(tx, ctx, hold);
       await chain.append('hold.submitted', {
         hold: hold.id,
         environment: hold.environment,

@@ -108,3 +108,21 @@ export async function findMemberById(sql: Sql, id: string): Promise<Member | und
   );
   return row && toMember(row);
 }
+
+export async function findMemberBySlackUser(
+  sql: Sql,
+  workspaceId: string,
+  slackUserId: string,
+): Promise<Member | undefined> {
+  const row = await sql.one<MemberRow>(
+    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND slack_user_id = $2 AND removed_at IS NULL`,
+    [workspaceId, slackUserId],
+  );
+  return row && toMember(row);
+}
+
+/** Every active member with this phone number, across workspaces. */
+export const findMemberIdsByPhone = async (sql: Sql, phone: string) =>
+  (
+    await sql.all<{ id: string }>('SELECT id FROM members WHERE phone = $1 AND removed_at IS NULL', [phone])
+  ).map((row) => row.id);

@@ -1,0 +1,112 @@
+/**
+ * Callbacks from Slack and the SMS provider. Each checks the provider's signature before anything
+ * else (Slack: v0, five minutes; SMS: X-Twilio-Signature over PUBLIC_URL + path and the form), then
+ * hands the decision to the service. Unconfigured channels answer 404.
+ */
+import type { FastifyInstance } from 'fastify';
+import { verifySlackSignature } from '../../channels/slack.ts';
+import { verifyTwilioSignature } from '../../channels/sms.ts';
+import { type ChannelDecision, decideFromSlack, decideFromSms } from '../../services/channel-decisions.ts';
+import type { ServiceContext } from '../../services/context.ts';
+import { sendError } from '../errors.ts';
+
+const FORM_LIMIT = 64 * 1024;
+
+/** The reply a member gets by SMS: what their code did. */
+function replyText(result: ChannelDecision): string {
+  switch (result.outcome) {
+    case 'recorded':
+      return result.hold.status === 'pending'
+        ? 'Recorded. More approvals are needed.'
+        : `Done: ${result.hold.status}.`;
+    case 'closed':
+    case 'already_decided':
+      return `Already decided (${result.hold.status}).`;
+    case 'replayed':
+      return 'Already received.';
+    case 'not_an_approver':
+      return 'You are not an approver of this action.';
+    default:
+      return 'Reply YES or NO with the code from the message, e.g. YES 4821.';
+  }
+}
+
+const xml = (text: string) =>
+  text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
+
+export async function channelRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
+  // Signatures cover the exact bytes: keep the body as it came.
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_LIMIT },
+    (_request, body, done) => done(null, body),
+  );
+
+  app.post('/slack/interactions', async (request, reply) => {
+    const slack = ctx.channels.slack;
+    if (!slack) return sendError(reply, 404, 'not_found');
+    const raw = typeof request.body === 'string' ? request.body : '';
+    const signed = verifySlackSignature(
+      slack.signingSecret,
+      {
+        timestamp: request.headers['x-slack-request-timestamp'],
+        signature: request.headers['x-slack-signature'],
+      },
+      raw,
+      ctx.now(),
+    );
+    if (!signed) return sendError(reply, 401, 'unauthorized');
+    let payload: {
+      type?: string;
+      user?: { id?: unknown };
+      actions?: { action_id?: unknown; value?: unknown }[];
+    };
+    try {
+      payload = JSON.parse(new URLSearchParams(raw).get('payload') ?? '');
+    } catch {
+      return reply.code(400).send();
+    }
+    const action = payload.actions?.[0];
+    const verdict =
+      action?.action_id === 'approve' ? 'approve' : action?.action_id === 'reject' ? 'reject' : null;
+    if (
+      payload.type === 'block_actions' &&
+      verdict &&
+      typeof payload.user?.id === 'string' &&
+      typeof action?.value === 'string'
+    ) {
+      await decideFromSlack(ctx, {
+        slackUserId: payload.user.id,
+        holdId: action.value,
+        verdict,
+        replayKey: String(request.headers['x-slack-signature']),
+      });
+    }
+    // Slack wants a quick 200; the messages themselves are updated by the notification worker.
+    return reply.code(200).send();
+  });
+
+  app.post('/sms/inbound', async (request, reply) => {
+    const sms = ctx.channels.sms;
+    if (!sms?.replies) return sendError(reply, 404, 'not_found');
+    const params = Object.fromEntries(
+      new URLSearchParams(typeof request.body === 'string' ? request.body : ''),
+    );
+    const signed = verifyTwilioSignature(
+      sms.authToken,
+      `${ctx.publicUrl}/sms/inbound`,
+      params,
+      request.headers['x-twilio-signature'],
+    );
+    if (!signed) return sendError(reply, 403, 'forbidden');
+    const result =
+      params.From && params.Body && params.MessageSid
+        ? await decideFromSms(ctx, { from: params.From, body: params.Body, messageId: params.MessageSid })
+        : ({ outcome: 'unknown' } as const);
+    return reply
+      .type('text/xml; charset=utf-8')
+      .send(
+        `<?xml version="1.0" encoding="UTF-8"?><Response><Message>${xml(replyText(result))}</Message></Response>`,
+      );
+  });
+}

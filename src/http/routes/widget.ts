@@ -1,0 +1,92 @@
+/**
+ * The widget's API and script (`/widget.js`, `/widget/api/...`): an approver's pending holds and
+ * their decisions (channel `widget`), from a page of the customer's own tool. Authenticated by an
+ * embed token minted in the app (Authorization: Bearer emb_...), so any origin may call it: no
+ * cookie is read, and CORS lets the browser through.
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { summarize } from '../../domain/envelope.ts';
+import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
+import { memberOfEmbedToken } from '../../services/channel-decisions.ts';
+import type { ServiceContext } from '../../services/context.ts';
+import { decideHold } from '../../services/decide-hold.ts';
+import { inboxOf } from '../../services/inbox.ts';
+import { sendError } from '../errors.ts';
+
+const script = readFileSync(new URL('../../app/static/widget.js', import.meta.url), 'utf8');
+
+function cors(reply: FastifyReply) {
+  return reply
+    .header('Access-Control-Allow-Origin', '*')
+    .header('Access-Control-Allow-Headers', 'authorization, content-type')
+    .header('Access-Control-Allow-Methods', 'GET, POST')
+    .header('Access-Control-Max-Age', '600');
+}
+
+const bearer = (request: FastifyRequest) => request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
+
+export function widgetRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
+  app.get('/widget.js', (_request, reply) =>
+    reply
+      .header('Access-Control-Allow-Origin', '*')
+      .header('Cache-Control', 'public, max-age=300')
+      .type('text/javascript; charset=utf-8')
+      .send(script),
+  );
+
+  app.options('/widget/api/*', (_request, reply) => cors(reply).code(204).send());
+
+  app.get('/widget/api/holds', async (request, reply) => {
+    cors(reply);
+    const member = await memberOfEmbedToken(ctx, bearer(request));
+    if (!member) return sendError(reply, 401, 'unauthorized');
+    const holds = await inboxOf(ctx, member);
+    return reply.header('Cache-Control', 'no-store').send({
+      member: { name: member.name },
+      holds: holds.map((hold) => ({
+        id: hold.id,
+        connection: hold.connection,
+        tool_name: hold.toolName,
+        summary: summarize(hold.toolName, hold.arguments),
+        agent: hold.agentLabel ?? hold.agentId,
+        expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
+        approvals_required: hold.approvalsRequired,
+        approvals_received: hold.approvalsReceived,
+      })),
+    });
+  });
+
+  app.post<{ Params: { id: string }; Body: { verdict?: unknown; comment?: unknown } }>(
+    '/widget/api/holds/:id/decision',
+    async (request, reply) => {
+      cors(reply);
+      const member = await memberOfEmbedToken(ctx, bearer(request));
+      if (!member) return sendError(reply, 401, 'unauthorized');
+      const { verdict, comment } = request.body ?? {};
+      if (verdict !== 'approve' && verdict !== 'reject') {
+        return sendError(reply, 422, 'validation_failed', {
+          detail: 'verdict: must be approve or reject',
+          issues: [{ field: 'verdict', message: 'must be approve or reject' }],
+        });
+      }
+      if (comment !== undefined && comment !== null && typeof comment !== 'string') {
+        return sendError(reply, 422, 'validation_failed', {
+          detail: 'comment: must be a string',
+          issues: [{ field: 'comment', message: 'must be a string' }],
+        });
+      }
+      if (!HOLD_REFERENCE_PATTERN.test(request.params.id)) return sendError(reply, 404, 'not_found');
+      const result = await decideHold(ctx, {
+        workspaceId: member.workspaceId,
+        holdId: request.params.id,
+        memberId: member.id,
+        verdict,
+        comment: comment ?? null,
+        channel: 'widget',
+      });
+      if (result.outcome === 'not_an_approver') return sendError(reply, 404, 'not_found');
+      return reply.send({ outcome: result.outcome, status: result.hold.status });
+    },
+  );
+}

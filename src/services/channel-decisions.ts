@@ -1,0 +1,116 @@
+/**
+ * Decisions that arrive from a channel other than the app: a Slack button, an SMS reply code, the
+ * widget. The transport has checked the provider's signature (or the embed token); here the
+ * provider's user becomes a member, and a replayed callback changes nothing.
+ */
+import type { Verdict } from '../domain/hold.ts';
+import { base64url, randomBytes } from '../domain/ids.ts';
+import { findHoldByReference } from '../store/holds.ts';
+import { findMember, findMemberBySlackUser, findMemberIdsByPhone, type Member } from '../store/members.ts';
+import {
+  findEmbedToken,
+  findSmsRequestByCode,
+  insertEmbedToken,
+  rememberInbound,
+} from '../store/notifications.ts';
+import type { ServiceContext } from './context.ts';
+import { type DecisionInput, type DecisionResult, recordDecision, settleDecision } from './decide-hold.ts';
+import { openChain } from './evidence.ts';
+import { sha256Hex } from './hashing.ts';
+
+export type ChannelDecision = DecisionResult | { outcome: 'unknown' } | { outcome: 'replayed' };
+
+/** Decides once per replay key: the key is kept in the decision's own transaction. */
+async function decideOnce(
+  ctx: ServiceContext,
+  input: DecisionInput,
+  replayKey: string,
+): Promise<ChannelDecision> {
+  const result = await ctx.db.transaction(async (tx): Promise<ChannelDecision> => {
+    const chain = await openChain(tx, ctx, input.workspaceId);
+    if (!(await rememberInbound(tx, replayKey, ctx.now()))) return { outcome: 'replayed' };
+    return recordDecision(tx, ctx, chain, input);
+  });
+  return result.outcome === 'unknown' || result.outcome === 'replayed'
+    ? result
+    : settleDecision(ctx, input, result);
+}
+
+/** A Slack button: the hold named by its value, decided by the member with that Slack user id. */
+export async function decideFromSlack(
+  ctx: ServiceContext,
+  input: { slackUserId: string; holdId: string; verdict: Verdict; replayKey: string },
+): Promise<ChannelDecision> {
+  const hold = await findHoldByReference(ctx.db, input.holdId);
+  const member = hold && (await findMemberBySlackUser(ctx.db, hold.workspaceId, input.slackUserId));
+  if (!hold || !member) return { outcome: 'unknown' };
+  return decideOnce(
+    ctx,
+    {
+      workspaceId: hold.workspaceId,
+      holdId: hold.id,
+      memberId: member.id,
+      verdict: input.verdict,
+      channel: 'slack',
+    },
+    `slack:${input.replayKey}`,
+  );
+}
+
+export const REPLY_PATTERN = /^\s*(YES|NO)\s+(\d{4})\s*$/i;
+
+/** An SMS reply `YES 4821` / `NO 4821` from a member's phone: the hold its code was sent for. */
+export async function decideFromSms(
+  ctx: ServiceContext,
+  input: { from: string; body: string; messageId: string },
+): Promise<ChannelDecision> {
+  const reply = REPLY_PATTERN.exec(input.body);
+  if (!reply) return { outcome: 'unknown' };
+  const request = await findSmsRequestByCode(
+    ctx.db,
+    await findMemberIdsByPhone(ctx.db, input.from),
+    reply[2]!,
+  );
+  if (!request?.memberId) return { outcome: 'unknown' };
+  return decideOnce(
+    ctx,
+    {
+      workspaceId: request.workspaceId,
+      holdId: request.holdId,
+      memberId: request.memberId,
+      verdict: reply[1]!.toUpperCase() === 'YES' ? 'approve' : 'reject',
+      channel: 'sms',
+    },
+    `sms:${input.messageId}`,
+  );
+}
+
+export const EMBED_TOKEN_TTL_MS = 12 * 3_600_000;
+
+/** An embed token for the widget: the member's own, short-lived, shown once and stored as a hash. */
+export async function mintEmbedToken(
+  ctx: ServiceContext,
+  member: Member,
+): Promise<{ token: string; expiresAt: number }> {
+  const token = `emb_${base64url(randomBytes(32))}`;
+  const expiresAt = ctx.now() + EMBED_TOKEN_TTL_MS;
+  await insertEmbedToken(ctx.db, {
+    tokenHash: sha256Hex(token),
+    workspaceId: member.workspaceId,
+    memberId: member.id,
+    createdAt: ctx.now(),
+    expiresAt,
+  });
+  return { token, expiresAt };
+}
+
+/** The member an embed token stands for, while it lives and the member is still one. */
+export async function memberOfEmbedToken(
+  ctx: ServiceContext,
+  token: string | undefined,
+): Promise<Member | undefined> {
+  if (!token || !/^emb_[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
+  const row = await findEmbedToken(ctx.db, sha256Hex(token));
+  if (!row || row.expiresAt <= ctx.now()) return undefined;
+  return findMember(ctx.db, row.workspaceId, row.memberId);
+}

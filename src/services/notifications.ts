@@ -1,0 +1,212 @@
+/**
+ * Notifying approvers (interface.md: humans decide through e-mail link, SMS, Slack, ...). Jobs are
+ * written in the transaction of the hold change that causes them and sent by the notification
+ * worker, with retries: nothing is lost on a restart. A hold decided anywhere closes everywhere:
+ * its Slack messages are updated, links answer "already decided", and an outcome mail follows.
+ */
+import { randomInt } from 'node:crypto';
+import { outcomeMail, requestMail, slackMessage, smsText } from '../channels/messages.ts';
+import type { Slack, SlackPosted } from '../channels/slack.ts';
+import type { Sms } from '../channels/sms.ts';
+import { type Hold, isApprover } from '../domain/hold.ts';
+import { randomId } from '../domain/ids.ts';
+import type { Sql } from '../store/db.ts';
+import { findHoldByReference, listHoldDecisions } from '../store/holds.ts';
+import { findMemberById, listMembers, type Member } from '../store/members.ts';
+import {
+  claimDueNotifications,
+  findNotification,
+  finishNotification,
+  insertNotification,
+  listNotificationsOfHold,
+  type Notification,
+  type NotificationChannel,
+  openReplyCodes,
+  postponeNotification,
+  retryNotification,
+} from '../store/notifications.ts';
+import { listGroups } from '../store/rule-sets.ts';
+import { findWorkspace } from '../store/workspaces.ts';
+import type { ServiceContext } from './context.ts';
+import { mintDecisionLink } from './decision-links.ts';
+
+/** The channels this deployment can send on (each needs its settings). */
+export interface NotificationChannels {
+  slack: { client: Slack; signingSecret: string; channel: string | null } | null;
+  sms: { client: Sms; authToken: string; replies: boolean } | null;
+  /** A factor on every retry delay (tests make retries fast). */
+  retryScale: number;
+}
+
+const CLAIM_MS = 60_000;
+export const MAX_NOTIFICATION_ATTEMPTS = 10;
+
+/** 5 s, 10 s, 20 s, ... capped at an hour. */
+export const notificationRetryDelay = (attempt: number, scale: number) =>
+  Math.round(Math.min(3_600_000, 5_000 * 2 ** (attempt - 1)) * scale);
+
+function reachable(ctx: ServiceContext, member: Member, channel: NotificationChannel): boolean {
+  if (channel === 'email') return ctx.mailer !== null;
+  if (channel === 'sms') return ctx.channels.sms !== null && member.phone !== null;
+  return ctx.channels.slack !== null && member.slackUserId !== null;
+}
+
+/** A code no other waiting hold of this member uses, so a reply names exactly one hold. */
+async function newReplyCode(tx: Sql, memberId: string): Promise<string> {
+  const taken = new Set(await openReplyCodes(tx, memberId));
+  for (;;) {
+    const code = String(randomInt(1000, 10_000));
+    if (!taken.has(code)) return code;
+  }
+}
+
+/** Inside the transaction that created a pending hold: one job per approver and channel of theirs. */
+export async function notifyApprovers(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
+  if (hold.status !== 'pending') return;
+  const groups = await listGroups(tx, hold.workspaceId);
+  const at = ctx.now();
+  const base = { workspaceId: hold.workspaceId, holdId: hold.id, kind: 'request' as const, at };
+  for (const member of await listMembers(tx, hold.workspaceId)) {
+    const memberGroups = [...groups].filter(([, ids]) => ids.includes(member.id)).map(([name]) => name);
+    if (!isApprover(hold.approvers, member, memberGroups)) continue;
+    for (const channel of new Set(member.channels)) {
+      if (!reachable(ctx, member, channel)) continue;
+      const replyCode =
+        channel === 'sms' && ctx.channels.sms?.replies ? await newReplyCode(tx, member.id) : null;
+      await insertNotification(tx, {
+        ...base,
+        id: randomId('ntf_', 16),
+        memberId: member.id,
+        channel,
+        replyCode,
+      });
+    }
+  }
+  if (ctx.channels.slack?.channel) {
+    await insertNotification(tx, {
+      ...base,
+      id: randomId('ntf_', 16),
+      memberId: null,
+      channel: 'slack',
+      replyCode: null,
+    });
+  }
+}
+
+/**
+ * Inside the transaction of a recorded decision or an expiry: the hold's Slack messages are
+ * refreshed, and once it is final, everyone who was asked by e-mail hears the outcome.
+ */
+export async function notifyChange(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
+  const sent = await listNotificationsOfHold(tx, hold.id);
+  if (sent.length === 0) return;
+  const at = ctx.now();
+  const base = { workspaceId: hold.workspaceId, holdId: hold.id, at, replyCode: null };
+  if (sent.some((job) => job.channel === 'slack' && job.kind === 'request')) {
+    await insertNotification(tx, {
+      ...base,
+      id: randomId('ntf_', 16),
+      memberId: null,
+      channel: 'slack',
+      kind: 'refresh',
+    });
+  }
+  if (hold.status === 'pending') return;
+  const asked = new Set(
+    sent.filter((job) => job.channel === 'email' && job.kind === 'request').map((job) => job.memberId!),
+  );
+  for (const memberId of asked) {
+    await insertNotification(tx, {
+      ...base,
+      id: randomId('ntf_', 16),
+      memberId,
+      channel: 'email',
+      kind: 'outcome',
+    });
+  }
+}
+
+export const claimNotifications = (ctx: ServiceContext, limit: number) =>
+  ctx.db.transaction((tx) => claimDueNotifications(tx, ctx.now(), CLAIM_MS, limit));
+
+/** One attempt at one job; a failure is retried on the schedule, then the job is given up. */
+export async function sendNotification(ctx: ServiceContext, id: string): Promise<void> {
+  const job = await findNotification(ctx.db, id);
+  if (job?.state !== 'pending') return;
+  try {
+    const outcome = await attempt(ctx, job);
+    if (outcome === 'postpone') {
+      await postponeNotification(ctx.db, id, ctx.now() + Math.max(50, 2_000 * ctx.channels.retryScale));
+      return;
+    }
+    await finishNotification(ctx.db, id, { ...outcome, at: ctx.now() });
+  } catch (error) {
+    const attempts = job.attempts + 1;
+    await retryNotification(ctx.db, id, {
+      error: error instanceof Error ? error.message : 'send failed',
+      nextAttemptAt:
+        attempts >= MAX_NOTIFICATION_ATTEMPTS
+          ? null
+          : ctx.now() + notificationRetryDelay(attempts, ctx.channels.retryScale),
+    });
+    throw error;
+  }
+}
+
+type Attempt = { state: 'sent' | 'skipped'; messageRef?: string } | 'postpone';
+
+async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt> {
+  const hold = await findHoldByReference(ctx.db, job.holdId);
+  const workspace = hold && (await findWorkspace(ctx.db, hold.workspaceId));
+  if (!hold || !workspace) return { state: 'skipped' };
+  const member = job.memberId ? await findMemberById(ctx.db, job.memberId) : undefined;
+  // A request for a hold already closed would offer a decision nobody can make any more.
+  if (job.kind === 'request' && hold.status !== 'pending') return { state: 'skipped' };
+
+  if (job.channel === 'email') {
+    if (!ctx.mailer || !member) return { state: 'skipped' };
+    const message =
+      job.kind === 'request'
+        ? requestMail(
+            workspace,
+            hold,
+            await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'email' }),
+          )
+        : outcomeMail(workspace, hold);
+    await ctx.mailer.send({ to: member.email, ...message });
+    return { state: 'sent' };
+  }
+
+  if (job.channel === 'sms') {
+    const sms = ctx.channels.sms;
+    if (!sms || !member?.phone) return { state: 'skipped' };
+    const link = await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'sms' });
+    const sent = await sms.client.send(member.phone, smsText(hold, link, job.replyCode));
+    return { state: 'sent', messageRef: JSON.stringify({ sid: sent.sid }) };
+  }
+
+  const slack = ctx.channels.slack;
+  if (!slack) return { state: 'skipped' };
+  const approvedBy = (await listHoldDecisions(ctx.db, hold.id))
+    .filter((decision) => decision.verdict === 'approve')
+    .map((decision) => decision.name);
+  if (job.kind === 'request') {
+    const target = member ? member.slackUserId : slack.channel;
+    if (!target) return { state: 'skipped' };
+    const link = member ? await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'slack' }) : null;
+    const posted = await slack.client.post(target, slackMessage(workspace, hold, link, approvedBy));
+    return { state: 'sent', messageRef: JSON.stringify(posted) };
+  }
+  // refresh: wait until every request of the hold is posted (or given up), then update them all.
+  const jobs = await listNotificationsOfHold(ctx.db, hold.id);
+  const requests = jobs.filter((other) => other.channel === 'slack' && other.kind === 'request');
+  if (requests.some((request) => request.state === 'pending')) return 'postpone';
+  for (const request of requests) {
+    if (request.state !== 'sent' || !request.messageRef) continue;
+    await slack.client.update(
+      JSON.parse(request.messageRef) as SlackPosted,
+      slackMessage(workspace, hold, null, approvedBy),
+    );
+  }
+  return { state: 'sent' };
+}

@@ -1,0 +1,151 @@
+import type { Sql } from './db.ts';
+
+export type NotificationChannel = 'email' | 'sms' | 'slack';
+export type NotificationKind = 'request' | 'outcome' | 'refresh';
+export type NotificationState = 'pending' | 'sent' | 'skipped' | 'failed';
+
+export interface Notification {
+  id: string;
+  workspaceId: string;
+  holdId: string;
+  /** Null for a post to the configured Slack channel. */
+  memberId: string | null;
+  channel: NotificationChannel;
+  kind: NotificationKind;
+  state: NotificationState;
+  attempts: number;
+  nextAttemptAt: number;
+  messageRef: string | null;
+  replyCode: string | null;
+  createdAt: number;
+  sentAt: number | null;
+}
+
+const columnsOf = (t: string) =>
+  `${t}.id, ${t}.workspace_id AS "workspaceId", ${t}.hold_id AS "holdId", ${t}.member_id AS "memberId",
+   ${t}.channel, ${t}.kind, ${t}.state, ${t}.attempts, ${t}.next_attempt_at AS "nextAttemptAt",
+   ${t}.message_ref AS "messageRef", ${t}.reply_code AS "replyCode", ${t}.created_at AS "createdAt",
+   ${t}.sent_at AS "sentAt"`;
+const columns = columnsOf('notifications');
+
+export async function insertNotification(
+  sql: Sql,
+  row: Pick<Notification, 'id' | 'workspaceId' | 'holdId' | 'memberId' | 'channel' | 'kind' | 'replyCode'> & {
+    at: number;
+  },
+): Promise<void> {
+  await sql.run(
+    `INSERT INTO notifications (id, workspace_id, hold_id, member_id, channel, kind, state, next_attempt_at, reply_code, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $7)`,
+    [row.id, row.workspaceId, row.holdId, row.memberId, row.channel, row.kind, row.at, row.replyCode],
+  );
+}
+
+/** Takes up to `limit` due jobs for `claimMs`; another instance skips them meanwhile. */
+export async function claimDueNotifications(sql: Sql, now: number, claimMs: number, limit: number) {
+  const due = await sql.all<{ id: string }>(
+    `SELECT id FROM notifications
+     WHERE state = 'pending' AND next_attempt_at <= $1 AND (claimed_until IS NULL OR claimed_until < $1)
+     ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [now, limit],
+  );
+  for (const { id } of due) {
+    await sql.run('UPDATE notifications SET claimed_until = $2 WHERE id = $1', [id, now + claimMs]);
+  }
+  return due.map((row) => row.id);
+}
+
+export const findNotification = (sql: Sql, id: string) =>
+  sql.one<Notification>(`SELECT ${columns} FROM notifications WHERE id = $1`, [id]);
+
+export const listNotificationsOfHold = (sql: Sql, holdId: string) =>
+  sql.all<Notification>(`SELECT ${columns} FROM notifications WHERE hold_id = $1 ORDER BY created_at, id`, [
+    holdId,
+  ]);
+
+export async function finishNotification(
+  sql: Sql,
+  id: string,
+  outcome: { state: 'sent' | 'skipped'; at: number; messageRef?: string | null },
+): Promise<void> {
+  await sql.run(
+    `UPDATE notifications SET state = $2, sent_at = $3, message_ref = COALESCE($4, message_ref),
+       attempts = attempts + 1, claimed_until = NULL, last_error = NULL WHERE id = $1`,
+    [id, outcome.state, outcome.at, outcome.messageRef ?? null],
+  );
+}
+
+/** A failed attempt: try again at `nextAttemptAt`, or give up (`failed`) when it is null. */
+export async function retryNotification(
+  sql: Sql,
+  id: string,
+  failure: { error: string; nextAttemptAt: number | null },
+): Promise<void> {
+  const error = failure.error.slice(0, 300);
+  if (failure.nextAttemptAt === null) {
+    await sql.run(
+      `UPDATE notifications SET attempts = attempts + 1, claimed_until = NULL, last_error = $2, state = 'failed'
+       WHERE id = $1`,
+      [id, error],
+    );
+  } else {
+    await sql.run(
+      `UPDATE notifications SET attempts = attempts + 1, claimed_until = NULL, last_error = $2, next_attempt_at = $3
+       WHERE id = $1`,
+      [id, error, failure.nextAttemptAt],
+    );
+  }
+}
+
+/** Postpones a job without counting an attempt (it waits for another to finish). */
+export async function postponeNotification(sql: Sql, id: string, until: number): Promise<void> {
+  await sql.run('UPDATE notifications SET claimed_until = NULL, next_attempt_at = $2 WHERE id = $1', [
+    id,
+    until,
+  ]);
+}
+
+/** The open SMS request a member's reply code names (one per member and code while its hold waits). */
+export const findSmsRequestByCode = (sql: Sql, memberIds: string[], code: string) =>
+  memberIds.length === 0
+    ? Promise.resolve(undefined)
+    : sql.one<Notification>(
+        `SELECT ${columnsOf('n')} FROM notifications n JOIN holds h ON h.id = n.hold_id
+         WHERE n.channel = 'sms' AND n.kind = 'request' AND n.reply_code = $1 AND h.status = 'pending'
+           AND n.member_id IN (${memberIds.map((_, i) => `$${i + 2}`).join(', ')})
+         ORDER BY n.created_at DESC LIMIT 1`,
+        [code, ...memberIds],
+      );
+
+export const openReplyCodes = async (sql: Sql, memberId: string) =>
+  (
+    await sql.all<{ code: string }>(
+      `SELECT n.reply_code AS code FROM notifications n JOIN holds h ON h.id = n.hold_id
+       WHERE n.member_id = $1 AND n.channel = 'sms' AND n.reply_code IS NOT NULL AND h.status = 'pending'`,
+      [memberId],
+    )
+  ).map((row) => row.code);
+
+/** Remembers a signed inbound callback; false when it was seen before (a replay). */
+export async function rememberInbound(sql: Sql, key: string, at: number): Promise<boolean> {
+  const existing = await sql.one('SELECT key FROM inbound_replays WHERE key = $1', [key]);
+  if (existing) return false;
+  await sql.run('INSERT INTO inbound_replays (key, seen_at) VALUES ($1, $2)', [key, at]);
+  return true;
+}
+
+export async function insertEmbedToken(
+  sql: Sql,
+  row: { tokenHash: string; workspaceId: string; memberId: string; createdAt: number; expiresAt: number },
+): Promise<void> {
+  await sql.run(
+    'INSERT INTO embed_tokens (token_hash, workspace_id, member_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+    [row.tokenHash, row.workspaceId, row.memberId, row.createdAt, row.expiresAt],
+  );
+}
+
+export const findEmbedToken = (sql: Sql, tokenHash: string) =>
+  sql.one<{ workspaceId: string; memberId: string; expiresAt: number }>(
+    'SELECT workspace_id AS "workspaceId", member_id AS "memberId", expires_at AS "expiresAt" FROM embed_tokens WHERE token_hash = $1',
+    [tokenHash],
+  );
