@@ -100,7 +100,7 @@ export function buildHttpServer({
   });
 
   holdRoutes(app, { ctx, docsUrl, onSubmitted: (status) => metrics.holdsSubmitted.labels(status).inc() });
-  widgetRoutes(app, { ctx });
+  void app.register(widgetRoutes, { ctx });
   void app.register(channelRoutes, { ctx });
   auditRoutes(app, { ctx, docsUrl });
   statusPageRoutes(app, { ctx, counter });

@@ -2,7 +2,7 @@
  * The widget page: how to embed `<approvals-inbox>` in another tool, and a member's embed token
  * for it (short-lived, shown once, only ever the member's own holds).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { EMBED_TOKEN_TTL_MS, mintEmbedToken } from '../../services/channel-decisions.ts';
 import { inboxOf } from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
@@ -34,18 +34,18 @@ export function widgetPages(app: FastifyInstance, { ctx }: PageDeps) {
     );
   };
 
-  app.get('/app/widget', async (request, reply) => sendPage(reply, await page(request.appSession!, null)));
+  const viewerRefused = (session: AppSession, reply: FastifyReply) =>
+    problemPage(reply, 403, 'Not allowed', 'Viewers do not decide, so they have no widget.', session);
+
+  app.get('/app/widget', async (request, reply) => {
+    const session = request.appSession!;
+    if (session.member.role === 'viewer') return viewerRefused(session, reply);
+    return sendPage(reply, await page(session, null));
+  });
 
   app.post('/app/widget/token', async (request, reply) => {
     const session = request.appSession!;
-    if (session.member.role === 'viewer')
-      return problemPage(
-        reply,
-        403,
-        'Not allowed',
-        'Viewers do not decide, so they have no widget.',
-        session,
-      );
+    if (session.member.role === 'viewer') return viewerRefused(session, reply);
     const { token, expiresAt } = await mintEmbedToken(ctx, session.member);
     const shown = html`<section class="card" aria-labelledby="token-made">
       <h2 id="token-made">Your embed token</h2>

@@ -102,15 +102,24 @@
 
     async decide(id, verdict, card) {
       for (const button of card.querySelectorAll('button')) button.disabled = true;
+      let notice = null;
       try {
         const result = await this.api(`/widget/api/holds/${encodeURIComponent(id)}/decision`, {
           method: 'POST',
           body: JSON.stringify({ verdict }),
         });
+        if (result.outcome === 'closed' || result.outcome === 'already_decided')
+          notice = `Already decided (${result.status}).`;
         this.dispatchEvent(new CustomEvent('approvals-decision', { detail: { id, verdict, ...result } }));
-      } finally {
-        await this.refresh();
+      } catch (error) {
+        notice =
+          error.message === 'signed-out'
+            ? 'This embed token is no longer valid.'
+            : 'The decision could not be sent. Try again.';
       }
+      await this.refresh();
+      if (notice)
+        this.root.querySelector('[part=list]').prepend(el('p', { class: 'error', role: 'alert' }, notice));
     }
   }
 

@@ -26,7 +26,12 @@ function cors(reply: FastifyReply) {
 
 const bearer = (request: FastifyRequest) => request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
 
-export function widgetRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
+export async function widgetRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
+  // Every answer, errors included (bad JSON, 401), carries CORS, so a caller sees the real status.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.url.startsWith('/widget/api/')) cors(reply);
+  });
+
   app.get('/widget.js', (_request, reply) =>
     reply
       .header('Access-Control-Allow-Origin', '*')
@@ -35,10 +40,9 @@ export function widgetRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContex
       .send(script),
   );
 
-  app.options('/widget/api/*', (_request, reply) => cors(reply).code(204).send());
+  app.options('/widget/api/*', (_request, reply) => reply.code(204).send());
 
   app.get('/widget/api/holds', async (request, reply) => {
-    cors(reply);
     const member = await memberOfEmbedToken(ctx, bearer(request));
     if (!member) return sendError(reply, 401, 'unauthorized');
     const holds = await inboxOf(ctx, member);
@@ -60,7 +64,6 @@ export function widgetRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContex
   app.post<{ Params: { id: string }; Body: { verdict?: unknown; comment?: unknown } }>(
     '/widget/api/holds/:id/decision',
     async (request, reply) => {
-      cors(reply);
       const member = await memberOfEmbedToken(ctx, bearer(request));
       if (!member) return sendError(reply, 401, 'unauthorized');
       const { verdict, comment } = request.body ?? {};
