@@ -51,9 +51,12 @@ function reachable(ctx: ServiceContext, member: Member, channel: NotificationCha
   return ctx.channels.slack !== null && member.slackUserId !== null;
 }
 
-/** A code no other waiting hold of this member uses, so a reply names exactly one hold. */
-async function newReplyCode(tx: Sql, memberId: string): Promise<string> {
-  const taken = new Set(await openReplyCodes(tx, memberId));
+/**
+ * A code no other waiting hold sent to this phone uses (the same person may be a member of several
+ * workspaces), so a reply names exactly one hold.
+ */
+async function newReplyCode(tx: Sql, phone: string): Promise<string> {
+  const taken = new Set(await openReplyCodes(tx, phone));
   for (;;) {
     const code = String(randomInt(1000, 10_000));
     if (!taken.has(code)) return code;
@@ -72,7 +75,7 @@ export async function notifyApprovers(tx: Sql, ctx: ServiceContext, hold: Hold):
     for (const channel of new Set(member.channels)) {
       if (!reachable(ctx, member, channel)) continue;
       const replyCode =
-        channel === 'sms' && ctx.channels.sms?.replies ? await newReplyCode(tx, member.id) : null;
+        channel === 'sms' && ctx.channels.sms?.replies ? await newReplyCode(tx, member.phone!) : null;
       await insertNotification(tx, {
         ...base,
         id: randomId('ntf_', 16),
@@ -197,10 +200,22 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     const posted = await slack.client.post(target, slackMessage(workspace, hold, link, approvedBy));
     return { state: 'sent', messageRef: JSON.stringify(posted) };
   }
-  // refresh: wait until every request of the hold is posted (or given up), then update them all.
+  // refresh: wait until every request of the hold is posted (or given up), and until a refresh that
+  // started first is done: one at a time per hold, each reading the hold when it starts, so the
+  // last update written shows the latest state.
   const jobs = await listNotificationsOfHold(ctx.db, hold.id);
   const requests = jobs.filter((other) => other.channel === 'slack' && other.kind === 'request');
-  if (requests.some((request) => request.state === 'pending')) return 'postpone';
+  const mine = [job.claimedUntil ?? 0, job.id] as const;
+  const refreshing = jobs.some(
+    (other) =>
+      other.kind === 'refresh' &&
+      other.id !== job.id &&
+      other.state === 'pending' &&
+      other.claimedUntil !== null &&
+      other.claimedUntil > ctx.now() &&
+      (other.claimedUntil < mine[0] || (other.claimedUntil === mine[0] && other.id < mine[1])),
+  );
+  if (refreshing || requests.some((request) => request.state === 'pending')) return 'postpone';
   for (const request of requests) {
     if (request.state !== 'sent' || !request.messageRef) continue;
     await slack.client.update(

@@ -15,6 +15,8 @@ export interface Notification {
   state: NotificationState;
   attempts: number;
   nextAttemptAt: number;
+  /** Set while a worker attempts it. */
+  claimedUntil: number | null;
   messageRef: string | null;
   replyCode: string | null;
   createdAt: number;
@@ -23,7 +25,7 @@ export interface Notification {
 
 const columnsOf = (t: string) =>
   `${t}.id, ${t}.workspace_id AS "workspaceId", ${t}.hold_id AS "holdId", ${t}.member_id AS "memberId",
-   ${t}.channel, ${t}.kind, ${t}.state, ${t}.attempts, ${t}.next_attempt_at AS "nextAttemptAt",
+   ${t}.channel, ${t}.kind, ${t}.state, ${t}.attempts, ${t}.next_attempt_at AS "nextAttemptAt", ${t}.claimed_until AS "claimedUntil",
    ${t}.message_ref AS "messageRef", ${t}.reply_code AS "replyCode", ${t}.created_at AS "createdAt",
    ${t}.sent_at AS "sentAt"`;
 const columns = columnsOf('notifications');
@@ -117,12 +119,14 @@ export const findSmsRequestByCode = (sql: Sql, memberIds: string[], code: string
         [code, ...memberIds],
       );
 
-export const openReplyCodes = async (sql: Sql, memberId: string) =>
+/** Codes of waiting holds sent to this phone number, whichever member (and workspace) it belongs to. */
+export const openReplyCodes = async (sql: Sql, phone: string) =>
   (
     await sql.all<{ code: string }>(
       `SELECT n.reply_code AS code FROM notifications n JOIN holds h ON h.id = n.hold_id
-       WHERE n.member_id = $1 AND n.channel = 'sms' AND n.reply_code IS NOT NULL AND h.status = 'pending'`,
-      [memberId],
+       JOIN members m ON m.id = n.member_id
+       WHERE m.phone = $1 AND n.channel = 'sms' AND n.reply_code IS NOT NULL AND h.status = 'pending'`,
+      [phone],
     )
   ).map((row) => row.code);
 
