@@ -64,3 +64,49 @@ export function startWorker(options: {
     },
   };
 }
+
+/**
+ * A worker for claimed jobs: each round claims up to the free slots and attempts each job without
+ * waiting for the batch, so one slow attempt holds one slot; a finished attempt looks for more.
+ */
+export function startJobWorker(options: {
+  name: string;
+  slots: number;
+  intervalMs: number;
+  log: FastifyBaseLogger;
+  wakeOn: HoldEvents;
+  claim: (limit: number) => Promise<string[]>;
+  attempt: (id: string) => Promise<void>;
+}) {
+  const inFlight = new Set<Promise<void>>();
+  let worker: ReturnType<typeof startWorker> | undefined;
+  worker = startWorker({
+    name: options.name,
+    intervalMs: options.intervalMs,
+    log: options.log,
+    wakeOn: options.wakeOn,
+    async round() {
+      const free = options.slots - inFlight.size;
+      if (free <= 0) return;
+      for (const id of await options.claim(free)) {
+        const work = options
+          .attempt(id)
+          .catch((error: unknown) =>
+            options.log.warn({ ...describeSafely(error) }, `${options.name} attempt failed; retrying`),
+          )
+          .finally(() => {
+            inFlight.delete(work);
+            worker?.kick();
+          });
+        inFlight.add(work);
+      }
+    },
+  });
+  return {
+    async stop() {
+      await worker?.stop();
+      worker = undefined;
+      await Promise.all(inFlight);
+    },
+  };
+}

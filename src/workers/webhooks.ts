@@ -3,13 +3,10 @@
  * for as a batch, so a slow receiver (up to 10 s) holds one slot, not everyone's deliveries.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { describeSafely } from '../http/errors.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { attemptDelivery, claimDeliveries } from '../services/webhooks.ts';
 import { sendWebhook } from '../webhooks/sender.ts';
-import { startWorker } from './loop.ts';
-
-const SLOTS = 50;
+import { startJobWorker } from './loop.ts';
 
 export function startWebhookWorker(
   ctx: ServiceContext,
@@ -17,35 +14,13 @@ export function startWebhookWorker(
 ) {
   const send = (url: string, headers: Record<string, string>, body: string) =>
     sendWebhook(url, headers, body, { allowPrivate: ctx.allowPrivateTargets });
-  const inFlight = new Set<Promise<void>>();
-  let worker: ReturnType<typeof startWorker> | undefined;
-  worker = startWorker({
+  return startJobWorker({
     name: 'webhook',
+    slots: 50,
     intervalMs: options.intervalMs,
     log: options.log,
     wakeOn: ctx.holdEvents,
-    async round() {
-      const free = SLOTS - inFlight.size;
-      if (free <= 0) return;
-      for (const id of await claimDeliveries(ctx, free)) {
-        const work = attemptDelivery(ctx, send, id, options.retryScale)
-          .catch((error: unknown) =>
-            options.log.warn({ ...describeSafely(error) }, 'webhook attempt failed; retrying'),
-          )
-          // A finished attempt frees a slot: look for more due events at once.
-          .finally(() => {
-            inFlight.delete(work);
-            worker?.kick();
-          });
-        inFlight.add(work);
-      }
-    },
+    claim: (limit) => claimDeliveries(ctx, limit),
+    attempt: (id) => attemptDelivery(ctx, send, id, options.retryScale),
   });
-  return {
-    async stop() {
-      await worker?.stop();
-      worker = undefined;
-      await Promise.all(inFlight);
-    },
-  };
 }
