@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { canonicalJson } from '../src/domain/canonical-json.ts';
+import { canonicalJson } from '../packages/sdk/src/canonical-json.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { canonicalJson } from '../src/domain/canonical-json.ts';
+import { canonicalJson } from '../packages/sdk/src/canonical-json.ts';
 import { exportConfig } from '../src/services/apply-config.ts';
 import { sha256Hex } from '../src/services/hashing.ts';
 import { getHold } from '../src/services/read-hold.ts';

@@ -2,6 +2,7 @@
  * The `approvals` command. Each command prints one JSON object on stdout with --json (otherwise a
  * short text), exits 0 on success, and non-zero with a one-line reason on stderr otherwise.
  */
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
@@ -11,6 +12,7 @@ import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
 import { applyConfig, exportConfig, parseConfig } from '../services/apply-config.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { ServiceError } from '../services/errors.ts';
+import { exportEvidence } from '../services/export-evidence.ts';
 import { inviteLink } from '../services/sign-in.ts';
 import { deliveryLog, redeliver, rotateWebhookSecret } from '../services/webhooks.ts';
 import { type SimulationReport, simulatePolicy } from '../services/simulate-policy.ts';
@@ -24,6 +26,7 @@ const USAGE = `usage: approvals <command> [--json]
   keys revoke <key-id>
   apply --workspace <slug> -f <file.yaml|file.json>
   export --workspace <slug>
+  evidence export --workspace <slug>          (JSON Lines on stdout)
   simulate --workspace <slug> -f <draft.yaml> [--since 30d]
   users invite --workspace <slug> --email <e-mail>
   webhook rotate --workspace <slug>
@@ -55,8 +58,16 @@ function required(values: Values, name: keyof Values): string {
   return value;
 }
 
-async function run(ctx: ServiceContext, words: string[], values: Values): Promise<[object, string]> {
+/** Runs a command; null when it wrote its own output (a stream too long for one JSON object). */
+async function run(ctx: ServiceContext, words: string[], values: Values): Promise<[object, string] | null> {
   const command = words.slice(0, 2).join(' ');
+  if (command === 'evidence export' && words.length === 2) {
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    for await (const chunk of exportEvidence(ctx, workspace.id)) {
+      if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
+    }
+    return null;
+  }
   if (command === 'workspace create') {
     const slug = words[2];
     if (!slug) throw new UsageError('workspace create needs a slug');
@@ -195,8 +206,9 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     ctx = await openContext(config);
-    const [out, text] = await run(ctx, parsed.positionals, parsed.values);
-    process.stdout.write(parsed.values.json ? `${JSON.stringify(out)}\n` : `${text}\n`);
+    const answer = await run(ctx, parsed.positionals, parsed.values);
+    if (answer)
+      process.stdout.write(parsed.values.json ? `${JSON.stringify(answer[0])}\n` : `${answer[1]}\n`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -4,7 +4,7 @@
  * run on RE2 (linear time) and globs on a bounded matcher, so no pattern can hang the process.
  */
 import { RE2JS } from 're2js';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import type { Effect } from './policy.ts';
 
 export const OPERATORS = [

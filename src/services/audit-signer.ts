@@ -12,7 +12,7 @@ import {
   sign,
   verify,
 } from 'node:crypto';
-import { checkpointInput } from '../domain/evidence.ts';
+import { checkpointInput } from '../../packages/sdk/src/chain.ts';
 import type { Db, Sql } from '../store/db.ts';
 import { findSigningKey, insertSigningKey, listSigningKeys } from '../store/evidence.ts';
 import { sha256Hex } from './hashing.ts';

@@ -1,5 +1,5 @@
 /** Appending to a workspace's hash chain, inside the caller's transaction. */
-import { checkpointInput, type EvidenceEntry, entryHashInput } from '../domain/evidence.ts';
+import { checkpointInput, type EvidenceEntry, entryHashInput } from '../../packages/sdk/src/chain.ts';
 import type { Sql } from '../store/db.ts';
 import { appendEntry, lockChainHead } from '../store/evidence.ts';
 import type { ServiceContext } from './context.ts';

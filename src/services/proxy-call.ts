@@ -3,7 +3,7 @@
  * deadlines and evidence as the Hold API. Allowed calls go upstream at once; held calls are answered
  * at once with the envelope; denied calls are refused with -32003. Identical calls are one operation.
  */
-import { canonicalJson } from '../domain/canonical-json.ts';
+import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { envelopeContent, envelopeOf, unknownReference } from '../domain/envelope.ts';
 import type { Environment, Hold } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN, randomId } from '../domain/ids.ts';

@@ -1,5 +1,5 @@
 /** An agent asks "may I do this?": the rules answer at once with allowed, pending or denied. */
-import { canonicalJson } from '../domain/canonical-json.ts';
+import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import type { Environment, Hold, SubmitStatus } from '../domain/hold.ts';
 import { newHoldReference } from '../domain/ids.ts';
 import type { Outcome } from '../domain/policy.ts';

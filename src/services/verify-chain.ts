@@ -1,6 +1,6 @@
 /** Walks a workspace's hash chain and checks every link, hash and the signed checkpoint. */
-import { ChainWalk } from '../domain/evidence.ts';
-import { findChainHead, listEntries } from '../store/evidence.ts';
+import { ChainWalk, type Checkpoint, entryHashInput } from '../../packages/sdk/src/chain.ts';
+import { checkpointOf, findChainHead, listEntries } from '../store/evidence.ts';
 import { checkpointSignedByUs } from './audit-signer.ts';
 import type { ServiceContext } from './context.ts';
 import { sha256Hex } from './hashing.ts';
@@ -12,7 +12,7 @@ export interface VerifyResult {
   checked: number;
   head: { seq: number; hash: string } | null;
   first_invalid: { seq: number; reason: 'hash_mismatch' | 'broken_link' | 'sequence_gap' } | null;
-  checkpoint: { seq: number; hash: string; signed_at: string; key_id: string; signature: string } | null;
+  checkpoint: Checkpoint | null;
   verified_at: string;
 }
 
@@ -22,26 +22,13 @@ export async function verifyChain(
   range: { fromSeq?: number; toSeq?: number } = {},
 ): Promise<VerifyResult> {
   const stored = await findChainHead(ctx.db, workspaceId);
-  const checkpoint =
-    stored?.signature && stored.signedAt && stored.keyId
-      ? {
-          seq: stored.seq,
-          hash: stored.hash,
-          signed_at: stored.signedAt,
-          key_id: stored.keyId,
-          signature: stored.signature,
-        }
-      : null;
+  const checkpoint = checkpointOf(stored);
   const from = range.fromSeq ?? 1;
   const to = range.toSeq ?? Number.MAX_SAFE_INTEGER;
 
   const [previous] =
     from > 1 ? await listEntries(ctx.db, workspaceId, workspaceId, from - 1, from - 1, 1) : [];
-  const walk = new ChainWalk(
-    previous ? { seq: previous.seq, hash: previous.hash } : null,
-    checkpoint,
-    sha256Hex,
-  );
+  const walk = new ChainWalk(previous ? { seq: previous.seq, hash: previous.hash } : null, checkpoint);
   // A range that starts past the end has nothing to check; one that starts inside must link up.
   const end = Math.max(stored?.seq ?? 0, checkpoint?.seq ?? 0);
   if (from > 1 && !previous && from - 1 <= end) {
@@ -52,7 +39,7 @@ export async function verifyChain(
   }
   for (let next = from; !walk.firstInvalid && next <= to;) {
     const page = await listEntries(ctx.db, workspaceId, workspaceId, next, to, PAGE);
-    for (const entry of page) if (!walk.push(entry)) break;
+    for (const entry of page) if (!walk.push(entry, sha256Hex(entryHashInput(entry)))) break;
     if (page.length < PAGE) break;
     next = page[page.length - 1]!.seq + 1;
   }

@@ -1,4 +1,4 @@
-import { GENESIS_HASH } from '../domain/evidence.ts';
+import { GENESIS_HASH } from '../../packages/sdk/src/chain.ts';
 import { newWorkspaceId } from '../domain/ids.ts';
 import { UniqueViolationError } from '../store/db.ts';
 import { insertChainHead } from '../store/evidence.ts';

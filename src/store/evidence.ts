@@ -1,5 +1,5 @@
-import { canonicalJson } from '../domain/canonical-json.ts';
-import type { EvidenceEntry } from '../domain/evidence.ts';
+import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
+import type { Checkpoint, EvidenceEntry } from '../../packages/sdk/src/chain.ts';
 import type { Sql } from './db.ts';
 
 export interface ChainHead {
@@ -27,6 +27,18 @@ export const lockChainHead = (sql: Sql, workspaceId: string) =>
 
 export const findChainHead = (sql: Sql, workspaceId: string) =>
   sql.one<ChainHead>(`SELECT ${headColumns} FROM evidence_heads WHERE workspace_id = $1`, [workspaceId]);
+
+/** The signed head of a chain; null for a chain without entries. */
+export function checkpointOf(head: ChainHead | undefined): Checkpoint | null {
+  if (!head?.signature || !head.signedAt || !head.keyId) return null;
+  return {
+    seq: head.seq,
+    hash: head.hash,
+    signed_at: head.signedAt,
+    key_id: head.keyId,
+    signature: head.signature,
+  };
+}
 
 export async function appendEntry(sql: Sql, workspaceId: string, entry: EvidenceEntry, head: ChainHead) {
   await sql.run(

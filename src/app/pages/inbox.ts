@@ -1,4 +1,5 @@
-/** The inbox (holds waiting for me), one hold in full, the decision form, history, live events, evidence. */
+/** The inbox (holds waiting for me), one hold in full, the decision form, history, live events, evidence and its export. */
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Hold } from '../../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
@@ -7,6 +8,7 @@ import { ServiceError } from '../../services/errors.ts';
 import { historyOf, holdDetail, inboxOf } from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { verifyChain } from '../../services/verify-chain.ts';
+import { exportEvidence } from '../../services/export-evidence.ts';
 import { type Html, html, time, when } from '../html.ts';
 import { holdFacts } from '../hold-view.ts';
 import { layout } from '../layout.ts';
@@ -263,8 +265,22 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
           Anyone can check this chain: <code>GET /api/v1/audit/verify</code>, and the public key at
           <a href="/.well-known/approvals-audit-key">/.well-known/approvals-audit-key</a>.
         </p>
+        <p>
+          <a href="/app/evidence/export" download>Download every entry</a> (JSON Lines) to check the chain
+          offline with the SDK's <code>verifyEvidenceExport</code>.
+        </p>
       </section>`;
     return sendPage(reply, await page(session, 'evidence', 'Evidence', body));
+  });
+
+  app.get('/app/evidence/export', async (request, reply) => {
+    const { workspace } = request.appSession!;
+    const day = new Date(ctx.now()).toISOString().slice(0, 10);
+    return reply
+      .type('application/x-ndjson; charset=utf-8')
+      .header('Content-Disposition', `attachment; filename="evidence-${workspace.slug}-${day}.jsonl"`)
+      .header('Cache-Control', 'no-store')
+      .send(Readable.from(exportEvidence(ctx, workspace.id)));
   });
 
   // Live updates: one event per change to the workspace's holds; the page refetches itself.

@@ -1,4 +1,7 @@
-/** The per-workspace hash chain (decisions.md, GET /api/v1/audit/verify). */
+/**
+ * The rules of the per-workspace hash chain (decisions.md, GET /api/v1/audit/verify). The service
+ * builds and verifies its chain with this very module, so an auditor's offline check runs the same code.
+ */
 import { canonicalJson } from './canonical-json.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -14,6 +17,26 @@ export interface EvidenceEntry {
 }
 
 export type InvalidReason = 'hash_mismatch' | 'broken_link' | 'sequence_gap';
+
+/** A signed chain head: Ed25519 over `checkpointInput`, base64. */
+export interface Checkpoint {
+  seq: number;
+  hash: string;
+  signed_at: string;
+  key_id: string;
+  signature: string;
+}
+
+/** An evidence export is JSON Lines: this header, then every entry from seq 1, oldest first. */
+export const EVIDENCE_EXPORT_FORMAT = 'approvals-evidence/1';
+
+export interface EvidenceExportHeader {
+  format: typeof EVIDENCE_EXPORT_FORMAT;
+  orgId: string;
+  exported_at: string;
+  /** The chain head the export ends at; null for a chain without entries. */
+  checkpoint: Checkpoint | null;
+}
 
 /** The exact bytes an entry's hash covers. */
 export function entryHashInput(entry: Omit<EvidenceEntry, 'hash'>): string {
@@ -48,25 +71,26 @@ export class ChainWalk {
   head: { seq: number; hash: string } | null;
   firstInvalid: { seq: number; reason: InvalidReason } | null = null;
   private readonly checkpoint: { seq: number; hash: string } | null;
-  private readonly sha256Hex: (text: string) => string;
 
   constructor(
     previous: { seq: number; hash: string } | null,
     checkpoint: { seq: number; hash: string } | null,
-    sha256Hex: (text: string) => string,
   ) {
     this.head = previous;
     this.checkpoint = checkpoint;
-    this.sha256Hex = sha256Hex;
   }
 
-  /** Returns false once the chain is found broken; later entries are not looked at. */
-  push(entry: EvidenceEntry): boolean {
+  /**
+   * `recomputed` is the hex SHA-256 of `entryHashInput(entry)`, computed by the caller (synchronously
+   * on the server, with WebCrypto in the SDK). Returns false once the chain is found broken; later
+   * entries are not looked at.
+   */
+  push(entry: EvidenceEntry, recomputed: string): boolean {
     if (this.firstInvalid) return false;
     const expectedSeq = (this.head?.seq ?? 0) + 1;
     if (entry.seq !== expectedSeq) return this.fail(expectedSeq, 'sequence_gap');
     if (entry.prev_hash !== (this.head?.hash ?? GENESIS_HASH)) return this.fail(entry.seq, 'broken_link');
-    const hash = this.sha256Hex(entryHashInput(entry));
+    const hash = recomputed;
     if (hash !== entry.hash) return this.fail(entry.seq, 'hash_mismatch');
     if (this.checkpoint?.seq === entry.seq && this.checkpoint.hash !== hash) {
       return this.fail(entry.seq, 'hash_mismatch');

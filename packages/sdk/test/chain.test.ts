@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { ChainWalk, type EvidenceEntry, entryHashInput, GENESIS_HASH } from './evidence.ts';
+import { ChainWalk, type EvidenceEntry, entryHashInput, GENESIS_HASH } from '../src/chain.ts';
 
 const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -24,8 +24,8 @@ function chain(length: number): EvidenceEntry[] {
 }
 
 function walk(entries: EvidenceEntry[], checkpoint: { seq: number; hash: string } | null = null) {
-  const w = new ChainWalk(null, checkpoint, sha256Hex);
-  for (const entry of entries) if (!w.push(entry)) break;
+  const w = new ChainWalk(null, checkpoint);
+  for (const entry of entries) if (!w.push(entry, sha256Hex(entryHashInput(entry)))) break;
   w.finish(Number.MAX_SAFE_INTEGER);
   return w;
 }

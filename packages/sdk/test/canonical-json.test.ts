@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../src/canonical-json.ts';
 
 test('sorts keys by UTF-16 code units and drops whitespace (RFC 8785 3.2.3 example)', () => {
   const input = {

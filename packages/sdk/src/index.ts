@@ -1,0 +1,42 @@
+/** The TypeScript SDK of the Action Approval Service. No dependencies: `fetch` and WebCrypto only. */
+export {
+  ApprovalsClient,
+  type ApprovalsClientOptions,
+  type HoldRequest,
+  type HoldResult,
+  type RequestOptions,
+  type WaitOptions,
+} from './client.ts';
+export {
+  ApprovalsApiError,
+  ApprovalsError,
+  ApprovalsNetworkError,
+  type ErrorCode,
+  type RateLimit,
+} from './errors.ts';
+export { verifyWebhookSignature } from './webhooks.ts';
+export {
+  type AuditKey,
+  type EvidenceExport,
+  type EvidenceVerification,
+  type EvidenceVerifyOptions,
+  verifyEvidenceExport,
+} from './evidence.ts';
+export {
+  type Checkpoint,
+  type EvidenceEntry,
+  type EvidenceExportHeader,
+  type InvalidReason,
+  checkpointInput,
+  entryHashInput,
+} from './chain.ts';
+export { canonicalJson } from './canonical-json.ts';
+export type {
+  Decision,
+  DecisionChannel,
+  HoldCreated,
+  HoldRecord,
+  HoldStatus,
+  HoldSubmission,
+  WebhookEvent,
+} from './types.ts';

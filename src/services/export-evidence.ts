@@ -1,0 +1,34 @@
+/**
+ * A workspace's evidence as JSON Lines: a header with the signed checkpoint, then every entry up to
+ * it, oldest first. The SDK's `verifyEvidenceExport` checks such a file offline.
+ */
+import { EVIDENCE_EXPORT_FORMAT, type EvidenceExportHeader } from '../../packages/sdk/src/chain.ts';
+import { checkpointOf, findChainHead, listEntries } from '../store/evidence.ts';
+import type { ServiceContext } from './context.ts';
+
+const PAGE = 1000;
+
+export async function* exportEvidence(ctx: ServiceContext, workspaceId: string): AsyncGenerator<string> {
+  // Entries never change once written, so the head read first bounds a consistent export.
+  const checkpoint = checkpointOf(await findChainHead(ctx.db, workspaceId));
+  const header: EvidenceExportHeader = {
+    format: EVIDENCE_EXPORT_FORMAT,
+    orgId: workspaceId,
+    exported_at: new Date(ctx.now()).toISOString(),
+    checkpoint,
+  };
+  yield `${JSON.stringify(header)}\n`;
+  const last = checkpoint?.seq ?? 0;
+  for (let next = 1; next <= last;) {
+    const page = await listEntries(ctx.db, workspaceId, workspaceId, next, last, PAGE);
+    if (page.length === 0) break;
+    yield (
+      page
+        .map(({ seq, prev_hash, orgId, type, occurred_at, data, hash }) =>
+          JSON.stringify({ seq, prev_hash, orgId, type, occurred_at, data, hash }),
+        )
+        .join('\n') + '\n'
+    );
+    next = page[page.length - 1]!.seq + 1;
+  }
+}
