@@ -3,57 +3,15 @@
  * service on the same storage to check that what the command did takes effect.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { requireWorkspace } from '../src/services/workspaces.ts';
 import { backends, type Storage } from './support/backends.ts';
+import { approvals, type Run } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
-
-const ROOT = new URL('..', import.meta.url).pathname;
-const NODE = join(ROOT, 'node_modules/.bin/node');
-const BIN = join(ROOT, 'bin/approvals.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `approvals …` on the given storage; never rejects on a non-zero exit. */
-function approvals(storage: Storage, args: string[]): Promise<Run> {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    DATA_DIR: storage.env.DATA_DIR,
-    // Empty means "not set": SQLite under DATA_DIR.
-    DATABASE_URL: storage.env.DATABASE_URL ?? '',
-    LOG_LEVEL: 'silent',
-  };
-  delete env.NODE_TEST_CONTEXT;
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** Success with --json: exit 0, nothing on stderr, exactly one JSON object (one line) on stdout. */
 function jsonOut(run: Run): Record<string, unknown> {

@@ -81,6 +81,11 @@ for (const backend of backends) {
       const holds = await call(t.url, 'GET', '/docs/holds');
       assert.equal(holds.status, 200);
       assert.match(holds.text, /idempotency_key/);
+      // The SDK's README is served among the docs, and the index links to it there.
+      assert.match(index.text, /href="\/docs\/sdk"/);
+      const sdk = await call(t.url, 'GET', '/docs/sdk');
+      assert.equal(sdk.status, 200);
+      assert.match(sdk.text, /verifyEvidenceExport/);
       const openapi = await call(t.url, 'GET', '/docs/openapi.json');
       assert.equal(openapi.body.openapi, '3.1.0');
       assert.ok(openapi.body.paths['/api/v1/holds']);

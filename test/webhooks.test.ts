@@ -27,14 +27,12 @@ import { findMemberByEmail } from '../src/store/members.ts';
 import { findWebhookEndpoint } from '../src/store/webhooks.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { type Backend, backends, sqlite, type Storage } from './support/backends.ts';
+import { approvals, NODE, ROOT, type Run } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { freePort, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { type Received, type Receiver, startReceiver } from './support/receiver.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-const NODE = join(ROOT, 'node_modules/.bin/node');
-const BIN = join(ROOT, 'bin/approvals.js');
 const MAIN = join(ROOT, 'src/main.ts');
 
 /** Small enough that 25 attempts take about two seconds (the schedule itself spans 2.3 days). */
@@ -176,39 +174,6 @@ const gaps = (attempts: Log[number]['attempts']) =>
   attempts
     .slice(1)
     .map((next, i) => Date.parse(next.at!) - (Date.parse(attempts[i]!.at!) + attempts[i]!.duration_ms));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `approvals …` as a subprocess on the given storage. */
-function approvals(storage: Storage, args: string[]): Promise<Run> {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    DATA_DIR: storage.env.DATA_DIR,
-    DATABASE_URL: storage.env.DATABASE_URL ?? '',
-    LOG_LEVEL: 'silent',
-  };
-  delete env.NODE_TEST_CONTEXT;
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 function jsonOut(run: Run): any {
   assert.equal(run.code, 0, `exit code 0 expected; stderr: ${run.stderr}`);

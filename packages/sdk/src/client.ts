@@ -286,6 +286,7 @@ function linkedSignal(outer: AbortSignal | undefined, ms: number) {
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);

@@ -8,6 +8,8 @@ import { PAGE_SECURITY_HEADERS, page } from '../html.ts';
 import { openApiDocument } from '../openapi.ts';
 
 const docsDirectory = new URL('../../../docs/', import.meta.url);
+/** Pages kept beside what they document, served among the docs. */
+const elsewhere: Record<string, URL> = { sdk: new URL('../../../packages/sdk/README.md', import.meta.url) };
 
 export function docsRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
   app.get('/docs/openapi.json', async () => openApiDocument(ctx.publicUrl));
@@ -17,15 +19,14 @@ export function docsRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext 
     if (!/^[a-z0-9-]+$|^README$/.test(name)) return sendError(reply, 404, 'not_found');
     let markdown: string;
     try {
-      markdown = await readFile(new URL(`${name}.md`, docsDirectory), 'utf8');
+      markdown = await readFile(elsewhere[name] ?? new URL(`${name}.md`, docsDirectory), 'utf8');
     } catch {
       return sendError(reply, 404, 'not_found');
     }
     // Links between docs pages are written as `holds.md` in the repository; served, they are `/docs/holds`.
-    const html = (await marked.parse(markdown)).replace(
-      /href="(?:\.\/)?([a-z0-9-]+)\.md(#[^"]*)?"/g,
-      'href="/docs/$1$2"',
-    );
+    const html = (await marked.parse(markdown))
+      .replace(/href="(?:\.\/)?([a-z0-9-]+)\.md(#[^"]*)?"/g, 'href="/docs/$1$2"')
+      .replace(/href="\.\.\/packages\/sdk\/README\.md(#[^"]*)?"/g, 'href="/docs/sdk$1"');
     const title = markdown.match(/^# (.+)$/m)?.[1] ?? 'Documentation';
     return reply
       .headers({ ...PAGE_SECURITY_HEADERS, 'Cache-Control': 'public, max-age=300' })
