@@ -1,6 +1,7 @@
 /**
  * The SDK as users get it: `npm pack` of packages/sdk, installed offline into an empty project, run on
- * the machine's own Node.js and on Node.js 24, type-checked as a consumer would, and run in Chromium.
+ * the machine's own Node.js, Node.js 24, Bun and Deno, type-checked as a consumer would, and run in
+ * Chromium.
  * It must have no runtime dependency and reach for nothing but `fetch` and WebCrypto.
  */
 import assert from 'node:assert/strict';
@@ -45,7 +46,8 @@ tools:
 /** A program a user might write against the installed package; prints what it saw as JSON. */
 const CONSUMER = `
 import { ApprovalsClient, ApprovalsApiError, verifyWebhookSignature } from '@approvals/sdk';
-const [baseUrl, apiKey, body, signature, secret] = process.argv.slice(2);
+const args = globalThis.Deno ? globalThis.Deno.args : process.argv.slice(2);
+const [baseUrl, apiKey, body, signature, secret] = args;
 const client = new ApprovalsClient({ baseUrl, apiKey });
 const id = 'consumer-' + process.version + '-' + Date.now();
 const allowed = await client.hold({ tool_name: 'read_balance', agent_identity: { id: 'consumer' }, idempotency_key: id + '-a' });
@@ -149,18 +151,20 @@ describe('the SDK package', () => {
     assert.deepEqual(readdirSync(join(project, 'node_modules')).sort(), ['.package-lock.json', '@approvals']);
   });
 
-  for (const [label, node] of [
-    ['the machine’s Node.js', SYSTEM_NODE],
-    ['Node.js 24', NODE],
-  ] as const) {
-    test(`works in that project on ${label}`, { skip: node ? undefined : 'no system Node.js' }, async () => {
+  const runtimes: [string, string | undefined, string[]][] = [
+    ['the machine’s Node.js', SYSTEM_NODE, []],
+    ['Node.js 24', NODE, []],
+    ['Bun', join(ROOT, 'node_modules/.bin/bun'), ['run']],
+    ['Deno', join(ROOT, 'node_modules/.bin/deno'), ['run', '--allow-net=127.0.0.1', '--allow-read']],
+  ];
+  for (const [label, runtime, command] of runtimes) {
+    test(`works in that project on ${label}`, { skip: runtime ? undefined : 'not installed' }, async () => {
       writeFileSync(join(project, 'consumer.mjs'), CONSUMER);
       const body = '{"event":"hold.approved"}';
       const secret = 'whsec_c2VjcmV0';
       const signature = createHmac('sha256', secret).update(body).digest('hex');
-      const { stdout } = await run(node!, ['consumer.mjs', t.url, key, body, signature, secret], {
-        cwd: project,
-      });
+      const args = [...command, 'consumer.mjs', t.url, key, body, signature, secret];
+      const { stdout } = await run(runtime!, args, { cwd: project, env: { ...process.env, NO_COLOR: '1' } });
       assert.deepEqual(JSON.parse(stdout), {
         allowed: 'auto_allowed',
         denied: 'Denied by rule: Tool classified deny',
