@@ -1,5 +1,5 @@
 /** The client of the Hold API: submit a hold, read it, wait for its decision. */
-import { ApprovalsApiError, ApprovalsNetworkError, type RateLimit } from './errors.ts';
+import { ApprovalsApiError, ApprovalsError, ApprovalsNetworkError, type RateLimit } from './errors.ts';
 import type { Decision, HoldCreated, HoldRecord, HoldStatus, HoldSubmission } from './types.ts';
 
 export interface ApprovalsClientOptions {
@@ -210,7 +210,11 @@ export class ApprovalsClient {
         limit.release();
       }
       if (status >= 200 && status < 300) {
-        return { body: JSON.parse(text) as T, replayed: headers.get('idempotent-replayed') === 'true' };
+        const body = parseJson(text);
+        // A 2xx that is not JSON is not the service (a proxy's page, a wrong baseUrl).
+        if (body === undefined)
+          throw new ApprovalsError(`The answer from ${path} is not JSON; is baseUrl right?`);
+        return { body: body as T, replayed: headers.get('idempotent-replayed') === 'true' };
       }
       const rateLimit = rateLimitOf(headers);
       const error = new ApprovalsApiError(status, parseJson(text), rateLimit);
@@ -258,11 +262,12 @@ function rateLimitOf(headers: Headers): RateLimit {
   };
 }
 
+/** The parsed body, or undefined when it is not JSON. */
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return null;
+    return undefined;
   }
 }
 
