@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { postgres } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
-import { startTestService } from './support/service.ts';
-import { startTcpProxy } from './support/tcp-proxy.ts';
+import { startTestServiceOnCuttablePostgres } from './support/service.ts';
 
 test(
   'PostgreSQL unreachable: 503 unavailable, nothing half-written, back by itself',
@@ -12,14 +11,7 @@ test(
     skip: postgres.skip,
   },
   async () => {
-    const storage = await postgres.create();
-    const url = new URL(storage.env.DATABASE_URL!);
-    const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
-    url.hostname = '127.0.0.1';
-    url.port = String(proxy.port);
-    const t = await startTestService(postgres, {
-      storage: { ...storage, env: { ...storage.env, DATABASE_URL: url.toString() } },
-    });
+    const { t, proxy, close } = await startTestServiceOnCuttablePostgres();
     try {
       const { key } = await t.workspace();
       assert.equal((await call(t.url, 'POST', '/api/v1/holds', { key, body: submission() })).status, 201);
@@ -40,8 +32,7 @@ test(
       const verify = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
       assert.equal(verify.body.valid, true);
     } finally {
-      await t.close();
-      await proxy.close();
+      await close();
     }
   },
 );

@@ -22,8 +22,12 @@ import { backends, postgres } from './support/backends.ts';
 import { approvals } from './support/cli.ts';
 import { call } from './support/http.ts';
 import { startReceiver } from './support/receiver.ts';
-import { decideAs, startTestService, type TestService } from './support/service.ts';
-import { startTcpProxy } from './support/tcp-proxy.ts';
+import {
+  decideAs,
+  startTestService,
+  startTestServiceOnCuttablePostgres,
+  type TestService,
+} from './support/service.ts';
 
 const POLICY = `members:
   - { email: admin@acme.test, name: Admin, role: admin }
@@ -380,14 +384,7 @@ test(
   'PostgreSQL away for a moment: the SDK retries the 503 and makes exactly one hold',
   { skip: postgres.skip },
   async () => {
-    const storage = await postgres.create();
-    const url = new URL(storage.env.DATABASE_URL!);
-    const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
-    url.hostname = '127.0.0.1';
-    url.port = String(proxy.port);
-    const t = await startTestService(postgres, {
-      storage: { ...storage, env: { ...storage.env, DATABASE_URL: url.toString() } },
-    });
+    const { t, proxy, close } = await startTestServiceOnCuttablePostgres();
     try {
       const { workspace, key } = await t.workspace({ config: POLICY });
       const statuses: number[] = [];
@@ -402,8 +399,7 @@ test(
       assert.equal(statuses.at(-1), 201);
       assert.equal(await holdsWithKey(t, workspace, submitted.idempotency_key), 1);
     } finally {
-      await t.close();
-      await proxy.close();
+      await close();
     }
   },
 );

@@ -7,7 +7,8 @@ import { decideHold } from '../../src/services/decide-hold.ts';
 import { createWorkspace } from '../../src/services/workspaces.ts';
 import { findMemberByEmail } from '../../src/store/members.ts';
 import type { Plan, Workspace } from '../../src/store/workspaces.ts';
-import type { Backend, Storage } from './backends.ts';
+import { type Backend, postgres, type Storage } from './backends.ts';
+import { startTcpProxy } from './tcp-proxy.ts';
 
 /** Real time plus an offset that tests advance: deadlines pass without waiting for them. */
 export class TestClock {
@@ -75,6 +76,26 @@ export async function startTestService(
     async close() {
       await service.stop();
       await storage.drop();
+    },
+  };
+}
+
+/** A service on PostgreSQL whose storage connection runs through a relay the test can cut and restore. */
+export async function startTestServiceOnCuttablePostgres() {
+  const storage = await postgres.create();
+  const url = new URL(storage.env.DATABASE_URL!);
+  const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
+  url.hostname = '127.0.0.1';
+  url.port = String(proxy.port);
+  const t = await startTestService(postgres, {
+    storage: { ...storage, env: { ...storage.env, DATABASE_URL: url.toString() } },
+  });
+  return {
+    t,
+    proxy,
+    async close() {
+      await t.close();
+      await proxy.close();
     },
   };
 }
