@@ -155,24 +155,32 @@ describe('the SDK package', () => {
     ['the machine’s Node.js', SYSTEM_NODE, []],
     ['Node.js 24', NODE, []],
     ['Bun', join(ROOT, 'node_modules/.bin/bun'), ['run']],
-    ['Deno', join(ROOT, 'node_modules/.bin/deno'), ['run', '--allow-net=127.0.0.1', '--allow-read']],
+    // Deno is installed by .ci/run (see there why it is not a dev dependency).
+    ['Deno', process.env.DENO_PATH, ['run', '--allow-net=127.0.0.1', '--allow-read']],
   ];
   for (const [label, runtime, command] of runtimes) {
-    test(`works in that project on ${label}`, { skip: runtime ? undefined : 'not installed' }, async () => {
-      writeFileSync(join(project, 'consumer.mjs'), CONSUMER);
-      const body = '{"event":"hold.approved"}';
-      const secret = 'whsec_c2VjcmV0';
-      const signature = createHmac('sha256', secret).update(body).digest('hex');
-      const args = [...command, 'consumer.mjs', t.url, key, body, signature, secret];
-      const { stdout } = await run(runtime!, args, { cwd: project, env: { ...process.env, NO_COLOR: '1' } });
-      assert.deepEqual(JSON.parse(stdout), {
-        allowed: 'auto_allowed',
-        denied: 'Denied by rule: Tool classified deny',
-        missingKey: 'TypeError',
-        unknown: 'not_found',
-        webhook: true,
-      });
-    });
+    test(
+      `works in that project on ${label}`,
+      { skip: runtime ? undefined : `${label} not installed (DENO_PATH unset)` },
+      async () => {
+        writeFileSync(join(project, 'consumer.mjs'), CONSUMER);
+        const body = '{"event":"hold.approved"}';
+        const secret = 'whsec_c2VjcmV0';
+        const signature = createHmac('sha256', secret).update(body).digest('hex');
+        const args = [...command, 'consumer.mjs', t.url, key, body, signature, secret];
+        const { stdout } = await run(runtime!, args, {
+          cwd: project,
+          env: { ...process.env, NO_COLOR: '1' },
+        });
+        assert.deepEqual(JSON.parse(stdout), {
+          allowed: 'auto_allowed',
+          denied: 'Denied by rule: Tool classified deny',
+          missingKey: 'TypeError',
+          unknown: 'not_found',
+          webhook: true,
+        });
+      },
+    );
   }
 
   test('its declarations type-check a TypeScript consumer, and catch misuse', async () => {
