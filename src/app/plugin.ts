@@ -16,6 +16,7 @@ import { adminPages } from './pages/admin.ts';
 import { authPages } from './pages/auth.ts';
 import { decisionLinkPages } from './pages/decision-link.ts';
 import { inboxPages } from './pages/inbox.ts';
+import { reportPages } from './pages/reports.ts';
 import { widgetPages } from './pages/widget.ts';
 
 export const SESSION_COOKIE = 'approvals_session';
@@ -185,6 +186,7 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppConte
   decisionLinkPages(app, deps);
   adminPages(app, deps);
   widgetPages(app, deps);
+  reportPages(app, deps);
 }
 
 export type PageDeps = {

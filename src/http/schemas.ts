@@ -69,3 +69,26 @@ export const verifyQuerySchema = z
     message: 'must not be smaller than from_seq',
     path: ['to_seq'],
   });
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/** An ISO 8601 date (midnight UTC) or a date-time with its offset, as epoch milliseconds. */
+const instant = z
+  .string('must be an ISO 8601 date or date-time')
+  .regex(ISO_INSTANT, 'must be an ISO 8601 date or date-time')
+  .transform((value) => Date.parse(value))
+  .refine((value) => Number.isFinite(value), 'must be a real date');
+
+/** Query of GET /api/v1/reports/* (decisions.md, Reports); the period is completed by the route. */
+export const reportQuerySchema = z
+  .object({
+    format: z.enum(['csv', 'pdf'], 'must be csv or pdf').optional(),
+    from: instant.optional(),
+    to: instant.optional(),
+    tool: text(1, 200).optional(),
+    agent: text(1, 200).optional(),
+  })
+  .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, {
+    message: 'must be after from',
+    path: ['to'],
+  });

@@ -12,6 +12,7 @@ import { guardApi } from './guard.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateCounter } from './rate-limiter.ts';
 import { auditRoutes } from './routes/audit.ts';
+import { reportRoutes } from './routes/reports.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { holdRoutes } from './routes/holds.ts';
 import { opsRoutes } from './routes/ops.ts';
@@ -103,6 +104,7 @@ export function buildHttpServer({
   void app.register(widgetRoutes, { ctx });
   void app.register(channelRoutes, { ctx });
   auditRoutes(app, { ctx, docsUrl });
+  reportRoutes(app, { ctx, docsUrl });
   statusPageRoutes(app, { ctx, counter });
   opsRoutes(app, { ctx, metrics });
   docsRoutes(app, { ctx });

@@ -108,6 +108,7 @@ export async function decideAs(
   verdict: 'approve' | 'reject',
   email = 'admin@acme.test',
   comment: string | null = null,
+  channel: 'inbox' | 'email' | 'sms' | 'slack' | 'widget' = 'inbox',
 ) {
   const member = await findMemberByEmail(t.service.ctx.db, workspaceId, email);
   if (!member) throw new Error(`no member ${email}`);
@@ -117,6 +118,6 @@ export async function decideAs(
     memberId: member.id,
     verdict,
     comment,
-    channel: 'inbox',
+    channel,
   });
 }

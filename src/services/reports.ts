@@ -1,0 +1,172 @@
+/**
+ * The oversight and activity reports (decisions.md, Reports): figures counted by the database, rows
+ * read page by page, and the signed chain head they were built from, so a report ties to the evidence.
+ */
+import type { Checkpoint } from '../../packages/sdk/src/chain.ts';
+import { checkpointOf, findChainHead } from '../store/evidence.ts';
+import {
+  type ActivityRow,
+  activityPage,
+  decisionsPerChannel,
+  decisionTotals,
+  outcomeCounts,
+  perApprover,
+  perTool,
+  type ReportScope,
+  timeToDecision,
+  unclassifiedTools,
+} from '../store/reports.ts';
+import type { Workspace } from '../store/workspaces.ts';
+import type { ServiceContext } from './context.ts';
+
+export type { ActivityRow } from '../store/reports.ts';
+
+export interface ReportQuery {
+  /** Epoch ms, inclusive. */
+  from: number;
+  /** Epoch ms, exclusive. */
+  to: number;
+  tool?: string;
+  agent?: string;
+}
+
+export const STATUSES = ['auto_allowed', 'pending', 'approved', 'rejected', 'expired', 'executed', 'failed'];
+
+/** Upper bounds of the time-to-decision buckets, with their labels; the last bucket has no bound. */
+export const DECISION_BUCKETS: [number, string][] = [
+  [60_000, 'under 1 min'],
+  [5 * 60_000, '1–5 min'],
+  [15 * 60_000, '5–15 min'],
+  [60 * 60_000, '15–60 min'],
+  [4 * 3_600_000, '1–4 h'],
+];
+export const LAST_BUCKET = 'over 4 h';
+
+/** What every report starts with: whose, which period, and the evidence it can be checked against. */
+export interface ReportHeading {
+  workspace: { id: string; name: string; slug: string; accentColor: string | null };
+  period: { from: string; to: string };
+  filters: { tool: string | null; agent: string | null };
+  generatedAt: string;
+  chainHead: Checkpoint | null;
+}
+
+export interface OversightReport extends ReportHeading {
+  holds: number;
+  outcomes: { status: string; holds: number }[];
+  decidedBy: { rule: number; people: number; undecided: number };
+  channels: { channel: string; decisions: number }[];
+  timeToDecision: {
+    decided: number;
+    medianMs: number | null;
+    p95Ms: number | null;
+    histogram: { bucket: string; holds: number }[];
+  };
+  expiry: { waited: number; finished: number; expired: number; rate: number | null };
+  fourEyes: { holds: number; approved: number; rejected: number; expired: number };
+  tools: Awaited<ReturnType<typeof perTool>>;
+  approvers: Awaited<ReturnType<typeof perApprover>>;
+  unclassified: Awaited<ReturnType<typeof unclassifiedTools>>;
+}
+
+const scopeOf = (workspace: Workspace, query: ReportQuery): ReportScope => ({
+  workspaceId: workspace.id,
+  ...query,
+});
+
+/** Read before the figures: everything the report counts is covered by this head or an earlier one. */
+export async function reportHeading(
+  ctx: ServiceContext,
+  workspace: Workspace,
+  query: ReportQuery,
+): Promise<ReportHeading> {
+  return {
+    workspace: {
+      id: workspace.id,
+      name: workspace.name,
+      slug: workspace.slug,
+      accentColor: workspace.accentColor,
+    },
+    period: { from: new Date(query.from).toISOString(), to: new Date(query.to).toISOString() },
+    filters: { tool: query.tool ?? null, agent: query.agent ?? null },
+    generatedAt: new Date(ctx.now()).toISOString(),
+    chainHead: checkpointOf(await findChainHead(ctx.db, workspace.id)),
+  };
+}
+
+export async function oversightReport(
+  ctx: ServiceContext,
+  workspace: Workspace,
+  query: ReportQuery,
+): Promise<OversightReport> {
+  const heading = await reportHeading(ctx, workspace, query);
+  const scope = scopeOf(workspace, query);
+  const [outcomes, totals, channels, times, tools, approvers, unclassified] = await Promise.all([
+    outcomeCounts(ctx.db, scope),
+    decisionTotals(ctx.db, scope),
+    decisionsPerChannel(ctx.db, scope),
+    timeToDecision(
+      ctx.db,
+      scope,
+      DECISION_BUCKETS.map(([limit]) => limit),
+    ),
+    perTool(ctx.db, scope),
+    perApprover(ctx.db, scope),
+    unclassifiedTools(ctx.db, scope),
+  ]);
+  const t = (name: string) => totals[name] ?? 0;
+  return {
+    ...heading,
+    holds: t('holds'),
+    outcomes: STATUSES.map((status) => ({ status, holds: outcomes.get(status) ?? 0 })),
+    decidedBy: {
+      rule: t('by_rule'),
+      people: t('by_people'),
+      undecided: t('holds') - t('by_rule') - t('by_people'),
+    },
+    channels,
+    timeToDecision: {
+      decided: times.decided,
+      medianMs: times.medianMs,
+      p95Ms: times.p95Ms,
+      histogram: times.histogram.map((holds, index) => ({
+        bucket: DECISION_BUCKETS[index]?.[1] ?? LAST_BUCKET,
+        holds,
+      })),
+    },
+    expiry: {
+      waited: t('waited'),
+      finished: t('waited_closed'),
+      expired: t('expired'),
+      rate: t('waited_closed') === 0 ? null : t('expired') / t('waited_closed'),
+    },
+    fourEyes: {
+      holds: t('four_eyes'),
+      approved: t('four_eyes_approved'),
+      rejected: t('four_eyes_rejected'),
+      expired: t('four_eyes_expired'),
+    },
+    tools,
+    approvers,
+    unclassified,
+  };
+}
+
+const PAGE = 1000;
+
+/** The scope's holds in order of submission, a page at a time, so memory stays flat. */
+export async function* activityRows(
+  ctx: ServiceContext,
+  workspace: Workspace,
+  query: ReportQuery,
+): AsyncGenerator<ActivityRow[]> {
+  const scope = scopeOf(workspace, query);
+  let after: { createdAt: number; id: string } | null = null;
+  for (;;) {
+    const page = await activityPage(ctx.db, scope, after, PAGE);
+    if (page.length > 0) yield page;
+    if (page.length < PAGE) return;
+    const last = page[page.length - 1]!;
+    after = { createdAt: last.createdAt, id: last.id };
+  }
+}
