@@ -89,6 +89,7 @@ for (const backend of backends) {
       const openapi = await call(t.url, 'GET', '/docs/openapi.json');
       assert.equal(openapi.body.openapi, '3.1.0');
       assert.ok(openapi.body.paths['/api/v1/holds']);
+      assert.equal(openapi.body.paths['/api/v1/reports/activity'].get['x-rate-limit-bucket'], 'v1-reports');
       assert.equal((await call(t.url, 'GET', '/docs/../package')).status, 404);
     });
   });

@@ -59,28 +59,24 @@ rules:
     timeout_minutes: 30
 `;
 
-/** RFC 4180: quoted fields may hold commas, quotes (doubled) and line breaks. */
+/** RFC 4180: quoted fields may hold commas, quotes (doubled) and line breaks; records end in CRLF. */
 function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') ((cell += '"'), i++);
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') (row.push(cell), (cell = ''));
-    else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(cell);
-      rows.push(row);
-      ((row = []), (cell = ''), i++);
-    } else cell += c;
+  assert.ok(text.endsWith('\r\n'), 'the file ends with CRLF');
+  const rows: string[][] = [[]];
+  const field = /"((?:[^"]|"")*)"|([^",\r\n]*)/y;
+  let at = 0;
+  for (;;) {
+    field.lastIndex = at;
+    const match = field.exec(text)!;
+    rows.at(-1)!.push(match[1] !== undefined ? match[1].replaceAll('""', '"') : match[2]!);
+    at = field.lastIndex;
+    if (text[at] === ',') at += 1;
+    else if (text.startsWith('\r\n', at)) {
+      at += 2;
+      if (at === text.length) return rows;
+      rows.push([]);
+    } else assert.fail(`unexpected character at ${at}`);
   }
-  assert.equal(cell + row.join(''), '', 'the file ends with CRLF');
-  return rows;
 }
 
 /** The oversight CSV as a lookup: `figure('tool', 'SDK/send_invoice', 'holds')`. */

@@ -96,6 +96,7 @@ export function openApiDocument(publicUrl: string) {
     tags: [
       { name: 'Holds', description: 'Submit an action, read its status, wait for the decision.' },
       { name: 'Audit', description: 'The per-workspace hash chain of evidence.' },
+      { name: 'Reports', description: 'Oversight and activity over a period, as CSV or PDF.' },
       { name: 'Public', description: 'Pages and keys that need no API key.' },
     ],
     paths: {
@@ -211,6 +212,37 @@ export function openApiDocument(publicUrl: string) {
           },
         },
       },
+      ...Object.fromEntries(
+        (['oversight', 'activity'] as const).map((kind) => [
+          `/api/v1/reports/${kind}`,
+          {
+            get: {
+              operationId: `${kind}Report`,
+              tags: ['Reports'],
+              summary:
+                kind === 'oversight'
+                  ? 'How holds were decided in a period: outcomes, rule against people, channels, times, expiries, four-eyes, per tool and approver'
+                  : 'One row per hold of a period: reference, times, tool, agent, status, decision, approvers, execution',
+              description:
+                'CSV (RFC 4180, UTF-8, streamed; formula-like cells prefixed with an apostrophe) or PDF. `format` wins over `Accept`. The report names the evidence chain head it was built from.',
+              'x-rate-limit-bucket': 'v1-reports',
+              parameters: ['Format', 'From', 'To', 'Tool', 'Agent'].map((name) => ref('parameters', name)),
+              responses: {
+                '200': {
+                  description: 'The report, as an attachment.',
+                  headers: apiHeaders,
+                  content: {
+                    'text/csv': { schema: { type: 'string' } },
+                    'application/pdf': { schema: { type: 'string', format: 'binary' } },
+                  },
+                },
+                '422': ref('responses', 'ValidationFailed'),
+                ...commonErrors,
+              },
+            },
+          },
+        ]),
+      ),
       '/.well-known/approvals-audit-key': {
         get: {
           operationId: 'getAuditKey',
@@ -290,6 +322,42 @@ export function openApiDocument(publicUrl: string) {
           required: false,
           description: 'First entry to check. Default 1.',
           schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+        },
+        Format: {
+          name: 'format',
+          in: 'query',
+          required: false,
+          description: 'csv (default) or pdf. Without it, an Accept of application/pdf or text/csv decides.',
+          schema: { type: 'string', enum: ['csv', 'pdf'] },
+        },
+        From: {
+          name: 'from',
+          in: 'query',
+          required: false,
+          description:
+            'Start of the period (ISO 8601 date or date-time with offset), included. Default: 30 days before `to`.',
+          schema: { type: 'string' },
+        },
+        To: {
+          name: 'to',
+          in: 'query',
+          required: false,
+          description: 'End of the period, excluded. Default: now. Must be after `from`.',
+          schema: { type: 'string' },
+        },
+        Tool: {
+          name: 'tool',
+          in: 'query',
+          required: false,
+          description: 'Only holds of this tool name.',
+          schema: { type: 'string', minLength: 1, maxLength: 200 },
+        },
+        Agent: {
+          name: 'agent',
+          in: 'query',
+          required: false,
+          description: 'Only holds of this agent id.',
+          schema: { type: 'string', minLength: 1, maxLength: 200 },
         },
         ToSeq: {
           name: 'to_seq',

@@ -414,9 +414,9 @@ export function oversightPdf(report: OversightReport): Doc {
 }
 
 const ACTIVITY_COLUMNS: Column[] = [
-  { title: 'Reference', width: 128 },
+  { title: 'Reference', width: 146 },
   { title: 'Created (UTC)', width: 80 },
-  { title: 'Connection / tool', width: 122 },
+  { title: 'Connection / tool', width: 104 },
   { title: 'Agent', width: 80 },
   { title: 'Env', width: 26 },
   { title: 'Status', width: 56 },
