@@ -4,6 +4,8 @@ import { z } from 'zod';
 
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** What this instance does: the API and app, the background workers, or both. */
+  ROLE: z.enum(['all', 'api', 'workers']).default('all'),
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: z.string().optional(),
@@ -53,6 +55,7 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
   const settings = parsed.data;
   return {
     port: settings.PORT,
+    role: settings.ROLE,
     host: settings.HOST,
     /** Absent: `http://127.0.0.1:<port>`, known once the server listens. */
     publicUrl: settings.PUBLIC_URL?.replace(/\/+$/, ''),

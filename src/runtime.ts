@@ -5,7 +5,7 @@ import { smtpMailer } from './channels/email.ts';
 import { slackClient } from './channels/slack.ts';
 import { smsClient } from './channels/sms.ts';
 import { createMetrics } from './http/metrics.ts';
-import { MemoryRateCounter } from './http/rate-limiter.ts';
+import { MemoryRateCounter, SharedRateCounter } from './http/rate-limiter.ts';
 import { buildHttpServer } from './http/server.ts';
 import { loadAuditSigner } from './services/audit-signer.ts';
 import { loadSealer } from './services/secrets.ts';
@@ -13,6 +13,7 @@ import type { ServiceContext } from './services/context.ts';
 import { HoldEvents } from './services/hold-events.ts';
 import type { Db } from './store/db.ts';
 import { openDb } from './store/open.ts';
+import { shareHoldEvents } from './store/postgres-events.ts';
 import { startDeadlineWorker } from './workers/deadlines.ts';
 import { startExecutionWorker } from './workers/executions.ts';
 import { startWebhookWorker } from './workers/webhooks.ts';
@@ -75,7 +76,9 @@ export async function startService(
     upstreams,
     ctx,
     metrics,
-    counter: new MemoryRateCounter(),
+    // Several instances may share PostgreSQL: windows are counted there. SQLite is one process.
+    counter: ctx.db.dialect === 'postgres' ? new SharedRateCounter(ctx.db) : new MemoryRateCounter(),
+    routes: config.role === 'workers' ? 'operations' : 'all',
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
   });
@@ -88,21 +91,11 @@ export async function startService(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (!config.publicUrl) ctx.publicUrl = `http://127.0.0.1:${port}`;
-  const deadlines = startDeadlineWorker(ctx, {
-    intervalMs: config.deadlineSweepMs,
-    log: app.log,
-    onExpired: (count) => metrics.holdsExpired.inc(count),
-  });
-  const webhooks = startWebhookWorker(ctx, {
-    intervalMs: config.deadlineSweepMs,
-    retryScale: config.webhookRetryScale,
-    log: app.log,
-  });
-  const executions = startExecutionWorker(ctx, upstreams, {
-    intervalMs: config.deadlineSweepMs,
-    log: app.log,
-  });
-  const notifications = startNotificationWorker(ctx, { intervalMs: config.deadlineSweepMs, log: app.log });
+  const shared =
+    ctx.db.dialect === 'postgres'
+      ? await shareHoldEvents(config.databaseUrl!, ctx.holdEvents, app.log)
+      : null;
+  const workers = config.role === 'api' ? [] : startWorkers(ctx, upstreams, config, app.log, metrics);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -113,7 +106,8 @@ export async function startService(
       // Waiters answer with the current record, requests in flight finish, then storage closes.
       stopping ??= (async () => {
         lifecycle.closing = true;
-        await Promise.all([deadlines.stop(), executions.stop(), webhooks.stop(), notifications.stop()]);
+        await Promise.all(workers.map((worker) => worker.stop()));
+        await shared?.close();
         ctx.holdEvents.close();
         await app.close();
         await upstreams.close();
@@ -123,4 +117,21 @@ export async function startService(
       return stopping;
     },
   };
+}
+
+/** The background work: deadlines, webhook deliveries, approved proxy calls, notifications. */
+function startWorkers(
+  ctx: ServiceContext,
+  upstreams: UpstreamPool,
+  config: Config,
+  log: FastifyInstance['log'],
+  metrics: ReturnType<typeof createMetrics>,
+) {
+  const intervalMs = config.deadlineSweepMs;
+  return [
+    startDeadlineWorker(ctx, { intervalMs, log, onExpired: (count) => metrics.holdsExpired.inc(count) }),
+    startWebhookWorker(ctx, { intervalMs, retryScale: config.webhookRetryScale, log }),
+    startExecutionWorker(ctx, upstreams, { intervalMs, log }),
+    startNotificationWorker(ctx, { intervalMs, log }),
+  ];
 }

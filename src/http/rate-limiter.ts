@@ -1,7 +1,10 @@
 /**
  * Fixed-window counters (interface.md, Limits): up to `limit` hits per key per window. Counted in
- * this process; a counter that fails lets the request through.
+ * this process (one instance, SQLite) or in the shared database (several instances on PostgreSQL);
+ * a counter that fails lets the request through.
  */
+import type { Sql } from '../store/db.ts';
+import { hitRateWindow, pruneRateWindows } from '../store/rate-windows.ts';
 export interface WindowCount {
   count: number;
   /** Milliseconds until the window ends. */
@@ -30,6 +33,26 @@ export class MemoryRateCounter implements RateCounter {
   private sweep(start: number) {
     this.lastSweep = start;
     for (const [key, window] of this.windows) if (window.start < start) this.windows.delete(key);
+  }
+}
+
+/** Counts in the database, so every instance sees the same window. One upsert per hit. */
+export class SharedRateCounter implements RateCounter {
+  private lastSweep = 0;
+  private readonly sql: Sql;
+
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
+    const start = now - (now % windowMs);
+    if (start !== this.lastSweep) {
+      this.lastSweep = start;
+      // Ended windows go, once per window per instance; a failure here only delays the cleanup.
+      void pruneRateWindows(this.sql, start - windowMs).catch(() => {});
+    }
+    return { count: await hitRateWindow(this.sql, key, start), resetMs: start + windowMs - now };
   }
 }
 

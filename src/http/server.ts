@@ -30,6 +30,8 @@ export interface HttpServerOptions {
   /** Set `closing` when shutdown begins: new requests get 503, answers close their connection. */
   lifecycle: { closing: boolean };
   upstreams: UpstreamPool;
+  /** `operations`: health, readiness and metrics only (an instance that runs the workers alone). */
+  routes?: 'all' | 'operations';
 }
 
 export function buildHttpServer({
@@ -40,6 +42,7 @@ export function buildHttpServer({
   trustProxy,
   lifecycle,
   upstreams,
+  routes = 'all',
 }: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     logger: { level: logLevel, redact: ['req.headers.authorization'] },
@@ -100,16 +103,18 @@ export function buildHttpServer({
     methodsByPath.set(route.url, set);
   });
 
-  holdRoutes(app, { ctx, docsUrl, onSubmitted: (status) => metrics.holdsSubmitted.labels(status).inc() });
-  void app.register(widgetRoutes, { ctx });
-  void app.register(channelRoutes, { ctx });
-  auditRoutes(app, { ctx, docsUrl });
-  reportRoutes(app, { ctx, docsUrl });
-  statusPageRoutes(app, { ctx, counter });
   opsRoutes(app, { ctx, metrics });
-  docsRoutes(app, { ctx });
-  void app.register(appPlugin, { ctx, counter });
-  mcpRoutes(app, { ctx, counter, upstreams });
+  if (routes === 'all') {
+    holdRoutes(app, { ctx, docsUrl, onSubmitted: (status) => metrics.holdsSubmitted.labels(status).inc() });
+    void app.register(widgetRoutes, { ctx });
+    void app.register(channelRoutes, { ctx });
+    auditRoutes(app, { ctx, docsUrl });
+    reportRoutes(app, { ctx, docsUrl });
+    statusPageRoutes(app, { ctx, counter });
+    docsRoutes(app, { ctx });
+    void app.register(appPlugin, { ctx, counter });
+    mcpRoutes(app, { ctx, counter, upstreams });
+  }
 
   for (const [url, methods] of [...methodsByPath]) {
     const missing = METHODS.filter((method) => !methods.has(method));

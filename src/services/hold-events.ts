@@ -1,7 +1,7 @@
 /**
- * Wakes long-polls when a hold changes, within this process. (Waking waiters on other instances
- * through PostgreSQL's LISTEN/NOTIFY is not built yet: there a waiter sees a change made elsewhere
- * at its deadline or timeout.)
+ * Wakes long-polls, the app's live updates and the workers when a hold changes. Within this process
+ * directly; with several instances on one PostgreSQL, `broadcast` tells the others (LISTEN/NOTIFY,
+ * src/store/postgres-events.ts) and they `deliver` it to their own listeners.
  */
 export class HoldEvents {
   private readonly waiters = new Map<string, Set<() => void>>();
@@ -9,8 +9,17 @@ export class HoldEvents {
   private readonly everything = new Set<() => void>();
   private closed = false;
 
-  /** A hold was created or changed. */
+  /** Set when instances share a database: tells the other instances of a change published here. */
+  broadcast: ((holdId: string, workspaceId: string) => void) | null = null;
+
+  /** A hold was created or changed here. */
   publish(holdId: string, workspaceId: string): void {
+    this.deliver(holdId, workspaceId);
+    this.broadcast?.(holdId, workspaceId);
+  }
+
+  /** A change, made here or on another instance: wakes its waiters and watchers. */
+  deliver(holdId: string, workspaceId: string): void {
     for (const listener of this.everything) listener();
     for (const watch of this.watchers.get(workspaceId) ?? []) watch('changed');
     const set = this.waiters.get(holdId);
@@ -55,6 +64,13 @@ export class HoldEvents {
       const timer = setTimeout(wake, Math.max(0, timeoutMs));
       set.add(wake);
     });
+  }
+
+  /** Changes may have been missed (the link to the other instances was down): everyone looks again. */
+  wakeAll(): void {
+    for (const listener of this.everything) listener();
+    for (const set of this.watchers.values()) for (const watch of [...set]) watch('changed');
+    for (const set of [...this.waiters.values()]) for (const wake of [...set]) wake();
   }
 
   get waiting(): number {

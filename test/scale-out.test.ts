@@ -1,0 +1,135 @@
+/**
+ * Several instances on one PostgreSQL: a long-poll on one wakes on a decision made on another, shared
+ * idempotency keys make one hold whichever instance answers, the chain they all append to verifies,
+ * rate limits count across instances, and each webhook event is delivered once.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
+import { postgres, type Storage } from './support/backends.ts';
+import { call, submission } from './support/http.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
+import { decideAs, startTestService, type TestService } from './support/service.ts';
+
+const ENV = { ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCALE: '0.001' };
+
+describe('three instances on one PostgreSQL', { skip: postgres.skip }, () => {
+  let storage: Storage;
+  let instances: TestService[];
+  let receiver: Receiver;
+
+  before(async () => {
+    storage = await postgres.create();
+    receiver = await startReceiver();
+    instances = [];
+    // One after the other: the first runs the migrations.
+    for (let i = 0; i < 3; i++) instances.push(await startTestService(postgres, { storage, env: ENV }));
+  });
+  after(async () => {
+    for (const instance of instances) await instance.stop();
+    await storage?.drop();
+    await receiver?.close();
+  });
+  const a = () => instances[0]!;
+  const b = () => instances[1]!;
+  const c = () => instances[2]!;
+
+  test('a /wait on one instance answers within 1 s of a decision made on another', async () => {
+    const { workspace, key } = await a().workspace();
+    const hold = await call(a().url, 'POST', '/api/v1/holds', { key, body: submission() });
+    assert.equal(hold.body.status, 'pending');
+    const changes: string[] = [];
+    const stop = c().service.ctx.holdEvents.watch(workspace.id, (event) => changes.push(event));
+    const waiting = call(a().url, 'POST', `/api/v1/holds/${hold.body.id}/wait`, {
+      key,
+      body: { timeout_seconds: 30 },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const decided = Date.now();
+    await decideAs(b(), workspace.id, hold.body.id, 'approve');
+    const answer = await waiting;
+    const latency = Date.now() - decided;
+    stop();
+    assert.equal(answer.body.status, 'approved');
+    assert.ok(latency < 1000, `answered ${latency} ms after the decision`);
+    assert.ok(changes.includes('changed'), 'the app on a third instance heard of it too');
+  });
+
+  test('1,000 concurrent submits over three instances with shared keys: one hold per key', async () => {
+    // Ten workspaces of 100 calls each (25 keys, each sent 4 times to different instances), so the
+    // 120-a-minute quota of each workspace is not what is measured.
+    const workspaces = await Promise.all(Array.from({ length: 10 }, () => a().workspace()));
+    const calls = workspaces.flatMap(({ key }, w) =>
+      Array.from({ length: 100 }, (_, i) => {
+        const body = submission({ idempotency_key: `w${w}-k${i % 25}`, arguments: { n: i % 25 } });
+        return { key, body, instance: instances[i % 3]! };
+      }),
+    );
+    const answers = await Promise.all(
+      calls.map(({ key, body, instance }) => call(instance.url, 'POST', '/api/v1/holds', { key, body })),
+    );
+    const byKey = new Map<string, { statuses: number[]; ids: Set<string> }>();
+    for (const [index, answer] of answers.entries()) {
+      const key = `${calls[index]!.key}|${calls[index]!.body.idempotency_key}`;
+      const seen = byKey.get(key) ?? { statuses: [], ids: new Set() };
+      seen.statuses.push(answer.status);
+      seen.ids.add(answer.body.id);
+      byKey.set(key, seen);
+    }
+    assert.equal(byKey.size, 250);
+    for (const { statuses, ids } of byKey.values()) {
+      assert.deepEqual(statuses.sort(), [200, 200, 200, 201], 'created once, replayed three times');
+      assert.equal(ids.size, 1, 'every answer names the same hold');
+    }
+    const stored = await a().service.ctx.db.one<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM holds WHERE workspace_id IN (${workspaces.map((_, i) => `$${i + 1}`).join(', ')})`,
+      workspaces.map(({ workspace }) => workspace.id),
+    );
+    assert.equal(stored!.n, 250);
+    // Every instance appended to the same chains: each verifies, from any instance.
+    for (const [index, { key }] of workspaces.entries()) {
+      const verify = await call(instances[index % 3]!.url, 'GET', '/api/v1/audit/verify', { key });
+      assert.equal(verify.body.valid, true);
+      assert.equal(verify.body.first_invalid, null);
+    }
+  });
+
+  test('rate limits count across instances', async () => {
+    const { key } = await a().workspace();
+    const answers = [];
+    for (let i = 0; i < 120; i++) {
+      answers.push(
+        await call(instances[i % 3]!.url, 'GET', '/api/v1/holds/svc_pa_unknownunknownunknown', { key }),
+      );
+    }
+    assert.ok(answers.every((answer) => answer.status === 404));
+    assert.equal(answers.at(-1)!.headers.get('ratelimit-remaining'), '0');
+    for (const instance of instances) {
+      const over = await call(instance.url, 'GET', '/api/v1/holds/svc_pa_unknownunknownunknown', { key });
+      assert.equal(over.status, 429, 'the window is the same on every instance');
+    }
+  });
+
+  test('three webhook workers: every event delivered, none twice', async () => {
+    const { workspace, key } = await a().workspace({
+      config: `members:\n  - { email: admin@acme.test, name: Admin, role: admin }\ntools:\n  - { connection: SDK, tool: drop_table, classification: deny }\n`,
+    });
+    await applyConfig(a().service.ctx, workspace, parseConfig(`webhook: { url: "${receiver.url}" }\n`));
+    const holds = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        call(instances[i % 3]!.url, 'POST', '/api/v1/holds', {
+          key,
+          body: submission({ tool_name: 'drop_table' }),
+        }),
+      ),
+    );
+    assert.ok(holds.every((hold) => hold.body.status === 'denied'));
+    const received = await receiver.waitFor(60, { timeoutMs: 20_000 });
+    await new Promise((resolve) => setTimeout(resolve, 500)); // time for a duplicate to show up
+    const deliveries = receiver.requests.map((r) => String(r.headers['x-service-delivery']));
+    assert.equal(new Set(deliveries).size, 60, 'every event arrived');
+    assert.equal(deliveries.length, 60, 'none arrived twice');
+    const referenced = new Set(received.map((r) => JSON.parse(r.body).id));
+    assert.deepEqual(referenced, new Set(holds.map((hold) => hold.body.id)));
+  });
+});
