@@ -3,10 +3,8 @@
  * waiters and exits cleanly, and a service without storage does not start.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -20,11 +18,15 @@ import { openDb } from '../src/store/open.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { type Backend, backends, postgres, type Storage } from './support/backends.ts';
 import { type Answer, call, submission } from './support/http.ts';
+import { freePort } from './support/mcp-upstream.ts';
+import {
+  killServerProcesses,
+  type ServerProcess,
+  startServerProcess,
+  storageSettings,
+} from './support/server-process.ts';
 import { decideAs, startTestService, TestClock, type TestService } from './support/service.ts';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-const NODE = join(ROOT, 'node_modules/.bin/node');
-const MAIN = join(ROOT, 'src/main.ts');
 /** Fixed, so that a replayed creation response is byte-for-byte the first one across restarts. */
 const PUBLIC_URL = 'http://approvals.test';
 const STATUS_AFTER: Record<string, string> = {
@@ -32,24 +34,6 @@ const STATUS_AFTER: Record<string, string> = {
   pending: 'pending',
   denied: 'rejected',
 };
-
-const storageConfig = (storage: Storage) => ({
-  DATA_DIR: storage.env.DATA_DIR,
-  // Empty means "not set": SQLite under DATA_DIR.
-  DATABASE_URL: storage.env.DATABASE_URL ?? '',
-});
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Rejects after `ms` unless `promise` settles first. */
 async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
@@ -64,72 +48,12 @@ async function within<T>(ms: number, promise: Promise<T>, what: string): Promise
   }
 }
 
-/** Every server process this file started; all are killed in `after`, whatever happened. */
-const children = new Set<ChildProcess>();
-async function killAll() {
-  const exits = [...children].map((child) => new Promise((resolve) => child.once('exit', resolve)));
-  for (const child of children) child.kill('SIGKILL');
-  await Promise.all(exits);
-}
-after(killAll);
+after(killServerProcesses);
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output: () => string;
-}
+type Server = ServerProcess;
 
-/** `node src/main.ts` on the storage, on a free port, once /healthz answers. */
-async function startServer(storage: Storage, attempt = 1): Promise<Server> {
-  const port = await freePort();
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    ...storageConfig(storage),
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL,
-    LOG_LEVEL: 'silent',
-    DEADLINE_SWEEP_MS: '100',
-  };
-  delete env.NODE_TEST_CONTEXT;
-  const child = spawn(NODE, [MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk;
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    });
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      // Someone took the port between our probe and the start: try another one.
-      if (attempt < 3 && /EADDRINUSE/.test(output)) return startServer(storage, attempt + 1);
-      throw new Error(`server exited before it was healthy (${child.exitCode}): ${output}`);
-    }
-    try {
-      const answer = await fetch(`${url}/healthz`);
-      if (answer.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server not healthy within 20 s: ${output}`);
-    }
-    await sleep(50);
-  }
-  return { child, url, exited, output: () => output };
-}
+const startServer = (storage: Storage) =>
+  startServerProcess(storage, { PUBLIC_URL, DEADLINE_SWEEP_MS: '100' });
 
 async function stopServer(server: Server, signal: NodeJS.Signals = 'SIGTERM') {
   server.child.kill(signal);
@@ -146,7 +70,7 @@ tools:
 
 /** A workspace and a live key, made directly on the storage (no server running). */
 async function prepareWorkspace(storage: Storage): Promise<{ workspace: Workspace; key: string }> {
-  const ctx = await openContext(loadConfig({ ...storageConfig(storage), PORT: '0', LOG_LEVEL: 'silent' }));
+  const ctx = await openContext(loadConfig({ ...storageSettings(storage), PORT: '0', LOG_LEVEL: 'silent' }));
   try {
     const workspace = await createWorkspace(ctx, {
       slug: `dur-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`,
@@ -169,6 +93,8 @@ async function verify(url: string, key: string) {
 }
 
 interface Submitted {
+  /** The API key of the round's workspace. */
+  key: string;
   body: ReturnType<typeof submission>;
   answer?: Answer;
   error?: unknown;
@@ -279,21 +205,26 @@ for (const backend of backends) {
     test('every hold acknowledged with 201 survives kill -9, exactly once', async (t) => {
       const storage = await backend.create();
       try {
-        const { workspace, key } = await prepareWorkspace(storage);
+        // A workspace per round, so the checks and retries stay within each one's 120-a-minute quota
+        // (counted in the database on PostgreSQL, so it carries over the restarts).
+        const workspaces: { workspace: Workspace; key: string }[] = [];
         const acknowledged: Submitted[] = [];
         const unacknowledged: Submitted[] = [];
         const tools = ['ship_it', 'wire_money', 'brand_new_tool'];
 
         const checkAcknowledged = async (url: string) => {
-          for (const { answer } of acknowledged) {
+          for (const { key, answer } of acknowledged) {
             const record = await call(url, 'GET', `/api/v1/holds/${answer!.body.id}`, { key });
             assert.equal(record.status, 200, `acknowledged hold ${answer!.body.id} is missing`);
             assert.equal(record.body.status, STATUS_AFTER[answer!.body.status]);
           }
-          await verify(url, key);
+          for (const { key } of workspaces) await verify(url, key);
         };
 
         for (let round = 1; round <= 5; round += 1) {
+          const round = await prepareWorkspace(storage);
+          workspaces.push(round);
+          const { key } = round;
           const server = await startServer(storage);
           await checkAcknowledged(server.url);
           // Some acknowledged one by one, then a concurrent wave, killed at its first 201.
@@ -301,7 +232,7 @@ for (const backend of backends) {
             const body = submission({ tool_name: tool });
             const answer = await call(server.url, 'POST', '/api/v1/holds', { key, body });
             assert.equal(answer.status, 201, answer.text);
-            acknowledged.push({ body, answer });
+            acknowledged.push({ key, body, answer });
           }
           let killed = false;
           const wave = Array.from({ length: 12 }, (_, index) =>
@@ -317,9 +248,9 @@ for (const backend of backends) {
                     killed = true;
                     server.child.kill('SIGKILL');
                   }
-                  return { body, answer };
+                  return { key, body, answer };
                 } catch (error) {
-                  return { body, error };
+                  return { key, body, error };
                 }
               }),
             ),
@@ -339,18 +270,18 @@ for (const backend of backends) {
         const server = await startServer(storage);
         try {
           await checkAcknowledged(server.url);
-          for (const { body, answer } of acknowledged) {
+          for (const { key, body, answer } of acknowledged) {
             const retry = await call(server.url, 'POST', '/api/v1/holds', { key, body });
             assert.equal(retry.status, 200, `retry of an acknowledged key: ${retry.text}`);
             assert.equal(retry.headers.get('idempotent-replayed'), 'true');
             assert.deepEqual(retry.body, answer!.body);
           }
           // A submission cut off by the kill either committed (200 now) or did not (201 now).
-          for (const { body } of unacknowledged) {
+          for (const { key, body } of unacknowledged) {
             const retry = await call(server.url, 'POST', '/api/v1/holds', { key, body });
             assert.ok([200, 201].includes(retry.status), `retry of a cut-off submission: ${retry.text}`);
           }
-          await verify(server.url, key);
+          for (const { key } of workspaces) await verify(server.url, key);
         } finally {
           assert.equal((await stopServer(server)).code, 0);
         }
@@ -358,23 +289,22 @@ for (const backend of backends) {
         // Exactly once: one hold per key, one `hold.submitted` entry per hold.
         const db = await openDb({ databaseUrl: storage.env.DATABASE_URL, dataDir: storage.env.DATA_DIR });
         try {
+          const ids = workspaces.map(({ workspace }) => workspace.id);
+          const inRounds = `workspace_id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`;
           for (const { body, answer } of acknowledged) {
             const rows = await db.all<{ id: string }>(
-              'SELECT id FROM holds WHERE workspace_id = $1 AND idempotency_key = $2',
-              [workspace.id, body.idempotency_key],
+              `SELECT id FROM holds WHERE ${inRounds} AND idempotency_key = $${ids.length + 1}`,
+              [...ids, body.idempotency_key],
             );
             assert.deepEqual(
               rows.map((row) => row.id),
               [answer!.body.id],
             );
           }
-          const holds = await db.one<{ n: number }>(
-            'SELECT COUNT(*) AS n FROM holds WHERE workspace_id = $1',
-            [workspace.id],
-          );
+          const holds = await db.one<{ n: number }>(`SELECT COUNT(*) AS n FROM holds WHERE ${inRounds}`, ids);
           const entries = await db.one<{ n: number }>(
-            `SELECT COUNT(*) AS n FROM evidence WHERE workspace_id = $1 AND type = 'hold.submitted'`,
-            [workspace.id],
+            `SELECT COUNT(*) AS n FROM evidence WHERE ${inRounds} AND type = 'hold.submitted'`,
+            ids,
           );
           assert.equal(Number(entries!.n), Number(holds!.n));
           assert.equal(Number(holds!.n), acknowledged.length + unacknowledged.length);
@@ -382,7 +312,7 @@ for (const backend of backends) {
           await db.close();
         }
       } finally {
-        await killAll(); // a failed round leaves its server running
+        await killServerProcesses(); // a failed round leaves its server running
         await storage.drop();
       }
     });

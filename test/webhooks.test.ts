@@ -5,9 +5,7 @@
  * receiver, rotation, the private-address guard, kill -9, and the command line.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -27,13 +25,12 @@ import { findMemberByEmail } from '../src/store/members.ts';
 import { findWebhookEndpoint } from '../src/store/webhooks.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { type Backend, backends, sqlite, type Storage } from './support/backends.ts';
-import { approvals, NODE, ROOT, type Run } from './support/cli.ts';
+import { approvals, type Run } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { freePort, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { type Received, type Receiver, startReceiver } from './support/receiver.ts';
+import { killServerProcesses, startServerProcess } from './support/server-process.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
-
-const MAIN = join(ROOT, 'src/main.ts');
 
 /** Small enough that 25 attempts take about two seconds (the schedule itself spans 2.3 days). */
 const SCALE = 0.00001;
@@ -949,7 +946,6 @@ function suite(backend: Backend) {
       const storage = await backend.create();
       const port = await freePort();
       const hook = await receiver({ port, listening: false });
-      const children = new Set<ChildProcess>();
       const config = loadConfig({
         DATA_DIR: storage.env.DATA_DIR,
         DATABASE_URL: storage.env.DATABASE_URL ?? '',
@@ -971,7 +967,7 @@ function suite(backend: Backend) {
         const { key } = await createApiKey(ctx, { workspace, env: 'live' });
         const admin = (await findMemberByEmail(ctx.db, workspace.id, 'admin@acme.test'))!;
 
-        const server = await startServer(storage, children);
+        const server = await startServer(storage);
         const submitted: string[] = [];
         const post = async (tool: string) => {
           const answer = await call(server.url, 'POST', '/api/v1/holds', {
@@ -1018,7 +1014,7 @@ function suite(backend: Backend) {
         assert.equal(hook.requests.length, 0);
 
         await hook.start();
-        const restarted = await startServer(storage, children);
+        const restarted = await startServer(storage);
         const started = Date.now();
         // An attempt cut off by the kill keeps its claim (30 s) before another instance retries it.
         await until(
@@ -1037,9 +1033,7 @@ function suite(backend: Backend) {
         restarted.child.kill('SIGTERM');
         assert.equal((await restarted.exited).code, 0);
       } finally {
-        const exits = [...children].map((child) => new Promise((resolve) => child.once('exit', resolve)));
-        for (const child of children) child.kill('SIGKILL');
-        await Promise.all(exits);
+        await killServerProcesses();
         await ctx.db.close();
         await storage.drop();
       }
@@ -1047,51 +1041,7 @@ function suite(backend: Backend) {
   });
 }
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** `node src/main.ts` on the storage, on a free port, once /healthz answers. */
-async function startServer(storage: Storage, children: Set<ChildProcess>): Promise<Server> {
-  const port = await freePort();
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    DATA_DIR: storage.env.DATA_DIR,
-    DATABASE_URL: storage.env.DATABASE_URL ?? '',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: '',
-    LOG_LEVEL: 'silent',
-    ...ENV,
-    // 50 ms, 100 ms, 200 ms, …: pauses long enough to kill the server between two attempts.
-    WEBHOOK_RETRY_SCALE: '0.01',
-  };
-  delete env.NODE_TEST_CONTEXT;
-  const child = spawn(NODE, [MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    });
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await until(
-    'the server to be healthy',
-    async () => {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited: ${output}`);
-      try {
-        return (await fetch(`${url}/healthz`)).status === 200 ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    },
-    20_000,
-  );
-  return { child, url, exited };
-}
+/** `node src/main.ts` on the storage; 50 ms, 100 ms, 200 ms, … between attempts: long enough to kill
+ * the server between two of them. */
+const startServer = (storage: Storage) =>
+  startServerProcess(storage, { ...ENV, WEBHOOK_RETRY_SCALE: '0.01' });
