@@ -1,7 +1,8 @@
 /**
  * Several instances on one PostgreSQL: a long-poll on one wakes on a decision made on another, shared
  * idempotency keys make one hold whichever instance answers, the chain they all append to verifies,
- * rate limits count across instances, and each webhook event is delivered once.
+ * rate limits count across instances, each webhook event is delivered once, the roles split the work,
+ * and a worker killed with SIGKILL in the middle of its deliveries loses none of them.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -9,6 +10,7 @@ import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { postgres, type Storage } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
+import { killServerProcesses, startServerProcess } from './support/server-process.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 
 const ENV = { ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCALE: '0.001' };
@@ -131,5 +133,57 @@ describe('three instances on one PostgreSQL', { skip: postgres.skip }, () => {
     assert.equal(deliveries.length, 60, 'none arrived twice');
     const referenced = new Set(received.map((r) => JSON.parse(r.body).id));
     assert.deepEqual(referenced, new Set(holds.map((hold) => hold.body.id)));
+  });
+});
+
+describe('roles, and a worker instance killed with SIGKILL mid-delivery', { skip: postgres.skip }, () => {
+  test('an api instance runs no workers; a workers instance serves no API; its jobs survive kill -9', async () => {
+    const storage = await postgres.create();
+    const hook = await startReceiver({ script: { hang: true } });
+    const api = await startTestService(postgres, { storage, env: { ...ENV, ROLE: 'api' } });
+    let rescuer: TestService | undefined;
+    try {
+      const { workspace, key } = await api.workspace({
+        config: `members:\n  - { email: admin@acme.test, name: Admin, role: admin }\ntools:\n  - { connection: SDK, tool: drop_table, classification: deny }\n`,
+      });
+      await applyConfig(api.service.ctx, workspace, parseConfig(`webhook: { url: "${hook.url}" }\n`));
+      for (let i = 0; i < 10; i++) {
+        const body = submission({ tool_name: 'drop_table' });
+        assert.equal((await call(api.url, 'POST', '/api/v1/holds', { key, body })).status, 201);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(hook.requests.length, 0, 'the api instance delivers nothing');
+
+      const worker = await startServerProcess(storage, { ...ENV, ROLE: 'workers' });
+      assert.equal((await call(worker.url, 'GET', '/healthz')).status, 200);
+      assert.equal((await call(worker.url, 'GET', '/api/v1/holds/svc_pa_x', { key })).status, 404);
+      await hook.waitFor(10, { timeoutMs: 10_000 });
+      // Every delivery is in flight (the receiver does not answer) when the worker dies.
+      worker.child.kill('SIGKILL');
+      assert.deepEqual(await worker.exited, { code: null, signal: 'SIGKILL' });
+
+      hook.script({});
+      rescuer = await startTestService(postgres, { storage, env: { ...ENV, ROLE: 'workers' } });
+      // The dead worker's claims last 30 s; the rescuer's clock is moved past them.
+      rescuer.clock.advance(31_000);
+      await hook.waitFor(20, { timeoutMs: 10_000 });
+      const rescued = hook.requests.slice(10).map((request) => String(request.headers['x-service-delivery']));
+      assert.equal(new Set(rescued).size, 10, 'every event delivered after the kill');
+      for (let i = 0; ; i++) {
+        const pending = await api.service.ctx.db.one<{ n: number }>(
+          "SELECT COUNT(*) AS n FROM webhook_events WHERE workspace_id = $1 AND state <> 'delivered'",
+          [workspace.id],
+        );
+        if (pending!.n === 0) break;
+        assert.ok(i < 200, 'every event recorded as delivered');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await killServerProcesses();
+      await rescuer?.stop();
+      await api.stop();
+      await hook.close();
+      await storage.drop();
+    }
   });
 });
