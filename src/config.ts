@@ -9,6 +9,11 @@ const schema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: z.string().optional(),
+  /** Rate-limit windows in Redis instead of the database (several instances). */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LEGACY_FREE_MONTHLY_HOLDS: z.coerce.number().int().min(0).default(1000),
@@ -60,6 +65,7 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     /** Absent: `http://127.0.0.1:<port>`, known once the server listens. */
     publicUrl: settings.PUBLIC_URL?.replace(/\/+$/, ''),
     databaseUrl: settings.DATABASE_URL || undefined,
+    redisUrl: settings.REDIS_URL || undefined,
     dataDir: settings.DATA_DIR,
     logLevel: settings.LOG_LEVEL,
     legacyFreeMonthlyHolds: settings.LEGACY_FREE_MONTHLY_HOLDS,

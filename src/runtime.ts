@@ -6,6 +6,7 @@ import { slackClient } from './channels/slack.ts';
 import { smsClient } from './channels/sms.ts';
 import { createMetrics } from './http/metrics.ts';
 import { MemoryRateCounter, SharedRateCounter } from './http/rate-limiter.ts';
+import { connectRedisRateCounter } from './http/redis-rate-counter.ts';
 import { buildHttpServer } from './http/server.ts';
 import { loadAuditSigner } from './services/audit-signer.ts';
 import { loadSealer } from './services/secrets.ts';
@@ -71,20 +72,30 @@ export async function startService(
   const metrics = createMetrics(() => ctx.holdEvents.waiting);
   const lifecycle = { closing: false };
   const upstreams = new UpstreamPool({ sealer: ctx.sealer, allowPrivate: ctx.allowPrivateTargets });
+  // Several instances count the same windows: in Redis when given, else in PostgreSQL. SQLite is one process.
+  const redis = config.redisUrl
+    ? await connectRedisRateCounter(config.redisUrl).catch(async (error: unknown) => {
+        await ctx.db.close();
+        throw error;
+      })
+    : null;
+  const counter =
+    redis ?? (ctx.db.dialect === 'postgres' ? new SharedRateCounter(ctx.db) : new MemoryRateCounter());
   const app = buildHttpServer({
     lifecycle,
     upstreams,
     ctx,
     metrics,
-    // Several instances may share PostgreSQL: windows are counted there. SQLite is one process.
-    counter: ctx.db.dialect === 'postgres' ? new SharedRateCounter(ctx.db) : new MemoryRateCounter(),
+    counter,
     routes: config.role === 'workers' ? 'operations' : 'all',
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
   });
+  if (redis) redis.log = app.log;
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
+    await redis?.close();
     await ctx.db.close();
     throw error;
   }
@@ -108,6 +119,7 @@ export async function startService(
         lifecycle.closing = true;
         await Promise.all(workers.map((worker) => worker.stop()));
         await shared?.close();
+        await redis?.close();
         ctx.holdEvents.close();
         await app.close();
         await upstreams.close();

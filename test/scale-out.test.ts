@@ -7,11 +7,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
-import { postgres, type Storage } from './support/backends.ts';
+import { postgres, sqlite, type Storage } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { killServerProcesses, startServerProcess } from './support/server-process.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { startTcpProxy } from './support/tcp-proxy.ts';
 
 const ENV = { ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCALE: '0.001' };
 
@@ -187,3 +188,38 @@ describe('roles, and a worker instance killed with SIGKILL mid-delivery', { skip
     }
   });
 });
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+describe(
+  'rate limits in Redis (REDIS_URL)',
+  { skip: redisUrl ? undefined : 'TEST_REDIS_URL is not set' },
+  () => {
+    test('two instances count one window in Redis; while Redis is away requests pass', async () => {
+      const target = new URL(redisUrl!);
+      const proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
+      const env = { REDIS_URL: `redis://127.0.0.1:${proxy.port}` };
+      const first = await startTestService(sqlite, { env });
+      const second = await startTestService(sqlite, { storage: first.storage, env });
+      try {
+        const { key } = await first.workspace();
+        const unknown = (instance: TestService) =>
+          call(instance.url, 'GET', '/api/v1/holds/svc_pa_unknownunknownunknown', { key });
+        for (let i = 0; i < 120; i++) assert.equal((await unknown(i % 2 ? second : first)).status, 404);
+        for (const instance of [first, second]) assert.equal((await unknown(instance)).status, 429);
+
+        await proxy.cut();
+        assert.equal((await unknown(first)).status, 404, 'counting failed: the request passes');
+        await proxy.restore();
+      } finally {
+        await second.stop();
+        await first.close();
+        await proxy.close();
+      }
+      const refused = await startTestService(sqlite, { env: { REDIS_URL: 'redis://127.0.0.1:1' } }).catch(
+        (error: Error) => error,
+      );
+      assert.ok(refused instanceof Error, 'an unreachable Redis at start stops the start');
+    });
+  },
+);
