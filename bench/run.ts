@@ -3,11 +3,19 @@
  * bench/results.json with the machine it ran on. Figures are read as ratios to a floor measured in
  * the same run, never as absolute times.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { format as prettier, resolveConfig } from 'prettier';
 import type { Figure } from './lib.ts';
+
+interface Results {
+  machine: Record<string, unknown>;
+  /** When each benchmark last ran. */
+  ran: Record<string, string>;
+  figures: Figure[];
+  skipped: { bench: string; figure: string; reason: string }[];
+}
 
 interface Outcome {
   figures: Figure[];
@@ -18,6 +26,7 @@ const BENCHMARKS: Record<string, () => Promise<Outcome>> = {
   rules: async () => (await import('./rules.ts')).run(),
   mcp: async () => (await import('./mcp.ts')).run(),
   webhooks: async () => (await import('./webhooks.ts')).run(),
+  reports: async () => (await import('./reports.ts')).run(),
 };
 
 function format(value: number): string {
@@ -97,8 +106,19 @@ async function main() {
     ...(f.floor && { floor: { ...f.floor, value: rounded(f.floor.value) } }),
     ...(f.ratio !== undefined && { ratio: rounded(f.ratio) }),
   }));
+  // A run of some benchmarks keeps the others' last figures, each with the date it was measured.
   const file = join(import.meta.dirname, 'results.json');
-  const json = JSON.stringify({ machine, benchmarks: names, figures: kept, skipped });
+  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<Results>) : {};
+  const others = <T extends { bench: string }>(list: T[] = []) =>
+    list.filter((item) => !names.includes(item.bench));
+  const ran = { ...previous.ran, ...Object.fromEntries(names.map((name) => [name, machine.date])) };
+  const results: Results = {
+    machine,
+    ran,
+    figures: [...others(previous.figures), ...kept],
+    skipped: [...others(previous.skipped), ...skipped],
+  };
+  const json = JSON.stringify(results);
   writeFileSync(file, await prettier(json, { ...(await resolveConfig(file)), filepath: file }));
   console.error(`\nwrote ${file}`);
 }

@@ -165,6 +165,9 @@ export async function* activityRows(
   for (;;) {
     const page = await activityPage(ctx.db, scope, after, PAGE);
     if (page.length > 0) yield page;
+    // SQLite answers synchronously: without a turn of the event loop per page, a long report would
+    // hold every other request (a /wait, a submission) until it is done.
+    await new Promise((resolve) => setImmediate(resolve));
     if (page.length < PAGE) return;
     const last = page[page.length - 1]!;
     after = { createdAt: last.createdAt, id: last.id };

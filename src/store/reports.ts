@@ -1,6 +1,6 @@
 /**
  * The read queries behind the reports. Every figure is counted by the database over the holds of the
- * period (index `holds_by_workspace_created`); the activity rows are read in keyset pages.
+ * period (index `holds_by_workspace_created_id`); the activity rows are read in keyset pages.
  */
 import type { Sql } from './db.ts';
 
@@ -203,7 +203,8 @@ export async function activityPage(
   if (after) {
     params.push(after.createdAt, after.id);
     const [at, id] = [`$${params.length - 1}`, `$${params.length}`];
-    keyset = ` AND (h.created_at > ${at} OR (h.created_at = ${at} AND h.id > ${id}))`;
+    // The row comparison lets both engines seek in the (workspace, created_at, id) index.
+    keyset = ` AND (h.created_at, h.id) > (${at}, ${id})`;
   }
   const rows = await sql.all<Omit<ActivityRow, 'approvers'>>(
     `SELECT h.id, h.created_at AS "createdAt", h.connection, h.tool_name AS "toolName",
