@@ -3,7 +3,7 @@
  * approved → executed when the upstream answers (even with isError), → failed when it cannot be
  * reached or answers a JSON-RPC error. A call is claimed before it runs, so it never runs twice.
  */
-import { findHold, updateHoldState } from '../store/holds.ts';
+import { findHold, listStaleExecutions, updateHoldState } from '../store/holds.ts';
 import { findMcpServer } from '../store/mcp-servers.ts';
 import type { ServiceContext } from './context.ts';
 import { describeFailure, recordExecution, type Upstreams } from './proxy-call.ts';
@@ -46,11 +46,7 @@ export async function executeApproved(
 
 /** Calls that were running on an instance that died: never re-run (they may have run), marked failed. */
 export async function failStaleExecutions(ctx: ServiceContext): Promise<number> {
-  const stale = await ctx.db.all<{ id: string; workspaceId: string }>(
-    `SELECT id, workspace_id AS "workspaceId" FROM holds
-     WHERE status = 'approved' AND execution_status = 'running' AND execution_started_at < $1`,
-    [ctx.now() - STALE_CLAIM_MS],
-  );
+  const stale = await listStaleExecutions(ctx.db, ctx.now() - STALE_CLAIM_MS);
   for (const { id, workspaceId } of stale) {
     const hold = await findHold(ctx.db, workspaceId, id);
     if (hold?.execution) {

@@ -323,6 +323,14 @@ export async function findOpenProxyHold(
 }
 
 /** Approved proxy holds nobody has started to run yet, oldest first. */
+/** Upstream calls still marked running that started before `startedBefore` (index holds_running_executions). */
+export const listStaleExecutions = (sql: Sql, startedBefore: number) =>
+  sql.all<{ id: string; workspaceId: string }>(
+    `SELECT id, workspace_id AS "workspaceId" FROM holds
+     WHERE status = 'approved' AND execution_status = 'running' AND execution_started_at < $1`,
+    [startedBefore],
+  );
+
 export const listHoldsToExecute = (sql: Sql, limit: number) =>
   sql.all<{ id: string; workspaceId: string }>(
     `SELECT id, workspace_id AS "workspaceId" FROM holds
