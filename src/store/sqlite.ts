@@ -61,23 +61,64 @@ export function openSqlite(file: string): Db {
     return result;
   };
 
+  // Group commit: the transactions begun in one turn of the event loop share one BEGIN…COMMIT, each
+  // in a savepoint of its own, so a burst waits for one sync to disk instead of one each. None is
+  // answered before the shared COMMIT is durable; one that fails is rolled back alone.
+  interface Queued {
+    work: (tx: Sql) => Promise<unknown>;
+    resolve: (result: unknown) => void;
+    reject: (error: unknown) => void;
+  }
+  let batch: Queued[] = [];
+  const commitBatch = async () => {
+    const waiting = batch;
+    batch = [];
+    while (waiting.length > 0) {
+      try {
+        guard(() => db.exec('BEGIN IMMEDIATE'));
+      } catch (error) {
+        for (const item of waiting) item.reject(error);
+        return;
+      }
+      const done: { item: Queued; result: unknown }[] = [];
+      let lost: unknown;
+      while (waiting.length > 0 && lost === undefined) {
+        const item = waiting.shift()!;
+        db.exec('SAVEPOINT tx');
+        try {
+          const result = await item.work(direct);
+          db.exec('RELEASE tx');
+          done.push({ item, result });
+        } catch (error) {
+          item.reject(error);
+          if (db.isTransaction) db.exec('ROLLBACK TO tx; RELEASE tx');
+          // Some errors (a full disk, an I/O error) end the whole transaction: the others wait for a new one.
+          else lost = error;
+        }
+      }
+      try {
+        if (lost !== undefined) throw lost;
+        guard(() => db.exec('COMMIT'));
+      } catch (error) {
+        if (db.isTransaction) db.exec('ROLLBACK');
+        for (const { item } of done) item.reject(error);
+        continue;
+      }
+      for (const { item, result } of done) item.resolve(result);
+    }
+  };
+
   return {
     dialect: 'sqlite',
     all: (text, params) => serialize(() => direct.all(text, params)),
     one: (text, params) => serialize(() => direct.one(text, params)),
     run: (text, params) => serialize(() => direct.run(text, params)),
     exec: (text) => serialize(() => direct.exec(text)),
-    transaction: (work) =>
-      serialize(async () => {
-        guard(() => db.exec('BEGIN IMMEDIATE'));
-        try {
-          const result = await work(direct);
-          guard(() => db.exec('COMMIT'));
-          return result;
-        } catch (error) {
-          if (db.isTransaction) db.exec('ROLLBACK');
-          throw error;
-        }
+    transaction: <T>(work: (tx: Sql) => Promise<T>) =>
+      new Promise<T>((resolve, reject) => {
+        batch.push({ work, resolve: resolve as (result: unknown) => void, reject });
+        // setImmediate runs after this turn's I/O callbacks, so every request read in it joins.
+        if (batch.length === 1) setImmediate(() => void serialize(commitBatch));
       }),
     close: () =>
       serialize(async () => {

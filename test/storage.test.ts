@@ -1,0 +1,115 @@
+/**
+ * The storage port's transactions under concurrency, on both backends: many transactions at once
+ * (on SQLite they share one commit), each all or nothing, and none answered unless it is stored.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Db, StorageUnavailableError } from '../src/store/db.ts';
+import { openDb } from '../src/store/open.ts';
+import { backends, type Storage } from './support/backends.ts';
+
+class Refused extends Error {}
+
+for (const backend of backends) {
+  describe(`storage transactions (${backend.name})`, { skip: backend.skip }, () => {
+    let storage: Storage;
+    let db: Db;
+    before(async () => {
+      storage = await backend.create();
+      db = await openDb({ databaseUrl: storage.env.DATABASE_URL, dataDir: storage.env.DATA_DIR });
+      await db.exec('CREATE TABLE scratch (id TEXT PRIMARY KEY, note TEXT NOT NULL)');
+    });
+    after(async () => {
+      await db.close();
+      await storage.drop();
+    });
+    const ids = async (prefix: string) =>
+      (
+        await db.all<{ id: string }>('SELECT id FROM scratch WHERE id LIKE $1 ORDER BY id', [`${prefix}%`])
+      ).map((row) => row.id);
+
+    test('concurrent transactions: each commits alone or rolls back alone', async () => {
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 60 }, (_, n) =>
+          db.transaction(async (tx) => {
+            const id = `a-${String(n).padStart(2, '0')}`;
+            await tx.run('INSERT INTO scratch (id, note) VALUES ($1, $2)', [id, 'first']);
+            await tx.run('INSERT INTO scratch (id, note) VALUES ($1, $2)', [`${id}-b`, 'second']);
+            if (n % 7 === 3) throw new Refused(`refused ${n}`);
+            return n;
+          }),
+        ),
+      );
+      const expected: string[] = [];
+      outcomes.forEach((outcome, n) => {
+        if (n % 7 === 3) {
+          assert.equal(outcome.status, 'rejected');
+          assert.ok(outcome.status === 'rejected' && outcome.reason instanceof Refused);
+          assert.equal((outcome.reason as Error).message, `refused ${n}`);
+        } else {
+          assert.deepEqual(outcome, { status: 'fulfilled', value: n });
+          const id = `a-${String(n).padStart(2, '0')}`;
+          expected.push(id, `${id}-b`);
+        }
+      });
+      assert.deepEqual(await ids('a-'), expected.sort());
+    });
+
+    test('a transaction sees its own writes and those committed before it', async () => {
+      await db.transaction((tx) => tx.run("INSERT INTO scratch (id, note) VALUES ('b-0', 'x')"));
+      const seen = await Promise.all(
+        Array.from({ length: 10 }, (_, n) =>
+          db.transaction(async (tx) => {
+            await tx.run('INSERT INTO scratch (id, note) VALUES ($1, $2)', [`b-${n + 1}`, 'y']);
+            const own = await tx.one<{ n: unknown }>("SELECT COUNT(*) AS n FROM scratch WHERE id LIKE 'b-%'");
+            return Number(own?.n);
+          }),
+        ),
+      );
+      // Each counts b-0, its own row, and at least the rows of the transactions committed before it.
+      for (const count of seen) assert.ok(count >= 2 && count <= 11, `counted ${count}`);
+      assert.equal((await ids('b-')).length, 11);
+    });
+
+    test(
+      'a full database: the writes that fail are refused as unavailable, and every one answered is stored',
+      { skip: backend.name === 'postgres' && 'PostgreSQL has no page limit to fill' },
+      async () => {
+        const pages = await db.one<{ page_count: number }>('PRAGMA page_count');
+        // Room for a couple of pages more: the small rows fit, the big ones do not.
+        await db.exec(`PRAGMA max_page_count = ${Number(pages?.page_count) + 2}`);
+        try {
+          const big = 'x'.repeat(64 * 1024);
+          const outcomes = await Promise.allSettled(
+            Array.from({ length: 20 }, (_, n) =>
+              db.transaction((tx) =>
+                tx.run('INSERT INTO scratch (id, note) VALUES ($1, $2)', [
+                  `c-${String(n).padStart(2, '0')}`,
+                  n % 5 === 2 ? big : 'small',
+                ]),
+              ),
+            ),
+          );
+          const stored = new Set(await ids('c-'));
+          outcomes.forEach((outcome, n) => {
+            const id = `c-${String(n).padStart(2, '0')}`;
+            if (outcome.status === 'fulfilled') assert.ok(stored.has(id), `${id} answered but not stored`);
+            else {
+              assert.ok(outcome.reason instanceof StorageUnavailableError, String(outcome.reason));
+              assert.ok(!stored.has(id), `${id} refused but stored`);
+            }
+          });
+          assert.ok(
+            outcomes.some((o) => o.status === 'rejected'),
+            'the big rows must not fit',
+          );
+        } finally {
+          await db.exec('PRAGMA max_page_count = 1073741823');
+        }
+        // The connection is usable again once there is room.
+        await db.transaction((tx) => tx.run("INSERT INTO scratch (id, note) VALUES ('c-after', 'ok')"));
+        assert.deepEqual(await ids('c-after'), ['c-after']);
+      },
+    );
+  });
+}
