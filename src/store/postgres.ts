@@ -1,4 +1,5 @@
 /** PostgreSQL adapter (pg): for scale-out, several instances on one database. */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { type Db, type Sql, StorageUnavailableError, UniqueViolationError } from './db.ts';
 
@@ -23,10 +24,30 @@ function mapError(error: unknown): unknown {
   return error;
 }
 
+/**
+ * Statements with parameters are prepared once per connection under a name derived from their text,
+ * so PostgreSQL parses and plans each only once instead of on every call. Not those with a list of
+ * parameters as long as their input (`IN ($1, …, $n)`): their texts are many, each used rarely.
+ */
+const PREPARED_PARAMS_AT_MOST = 40;
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `s${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 function executor(client: pg.Pool | pg.PoolClient): Sql {
   const query = async (text: string, params: unknown[] = []) => {
     try {
-      return await client.query(text, params);
+      return await client.query(
+        params.length > 0 && params.length <= PREPARED_PARAMS_AT_MOST
+          ? { name: statementName(text), text, values: params }
+          : { text, values: params },
+      );
     } catch (error) {
       throw mapError(error);
     }
