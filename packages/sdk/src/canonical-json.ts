@@ -9,12 +9,22 @@ export function canonicalJson(value: unknown): string {
     if (!Number.isFinite(value)) throw new TypeError('canonical JSON cannot represent a non-finite number');
     return JSON.stringify(value);
   }
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
+  // Plain loops and concatenation: this runs for every evidence entry written and verified.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += `${i > 0 ? ',' : ''}${canonicalJson(value[i] ?? null)}`;
+    return `${out}]`;
+  }
   if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+    const record = value as Record<string, unknown>;
+    let out = '{';
+    // The default sort compares UTF-16 code units, as RFC 8785 requires.
+    for (const key of Object.keys(record).sort()) {
+      const item = record[key];
+      if (item === undefined) continue;
+      out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonicalJson(item)}`;
+    }
+    return `${out}}`;
   }
   throw new TypeError(`canonical JSON cannot represent a ${typeof value}`);
 }
