@@ -273,6 +273,30 @@ for (const backend of backends) {
         assert.equal((bare as Error).name, 'TimeoutError');
       });
 
+      test('a client that hangs up frees its wait at once', async () => {
+        const { key } = await t.workspace();
+        const { body: created } = await submit(key, submission());
+        const gone = new AbortController();
+        const waiting = fetch(`${t.url}/api/v1/holds/${created.id}/wait`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}` },
+          signal: gone.signal,
+        }).catch(() => 'aborted');
+        const events = t.service.ctx.holdEvents;
+        const until = async (check: () => boolean) => {
+          for (let i = 0; i < 100 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+          return check();
+        };
+        const before = events.waiting;
+        assert.ok(await until(() => events.waiting === before + 1), 'the wait is registered');
+        gone.abort();
+        assert.equal(await waiting, 'aborted');
+        assert.ok(
+          await until(() => events.waiting === before),
+          'the wait is released before its 60 s timeout',
+        );
+      });
+
       test('answers expired at the deadline', async () => {
         const { key } = await t.workspace();
         const { body: created } = await submit(key, submission());

@@ -50,18 +50,20 @@ export class HoldEvents {
   }
 
   /** Resolves when the hold changes, the time is up, or the service shuts down (`closed`). */
-  wait(holdId: string, timeoutMs: number): Promise<'woken' | 'closed'> {
-    if (this.closed) return Promise.resolve('closed');
+  wait(holdId: string, timeoutMs: number, signal?: AbortSignal): Promise<'woken' | 'closed'> {
+    if (this.closed || signal?.aborted) return Promise.resolve('closed');
     return new Promise((resolve) => {
       const set = this.waiters.get(holdId) ?? new Set();
       this.waiters.set(holdId, set);
       const wake = () => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', wake);
         set.delete(wake);
         if (set.size === 0 && this.waiters.get(holdId) === set) this.waiters.delete(holdId);
-        resolve(this.closed ? 'closed' : 'woken');
+        resolve(this.closed || signal?.aborted ? 'closed' : 'woken');
       };
       const timer = setTimeout(wake, Math.max(0, timeoutMs));
+      signal?.addEventListener('abort', wake, { once: true });
       set.add(wake);
     });
   }

@@ -25,6 +25,8 @@ export async function waitForHold(
   workspaceId: string,
   holdId: string,
   timeoutMs: number,
+  /** Aborted when the caller has gone: the wait ends and frees its slot. */
+  signal?: AbortSignal,
 ): Promise<Hold> {
   const until = ctx.now() + timeoutMs;
   let hold = await getHold(ctx, workspaceId, holdId);
@@ -32,7 +34,8 @@ export async function waitForHold(
     const remaining = until - ctx.now();
     if (remaining <= 0) break;
     const untilDeadline = (hold.expiresAt ?? Number.POSITIVE_INFINITY) - ctx.now();
-    const woken = await ctx.holdEvents.wait(holdId, Math.min(remaining, untilDeadline));
+    const woken = await ctx.holdEvents.wait(holdId, Math.min(remaining, untilDeadline), signal);
+    if (signal?.aborted) break;
     hold = await getHold(ctx, workspaceId, holdId);
     if (woken === 'closed') break;
   }

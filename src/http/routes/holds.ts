@@ -60,8 +60,16 @@ export function holdRoutes(app: FastifyInstance, { ctx, docsUrl, onSubmitted }: 
       const parsed = waitBodySchema.safeParse(request.body ?? {});
       if (!parsed.success) return invalid(reply, parsed.error);
       const timeoutMs = (parsed.data.timeout_seconds ?? 60) * 1000;
-      const hold = await waitForHold(ctx, request.caller!.workspace.id, id, timeoutMs);
-      return holdRecord(hold);
+      // A client that hangs up stops waiting at once, instead of holding a waiter until its timeout.
+      const gone = new AbortController();
+      const hangUp = () => reply.raw.writableFinished || gone.abort();
+      reply.raw.once('close', hangUp);
+      try {
+        const hold = await waitForHold(ctx, request.caller!.workspace.id, id, timeoutMs, gone.signal);
+        return holdRecord(hold);
+      } finally {
+        reply.raw.off('close', hangUp);
+      }
     },
   );
 }
