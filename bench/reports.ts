@@ -273,7 +273,7 @@ async function floors(ctx: ServiceContext, workspaceId: string) {
     let read = page.length;
     while (page.length === PAGE) {
       const last = page[PAGE - 1]!;
-      page = await ctx.db.all(select(' AND (h.created_at > $4 OR (h.created_at = $4 AND h.id > $5))'), [
+      page = await ctx.db.all(select(' AND (h.created_at, h.id) > ($4, $5)'), [
         workspaceId,
         START,
         END,

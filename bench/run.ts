@@ -27,6 +27,9 @@ const BENCHMARKS: Record<string, () => Promise<Outcome>> = {
   mcp: async () => (await import('./mcp.ts')).run(),
   webhooks: async () => (await import('./webhooks.ts')).run(),
   reports: async () => (await import('./reports.ts')).run(),
+  holds: async () => (await import('./holds.ts')).run(),
+  longpoll: async () => (await import('./longpoll.ts')).run(),
+  chain: async () => (await import('./chain.ts')).run(),
 };
 
 function format(value: number): string {

@@ -1,0 +1,155 @@
+/**
+ * The load generator, run as its own process so it never shares an event loop with the service:
+ * `node bench/load.ts '<Load as JSON>'` drives autocannon (as fast as the service answers) or an
+ * evenly paced open loop (a fixed rate), and prints one JSON line (`LoadResult`).
+ * Submissions rotate over the API keys (the rate limit is 120 a minute per workspace) and carry an
+ * idempotency key never used before, so each acknowledged request is one new hold.
+ */
+import autocannon, { type Request } from 'autocannon';
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface Load {
+  /** One or more service base URLs; connections are spread over them. */
+  urls: string[];
+  /** `GET /healthz`, or a submission of `tool` as POST /api/v1/holds. */
+  target: { kind: 'healthz' } | { kind: 'submit'; tool: string; keys: string[] };
+  connections: number;
+  seconds: number;
+  /** Requests per second, evenly spaced (an open loop); absent: as fast as the service answers. */
+  rate?: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  perSecond: number;
+  /** Latency in ms, corrected for coordinated omission when a rate is set. */
+  p50: number;
+  p99: number;
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+}
+
+interface Outgoing {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** The requests of `target`, one after the other. */
+function requestsOf(target: Load['target']): () => Outgoing {
+  if (target.kind === 'healthz') return () => ({ method: 'GET', path: '/healthz', headers: {} });
+  const { tool, keys } = target;
+  // A different start per process, so runs in the same minute spread over all workspaces.
+  let sent = Math.floor(Math.random() * keys.length);
+  const run = `${process.pid}-${Date.now().toString(36)}`;
+  return () => {
+    sent += 1;
+    return {
+      method: 'POST',
+      path: '/api/v1/holds',
+      headers: { authorization: `Bearer ${keys[sent % keys.length]}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        tool_name: tool,
+        arguments: { amount: 100 + (sent % 900), currency: 'EUR', invoice: `INV-${sent}` },
+        agent_identity: { id: 'load-agent', label: 'Load agent' },
+        context: { run },
+        idempotency_key: `${run}-${sent}`,
+      }),
+    };
+  };
+}
+
+/** As many requests as the service answers, on `connections` kept connections (autocannon). */
+async function closedLoop(load: Load): Promise<LoadResult> {
+  const next = requestsOf(load.target);
+  const requests: Request[] = [{ setupRequest: (request) => ({ ...request, ...next() }) }];
+  const result = await autocannon({
+    // autocannon takes several URLs (connection i goes to URL i mod n); its types say one string.
+    url: load.urls as unknown as string,
+    connections: load.connections,
+    duration: load.seconds,
+    requests,
+  });
+  const statuses = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, Number(stat.count)]),
+  );
+  return {
+    requests: result.requests.total,
+    perSecond: result.requests.total / load.seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    statuses,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+/**
+ * Requests sent on a fixed schedule, `rate` a second evenly spaced, whatever the answers do (an open
+ * loop, as wrk2 does); each latency counts from when the request was due, so a stall is not hidden.
+ * autocannon's own rate sends each second's quota in one burst at the start of the second.
+ */
+async function openLoop(load: Load & { rate: number }): Promise<LoadResult> {
+  const next = requestsOf(load.target);
+  const agents = load.urls.map(() => new http.Agent({ keepAlive: true, maxSockets: load.connections }));
+  const total = Math.round(load.rate * load.seconds);
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  const sends: Promise<void>[] = [];
+  const start = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / load.rate;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const at = i % load.urls.length;
+    const outgoing = next();
+    sends.push(
+      new Promise<void>((resolve) => {
+        const url = new URL(outgoing.path, load.urls[at]);
+        const request = http.request(url, {
+          method: outgoing.method,
+          headers: outgoing.headers,
+          agent: agents[at],
+        });
+        request.on('response', (response) => {
+          response.resume();
+          response.on('end', () => {
+            latencies.push(performance.now() - due);
+            statuses[response.statusCode!] = (statuses[response.statusCode!] ?? 0) + 1;
+            resolve();
+          });
+        });
+        request.on('error', () => {
+          errors += 1;
+          resolve();
+        });
+        request.end(outgoing.body);
+      }),
+    );
+  }
+  await Promise.all(sends);
+  for (const agent of agents) agent.destroy();
+  const sorted = latencies.sort((a, b) => a - b);
+  const rank = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+  return {
+    requests: total,
+    perSecond: total / ((performance.now() - start) / 1000),
+    p50: rank(50),
+    p99: rank(99),
+    statuses,
+    errors,
+    timeouts: 0,
+  };
+}
+
+export const runLoad = (load: Load): Promise<LoadResult> =>
+  load.rate ? openLoop({ ...load, rate: load.rate }) : closedLoop(load);
+
+if (import.meta.main) {
+  const load = JSON.parse(process.argv[2] ?? '') as Load;
+  process.stdout.write(`${JSON.stringify(await runLoad(load))}\n`);
+}
