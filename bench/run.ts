@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- name…]`: runs every benchmark (or the ones named), prints a table, and writes
- * bench/results.json with the machine it ran on. Figures are read as ratios to a floor measured in
- * the same run, never as absolute times.
+ * bench/results.json with the machine it ran on and the table in docs/performance.md. Figures are
+ * read as ratios to a floor measured in the same run, never as absolute times.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -124,6 +124,43 @@ async function main() {
   const json = JSON.stringify(results);
   writeFileSync(file, await prettier(json, { ...(await resolveConfig(file)), filepath: file }));
   console.error(`\nwrote ${file}`);
+  await writeDocsTable(results);
+}
+
+const DOCS = join(import.meta.dirname, '../docs/performance.md');
+const START = '<!-- results: written by `npm run bench`, do not edit by hand -->';
+const END = '<!-- end of results -->';
+
+/** The table between the markers of docs/performance.md, from all figures kept in results.json. */
+async function writeDocsTable(results: Results) {
+  if (!existsSync(DOCS)) return;
+  const text = readFileSync(DOCS, 'utf8');
+  const [before, rest] = text.split(START);
+  const after = rest?.split(END)[1];
+  if (after === undefined) throw new Error(`docs/performance.md lacks the results markers`);
+  const cell = (value: string) => value.replace(/\|/g, '\\|');
+  const { machine, ran } = results;
+  const lines = [
+    `Measured on ${String(machine.cpu)}, ${String(machine.cores)} cores, ${String(machine.memoryGiB)} GiB, Node ${String(machine.node)}, ${String(machine.platform)}.`,
+    `Last run of each: ${Object.entries(ran)
+      .map(([name, date]) => `${name} ${date.slice(0, 10)}`)
+      .join(', ')}.`,
+    '',
+    '| benchmark | figure | value | floor | ratio |',
+    '| --- | --- | --: | --- | --: |',
+    ...results.figures.map(
+      (f) =>
+        `| ${f.bench} | ${cell(f.figure)} | ${format(f.value)} ${f.unit} | ${
+          f.floor ? cell(`${f.floor.figure}: ${format(f.floor.value)} ${f.floor.unit}`) : ''
+        } | ${f.ratio === undefined ? '' : format(f.ratio)} |`,
+    ),
+    ...(results.skipped.length > 0
+      ? ['', ...results.skipped.map((s) => `Skipped: ${s.bench}, ${s.figure}: ${s.reason}.`)]
+      : []),
+  ];
+  const updated = `${before}${START}\n\n${lines.join('\n')}\n\n${END}${after}`;
+  writeFileSync(DOCS, await prettier(updated, { ...(await resolveConfig(DOCS)), filepath: DOCS }));
+  console.error(`wrote ${DOCS}`);
 }
 
 await main();
