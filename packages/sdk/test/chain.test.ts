@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { ChainWalk, type EvidenceEntry, entryHashInput, GENESIS_HASH } from '../src/chain.ts';
+import {
+  ChainWalk,
+  EVIDENCE_EXPORT_FORMAT,
+  type EvidenceEntry,
+  entryHashInput,
+  GENESIS_HASH,
+} from '../src/chain.ts';
+import { verifyEvidenceExport } from '../src/evidence.ts';
 
 const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -69,4 +76,38 @@ test('a rebuilt chain that disagrees with the checkpoint is caught', () => {
     seq: 5,
     reason: 'hash_mismatch',
   });
+});
+
+/** An export of `entries` without a checkpoint (the signature is not what these tests are about). */
+function exportOf(entries: EvidenceEntry[]): string {
+  const header = {
+    format: EVIDENCE_EXPORT_FORMAT,
+    orgId: 'org_1',
+    exported_at: '2026-01-02T00:00:00.000Z',
+    checkpoint: null,
+  };
+  return [header, ...entries].map((line) => JSON.stringify(line)).join('\n');
+}
+
+test('an export longer than the digests in flight is walked in order, and a break is found at its seq', async () => {
+  const entries = chain(300);
+  const intact = await verifyEvidenceExport(exportOf(entries));
+  assert.equal(intact.checked, 300);
+  assert.deepEqual(intact.head, { seq: 300, hash: entries[299]!.hash });
+  assert.equal(intact.first_invalid, null);
+
+  for (const seq of [1, 63, 64, 65, 200, 300]) {
+    const changed = entries.map((e) => (e.seq === seq ? { ...e, data: { n: -1 } } : e));
+    const result = await verifyEvidenceExport(exportOf(changed));
+    assert.deepEqual(result.first_invalid, { seq, reason: 'hash_mismatch' }, `tampered at ${seq}`);
+    assert.equal(result.checked, seq - 1);
+  }
+});
+
+test('a bad line after a break reports the break; a bad line in an intact chain is an error', async () => {
+  const entries = chain(100);
+  const changed = entries.map((e) => (e.seq === 40 ? { ...e, data: { n: -1 } } : e));
+  const broken = await verifyEvidenceExport(`${exportOf(changed)}\nnot json\n`);
+  assert.deepEqual(broken.first_invalid, { seq: 40, reason: 'hash_mismatch' });
+  await assert.rejects(verifyEvidenceExport(`${exportOf(entries)}\nnot json\n`), /line 102 is not JSON/);
 });
