@@ -110,6 +110,22 @@ for (const backend of backends) {
       assert.equal(earlier.body.checked, target.seq - 1);
     });
 
+    test('stored data that means the same but is not the canonical text does not verify', async () => {
+      const { workspace, key } = await t.workspace();
+      await call(t.url, 'POST', '/api/v1/holds', { key, body: submission() });
+      const rows = await entries(workspace.id);
+      const target = rows[rows.length - 1]!;
+      const reordered = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(target.data)).reverse()));
+      assert.notEqual(reordered, target.data);
+      await t.service.ctx.db.run('UPDATE evidence SET data = $3 WHERE workspace_id = $1 AND seq = $2', [
+        workspace.id,
+        target.seq,
+        reordered,
+      ]);
+      const { body } = await verifyChain(key);
+      assert.deepEqual(body.first_invalid, { seq: target.seq, reason: 'hash_mismatch' });
+    });
+
     test('deleting an entry, or the newest entries, is detected', async () => {
       const { workspace, key } = await t.workspace();
       for (let i = 0; i < 3; i++) await call(t.url, 'POST', '/api/v1/holds', { key, body: submission() });

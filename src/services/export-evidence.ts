@@ -24,8 +24,10 @@ export async function* exportEvidence(ctx: ServiceContext, workspaceId: string):
     if (page.length === 0) break;
     yield (
       page
-        .map(({ seq, prev_hash, orgId, type, occurred_at, data, hash }) =>
-          JSON.stringify({ seq, prev_hash, orgId, type, occurred_at, data, hash }),
+        // The stored canonical text of `data` goes out as it is, with no parsing on the way.
+        .map(
+          ({ seq, prev_hash, orgId, type, occurred_at, data, hash }) =>
+            `${JSON.stringify({ seq, prev_hash, orgId, type, occurred_at }).slice(0, -1)},"data":${data},"hash":${JSON.stringify(hash)}}`,
         )
         .join('\n') + '\n'
     );

@@ -1,5 +1,5 @@
 /** Walks a workspace's hash chain and checks every link, hash and the signed checkpoint. */
-import { ChainWalk, type Checkpoint, entryHashInput } from '../../packages/sdk/src/chain.ts';
+import { ChainWalk, type Checkpoint, entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
 import { checkpointOf, findChainHead, listEntries } from '../store/evidence.ts';
 import { checkpointSignedByUs } from './audit-signer.ts';
 import type { ServiceContext } from './context.ts';
@@ -39,7 +39,9 @@ export async function verifyChain(
   }
   for (let next = from; !walk.firstInvalid && next <= to;) {
     const page = await listEntries(ctx.db, workspaceId, workspaceId, next, to, PAGE);
-    for (const entry of page) if (!walk.push(entry, sha256Hex(entryHashInput(entry)))) break;
+    // The stored data is hashed as stored: text that is not the canonical form does not verify.
+    for (const entry of page)
+      if (!walk.push(entry, sha256Hex(entryHashInputWithData(entry, entry.data)))) break;
     if (page.length < PAGE) break;
     next = page[page.length - 1]!.seq + 1;
   }

@@ -60,6 +60,9 @@ export async function appendEntry(sql: Sql, workspaceId: string, entry: Evidence
 }
 
 /** Entries with `seq` in [from, to], in order. */
+/** An entry as stored: `data` is its canonical JSON text, exactly what the hash covers. */
+export type StoredEntry = Omit<EvidenceEntry, 'data'> & { data: string };
+
 export async function listEntries(
   sql: Sql,
   workspaceId: string,
@@ -67,13 +70,13 @@ export async function listEntries(
   from: number,
   to: number,
   limit: number,
-) {
-  const rows = await sql.all<Omit<EvidenceEntry, 'orgId' | 'data'> & { data: string }>(
+): Promise<StoredEntry[]> {
+  const rows = await sql.all<Omit<StoredEntry, 'orgId'>>(
     `SELECT seq, prev_hash, type, occurred_at, data, hash FROM evidence
      WHERE workspace_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
     [workspaceId, from, to, limit],
   );
-  return rows.map((row): EvidenceEntry => ({ ...row, orgId, data: JSON.parse(row.data) }));
+  return rows.map((row) => ({ ...row, orgId }));
 }
 
 export interface SigningKeyRow {

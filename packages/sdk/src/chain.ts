@@ -40,8 +40,16 @@ export interface EvidenceExportHeader {
 
 /** The exact bytes an entry's hash covers. */
 export function entryHashInput(entry: Omit<EvidenceEntry, 'hash'>): string {
-  const { seq, prev_hash, orgId, type, occurred_at, data } = entry;
-  return canonicalJson({ seq, prev_hash, orgId, type, occurred_at, data });
+  return entryHashInputWithData(entry, canonicalJson(entry.data));
+}
+
+/**
+ * The same bytes for an entry whose `data` is already canonical JSON text (as the server stores it),
+ * without parsing and writing it again: the canonical form of the entry with its keys in sorted order.
+ */
+export function entryHashInputWithData(entry: Omit<EvidenceEntry, 'hash' | 'data'>, data: string): string {
+  const { seq, prev_hash, orgId, type, occurred_at } = entry;
+  return `{"data":${data},"occurred_at":${canonicalJson(occurred_at)},"orgId":${canonicalJson(orgId)},"prev_hash":${canonicalJson(prev_hash)},"seq":${canonicalJson(seq)},"type":${canonicalJson(type)}}`;
 }
 
 /** The bytes a checkpoint signature covers. */
@@ -85,7 +93,7 @@ export class ChainWalk {
    * on the server, with WebCrypto in the SDK). Returns false once the chain is found broken; later
    * entries are not looked at.
    */
-  push(entry: EvidenceEntry, recomputed: string): boolean {
+  push(entry: Pick<EvidenceEntry, 'seq' | 'prev_hash' | 'hash'>, recomputed: string): boolean {
     if (this.firstInvalid) return false;
     const expectedSeq = (this.head?.seq ?? 0) + 1;
     if (entry.seq !== expectedSeq) return this.fail(expectedSeq, 'sequence_gap');

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
+import { canonicalJson } from '../src/canonical-json.ts';
 import {
   ChainWalk,
   EVIDENCE_EXPORT_FORMAT,
   type EvidenceEntry,
   entryHashInput,
+  entryHashInputWithData,
   GENESIS_HASH,
 } from '../src/chain.ts';
 import { verifyEvidenceExport } from '../src/evidence.ts';
@@ -110,4 +112,27 @@ test('a bad line after a break reports the break; a bad line in an intact chain 
   const broken = await verifyEvidenceExport(`${exportOf(changed)}\nnot json\n`);
   assert.deepEqual(broken.first_invalid, { seq: 40, reason: 'hash_mismatch' });
   await assert.rejects(verifyEvidenceExport(`${exportOf(entries)}\nnot json\n`), /line 102 is not JSON/);
+});
+
+test('the hash input is the canonical JSON of the entry, whether its data is given as a value or as canonical text', () => {
+  const datas = [
+    { n: 1 },
+    null,
+    [],
+    'text "quoted" \u2028 é',
+    { z: [1, { b: 2, a: '\u0000' }], a: -0.5, é: true },
+  ];
+  for (const data of datas) {
+    const entry = {
+      seq: 7,
+      prev_hash: 'ab'.repeat(32),
+      orgId: 'org_"1"',
+      type: 'hold.created',
+      occurred_at: '2026-01-01T00:00:00.000Z',
+      data,
+    };
+    const expected = canonicalJson({ ...entry });
+    assert.equal(entryHashInput(entry), expected);
+    assert.equal(entryHashInputWithData(entry, canonicalJson(data)), expected);
+  }
 });
