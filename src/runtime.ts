@@ -14,12 +14,13 @@ import type { ServiceContext } from './services/context.ts';
 import { HoldEvents } from './services/hold-events.ts';
 import type { Db } from './store/db.ts';
 import { openDb } from './store/open.ts';
-import { shareHoldEvents } from './store/postgres-events.ts';
+import { shareEvents } from './store/postgres-events.ts';
 import { startDeadlineWorker } from './workers/deadlines.ts';
 import { startExecutionWorker } from './workers/executions.ts';
 import { startWebhookWorker } from './workers/webhooks.ts';
 import { startNotificationWorker } from './workers/notifications.ts';
 import { UpstreamPool } from './mcp/upstream.ts';
+import { McpRelay } from './mcp/relay.ts';
 
 export interface RunningService {
   ctx: ServiceContext;
@@ -72,6 +73,7 @@ export async function startService(
   const metrics = createMetrics(() => ctx.holdEvents.waiting);
   const lifecycle = { closing: false };
   const upstreams = new UpstreamPool({ sealer: ctx.sealer, allowPrivate: ctx.allowPrivateTargets });
+  const mcpRelay = new McpRelay();
   // Several instances count the same windows: in Redis when given, else in PostgreSQL. SQLite is one process.
   const redis = config.redisUrl
     ? await connectRedisRateCounter(config.redisUrl).catch(async (error: unknown) => {
@@ -84,6 +86,7 @@ export async function startService(
   const app = buildHttpServer({
     lifecycle,
     upstreams,
+    mcpRelay,
     ctx,
     metrics,
     counter,
@@ -104,7 +107,7 @@ export async function startService(
   if (!config.publicUrl) ctx.publicUrl = `http://127.0.0.1:${port}`;
   const shared =
     ctx.db.dialect === 'postgres'
-      ? await shareHoldEvents(config.databaseUrl!, ctx.holdEvents, app.log)
+      ? await shareEvents(config.databaseUrl!, { holds: ctx.holdEvents, mcp: mcpRelay }, app.log)
       : null;
   const workers = config.role === 'api' ? [] : startWorkers(ctx, upstreams, config, app.log, metrics);
 

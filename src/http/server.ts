@@ -5,6 +5,7 @@ import { appPlugin } from '../app/plugin.ts';
 import { mcpRoutes } from '../mcp/endpoint.ts';
 import { channelRoutes } from './routes/channels.ts';
 import { widgetRoutes } from './routes/widget.ts';
+import type { McpRelay } from '../mcp/relay.ts';
 import type { UpstreamPool } from '../mcp/upstream.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { errorHandler, HttpError, sendError } from './errors.ts';
@@ -30,6 +31,8 @@ export interface HttpServerOptions {
   /** Set `closing` when shutdown begins: new requests get 503, answers close their connection. */
   lifecycle: { closing: boolean };
   upstreams: UpstreamPool;
+  /** The MCP proxy's relay, shared with the other instances by the runtime. */
+  mcpRelay: McpRelay;
   /** `operations`: health, readiness and metrics only (an instance that runs the workers alone). */
   routes?: 'all' | 'operations';
 }
@@ -42,6 +45,7 @@ export function buildHttpServer({
   trustProxy,
   lifecycle,
   upstreams,
+  mcpRelay,
   routes = 'all',
 }: HttpServerOptions): FastifyInstance {
   const app = Fastify({
@@ -113,7 +117,7 @@ export function buildHttpServer({
     statusPageRoutes(app, { ctx, counter });
     docsRoutes(app, { ctx });
     void app.register(appPlugin, { ctx, counter });
-    mcpRoutes(app, { ctx, counter, upstreams });
+    mcpRoutes(app, { ctx, counter, upstreams, relay: mcpRelay });
   }
 
   for (const [url, methods] of [...methodsByPath]) {

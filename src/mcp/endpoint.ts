@@ -4,7 +4,11 @@
  * every request with a fresh MCP server (`proxy-server.ts`), and streams answers as they come.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isLegacyRequest, type ServerCapabilities } from '@modelcontextprotocol/server';
+import {
+  isLegacyRequest,
+  type McpServerFactory,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/server';
 import { randomId } from '../domain/ids.ts';
 import { limitAnonymous } from '../http/guard.ts';
 import { sendError } from '../http/errors.ts';
@@ -19,7 +23,7 @@ import {
   insertMcpSession,
 } from '../store/mcp-servers.ts';
 import { type ProxyRequest, proxyServer } from './proxy-server.ts';
-import { McpRelay } from './relay.ts';
+import type { McpRelay } from './relay.ts';
 import type { UpstreamPool } from './upstream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -33,14 +37,20 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
 
 export function mcpRoutes(
   app: FastifyInstance,
-  { ctx, counter, upstreams }: { ctx: ServiceContext; counter: RateCounter; upstreams: UpstreamPool },
+  {
+    ctx,
+    counter,
+    upstreams,
+    relay,
+  }: { ctx: ServiceContext; counter: RateCounter; upstreams: UpstreamPool; relay: McpRelay },
 ) {
-  const relay: McpRelay = new McpRelay(async ({ authInfo }) => {
+  const serve: McpServerFactory = async ({ authInfo }) => {
     const proxied = authInfo!.extra as unknown as ProxyRequest;
     const offered = await upstreams.capabilities(proxied.caller.server).catch(() => ({}));
     return proxyServer(ctx, upstreams, relay, proxied, offered as ServerCapabilities);
-  });
+  };
   upstreams.onNotification((serverId, notification) => relay.deliver(serverId, notification));
+  relay.onUnwanted = (serverId, uri) => void upstreams.unsubscribe(serverId, uri);
   // Standing streams never end by themselves: end them first, so closing can wait for the rest.
   app.addHook('preClose', () => relay.close());
 
@@ -95,7 +105,7 @@ export function mcpRoutes(
         if (request.method === 'DELETE') {
           await closeMcpSession(ctx.db, session.id, ctx.now());
           for (const uri of relay.endSession(server.id, session.id))
-            await upstreams.use(server, (c) => c.unsubscribeResource({ uri })).catch(() => undefined);
+            await upstreams.unsubscribe(server.id, uri);
           return reply.code(204).send();
         }
         if (request.method === 'GET') {
@@ -119,7 +129,7 @@ export function mcpRoutes(
         relay.listening(gone, new Promise((resolve) => reply.raw.once('close', resolve)));
       }
       const proxied: ProxyRequest = { caller, mcpSession, legacy };
-      const response = await relay.handler(server.id).fetch(webRequest, {
+      const response = await relay.handler(server.id, serve).fetch(webRequest, {
         parsedBody: body,
         authInfo: {
           token: 'proxy',

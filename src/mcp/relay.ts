@@ -1,9 +1,14 @@
 /**
- * What the MCP proxy carries outside one request and its answer, in this instance: a client's
- * `notifications/cancelled` sent on its own (it aborts the request it names, and so the upstream
- * call), and the upstream's own notifications (list changes, log messages) relayed to the clients
- * listening: 2025-era sessions on their GET stream, 2026-era clients on `subscriptions/listen`
- * (the SDK's listen router, fed by one event bus per registered server).
+ * What the MCP proxy carries outside one request and its answer: a client's `notifications/cancelled`
+ * sent on its own (it aborts the request it names, and so the upstream call), and the upstream's own
+ * notifications (list changes, log messages, resource updates) relayed to the clients listening:
+ * 2025-era sessions on their GET stream, 2026-era clients on `subscriptions/listen` (the SDK's listen
+ * router, fed by one event bus per registered server).
+ *
+ * A session's requests may land on any instance. What one instance cannot settle alone goes to the
+ * others as a `RelayMessage` (`broadcast`, over PostgreSQL NOTIFY): a cancellation of a request
+ * running elsewhere, a session's new log level, a resource update for a session whose stream is
+ * elsewhere, and the end of a session.
  */
 import type { ServerResponse } from 'node:http';
 import {
@@ -17,6 +22,13 @@ export interface UpstreamNotification {
   method: string;
   params?: Record<string, unknown>;
 }
+
+export type RelayMessage =
+  | { type: 'cancel'; session: string; request: unknown }
+  | { type: 'level'; session: string; level: string }
+  | { type: 'update'; server: string; session: string; notification: UpstreamNotification }
+  | { type: 'unsubscribe'; server: string; session: string; uri: string }
+  | { type: 'end'; server: string; session: string };
 
 /** Log levels from least to most severe (RFC 5424 names, as MCP uses them). */
 const SEVERITY = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
@@ -33,14 +45,13 @@ const HEARTBEAT_MS = 15_000;
 
 interface StandingStream {
   sessionId: string;
-  response: ServerResponse;
   /** Log messages below this level are not sent; null sends all. */
   level: string | null;
+  send(notification: UpstreamNotification): void;
   end(): void;
 }
 
 export class McpRelay {
-  private readonly factory: McpServerFactory;
   /** One handler per registered server, so a `subscriptions/listen` hears only its own server. */
   private readonly handlers = new Map<string, McpHttpHandler>();
   /** `<session> <request id>` of 2025-era requests in flight that a client may cancel. */
@@ -52,14 +63,15 @@ export class McpRelay {
   /** 2026-era listen requests, which never end by themselves, and when each has ended. */
   private readonly listens = new Map<AbortController, Promise<void>>();
 
-  constructor(factory: McpServerFactory) {
-    this.factory = factory;
-  }
+  /** Set when instances share a database: tells the others what this one cannot settle alone. */
+  broadcast: ((message: RelayMessage) => void) | null = null;
+  /** Upstream subscriptions this instance no longer needs after a session ended elsewhere. */
+  onUnwanted: (serverId: string, uri: string) => void = () => undefined;
 
-  handler(serverId: string): McpHttpHandler {
+  handler(serverId: string, factory: McpServerFactory): McpHttpHandler {
     let handler = this.handlers.get(serverId);
     if (!handler) {
-      handler = createMcpHandler(this.factory, { legacy: 'stateless' });
+      handler = createMcpHandler(factory, { legacy: 'stateless' });
       this.handlers.set(serverId, handler);
     }
     return handler;
@@ -81,10 +93,30 @@ export class McpRelay {
     };
   }
 
+  /** Cancels the session's request here, or on the instance running it. */
   cancel(sessionId: string, requestId: unknown): void {
-    this.inflight
-      .get(`${sessionId} ${JSON.stringify(requestId)}`)
-      ?.abort(new Error('cancelled by the client'));
+    if (!this.cancelHere(sessionId, requestId))
+      this.broadcast?.({ type: 'cancel', session: sessionId, request: requestId });
+  }
+
+  private cancelHere(sessionId: string, requestId: unknown): boolean {
+    const controller = this.inflight.get(`${sessionId} ${JSON.stringify(requestId)}`);
+    controller?.abort(new Error('cancelled by the client'));
+    return controller !== undefined;
+  }
+
+  /** A message from another instance. */
+  receive(message: RelayMessage): void {
+    if (message.type === 'cancel') this.cancelHere(message.session, message.request);
+    else if (message.type === 'level') this.setLevelHere(message.session, message.level);
+    else if (message.type === 'update')
+      this.streams.get(message.server)?.get(message.session)?.send(message.notification);
+    else if (message.type === 'unsubscribe') {
+      if (this.unsubscribeHere(message.server, message.session, message.uri))
+        this.onUnwanted(message.server, message.uri);
+    } else
+      for (const uri of this.endSessionHere(message.server, message.session))
+        this.onUnwanted(message.server, uri);
   }
 
   /** Keeps a 2026-era listen request's controller, so stopping the instance ends the stream. */
@@ -108,8 +140,9 @@ export class McpRelay {
     const heartbeat = setInterval(() => response.write(': ping\n\n'), HEARTBEAT_MS);
     const stream: StandingStream = {
       sessionId,
-      response,
       level,
+      send: (notification) =>
+        response.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...notification })}\n\n`),
       end: () => {
         clearInterval(heartbeat);
         if (forServer.get(sessionId) === stream) forServer.delete(sessionId);
@@ -122,8 +155,13 @@ export class McpRelay {
     return true;
   }
 
-  /** logging/setLevel of a session whose stream is on this instance. */
+  /** logging/setLevel: the session's stream, here or on another instance, filters at the new level. */
   setLevel(sessionId: string, level: string): void {
+    this.setLevelHere(sessionId, level);
+    this.broadcast?.({ type: 'level', session: sessionId, level });
+  }
+
+  private setLevelHere(sessionId: string, level: string): void {
     for (const forServer of this.streams.values()) {
       const stream = forServer.get(sessionId);
       if (stream) stream.level = level;
@@ -140,21 +178,40 @@ export class McpRelay {
     return sessions.size === 1;
   }
 
-  /** resources/unsubscribe: true when nobody here wants the URI any more (tell the upstream). */
+  /**
+   * resources/unsubscribe: true when nobody here wants the URI any more (tell the upstream). A
+   * subscription made on another instance is ended there.
+   */
   unsubscribe(serverId: string, sessionId: string, uri: string): boolean {
+    const unwanted = this.unsubscribeHere(serverId, sessionId, uri);
+    if (unwanted === undefined)
+      this.broadcast?.({ type: 'unsubscribe', server: serverId, session: sessionId, uri });
+    return unwanted ?? false;
+  }
+
+  /** undefined when the session has no subscription to the URI here. */
+  private unsubscribeHere(serverId: string, sessionId: string, uri: string): boolean | undefined {
     const byUri = this.subscribers.get(serverId);
     const sessions = byUri?.get(uri);
-    if (!sessions?.delete(sessionId)) return false;
+    if (!sessions?.delete(sessionId)) return undefined;
     if (sessions.size > 0) return false;
     byUri!.delete(uri);
     return true;
   }
 
-  /** The session ended (DELETE): its stream ends; returns the URIs nobody here wants any more. */
+  /**
+   * The session ended (DELETE): its stream ends, here or elsewhere; returns the URIs nobody here
+   * wants any more.
+   */
   endSession(serverId: string, sessionId: string): string[] {
+    this.broadcast?.({ type: 'end', server: serverId, session: sessionId });
+    return this.endSessionHere(serverId, sessionId);
+  }
+
+  private endSessionHere(serverId: string, sessionId: string): string[] {
     this.streams.get(serverId)?.get(sessionId)?.end();
     const byUri = this.subscribers.get(serverId);
-    return [...(byUri?.keys() ?? [])].filter((uri) => this.unsubscribe(serverId, sessionId, uri));
+    return [...(byUri?.keys() ?? [])].filter((uri) => this.unsubscribeHere(serverId, sessionId, uri));
   }
 
   /** A notification the upstream sent on its own, passed to every client of that server listening. */
@@ -163,17 +220,20 @@ export class McpRelay {
     const notify = this.handlers.get(serverId)?.notify;
     if (notify && change) notify[change]();
     const forServer = this.streams.get(serverId);
-    if (!forServer) return;
+    if (notification.method === 'notifications/resources/updated') {
+      // Subscribed here; the session's stream may be on another instance.
+      const subscribed = this.subscribers.get(serverId)?.get(String(notification.params?.uri)) ?? [];
+      for (const session of subscribed) {
+        const stream = forServer?.get(session);
+        if (stream) stream.send(notification);
+        else this.broadcast?.({ type: 'update', server: serverId, session, notification });
+      }
+      return;
+    }
     const isLog = notification.method === 'notifications/message';
-    const subscribed =
-      notification.method === 'notifications/resources/updated'
-        ? (this.subscribers.get(serverId)?.get(String(notification.params?.uri)) ?? new Set<string>())
-        : undefined;
-    const frame = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...notification })}\n\n`;
-    for (const stream of forServer.values()) {
+    for (const stream of forServer?.values() ?? []) {
       if (isLog && stream.level && !atLeast(notification.params?.level, stream.level)) continue;
-      if (subscribed && !subscribed.has(stream.sessionId)) continue;
-      stream.response.write(frame);
+      stream.send(notification);
     }
   }
 

@@ -89,6 +89,12 @@ export class UpstreamPool {
     this.listener = listener;
   }
 
+  /** Ends a resource subscription on this instance's connection to the server, if it is open. */
+  async unsubscribe(serverId: string, uri: string): Promise<void> {
+    const connection = await this.connections.get(serverId)?.catch(() => null);
+    await connection?.client.unsubscribeResource({ uri }).catch(() => undefined);
+  }
+
   async capabilities(server: McpServer) {
     return (await this.client(server)).getServerCapabilities() ?? {};
   }

@@ -1,20 +1,33 @@
 /**
- * Hold changes shared between instances on one PostgreSQL: each change published on one instance is
- * sent with NOTIFY and delivered to the waiters and watchers of every other one (a `/wait` on A wakes
- * on a decision made on B). The channel is per schema, so deployments sharing a database stay apart.
- * After a lost connection every local waiter is woken once, to re-read what it may have missed.
+ * What instances on one PostgreSQL tell each other, with NOTIFY: each hold change published on one
+ * instance is delivered to the waiters and watchers of every other one (a `/wait` on A wakes on a
+ * decision made on B), and the MCP relay's messages reach the instance that can act on them (a
+ * cancellation of a call running elsewhere, say). The channel is per schema, so deployments sharing
+ * a database stay apart. After a lost connection every local waiter is woken once, to re-read what
+ * it may have missed.
  */
 import pg from 'pg';
 import { randomId } from '../domain/ids.ts';
+import type { McpRelay, RelayMessage } from '../mcp/relay.ts';
 import type { HoldEvents } from '../services/hold-events.ts';
 
 interface Log {
   warn(object: object, message: string): void;
 }
 
-const RECONNECT_MS = 1000;
+type Message = { from: string } & (
+  { hold: string; workspace: string; mcp?: undefined } | { mcp: RelayMessage; hold?: undefined }
+);
 
-export async function shareHoldEvents(databaseUrl: string, events: HoldEvents, log: Log) {
+const RECONNECT_MS = 1000;
+/** NOTIFY payloads must stay under 8000 bytes. */
+const MAX_PAYLOAD = 7900;
+
+export async function shareEvents(
+  databaseUrl: string,
+  { holds, mcp }: { holds: HoldEvents; mcp: McpRelay },
+  log: Log,
+) {
   const instance = randomId('inst_', 9);
   let client: pg.Client | null = null;
   let channel = '';
@@ -29,14 +42,11 @@ export async function shareHoldEvents(databaseUrl: string, events: HoldEvents, l
       client = null;
       retry = setTimeout(reconnect, RECONNECT_MS);
     });
-    next.on('notification', (message) => {
-      const change = JSON.parse(message.payload ?? '{}') as {
-        from?: string;
-        hold?: string;
-        workspace?: string;
-      };
-      if (change.from !== instance && change.hold && change.workspace)
-        events.deliver(change.hold, change.workspace);
+    next.on('notification', (notification) => {
+      const message = JSON.parse(notification.payload ?? '{}') as Partial<Message>;
+      if (message.from === instance) return;
+      if (message.mcp) mcp.receive(message.mcp);
+      else if (message.hold && message.workspace) holds.deliver(message.hold, message.workspace);
     });
     await next.connect();
     const schema = (await next.query<{ schema: string }>('SELECT current_schema() AS schema')).rows[0]!
@@ -49,24 +59,33 @@ export async function shareHoldEvents(databaseUrl: string, events: HoldEvents, l
   async function reconnect() {
     try {
       await connect();
-      events.wakeAll();
+      holds.wakeAll();
     } catch (error) {
-      log.warn({ err: error }, 'hold events: reconnecting to PostgreSQL failed; trying again');
+      log.warn({ err: error }, 'instance events: reconnecting to PostgreSQL failed; trying again');
       if (!closing) retry = setTimeout(reconnect, RECONNECT_MS);
     }
   }
 
-  await connect();
-  events.broadcast = (hold, workspace) => {
-    const payload = JSON.stringify({ from: instance, hold, workspace });
-    // Without the connection the change is not lost for good: the others see it at their next read.
+  function send(message: Message) {
+    const payload = JSON.stringify(message);
+    if (Buffer.byteLength(payload) > MAX_PAYLOAD) {
+      log.warn({ type: message.mcp?.type }, 'instance events: a message too large for NOTIFY was dropped');
+      return;
+    }
+    // Without the connection a hold change is not lost for good: the others see it at their next
+    // read. An MCP message is lost, as it would be with the instance that should act on it.
     client?.query('SELECT pg_notify($1, $2)', [channel, payload]).catch(() => {});
-  };
+  }
+
+  await connect();
+  holds.broadcast = (hold, workspace) => send({ from: instance, hold, workspace });
+  mcp.broadcast = (message) => send({ from: instance, mcp: message });
   return {
     async close() {
       closing = true;
       clearTimeout(retry);
-      events.broadcast = null;
+      holds.broadcast = null;
+      mcp.broadcast = null;
       await client?.end().catch(() => {});
     },
   };
