@@ -1,12 +1,14 @@
 # The service as a small, non-root image. Node.js 24 runs the TypeScript sources directly (type
 # stripping), so there is no build step; only the runtime dependencies are installed.
-FROM node:24-bookworm-slim AS dependencies
+# NODE_IMAGE: another Node.js 24 image on Debian (a mirror, or the official one pinned by digest).
+ARG NODE_IMAGE=node:24-bookworm-slim
+FROM ${NODE_IMAGE} AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: no dependency of the service needs an install script.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM node:24-bookworm-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
