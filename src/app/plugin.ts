@@ -40,10 +40,16 @@ export interface AppContext {
   counter: RateCounter;
 }
 
+/** The cookie's value; undefined when absent or not decodable (a forged cookie is no cookie). */
 export function readCookie(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
+    if (key !== name) continue;
+    try {
+      return decodeURIComponent(value.join('='));
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }
@@ -98,15 +104,15 @@ function parseForm(body: string): Form {
   return form;
 }
 
+// A body may also arrive as JSON, with values of any type: only strings count as given.
 export const field = (form: Form | undefined, name: string): string => {
-  const value = form?.[name];
-  return (Array.isArray(value) ? value.at(-1) : value)?.trim() ?? '';
+  const value: unknown = form?.[name];
+  const last: unknown = Array.isArray(value) ? value.at(-1) : value;
+  return typeof last === 'string' ? last.trim() : '';
 };
 
-export const fields = (form: Form | undefined, name: string): string[] => {
-  const value = form?.[name];
-  return value === undefined ? [] : [value].flat();
-};
+export const fields = (form: Form | undefined, name: string): string[] =>
+  [form?.[name] as unknown].flat().filter((value): value is string => typeof value === 'string');
 
 const staticFiles = new Map(
   ['app.css', 'app.js'].map((name) => [

@@ -144,7 +144,10 @@ export function slackMessage(
     const by = hold.channel && hold.channel !== 'rule' ? ` (via ${hold.channel})` : '';
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(outcomeOf(hold))}*${by}` } });
   }
-  const text = hold.status === 'pending' ? `Approval needed: ${headline}` : `${outcomeOf(hold)}: ${headline}`;
+  // The notification text is mrkdwn too: escaped, so no `<!channel>` or disguised link gets through.
+  const text = mrkdwn(
+    hold.status === 'pending' ? `Approval needed: ${headline}` : `${outcomeOf(hold)}: ${headline}`,
+  );
   return { text, blocks };
 }
 

@@ -1,21 +1,6 @@
 /** Request bodies of the Core API (interface.md and decisions.md), with messages that never quote a value. */
 import { z } from 'zod';
-
-export const MAX_JSON_DEPTH = 32;
-
-/** Nesting depth of a JSON value, counted without recursion so hostile input cannot blow the stack. */
-export function jsonDepth(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop()!;
-    if (item === null || typeof item !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > MAX_JSON_DEPTH) return deepest;
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}
+import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
 
 const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

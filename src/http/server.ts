@@ -1,6 +1,6 @@
 /** The HTTP server: Core API, status pages, operations endpoints and docs. Transports stay thin. */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type HTTPMethods } from 'fastify';
 import { appPlugin } from '../app/plugin.ts';
 import { mcpRoutes } from '../mcp/endpoint.ts';
 import { channelRoutes } from './routes/channels.ts';
@@ -20,6 +20,15 @@ import { opsRoutes } from './routes/ops.ts';
 import { statusPageRoutes } from './routes/status-page.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
+
+/** Paths whose last segment is a bearer secret: a decision link, a sign-in link. */
+const SECRET_PATH = /^(\/d\/|\/app\/login\/)[^/?#]+/;
+
+/** What a log line says of a request: never a secret from its path, never its query or headers. */
+function describeRequest(request: FastifyRequest) {
+  const path = request.url.split('?')[0]!.replace(SECRET_PATH, '$1[redacted]');
+  return { method: request.method, url: path, remoteAddress: request.ip };
+}
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export interface HttpServerOptions {
@@ -48,8 +57,11 @@ export function buildHttpServer({
   mcpRelay,
   routes = 'all',
 }: HttpServerOptions): FastifyInstance {
+  const docsUrl = () => `${ctx.publicUrl}/docs/holds`;
   const app = Fastify({
-    logger: { level: logLevel, redact: ['req.headers.authorization'] },
+    logger: { level: logLevel, serializers: { req: describeRequest } },
+    // A URL Fastify cannot decode: our 404, not its message, which quotes the URL.
+    frameworkErrors: (error, request, reply) => void errorHandler(docsUrl)(error, request, reply),
     bodyLimit: BODY_LIMIT,
     trustProxy,
     return503OnClosing: false,
@@ -59,7 +71,6 @@ export function buildHttpServer({
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
   });
-  const docsUrl = () => `${ctx.publicUrl}/docs/holds`;
 
   // JSON only; an empty body is "no body" (valid for /wait). Parse errors never quote the input.
   app.removeAllContentTypeParsers();

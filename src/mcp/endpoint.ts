@@ -10,6 +10,7 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/server';
 import { randomId } from '../domain/ids.ts';
+import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
 import { limitAnonymous } from '../http/guard.ts';
 import { sendError } from '../http/errors.ts';
 import type { RateCounter } from '../http/rate-limiter.ts';
@@ -27,6 +28,7 @@ import type { McpRelay } from './relay.ts';
 import type { UpstreamPool } from './upstream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
+const MAX_MESSAGE_DEPTH = MAX_JSON_DEPTH + 8;
 
 function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string) {
   return reply
@@ -93,8 +95,11 @@ export function mcpRoutes(
       reply.raw.on('close', () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
-      const webRequest = toWebRequest(request, ctx.publicUrl, gone.signal);
       const body = request.body as { method?: string; params?: { protocolVersion?: string } } | undefined;
+      // Arguments may nest 32 levels (the Core API's limit); a few more for the JSON-RPC envelope.
+      if (jsonDepth(body, MAX_MESSAGE_DEPTH) > MAX_MESSAGE_DEPTH)
+        return jsonRpcError(reply, 400, -32600, 'Invalid Request: the message is nested too deeply');
+      const webRequest = toWebRequest(request, ctx.publicUrl, gone.signal);
       const legacy = request.method !== 'POST' || (await isLegacyRequest(webRequest.clone(), body));
       const initialize = request.method === 'POST' && body?.method === 'initialize';
       let mcpSession: string | null = null;

@@ -7,6 +7,7 @@ import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { envelopeContent, envelopeOf, unknownReference } from '../domain/envelope.ts';
 import type { Environment, Hold } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN, randomId } from '../domain/ids.ts';
+import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
 import { findHold, findOpenProxyHold, updateHoldState } from '../store/holds.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 import { findTool, listTools, recordDiscoveredTool } from '../store/tools.ts';
@@ -125,6 +126,11 @@ export async function callThroughProxy(
   relay: CallRelay = {},
 ): Promise<CallToolResult> {
   if (name === CHECK_STATUS_TOOL) return checkStatus(ctx, caller, args);
+  // The Core API's limits: a tool name is stored with the hold, arguments are hashed and stored.
+  if (name.length < 1 || name.length > 200)
+    throw new ProxyRefusal(-32602, 'The tool name must be 1-200 characters');
+  if (jsonDepth(args) > MAX_JSON_DEPTH)
+    throw new ProxyRefusal(-32602, `Arguments must not be nested deeper than ${MAX_JSON_DEPTH} levels`);
   const { workspace, server } = caller;
   const callKey = sha256Hex(
     canonicalJson({ server: server.id, tool: name, arguments: args, session: caller.session }),
