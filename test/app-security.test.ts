@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
+import { mintEmbedToken } from '../src/services/channel-decisions.ts';
 import { mintDecisionLink } from '../src/services/decision-links.ts';
 import { inviteLink } from '../src/services/sign-in.ts';
 import { findHold } from '../src/store/holds.ts';
@@ -272,6 +274,36 @@ for (const backend of backends) {
       });
       assert.equal(answer.status, 404);
       assert.equal(await statusOf(theirs.key, id), 'pending');
+    });
+
+    test('removing a member ends their session, links and embed tokens; adding them back revives none', async () => {
+      const { workspace, key } = await t.workspace({ config: CONFIG });
+      const id = await submit(key, { tool_name: 'send_invoice' });
+      const carol = await signIn(workspace, 'carol@acme.test');
+      const member = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'carol@acme.test'))!;
+      const hold = (await findHold(t.service.ctx.db, workspace.id, id))!;
+      const link = await mintDecisionLink(t.service.ctx, { hold, memberId: member.id, channel: 'email' });
+      const signInUrl = (await inviteLink(t.service.ctx, workspace, 'carol@acme.test')).url;
+      const embed = await mintEmbedToken(t.service.ctx, member);
+      const widgetHolds = () =>
+        fetch(`${t.url}/widget/api/holds`, { headers: { authorization: `Bearer ${embed.token}` } });
+      assert.equal((await widgetHolds()).status, 200);
+
+      const without = CONFIG.replace(/^ {2}- \{ email: carol.*\n/m, '');
+      assert.notEqual(without, CONFIG);
+      await applyConfig(t.service.ctx, workspace, parseConfig(without));
+      await applyConfig(t.service.ctx, workspace, parseConfig(CONFIG));
+
+      const inbox = await request('GET', '/app/inbox', { cookie: carol.cookie });
+      assert.equal(inbox.status, 303, 'the old session is gone');
+      assert.equal((await widgetHolds()).status, 401, 'the embed token is gone');
+      const linkPage = await request('GET', new URL(link).pathname);
+      assert.doesNotMatch(linkPage.text, /Approve this action\?/, 'the decision link is gone');
+      const used = await request('POST', new URL(link).pathname, { form: { verdict: 'approve' } });
+      assert.ok(used.status >= 400, `deciding by the old link: ${used.status}`);
+      const again = await request('POST', new URL(signInUrl).pathname);
+      assert.ok(!again.setCookie?.includes(`${COOKIE}=`), 'the old sign-in link opens no session');
+      assert.equal(await statusOf(key, id), 'pending');
     });
 
     test('API keys never open the app, and app sessions never open the API', async () => {

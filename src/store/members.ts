@@ -1,4 +1,5 @@
 import type { Sql } from './db.ts';
+import { endAccessOfMember } from './sessions.ts';
 
 export type Role = 'admin' | 'approver' | 'viewer';
 export type NotifyChannel = 'email' | 'sms' | 'slack';
@@ -80,8 +81,9 @@ export async function removeMembersExcept(sql: Sql, workspaceId: string, keepEma
   const removed = current.filter((member) => !keepEmails.includes(member.email));
   for (const member of removed) {
     await sql.run('UPDATE members SET removed_at = $2 WHERE id = $1', [member.id, at]);
-    // A member declared again later starts without the groups they had.
+    // A member declared again later starts without the groups they had, and signs in anew.
     await sql.run('DELETE FROM group_members WHERE member_id = $1', [member.id]);
+    await endAccessOfMember(sql, member.id);
   }
   return removed;
 }

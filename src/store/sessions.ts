@@ -29,8 +29,13 @@ export async function deleteSession(sql: Sql, idHash: string): Promise<void> {
   await sql.run('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
 }
 
-export async function deleteSessionsOfMember(sql: Sql, memberId: string): Promise<void> {
-  await sql.run('DELETE FROM sessions WHERE member_id = $1', [memberId]);
+/**
+ * A removed member's ways in end with the removal: sessions, sign-in links, decision links and embed
+ * tokens. Declaring the member again later (same id) revives none of them.
+ */
+export async function endAccessOfMember(sql: Sql, memberId: string): Promise<void> {
+  for (const table of ['sessions', 'login_tokens', 'decision_tokens', 'embed_tokens'])
+    await sql.run(`DELETE FROM ${table} WHERE member_id = $1`, [memberId]);
 }
 
 export async function insertLoginToken(
