@@ -1,4 +1,7 @@
-/** Rate limits (four buckets, 120/min per workspace; 20/min per IP without a key) and the legacy free plan. */
+/**
+ * Rate limits (four API buckets, 120/min per workspace; the MCP endpoint's, 600/min; 20/min per IP
+ * without a key) and the legacy free plan.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { backends } from './support/backends.ts';
@@ -48,6 +51,30 @@ for (const backend of backends) {
       // A new window restores the quota (fixed window).
       t.clock.advance(60_000);
       assert.equal((await call(t.url, 'GET', `/api/v1/holds/${UNKNOWN_HOLD}`, { key })).status, 404);
+    });
+
+    test('the MCP endpoint has a bucket of its own: 600 a minute per workspace, then a JSON-RPC 429', async () => {
+      const { key } = await t.workspace();
+      t.clock.advance(60_000 - (t.clock.now() % 60_000));
+      // Without a session each request is refused (400), but counted: the count comes first.
+      const mcp = () =>
+        call(t.url, 'POST', '/mcp/none', {
+          key,
+          body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+          headers: { accept: 'application/json, text/event-stream' },
+        });
+      let last;
+      for (let i = 0; i < 600; i++) last = await mcp();
+      assert.notEqual(last!.status, 429);
+      assert.equal(last!.headers.get('ratelimit-remaining'), '0');
+      const over = await mcp();
+      assert.equal(over.status, 429);
+      assert.equal(over.body.error.code, -32000);
+      assert.ok(Number(over.headers.get('retry-after')) >= 1);
+      const api = await call(t.url, 'GET', `/api/v1/holds/${UNKNOWN_HOLD}`, { key });
+      assert.equal(api.headers.get('ratelimit-remaining'), '119', 'the API quota is untouched');
+      t.clock.advance(60_000);
+      assert.notEqual((await mcp()).status, 429);
     });
 
     test('the quota belongs to the workspace, not to the key', async () => {

@@ -8,9 +8,11 @@ import type { ServiceContext } from '../services/context.ts';
 import { sendError } from './errors.ts';
 import { checkLimit, type Limit, type RateCounter } from './rate-limiter.ts';
 
-export type Bucket = 'v1' | 'v1-wait' | 'v1-reports' | 'v1-verify';
+export type Bucket = 'v1' | 'v1-wait' | 'v1-reports' | 'v1-verify' | 'mcp';
 
 export const WORKSPACE_LIMIT = 120;
+/** MCP clients list, call and poll more than API clients: a bucket of its own, five times larger. */
+export const MCP_LIMIT = 600;
 export const ANONYMOUS_LIMIT = 20;
 
 declare module 'fastify' {
@@ -62,11 +64,21 @@ export async function guardApi(
     return false;
   }
   request.caller = caller;
-  const limit = await checkLimit(counter, `ws:${caller.workspace.id}:${bucket}`, WORKSPACE_LIMIT, ctx.now());
+  if (await limitWorkspace(counter, ctx, reply, caller.workspace.id, bucket)) return true;
+  sendError(reply, 429, 'rate_limited');
+  return false;
+}
+
+/** Counts a request in the workspace's bucket and sets the RateLimit headers; false when over quota. */
+export async function limitWorkspace(
+  counter: RateCounter,
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  workspaceId: string,
+  bucket: Bucket,
+): Promise<boolean> {
+  const quota = bucket === 'mcp' ? MCP_LIMIT : WORKSPACE_LIMIT;
+  const limit = await checkLimit(counter, `ws:${workspaceId}:${bucket}`, quota, ctx.now());
   setLimitHeaders(reply, limit);
-  if (!limit.allowed) {
-    sendError(reply, 429, 'rate_limited');
-    return false;
-  }
-  return true;
+  return limit.allowed;
 }

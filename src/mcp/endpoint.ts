@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { randomId } from '../domain/ids.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
-import { limitAnonymous } from '../http/guard.ts';
+import { limitAnonymous, limitWorkspace } from '../http/guard.ts';
 import { sendError } from '../http/errors.ts';
 import type { RateCounter } from '../http/rate-limiter.ts';
 import { authenticate } from '../services/api-keys.ts';
@@ -66,6 +66,8 @@ export function mcpRoutes(
         if (await limitAnonymous(counter, ctx, request, reply)) sendError(reply, 401, 'unauthorized');
         return reply;
       }
+      if (!(await limitWorkspace(counter, ctx, reply, auth.workspace.id, 'mcp')))
+        return jsonRpcError(reply, 429, -32000, 'Rate limited: too many requests for this workspace');
       // Browsers may only come from our own origin (DNS rebinding, drive-by requests).
       const origin = request.headers.origin;
       if (origin && origin !== new URL(ctx.publicUrl).origin)
