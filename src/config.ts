@@ -1,5 +1,6 @@
 /** Settings, read once at start from the environment (and `.env`), then passed in. Nothing reads env later. */
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const schema = z.object({
@@ -18,10 +19,21 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LEGACY_FREE_MONTHLY_HOLDS: z.coerce.number().int().min(0).default(1000),
   AUDIT_SIGNING_KEY: z.string().optional(),
+  // Whom to believe about the client's address in X-Forwarded-For: nobody, the nearest N proxies
+  // (`true` is one), or the proxies at these addresses. Never "everybody": a client could then name
+  // any address it likes and slip past the per-IP limits.
   TRUST_PROXY: z
-    .enum(['true', 'false'])
+    .string()
     .default('false')
-    .transform((value) => value === 'true'),
+    .refine(
+      (value) =>
+        /^(true|false|\d{1,2})$/.test(value) ||
+        value.split(',').every((part) => isIP(part.trim().split('/')[0]!) !== 0),
+      'must be false, true, a number of proxies, or a comma-separated list of proxy addresses or CIDRs',
+    )
+    .transform((value): false | number | string =>
+      value === 'false' ? false : value === 'true' ? 1 : /^\d+$/.test(value) ? Number(value) : value,
+    ),
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')

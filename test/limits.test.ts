@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { backends } from './support/backends.ts';
+import { loadConfig } from '../src/config.ts';
+import { backends, sqlite } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
@@ -133,3 +134,29 @@ for (const backend of backends) {
     });
   });
 }
+
+describe('TRUST_PROXY: whose word on the client address counts', { skip: sqlite.skip }, () => {
+  test('behind one proxy, addresses a client puts in X-Forwarded-For make no new client', async () => {
+    const t = await startTestService(sqlite, { env: { TRUST_PROXY: 'true' } });
+    try {
+      const anonymous = (forwardedFor: string) =>
+        call(t.url, 'GET', `/api/v1/holds/${UNKNOWN_HOLD}`, { headers: { 'x-forwarded-for': forwardedFor } });
+      // The proxy appends the address it saw (9.9.9.9); what the client sent stands before it.
+      const statuses = [];
+      for (let i = 0; i < 21; i++) statuses.push((await anonymous(`6.6.6.${i}, 9.9.9.9`)).status);
+      assert.deepEqual(statuses.slice(0, 20), Array(20).fill(401));
+      assert.equal(statuses[20], 429);
+      // Other clients behind the same proxy have quotas of their own.
+      assert.equal((await anonymous('8.8.8.8')).status, 401);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('a TRUST_PROXY that is not false, true, a number or addresses is refused at start', () => {
+    for (const value of ['everybody', '10.0.0.0/8, nonsense', 'yes'])
+      assert.throws(() => loadConfig({ TRUST_PROXY: value }), /TRUST_PROXY/);
+    for (const value of ['false', 'true', '2', '10.0.0.1', '10.0.0.0/8, 192.168.1.1'])
+      loadConfig({ TRUST_PROXY: value });
+  });
+});

@@ -36,7 +36,8 @@ export interface HttpServerOptions {
   metrics: Metrics;
   counter: RateCounter;
   logLevel: string;
-  trustProxy: boolean;
+  /** false, a number of proxy hops, or the proxies' addresses (config.ts, TRUST_PROXY). */
+  trustProxy: false | number | string;
   /** Set `closing` when shutdown begins: new requests get 503, answers close their connection. */
   lifecycle: { closing: boolean };
   upstreams: UpstreamPool;
@@ -63,7 +64,8 @@ export function buildHttpServer({
     // A URL Fastify cannot decode: our 404, not its message, which quotes the URL.
     frameworkErrors: (error, request, reply) => void errorHandler(docsUrl)(error, request, reply),
     bodyLimit: BODY_LIMIT,
-    trustProxy,
+    // A number of hops as the function Fastify's types accept: the nearest `trustProxy` proxies.
+    trustProxy: typeof trustProxy === 'number' ? (_address, hop) => hop < trustProxy : trustProxy,
     return503OnClosing: false,
     requestIdHeader: false,
     genReqId: (request) => {
