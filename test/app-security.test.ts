@@ -273,6 +273,17 @@ for (const backend of backends) {
         form: { verdict: 'approve', _csrf: admin.csrf },
       });
       assert.equal(answer.status, 404);
+      // Their member's decision link, opened while signed in here: as unknown as their holds.
+      const member = (await findMemberByEmail(t.service.ctx.db, theirs.workspace.id, 'admin@acme.test'))!;
+      const hold = (await findHold(t.service.ctx.db, theirs.workspace.id, id))!;
+      const link = new URL(
+        await mintDecisionLink(t.service.ctx, { hold, memberId: member.id, channel: 'email' }),
+      ).pathname;
+      const opened = await request('GET', link, { cookie: admin.cookie });
+      assert.equal(opened.status, 404);
+      assert.match(opened.text, /Link not valid/);
+      const used = await request('POST', link, { cookie: admin.cookie, form: { verdict: 'approve' } });
+      assert.equal(used.status, 404);
       assert.equal(await statusOf(theirs.key, id), 'pending');
     });
 
@@ -437,7 +448,7 @@ for (const backend of backends) {
       }
     });
 
-    test('brute force on sign-in links and decision links is rate-limited per IP', async () => {
+    test('brute force on sign-in links, decision links and embed tokens is rate-limited per IP', async () => {
       const { workspace, key } = await t.workspace({ config: CONFIG });
       const hammer = async (method: 'GET' | 'POST', path: () => string, times: number) => {
         const statuses: number[] = [];
@@ -492,6 +503,17 @@ for (const backend of backends) {
       t.clock.advance(60_000);
       const mails = await hammer('POST', () => '/app/login', 22);
       assert.equal(limited(mails), 20, mails.join(','));
+
+      // Embed tokens of the widget's API; a good token still works meanwhile (it is not counted).
+      t.clock.advance(60_000);
+      const embeds = await hammer('GET', () => '/widget/api/holds', 22);
+      assert.equal(limited(embeds), 20, embeds.join(','));
+      const admin = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'admin@acme.test'))!;
+      const { token } = await mintEmbedToken(t.service.ctx, admin);
+      const good = await request('GET', '/widget/api/holds', {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      assert.equal(good.status, 200);
     });
   });
 }

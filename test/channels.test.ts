@@ -201,9 +201,17 @@ const hasForm = (page: string) => /<form method="post" action="\/d\//.test(page)
  */
 function slackClick(
   t: TestService,
-  input: { user: string; holdId: string; action?: 'approve' | 'reject'; at?: number; secret?: string },
+  input: {
+    user: string;
+    holdId: string;
+    action?: 'approve' | 'reject';
+    at?: number;
+    secret?: string;
+    /** Sent instead of the click's own payload (hostile JSON, well signed). */
+    payload?: unknown;
+  },
 ) {
-  const payload = {
+  const click = {
     type: 'block_actions',
     user: { id: input.user, username: input.user.toLowerCase(), team_id: 'T0ACME' },
     team: { id: 'T0ACME', domain: 'acme' },
@@ -221,6 +229,7 @@ function slackClick(
       },
     ],
   };
+  const payload = 'payload' in input ? input.payload : click;
   const raw = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
   const timestamp = String(Math.floor((input.at ?? t.clock.now()) / 1000));
   const signature = `v0=${createHmac('sha256', input.secret ?? SIGNING_SECRET)
@@ -558,6 +567,11 @@ for (const backend of backends) {
       // Well signed, but nobody who may decide: a Slack user who is not a member, and a viewer.
       for (const user of ['U0STRANGER', 'U0VIC']) {
         assert.equal((await slackClick(t, { user, holdId }).send()).status, 200, user);
+      }
+      // Well signed, but not a click: any JSON at all is answered without a 5xx.
+      for (const payload of [null, 5, 'text', [], { actions: 'x' }, { actions: [null], user: 7 }]) {
+        const answer = await slackClick(t, { user: 'U0DANA', holdId, payload }).send();
+        assert.ok(answer.status < 500, `${JSON.stringify(payload)}: ${answer.status}`);
       }
       await quiet();
       assert.deepEqual(await snapshot(peers, key, holdId), before, 'nothing changed');

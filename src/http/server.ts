@@ -123,7 +123,7 @@ export function buildHttpServer({
   opsRoutes(app, { ctx, metrics });
   if (routes === 'all') {
     holdRoutes(app, { ctx, docsUrl, onSubmitted: (status) => metrics.holdsSubmitted.labels(status).inc() });
-    void app.register(widgetRoutes, { ctx });
+    void app.register(widgetRoutes, { ctx, counter });
     void app.register(channelRoutes, { ctx });
     auditRoutes(app, { ctx, docsUrl });
     reportRoutes(app, { ctx, docsUrl });

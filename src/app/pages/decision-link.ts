@@ -37,7 +37,7 @@ function closedPage(reply: FastifyReply, hold: Hold, status = 200) {
   );
 }
 
-/** Someone signed in as another member must not use this member's link. */
+/** Someone signed in as another member of the workspace must not use this member's link. */
 function foreignSession(request: FastifyRequest, link: LinkState) {
   const session = request.appSession;
   return !!session && link.state !== 'invalid' && session.member.id !== link.member.id;
@@ -57,7 +57,9 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
   async function usableLink(request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply) {
     if (!(await limitAnonymous(request, reply))) return null;
     const link = await openDecisionLink(ctx, request.params.token);
-    if (link.state === 'invalid') {
+    // Signed in to another workspace: the link is as unknown there as any of its objects.
+    const session = request.appSession;
+    if (link.state === 'invalid' || (session && session.workspace.id !== link.member.workspaceId)) {
       await invalid(reply);
       return null;
     }

@@ -56,17 +56,19 @@ export async function channelRoutes(app: FastifyInstance, { ctx }: { ctx: Servic
       ctx.now(),
     );
     if (!signed) return sendError(reply, 401, 'unauthorized');
+    // Signed, but still any JSON: null, a number, actions that are not a list.
     let payload: {
       type?: string;
       user?: { id?: unknown };
       actions?: { action_id?: unknown; value?: unknown }[];
-    };
+    } | null;
     try {
       payload = JSON.parse(new URLSearchParams(raw).get('payload') ?? '');
     } catch {
       return reply.code(400).send();
     }
-    const action = payload.actions?.[0];
+    if (typeof payload !== 'object' || payload === null) return reply.code(400).send();
+    const action = Array.isArray(payload.actions) ? payload.actions[0] : undefined;
     const verdict =
       action?.action_id === 'approve' ? 'approve' : action?.action_id === 'reject' ? 'reject' : null;
     if (

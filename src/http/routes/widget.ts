@@ -13,6 +13,8 @@ import type { ServiceContext } from '../../services/context.ts';
 import { decideHold } from '../../services/decide-hold.ts';
 import { inboxOf } from '../../services/inbox.ts';
 import { sendError } from '../errors.ts';
+import { limitAnonymous } from '../guard.ts';
+import type { RateCounter } from '../rate-limiter.ts';
 
 const script = readFileSync(new URL('../../app/static/widget.js', import.meta.url), 'utf8');
 
@@ -26,7 +28,18 @@ function cors(reply: FastifyReply) {
 
 const bearer = (request: FastifyRequest) => request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
 
-export async function widgetRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
+export async function widgetRoutes(
+  app: FastifyInstance,
+  { ctx, counter }: { ctx: ServiceContext; counter: RateCounter },
+) {
+  /** The token's member; otherwise 401, or 429 once an IP has guessed too often (brute force). */
+  async function memberOf(request: FastifyRequest, reply: FastifyReply) {
+    const member = await memberOfEmbedToken(ctx, bearer(request));
+    if (!member && (await limitAnonymous(counter, ctx, request, reply)))
+      sendError(reply, 401, 'unauthorized');
+    return member;
+  }
+
   // Every answer, errors included (bad JSON, 401), carries CORS, so a caller sees the real status.
   app.addHook('onRequest', async (request, reply) => {
     if (request.url.startsWith('/widget/api/')) cors(reply);
@@ -43,8 +56,8 @@ export async function widgetRoutes(app: FastifyInstance, { ctx }: { ctx: Service
   app.options('/widget/api/*', (_request, reply) => reply.code(204).send());
 
   app.get('/widget/api/holds', async (request, reply) => {
-    const member = await memberOfEmbedToken(ctx, bearer(request));
-    if (!member) return sendError(reply, 401, 'unauthorized');
+    const member = await memberOf(request, reply);
+    if (!member) return reply;
     const holds = await inboxOf(ctx, member);
     return reply.header('Cache-Control', 'no-store').send({
       member: { name: member.name },
@@ -64,8 +77,8 @@ export async function widgetRoutes(app: FastifyInstance, { ctx }: { ctx: Service
   app.post<{ Params: { id: string }; Body: { verdict?: unknown; comment?: unknown } }>(
     '/widget/api/holds/:id/decision',
     async (request, reply) => {
-      const member = await memberOfEmbedToken(ctx, bearer(request));
-      if (!member) return sendError(reply, 401, 'unauthorized');
+      const member = await memberOf(request, reply);
+      if (!member) return reply;
       const { verdict, comment } = request.body ?? {};
       if (verdict !== 'approve' && verdict !== 'reject') {
         return sendError(reply, 422, 'validation_failed', {
