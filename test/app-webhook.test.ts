@@ -179,12 +179,16 @@ for (const backend of backends) {
       assert.equal(await evidence(), checked);
     });
 
-    test('a URL that is not http(s) is refused next to the field', async () => {
+    test('a URL that is not http(s), or carries credentials, is refused next to the field', async () => {
       const checked = await evidence();
       for (const [url, message] of [
         ['', 'Enter the URL of your receiver.'],
         ['ftp://example.com/hook', 'must be an http or https URL'],
         ['not a url', 'must be an http or https URL'],
+        [
+          'https://user:pw@hooks.example.com/in',
+          'must not carry credentials (user:password@); send them as headers',
+        ],
       ]) {
         const refused = await post(admin, `${PAGE}/save`, { url: url! });
         assert.equal(refused.status, 422, url);

@@ -3,7 +3,7 @@
  * of this instance, reconnected when the upstream restarts. Credentials are unsealed here only.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { checkTarget } from '../services/network-targets.ts';
+import { checkTarget, guardedFetch } from '../services/network-targets.ts';
 import type { CallRelay } from '../services/proxy-call.ts';
 import type { UpstreamNotification } from './relay.ts';
 import type { Sealer } from '../services/secrets.ts';
@@ -43,11 +43,13 @@ export class UpstreamPool {
   private readonly connections = new Map<string, Promise<Connection>>();
   private readonly sealer: Sealer;
   private readonly allowPrivate: boolean;
+  private readonly network: ReturnType<typeof guardedFetch>;
   private listener: (serverId: string, notification: UpstreamNotification) => void = () => undefined;
 
   constructor(options: { sealer: Sealer; allowPrivate: boolean }) {
     this.sealer = options.sealer;
     this.allowPrivate = options.allowPrivate;
+    this.network = guardedFetch(options.allowPrivate);
   }
 
   /** Runs `work` with the server's client; reconnects and tries once more when the request never got through. */
@@ -144,7 +146,10 @@ export class UpstreamPool {
     client.setNotificationHandler('notifications/resources/updated', (notification) =>
       this.listener(server.id, notification),
     );
-    const transport = new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } });
+    const transport = new StreamableHTTPClientTransport(new URL(server.url), {
+      requestInit: { headers },
+      fetch: this.network.fetch,
+    });
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
     } catch (error) {
@@ -162,5 +167,6 @@ export class UpstreamPool {
 
   async close(): Promise<void> {
     for (const id of [...this.connections.keys()]) this.drop(id);
+    await this.network.close().catch(() => undefined);
   }
 }

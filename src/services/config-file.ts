@@ -10,6 +10,19 @@ import { type FieldIssue, ServiceError } from './errors.ts';
 const TOOL_NAME = /^[A-Za-z0-9_.:/-]{1,200}$/;
 const TOOL_GLOB = /^[A-Za-z0-9_.:/*?-]{1,200}$/;
 
+/**
+ * Where the service sends requests (webhooks, MCP upstreams). No user:password in it: the URL is
+ * kept in plain text and in the evidence, which cannot be scrubbed later; credentials go in headers.
+ */
+const targetUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
+  .max(2000)
+  // Runs even when the URL check failed (zod goes on), so the URL may not parse.
+  .refine((url) => {
+    const parsed = URL.parse(url);
+    return !parsed?.username && !parsed?.password;
+  }, 'must not carry credentials (user:password@); send them as headers');
+
 const condition = z
   .strictObject({
     arg: z
@@ -127,10 +140,7 @@ const configSchema = z.strictObject({
     )
     .optional(),
   rules: z.array(rule).max(10_000).optional(),
-  webhook: z
-    .strictObject({ url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000) })
-    .nullable()
-    .optional(),
+  webhook: z.strictObject({ url: targetUrl }).nullable().optional(),
   mcp_servers: z
     .array(
       z.strictObject({
@@ -146,7 +156,7 @@ const configSchema = z.strictObject({
           .min(1)
           .max(200)
           .refine((name) => name !== 'SDK', 'SDK is the name of the Hold API connection'),
-        url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000),
+        url: targetUrl,
         // Absent: the stored headers stay (export leaves them out, so an exported file re-applies cleanly).
         headers: z
           .record(

@@ -2,8 +2,10 @@
  * Where the service may send requests on a user's behalf: never into its own network (SSRF), unless
  * the operator allows it with ALLOW_PRIVATE_TARGETS.
  */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 const INTERNAL = new BlockList();
 for (const [network, prefix] of [
@@ -56,4 +58,39 @@ export async function checkTarget(url: string, allowPrivate: boolean): Promise<v
       'resolves to an internal address (loopback, private or link-local; see ALLOW_PRIVATE_TARGETS)',
     );
   }
+}
+
+/**
+ * A DNS lookup for outgoing connections that drops internal addresses, so the address actually
+ * connected to is checked: a name cannot pass `checkTarget` and then be re-pointed inside (DNS
+ * rebinding). Literal IPs never go through a lookup; `checkTarget` covers them.
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 4);
+      const list = addresses as LookupAddress[];
+      const allowed = allowPrivate ? list : list.filter((entry) => !isInternalAddress(entry.address));
+      if (allowed.length === 0) return callback(new Error('internal address refused'), '', 4);
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+      callback(null, allowed[0]!.address, allowed[0]!.family);
+    });
+  };
+}
+
+/**
+ * `fetch` for requests to user-given servers (MCP upstreams): every connection goes through
+ * `guardedLookup`, and redirects are refused (they could carry the upstream's credentials elsewhere).
+ */
+export function guardedFetch(allowPrivate: boolean) {
+  const dispatcher = new Agent({ connect: { lookup: guardedLookup(allowPrivate) } });
+  const fetch = ((input: string | URL, init?: RequestInit) =>
+    undiciFetch(input, {
+      ...(init as object),
+      redirect: 'error',
+      dispatcher,
+    })) as unknown as typeof globalThis.fetch;
+  // At shutdown: streams still open (a session's GET stream) end with it.
+  return { fetch, close: () => dispatcher.destroy() };
 }

@@ -3,10 +3,9 @@
  * read, and — unless the operator allows it — no connection to an internal address, checked on the
  * address actually connected to (after DNS), so a name cannot be re-pointed inside.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isInternalAddress } from '../services/network-targets.ts';
+import { guardedLookup, isInternalAddress } from '../services/network-targets.ts';
 
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -16,20 +15,6 @@ export interface AttemptResult {
   /** Set when there was no HTTP answer (refused, timed out, internal address). */
   error: string | null;
   retryAfterMs?: number;
-}
-
-function guardedLookup(allowPrivate: boolean): http.RequestOptions['lookup'] {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '', 4);
-      const list = addresses as LookupAddress[];
-      const allowed = allowPrivate ? list : list.filter((entry) => !isInternalAddress(entry.address));
-      if (allowed.length === 0) return callback(new Error('internal address refused'), '', 4);
-      if ((options as { all?: boolean }).all)
-        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
-      callback(null, allowed[0]!.address, allowed[0]!.family);
-    });
-  };
 }
 
 function parseRetryAfter(value: string | undefined, now: number): number | undefined {
