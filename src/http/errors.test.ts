@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { DatabaseSync } from 'node:sqlite';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import Fastify from 'fastify';
@@ -45,5 +46,23 @@ test('storage unavailable is a 503 with Retry-After, and the cause is logged wit
   assert.equal(answer.statusCode, 503);
   assert.deepEqual(answer.json(), { error: 'unavailable' });
   assert.equal(answer.headers['retry-after'], '5');
+  assert.ok(!lines.join('').includes(MARKER));
+});
+
+test('a full disk is logged as such: SQLite names its own result code, never the value', async () => {
+  const db = new DatabaseSync(':memory:');
+  db.exec('CREATE TABLE t (v TEXT); PRAGMA max_page_count = 2');
+  let full: unknown;
+  try {
+    db.prepare('INSERT INTO t (v) VALUES (?)').run(`${MARKER}${'x'.repeat(100_000)}`);
+  } catch (error) {
+    full = error;
+  }
+  const { app, lines } = appWithLog();
+  app.get('/full', async () => {
+    throw new StorageUnavailableError(full);
+  });
+  assert.equal((await app.inject({ method: 'GET', url: '/full' })).statusCode, 503);
+  assert.match(lines.join(''), /database or disk is full/);
   assert.ok(!lines.join('').includes(MARKER));
 });

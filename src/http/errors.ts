@@ -88,10 +88,23 @@ export function errorHandler(docsUrl: () => string) {
 
 /**
  * What an unexpected error may put in a log line: its kind and where it happened. Messages are left
- * out because drivers and parsers quote the offending value in them.
+ * out because drivers and parsers quote the offending value in them. SQLite's own description of its
+ * result code is kept (a fixed text, such as "database or disk is full"): its `code` says only
+ * ERR_SQLITE_ERROR.
  */
 export function describeSafely(error: unknown) {
-  const { name, code, stack } = error as { name?: string; code?: string; stack?: string };
+  const { name, code, stack, errcode, errstr } = error as {
+    name?: string;
+    code?: string;
+    stack?: string;
+    errcode?: number;
+    errstr?: string;
+  };
   const frames = (stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at '));
-  return { errorName: name ?? typeof error, errorCode: code, stack: frames.slice(0, 12).join('\n') };
+  return {
+    errorName: name ?? typeof error,
+    errorCode: code,
+    ...(errcode !== undefined ? { sqliteCode: errcode, sqliteError: errstr } : {}),
+    stack: frames.slice(0, 12).join('\n'),
+  };
 }
