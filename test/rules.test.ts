@@ -2,6 +2,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
+import { decideFromSlack } from '../src/services/channel-decisions.ts';
+import { decideHold } from '../src/services/decide-hold.ts';
+import { decideByLink, mintDecisionLink } from '../src/services/decision-links.ts';
+import { findHold } from '../src/store/holds.ts';
+import { findMemberByEmail } from '../src/store/members.ts';
 import { ServiceError } from '../src/services/errors.ts';
 import { simulatePolicy } from '../src/services/simulate-policy.ts';
 import { backends } from './support/backends.ts';
@@ -194,6 +199,61 @@ for (const backend of backends) {
         held.id,
       ]))!;
       assert.deepEqual([record.status, record.approvals_received], ['approved', 2]);
+    });
+
+    test('four-eyes: one member deciding at once by inbox, link, Slack and widget counts once', async () => {
+      const { workspace, submit } = await withRules(
+        '  - { name: Two approvers, tool: pay, effect: approval, approvers: ["group:finance", "carol@acme.test"], approvals_required: 2 }\n',
+      );
+      await applyConfig(
+        t.service.ctx,
+        workspace,
+        parseConfig(
+          MEMBERS.replace('name: Bob, role: approver', 'name: Bob, role: approver, slack_user_id: U0BOB') +
+            'rules:\n  - { name: Two approvers, tool: pay, effect: approval, approvers: ["group:finance", "carol@acme.test"], approvals_required: 2 }\n',
+        ),
+      );
+      const held = await submit({ tool_name: 'pay' });
+      const { ctx } = t.service;
+      const bob = (await findMemberByEmail(ctx.db, workspace.id, 'bob@acme.test'))!;
+      const hold = (await findHold(ctx.db, workspace.id, held.id))!;
+      const links = await Promise.all(
+        [1, 2, 3].map(() => mintDecisionLink(ctx, { hold, memberId: bob.id, channel: 'email' })),
+      );
+      const outcomes = await Promise.all([
+        ...[1, 2, 3].map(() => decideAs(t, workspace.id, held.id, 'approve', 'bob@acme.test')),
+        ...links.map((link) => decideByLink(ctx, new URL(link).pathname.slice(3), { verdict: 'approve' })),
+        ...[1, 2, 3].map((n) =>
+          decideFromSlack(ctx, {
+            slackUserId: 'U0BOB',
+            holdId: held.id,
+            verdict: 'approve',
+            replayKey: `r${n}`,
+          }),
+        ),
+        ...[1, 2, 3].map(() =>
+          decideHold(ctx, {
+            workspaceId: workspace.id,
+            holdId: held.id,
+            memberId: bob.id,
+            verdict: 'approve',
+            channel: 'widget',
+          }),
+        ),
+      ]);
+      assert.equal(outcomes.filter((o) => o.outcome === 'recorded').length, 1, JSON.stringify(outcomes));
+      const record = (await ctx.db.one<{ status: string; approvals_received: number }>(
+        'SELECT status, approvals_received FROM holds WHERE id = $1',
+        [held.id],
+      ))!;
+      assert.deepEqual([record.status, Number(record.approvals_received)], ['pending', 1]);
+      const rows = await ctx.db.all('SELECT member_id FROM hold_decisions WHERE hold_id = $1', [held.id]);
+      assert.equal(rows.length, 1);
+      const entries = await ctx.db.one<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM evidence WHERE workspace_id = $1 AND type LIKE 'hold.%' AND type <> 'hold.submitted'",
+        [workspace.id],
+      );
+      assert.equal(Number(entries!.n), 1, 'one evidence entry');
     });
 
     test('four-eyes: any rejection is final at once', async () => {
