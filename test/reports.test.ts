@@ -340,6 +340,27 @@ for (const backend of backends) {
       assert.ok(!answer.text.includes('"n":1'), 'no argument values');
     });
 
+    test("a report shows only its own workspace's holds, whatever the filter", async () => {
+      const other = await t.workspace({ config: POLICY });
+      const theirs = await call(t.url, 'POST', '/api/v1/holds', {
+        key: other.key,
+        body: { tool_name: 'wire_money', agent_identity: { id: 'treasury' }, idempotency_key: 'other-1' },
+      });
+      assert.equal(theirs.status, 201);
+      for (const path of ['activity', 'oversight']) {
+        const mine = await call(t.url, 'GET', `/api/v1/reports/${path}?${PERIOD}&agent=treasury`, { key });
+        assert.equal(mine.status, 200);
+        assert.ok(!mine.text.includes(theirs.body.id), `${path}: their hold in my report`);
+        const yours = await call(t.url, 'GET', `/api/v1/reports/${path}?${PERIOD}`, { key: other.key });
+        for (const id of Object.values(ids))
+          assert.ok(!yours.text.includes(id), `${path}: my hold in theirs`);
+      }
+      const theirActivity = parseCsv(
+        (await call(t.url, 'GET', `/api/v1/reports/activity?${PERIOD}`, { key: other.key })).text,
+      );
+      for (const row of theirActivity.slice(1)) assert.equal(row[0], theirs.body.id, 'only their own holds');
+    });
+
     test('filters: a tool, an agent; the period excludes the day before', async () => {
       const byTool = figuresOf(
         (await call(t.url, 'GET', `/api/v1/reports/oversight?${PERIOD}&tool=send_invoice`, { key })).text,
