@@ -883,6 +883,32 @@ for (const backend of backends) {
       );
     });
 
+    test('retries: an SMS provider answering 503 gets the text once it is back; sent once', async (tc) => {
+      const peers = await start(tc, backend);
+      const { t, sms } = peers;
+      const { key } = await t.workspace({
+        config: workspaceConfig(
+          `  - { email: ada@acme.test, name: Ada Admin, role: admin, channels: [email] }
+  - { email: fay@acme.test, name: Fay Phone, role: approver, phone: "+15550101", channels: [sms] }`,
+          'approvers: [fay@acme.test]',
+        ),
+      });
+      sms.fail(503);
+      const holdId = await submit(t, key);
+      await until('three failed attempts', async () => (sms.calls.length >= 3 ? true : undefined));
+      const [job] = (await jobsOf(t, holdId)).filter((j) => j.channel === 'sms');
+      assert.equal(job!.state, 'pending', 'still to be sent');
+      assert.ok(job!.attempts >= 2, `attempts counted: ${job!.attempts}`);
+
+      sms.recover();
+      const [sent] = await sms.waitFor('+15550101');
+      assert.match(sent!.form.Body!, /^Approval needed/);
+      await quiet();
+      assert.equal(sms.calls.filter((c) => c.status === 201).length, 1, 'sent exactly once');
+      const [done] = (await jobsOf(t, holdId)).filter((j) => j.channel === 'sms');
+      assert.equal(done!.state, 'sent');
+    });
+
     test('retries: with the SMTP server unreachable, the mail arrives once it is back; nothing is lost', async (tc) => {
       const peers = await start(tc, backend);
       const { t, smtp, mailLink } = peers;

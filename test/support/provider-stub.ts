@@ -211,6 +211,9 @@ export interface SmsStub {
   /** SMS_API_URL, SMS_ACCOUNT_SID, SMS_AUTH_TOKEN and SMS_FROM for the service. */
   env: { SMS_API_URL: string; SMS_ACCOUNT_SID: string; SMS_AUTH_TOKEN: string; SMS_FROM: string };
   calls: SmsCall[];
+  /** Answers every call with this HTTP status until `recover()` (the provider is down). */
+  fail(status?: number): void;
+  recover(): void;
   /** Accepted messages to one number, waiting for `count` of them. */
   waitFor(to: string, count?: number, timeoutMs?: number): Promise<SmsCall[]>;
   close(): Promise<void>;
@@ -221,6 +224,7 @@ export async function startSmsStub(): Promise<SmsStub> {
   const authToken = randomBytes(16).toString('hex');
   const from = '+15005550006';
   const calls: SmsCall[] = [];
+  let failing: number | null = null;
   const basic = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
 
   const server = http.createServer(async (request, response) => {
@@ -230,7 +234,10 @@ export async function startSmsStub(): Promise<SmsStub> {
     let status: number;
     let answer: Record<string, unknown>;
     let sid: string | null = null;
-    if (request.method !== 'POST' || path !== `/2010-04-01/Accounts/${accountSid}/Messages.json`) {
+    if (failing !== null) {
+      status = failing;
+      answer = { code: 20500, message: 'Internal Server Error', status };
+    } else if (request.method !== 'POST' || path !== `/2010-04-01/Accounts/${accountSid}/Messages.json`) {
       status = 404;
       answer = { code: 20404, message: 'The requested resource was not found', status };
     } else if (request.headers.authorization !== basic) {
@@ -273,6 +280,12 @@ export async function startSmsStub(): Promise<SmsStub> {
     from,
     env: { SMS_API_URL: origin, SMS_ACCOUNT_SID: accountSid, SMS_AUTH_TOKEN: authToken, SMS_FROM: from },
     calls,
+    fail(status = 503) {
+      failing = status;
+    },
+    recover() {
+      failing = null;
+    },
     waitFor(to, count = 1, timeoutMs = 5000) {
       return waitForCalls(
         `SMS to ${to}`,
