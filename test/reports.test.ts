@@ -480,6 +480,15 @@ for (const backend of backends) {
         assert.equal(answer.body.issues[0].field, field, query);
         assert.ok(!answer.text.includes(query.split('=')[1]!) || query.endsWith('='), `no echo of ${query}`);
       }
+      // A filter no hold has: an empty report that does not repeat the made-up value.
+      const made = 'zq9-made-up-tool';
+      const filtered = `/api/v1/reports/oversight?${PERIOD}&tool=${made}&agent=${made}`;
+      const texts = [(await call(t.url, 'GET', filtered, { key })).text];
+      if (!pdftotextSkip) texts.push(await pdfText(t, `${filtered}&format=pdf`, key));
+      for (const text of texts) {
+        assert.ok(!text.includes(made), 'the filter value is repeated');
+        assert.match(text, /no hold has it/);
+      }
       assert.equal((await call(t.url, 'GET', '/api/v1/reports/oversight')).status, 401);
       const { key: freshKey } = await t.workspace({ config: POLICY });
       const first = await call(t.url, 'GET', '/api/v1/reports/oversight', { key: freshKey });

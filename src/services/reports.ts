@@ -8,6 +8,7 @@ import {
   type ActivityRow,
   activityPage,
   decisionsPerChannel,
+  holdsCarry,
   decisionTotals,
   outcomeCounts,
   perApprover,
@@ -74,6 +75,22 @@ const scopeOf = (workspace: Workspace, query: ReportQuery): ReportScope => ({
   ...query,
 });
 
+const UNKNOWN_FILTER = '(no hold has it)';
+
+/**
+ * A filter's value appears in the report only if a hold of the workspace has it: a report never
+ * repeats what a request made up (decisions.md, Errors).
+ */
+async function shownFilter(
+  ctx: ServiceContext,
+  workspaceId: string,
+  field: 'tool' | 'agent',
+  value: string | undefined,
+): Promise<string | null> {
+  if (value === undefined) return null;
+  return (await holdsCarry(ctx.db, workspaceId, field, value)) ? value : UNKNOWN_FILTER;
+}
+
 /** Read before the figures: everything the report counts is covered by this head or an earlier one. */
 export async function reportHeading(
   ctx: ServiceContext,
@@ -88,7 +105,10 @@ export async function reportHeading(
       accentColor: workspace.accentColor,
     },
     period: { from: new Date(query.from).toISOString(), to: new Date(query.to).toISOString() },
-    filters: { tool: query.tool ?? null, agent: query.agent ?? null },
+    filters: {
+      tool: await shownFilter(ctx, workspace.id, 'tool', query.tool),
+      agent: await shownFilter(ctx, workspace.id, 'agent', query.agent),
+    },
     generatedAt: new Date(ctx.now()).toISOString(),
     chainHead: checkpointOf(await findChainHead(ctx.db, workspace.id)),
   };

@@ -4,6 +4,15 @@
  */
 import type { Sql } from './db.ts';
 
+/** Whether any hold of the workspace has this tool name or agent id. */
+export async function holdsCarry(sql: Sql, workspaceId: string, field: 'tool' | 'agent', value: string) {
+  const column = field === 'tool' ? 'tool_name' : 'agent_id';
+  return !!(await sql.one(`SELECT 1 AS found FROM holds WHERE workspace_id = $1 AND ${column} = $2 LIMIT 1`, [
+    workspaceId,
+    value,
+  ]));
+}
+
 export interface ReportScope {
   workspaceId: string;
   /** Epoch ms, inclusive. */
