@@ -95,6 +95,11 @@ export async function startService(
     trustProxy: config.trustProxy,
   });
   if (redis) redis.log = app.log;
+  if (ctx.db.dialect === 'postgres' && !config.secretsKey)
+    app.log.warn(
+      'SECRETS_KEY is not set: credentials are sealed with a key file in DATA_DIR. Several instances ' +
+        'must share one key: set the same SECRETS_KEY on all of them (docs/settings.md).',
+    );
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {

@@ -3,6 +3,7 @@
  * waiters and exits cleanly, and a service without storage does not start.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -429,6 +430,27 @@ describe('storage down (postgres)', { skip: postgres.skip }, () => {
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('settings for several instances (postgres)', { skip: postgres.skip }, () => {
+  test('without SECRETS_KEY on PostgreSQL the service says that instances must share one key', async () => {
+    const storage = await postgres.create();
+    try {
+      const without = await startServerProcess(storage, { LOG_LEVEL: 'warn' });
+      const withKey = await startServerProcess(storage, {
+        LOG_LEVEL: 'warn',
+        SECRETS_KEY: randomBytes(32).toString('base64'),
+      });
+      for (const server of [without, withKey]) {
+        server.child.kill('SIGTERM');
+        await within(15_000, server.exited, 'exit');
+      }
+      assert.match(without.output(), /SECRETS_KEY is not set/);
+      assert.doesNotMatch(withKey.output(), /SECRETS_KEY is not set/);
+    } finally {
+      await storage.drop();
     }
   });
 });
