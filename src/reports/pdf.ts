@@ -35,11 +35,16 @@ const MAX_BUFFERED = 4 * 1024 * 1024;
 
 /**
  * The standard PDF fonts cover Windows-1252 only; anything else would come out as wrong glyphs, so it
- * is shown as "?" (the CSV keeps every character).
+ * is shown as "?" (the CSV keeps every character). So are control characters: pdfkit writes one
+ * below 0x10 as a single hex digit, which shifts the text after it, and an agent could so make a
+ * tool name print as another.
  */
 const WIN_ANSI_EXTRAS = '€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ';
-const printable = (text: string) =>
-  [...text].map((c) => (c.charCodeAt(0) <= 0xff || WIN_ANSI_EXTRAS.includes(c) ? c : '?')).join('');
+const isPrintable = (c: string) => {
+  const code = c.charCodeAt(0);
+  return (code >= 0x20 && code < 0x7f) || (code >= 0xa0 && code <= 0xff) || WIN_ANSI_EXTRAS.includes(c);
+};
+const printable = (text: string) => [...text].map((c) => (isPrintable(c) ? c : '?')).join('');
 
 const stamp = (iso: string | null) => (iso === null ? '—' : `${iso.slice(0, 10)} ${iso.slice(11, 19)}`);
 const ms = (value: number | null) => (value === null ? null : new Date(value).toISOString());
