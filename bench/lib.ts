@@ -103,6 +103,8 @@ export async function startBenchService(): Promise<BenchService> {
       DATABASE_URL: '',
       DATA_DIR: dir,
       DEADLINE_SWEEP_MS: '60000',
+      // The MCP benchmark measures the proxy, not its rate limit.
+      MCP_RATE_LIMIT: '0',
     });
     service = await startService(config, { now: () => Date.now() + offset });
   } catch (error) {

@@ -18,6 +18,7 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LEGACY_FREE_MONTHLY_HOLDS: z.coerce.number().int().min(0).default(1000),
+  MCP_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
   AUDIT_SIGNING_KEY: z.string().optional(),
   // Whom to believe about the client's address in X-Forwarded-For: nobody, the nearest N proxies
   // (`true` is one), or the proxies at these addresses. Never "everybody": a client could then name
@@ -81,6 +82,7 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     dataDir: settings.DATA_DIR,
     logLevel: settings.LOG_LEVEL,
     legacyFreeMonthlyHolds: settings.LEGACY_FREE_MONTHLY_HOLDS,
+    mcpRateLimit: settings.MCP_RATE_LIMIT,
     auditSigningKey: settings.AUDIT_SIGNING_KEY?.replaceAll('\\n', '\n'),
     trustProxy: settings.TRUST_PROXY,
     deadlineSweepMs: settings.DEADLINE_SWEEP_MS,

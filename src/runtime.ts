@@ -44,6 +44,7 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     holdEvents: new HoldEvents(),
     publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
     legacyFreeMonthlyHolds: config.legacyFreeMonthlyHolds,
+    mcpRateLimit: config.mcpRateLimit,
     compiledRuleSets: new Map(),
     mailer: config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : null,
     secureCookies: (config.publicUrl ?? '').startsWith('https://'),

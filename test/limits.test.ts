@@ -135,6 +135,33 @@ for (const backend of backends) {
   });
 }
 
+describe('MCP_RATE_LIMIT', { skip: sqlite.skip }, () => {
+  test('sets the MCP bucket per workspace; 0 turns it off', async () => {
+    for (const [setting, limited] of [
+      ['5', true],
+      ['0', false],
+    ] as const) {
+      const t = await startTestService(sqlite, { env: { MCP_RATE_LIMIT: setting } });
+      try {
+        const { key } = await t.workspace();
+        t.clock.advance(60_000 - (t.clock.now() % 60_000));
+        const statuses = [];
+        for (let i = 0; i < 8; i++) {
+          const answer = await call(t.url, 'POST', '/mcp/none', {
+            key,
+            body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+            headers: { accept: 'application/json, text/event-stream' },
+          });
+          statuses.push(answer.status);
+        }
+        assert.equal(statuses.indexOf(429), limited ? 5 : -1, `${setting}: ${statuses.join(',')}`);
+      } finally {
+        await t.close();
+      }
+    }
+  });
+});
+
 describe('TRUST_PROXY: whose word on the client address counts', { skip: sqlite.skip }, () => {
   test('behind one proxy, addresses a client puts in X-Forwarded-For make no new client', async () => {
     const t = await startTestService(sqlite, { env: { TRUST_PROXY: 'true' } });

@@ -11,8 +11,6 @@ import { checkLimit, type Limit, type RateCounter } from './rate-limiter.ts';
 export type Bucket = 'v1' | 'v1-wait' | 'v1-reports' | 'v1-verify' | 'mcp';
 
 export const WORKSPACE_LIMIT = 120;
-/** MCP clients list, call and poll more than API clients: a bucket of its own, five times larger. */
-export const MCP_LIMIT = 600;
 export const ANONYMOUS_LIMIT = 20;
 
 declare module 'fastify' {
@@ -77,7 +75,9 @@ export async function limitWorkspace(
   workspaceId: string,
   bucket: Bucket,
 ): Promise<boolean> {
-  const quota = bucket === 'mcp' ? MCP_LIMIT : WORKSPACE_LIMIT;
+  // MCP clients list, call and poll more than API clients: a bucket of its own, set by MCP_RATE_LIMIT.
+  const quota = bucket === 'mcp' ? ctx.mcpRateLimit : WORKSPACE_LIMIT;
+  if (quota === 0) return true;
   const limit = await checkLimit(counter, `ws:${workspaceId}:${bucket}`, quota, ctx.now());
   setLimitHeaders(reply, limit);
   return limit.allowed;

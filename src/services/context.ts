@@ -15,6 +15,8 @@ export interface ServiceContext {
   holdEvents: HoldEvents;
   publicUrl: string;
   legacyFreeMonthlyHolds: number;
+  /** Requests a minute per workspace to the MCP endpoints; 0: no limit. */
+  mcpRateLimit: number;
   compiledRuleSets: CompiledRuleSets;
   /** Absent when SMTP_URL is not set: no e-mail is sent. */
   mailer: Mailer | null;
