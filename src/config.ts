@@ -3,6 +3,15 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
+/** An IP address, or a CIDR with a prefix its family allows (10.0.0.0/8, fd00::/8). */
+function isProxyAddress(text: string): boolean {
+  const [address = '', prefix, extra] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** What this instance does: the API and app, the background workers, or both. */
@@ -28,8 +37,7 @@ const schema = z.object({
     .default('false')
     .refine(
       (value) =>
-        /^(true|false|\d{1,2})$/.test(value) ||
-        value.split(',').every((part) => isIP(part.trim().split('/')[0]!) !== 0),
+        /^(true|false|\d{1,2})$/.test(value) || value.split(',').every((part) => isProxyAddress(part.trim())),
       'must be false, true, a number of proxies, or a comma-separated list of proxy addresses or CIDRs',
     )
     .transform((value): false | number | string =>

@@ -181,9 +181,9 @@ describe('TRUST_PROXY: whose word on the client address counts', { skip: sqlite.
   });
 
   test('a TRUST_PROXY that is not false, true, a number or addresses is refused at start', () => {
-    for (const value of ['everybody', '10.0.0.0/8, nonsense', 'yes'])
+    for (const value of ['everybody', '10.0.0.0/8, nonsense', 'yes', '10.0.0.0/99', '10.0.0.0/x', '::1/129'])
       assert.throws(() => loadConfig({ TRUST_PROXY: value }), /TRUST_PROXY/);
-    for (const value of ['false', 'true', '2', '10.0.0.1', '10.0.0.0/8, 192.168.1.1'])
+    for (const value of ['false', 'true', '2', '10.0.0.1', '10.0.0.0/8, 192.168.1.1', 'fd00::/8'])
       loadConfig({ TRUST_PROXY: value });
   });
 });

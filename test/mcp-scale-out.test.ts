@@ -169,4 +169,27 @@ describe('MCP sessions across instances on one PostgreSQL', { skip: postgres.ski
       'the stream on A filters at the level set on B',
     );
   });
+
+  test('a message an instance cannot read, or of a kind it does not know, is dropped; it goes on', async () => {
+    const { schema } = (await a.service.ctx.db.one<{ schema: string }>('SELECT current_schema() AS schema'))!;
+    const channel = `approvals_holds:${schema}`;
+    // A stream on A, to see that an unknown kind of message does not end it.
+    const client = await connect('every', () => a);
+    await sleep(300);
+    for (const payload of [
+      'not json',
+      '{"from":"x","mcp":{"type":"from-a-newer-version","session":"s"}}',
+      'null',
+    ])
+      await b.service.ctx.db.one('SELECT pg_notify($1, $2)', [channel, payload]);
+    await sleep(300);
+    for (const instance of [a, b]) assert.equal((await fetch(`${instance.url}/healthz`)).status, 200);
+    // The link still carries hold changes: a decision on B wakes a watcher on A.
+    const changes: string[] = [];
+    const stop = a.service.ctx.holdEvents.watch(workspaceId, (event) => changes.push(event));
+    b.service.ctx.holdEvents.publish('svc_pa_anything', workspaceId);
+    await until('the change on A', () => (changes.length > 0 ? true : undefined), 3000);
+    stop();
+    assert.deepEqual(await client.ping(), {});
+  });
 });

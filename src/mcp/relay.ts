@@ -114,9 +114,10 @@ export class McpRelay {
     else if (message.type === 'unsubscribe') {
       if (this.unsubscribeHere(message.server, message.session, message.uri))
         this.onUnwanted(message.server, message.uri);
-    } else
+    } else if (message.type === 'end')
       for (const uri of this.endSessionHere(message.server, message.session))
         this.onUnwanted(message.server, uri);
+    // Anything else comes from a newer version during a rolling upgrade: ignored.
   }
 
   /** Keeps a 2026-era listen request's controller, so stopping the instance ends the stream. */

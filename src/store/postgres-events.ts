@@ -43,10 +43,15 @@ export async function shareEvents(
       retry = setTimeout(reconnect, RECONNECT_MS);
     });
     next.on('notification', (notification) => {
-      const message = JSON.parse(notification.payload ?? '{}') as Partial<Message>;
-      if (message.from === instance) return;
-      if (message.mcp) mcp.receive(message.mcp);
-      else if (message.hold && message.workspace) holds.deliver(message.hold, message.workspace);
+      // Thrown here, an error would end the process: a message that cannot be read is dropped.
+      try {
+        const message = JSON.parse(notification.payload ?? '{}') as Partial<Message>;
+        if (message.from === instance) return;
+        if (message.mcp) mcp.receive(message.mcp);
+        else if (message.hold && message.workspace) holds.deliver(message.hold, message.workspace);
+      } catch (error) {
+        log.warn({ errorName: (error as Error).name }, 'instance events: a message was not understood');
+      }
     });
     await next.connect();
     const schema = (await next.query<{ schema: string }>('SELECT current_schema() AS schema')).rows[0]!
