@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { listHoldDecisions } from '../src/store/holds.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { verifiedEvidence } from './support/app-client.ts';
@@ -24,6 +23,7 @@ import {
 import { startTestService, type TestService } from './support/service.ts';
 import { type Mail, parseMail, startSmtp, type TestSmtp } from './support/smtp.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
+import { sleep, until } from './support/wait.ts';
 
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
 const BRAND = 'Globex Approvals';
@@ -43,16 +43,6 @@ rules:
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /** Long enough for several rounds of the notification worker (every 50 ms) to do what they would. */
 const quiet = () => sleep(400);

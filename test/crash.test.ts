@@ -27,6 +27,7 @@ import {
   startServerProcess,
   storageSettings,
 } from './support/server-process.ts';
+import { sleep } from './support/wait.ts';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 8);
 const APPROVERS = ['ann@acme.test', 'bob@acme.test'];
@@ -44,8 +45,6 @@ function random(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Submission {
   workspace: number;

@@ -18,22 +18,11 @@ import {
   startRecordingUpstream,
 } from './support/mcp-upstream.ts';
 import { startTestService, type TestService } from './support/service.ts';
+import { sleep, until } from './support/wait.ts';
 
 const ADMIN = 'members:\n  - { email: admin@acme.test, name: Admin, role: admin }\n';
 const ERAS = ['legacy', 'auto'] as const;
 type Era = (typeof ERAS)[number];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 8000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 for (const backend of backends) {
   describe(`MCP proxy relay on ${backend.name}`, { skip: backend.skip }, () => {

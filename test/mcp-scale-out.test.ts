@@ -16,22 +16,7 @@ import {
   startRecordingUpstream,
 } from './support/mcp-upstream.ts';
 import { startTestService, type TestService } from './support/service.ts';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(
-  what: string,
-  probe: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 10_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+import { sleep, until } from './support/wait.ts';
 
 /** Which instance answers a request: by HTTP method and JSON-RPC method. */
 type Route = (httpMethod: string, rpcMethod: string | undefined) => TestService;

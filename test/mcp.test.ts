@@ -13,9 +13,10 @@ import { getHold } from '../src/services/read-hold.ts';
 import { listTools } from '../src/store/tools.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { backends } from './support/backends.ts';
-import { call } from './support/http.ts';
+import { call, rpcMessages } from './support/http.ts';
 import { type EverythingUpstream, startEverything, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { sleep, until } from './support/wait.ts';
 
 const ADMIN = 'members:\n  - { email: admin@acme.test, name: Admin, role: admin }\n';
 const DEADLINE_MS = 240 * 60_000;
@@ -50,18 +51,6 @@ function envelopeOf(result: unknown): Envelope {
   return parsed.service;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
-
 /** A client of the upstream itself, for comparing what the proxy passes through. */
 async function directClient(url: string) {
   const client = new Client({ name: 'direct', version: '1' });
@@ -77,18 +66,6 @@ async function failure(promise: Promise<unknown>): Promise<ProtocolError> {
   );
   if (!('error' in outcome)) assert.fail(`expected a JSON-RPC error, got ${JSON.stringify(outcome.value)}`);
   return outcome.error as ProtocolError;
-}
-
-/** A server-sent-events or JSON answer of the streamable HTTP transport, as JSON-RPC messages. */
-async function rpcMessages(response: Response): Promise<any[]> {
-  const text = await response.text();
-  if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    return text
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => JSON.parse(line.slice(5)));
-  }
-  return text ? [JSON.parse(text)] : [];
 }
 
 const initialize = (protocolVersion: string, id: number | string = 1) => ({

@@ -30,9 +30,10 @@ import { findMemberByEmail } from '../src/store/members.ts';
 import { findWorkspace, type Workspace } from '../src/store/workspaces.ts';
 import { backends, sqlite } from './support/backends.ts';
 import { browserSkip, closeBrowser, launchBrowser, openPage, type TestPage } from './support/browser.ts';
-import { call, submission } from './support/http.ts';
+import { call, submission, rpcMessages } from './support/http.ts';
 import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { parseCsv } from './support/csv.ts';
 
 const run = promisify(execFile);
 const pdftotextSkip = await run('pdftotext', ['-v'])
@@ -50,18 +51,6 @@ const JS_URL = 'javascript:window.__xss=1//';
 const LOOPBACK = new Set(['127.0.0.1', 'localhost']);
 
 const yamlString = (value: string) => JSON.stringify(value);
-
-/** JSON-RPC messages of a streamable HTTP answer (JSON or server-sent events). */
-async function rpcMessages(response: Response): Promise<any[]> {
-  const text = await response.text();
-  if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    return text
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => JSON.parse(line.slice(5)));
-  }
-  return text ? [JSON.parse(text)] : [];
-}
 
 /**
  * A raw 2025-era MCP session on /mcp/<slug> as `agent` (X-Service-Agent): `hold(name, args)` calls a
@@ -514,26 +503,6 @@ mcp_servers:
 
 // ---------------------------------------------------------------------------------------------------
 // Reports: CSV and PDF.
-
-/** RFC 4180 (the same reader as test/reports.test.ts). */
-function parseCsv(text: string): string[][] {
-  assert.ok(text.endsWith('\r\n'), 'the file ends with CRLF');
-  const rows: string[][] = [[]];
-  const field = /"((?:[^"]|"")*)"|([^",\r\n]*)/y;
-  let at = 0;
-  for (;;) {
-    field.lastIndex = at;
-    const match = field.exec(text)!;
-    rows.at(-1)!.push(match[1] !== undefined ? match[1].replaceAll('""', '"') : match[2]!);
-    at = field.lastIndex;
-    if (text[at] === ',') at += 1;
-    else if (text.startsWith('\r\n', at)) {
-      at += 2;
-      if (at === text.length) return rows;
-      rows.push([]);
-    } else assert.fail(`unexpected character at ${at}`);
-  }
-}
 
 /** What a spreadsheet would run: a cell starting with = + - @ tab or CR. */
 const FORMULA_START = /^[=+\-@\t\r]/;

@@ -14,6 +14,7 @@ import { appClient } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call } from './support/http.ts';
 import { decideAs, startTestService, TestClock, type TestService } from './support/service.ts';
+import { parseCsv } from './support/csv.ts';
 
 const run = promisify(execFile);
 const pdftotextSkip = await run('pdftotext', ['-v'])
@@ -58,26 +59,6 @@ rules:
     approvals_required: 2
     timeout_minutes: 30
 `;
-
-/** RFC 4180: quoted fields may hold commas, quotes (doubled) and line breaks; records end in CRLF. */
-function parseCsv(text: string): string[][] {
-  assert.ok(text.endsWith('\r\n'), 'the file ends with CRLF');
-  const rows: string[][] = [[]];
-  const field = /"((?:[^"]|"")*)"|([^",\r\n]*)/y;
-  let at = 0;
-  for (;;) {
-    field.lastIndex = at;
-    const match = field.exec(text)!;
-    rows.at(-1)!.push(match[1] !== undefined ? match[1].replaceAll('""', '"') : match[2]!);
-    at = field.lastIndex;
-    if (text[at] === ',') at += 1;
-    else if (text.startsWith('\r\n', at)) {
-      at += 2;
-      if (at === text.length) return rows;
-      rows.push([]);
-    } else assert.fail(`unexpected character at ${at}`);
-  }
-}
 
 /** The oversight CSV as a lookup: `figure('tool', 'SDK/send_invoice', 'holds')`. */
 function figuresOf(csv: string) {

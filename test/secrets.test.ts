@@ -35,6 +35,7 @@ import { freePort, type RecordingUpstream, startRecordingUpstream } from './supp
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { killServerProcesses, startServerProcess, storageSettings } from './support/server-process.ts';
 import { startTestService, type TestService } from './support/service.ts';
+import { until } from './support/wait.ts';
 
 /** A value unique to this run that starts with its random part (so even a cut-off prefix is telling). */
 const marker = (label: string) => `${randomBytes(8).toString('hex')}-${label}`;
@@ -148,18 +149,6 @@ function pdfText(bytes: Buffer): string {
   const run = spawnSync('pdftotext', ['-layout', '-', '-'], { input: bytes, encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   return run.stdout;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** An agent's MCP client on `base`/mcp/`slug`. */

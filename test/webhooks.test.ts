@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../src/config.ts';
@@ -31,6 +30,7 @@ import { freePort, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { type Received, type Receiver, startReceiver } from './support/receiver.ts';
 import { killServerProcesses, startServerProcess } from './support/server-process.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { sleep, until } from './support/wait.ts';
 
 /** Small enough that 25 attempts take about two seconds (the schedule itself spans 2.3 days). */
 const SCALE = 0.00001;
@@ -64,16 +64,6 @@ rules:
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 const hmacHex = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('hex');
 

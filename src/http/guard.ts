@@ -48,6 +48,16 @@ export async function limitAnonymous(
   return limit.allowed;
 }
 
+/** A request without a valid credential: 401, or 429 once its address has guessed too often. */
+export async function refuseUnauthenticated(
+  counter: RateCounter,
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  if (await limitAnonymous(counter, ctx, request, reply)) sendError(reply, 401, 'unauthorized');
+}
+
 /** Returns true when the request may go on; otherwise the answer (401 or 429) has been sent. */
 export async function guardApi(
   counter: RateCounter,
@@ -58,7 +68,7 @@ export async function guardApi(
 ): Promise<boolean> {
   const caller = await authenticate(ctx, bearerToken(request));
   if (!caller) {
-    if (await limitAnonymous(counter, ctx, request, reply)) sendError(reply, 401, 'unauthorized');
+    await refuseUnauthenticated(counter, ctx, request, reply);
     return false;
   }
   request.caller = caller;

@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { randomId } from '../domain/ids.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
-import { limitAnonymous, limitWorkspace } from '../http/guard.ts';
+import { limitWorkspace, refuseUnauthenticated } from '../http/guard.ts';
 import { sendError } from '../http/errors.ts';
 import type { RateCounter } from '../http/rate-limiter.ts';
 import { authenticate } from '../services/api-keys.ts';
@@ -63,7 +63,7 @@ export function mcpRoutes(
       const token = request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
       const auth = await authenticate(ctx, token);
       if (!auth) {
-        if (await limitAnonymous(counter, ctx, request, reply)) sendError(reply, 401, 'unauthorized');
+        await refuseUnauthenticated(counter, ctx, request, reply);
         return reply;
       }
       if (!(await limitWorkspace(counter, ctx, reply, auth.workspace.id, 'mcp')))

@@ -45,3 +45,15 @@ export function submission(overrides: Record<string, unknown> = {}) {
     ...overrides,
   };
 }
+
+/** The JSON-RPC messages of an MCP streamable HTTP answer, sent as JSON or as server-sent events. */
+export async function rpcMessages(response: Response): Promise<any[]> {
+  const text = await response.text();
+  if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    return text
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => JSON.parse(line.slice(5)));
+  }
+  return text ? [JSON.parse(text)] : [];
+}

@@ -13,7 +13,7 @@ import type { ServiceContext } from '../../services/context.ts';
 import { decideHold } from '../../services/decide-hold.ts';
 import { inboxOf } from '../../services/inbox.ts';
 import { sendError } from '../errors.ts';
-import { limitAnonymous } from '../guard.ts';
+import { refuseUnauthenticated } from '../guard.ts';
 import type { RateCounter } from '../rate-limiter.ts';
 
 const script = readFileSync(new URL('../../app/static/widget.js', import.meta.url), 'utf8');
@@ -35,8 +35,7 @@ export async function widgetRoutes(
   /** The token's member; otherwise 401, or 429 once an IP has guessed too often (brute force). */
   async function memberOf(request: FastifyRequest, reply: FastifyReply) {
     const member = await memberOfEmbedToken(ctx, bearer(request));
-    if (!member && (await limitAnonymous(counter, ctx, request, reply)))
-      sendError(reply, 401, 'unauthorized');
+    if (!member) await refuseUnauthenticated(counter, ctx, request, reply);
     return member;
   }
 
