@@ -29,7 +29,6 @@ import { newHoldReference } from '../src/domain/ids.ts';
 import { openContext } from '../src/runtime.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
-import { publishedKeys } from '../src/services/audit-signer.ts';
 import type { ServiceContext } from '../src/services/context.ts';
 import { decideHold } from '../src/services/decide-hold.ts';
 import { openChain } from '../src/services/evidence.ts';
@@ -341,7 +340,7 @@ async function exportFile(ctx: ServiceContext, workspaceId: string, dir: string)
   const start = performance.now();
   await pipeline(Readable.from(exportEvidence(ctx, workspaceId)), createWriteStream(file));
   const seconds = (performance.now() - start) / 1000;
-  const keys: AuditKey[] = (await publishedKeys(ctx.db)).map((key) => ({
+  const keys: AuditKey[] = (await ctx.signer.published()).map((key) => ({
     key_id: key.key_id,
     jwk: { kty: String(key.jwk.kty), crv: String(key.jwk.crv), x: String(key.jwk.x) },
   }));

@@ -29,6 +29,8 @@ const schema = z.object({
   LEGACY_FREE_MONTHLY_HOLDS: z.coerce.number().int().min(0).default(1000),
   MCP_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
   AUDIT_SIGNING_KEY: z.string().optional(),
+  /** Earlier public keys whose checkpoints still count (key rotation); only with AUDIT_SIGNING_KEY. */
+  AUDIT_TRUSTED_KEYS: z.string().optional(),
   // Whom to believe about the client's address in X-Forwarded-For: nobody, the nearest N proxies
   // (`true` is one), or the proxies at these addresses. Never "everybody": a client could then name
   // any address it likes and slip past the per-IP limits.
@@ -92,6 +94,7 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     legacyFreeMonthlyHolds: settings.LEGACY_FREE_MONTHLY_HOLDS,
     mcpRateLimit: settings.MCP_RATE_LIMIT,
     auditSigningKey: settings.AUDIT_SIGNING_KEY?.replaceAll('\\n', '\n'),
+    auditTrustedKeys: settings.AUDIT_TRUSTED_KEYS?.replaceAll('\\n', '\n'),
     trustProxy: settings.TRUST_PROXY,
     deadlineSweepMs: settings.DEADLINE_SWEEP_MS,
     smtpUrl: settings.SMTP_URL,

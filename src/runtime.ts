@@ -15,6 +15,7 @@ import { HoldEvents } from './services/hold-events.ts';
 import type { Db } from './store/db.ts';
 import { openDb } from './store/open.ts';
 import { shareEvents } from './store/postgres-events.ts';
+import { startCheckpointWorker } from './workers/checkpoints.ts';
 import { startDeadlineWorker } from './workers/deadlines.ts';
 import { startExecutionWorker } from './workers/executions.ts';
 import { startWebhookWorker } from './workers/webhooks.ts';
@@ -36,7 +37,11 @@ export async function openContext(config: Config, now: () => number = Date.now):
 }
 
 async function contextOn(db: Db, config: Config, now: () => number): Promise<ServiceContext> {
-  const signer = await loadAuditSigner(db, config.auditSigningKey, now());
+  const signer = await loadAuditSigner(
+    db,
+    { signingKey: config.auditSigningKey, trustedKeys: config.auditTrustedKeys },
+    now(),
+  );
   return {
     db,
     now,
@@ -101,6 +106,12 @@ export async function startService(
       'SECRETS_KEY is not set: credentials are sealed with a key file in DATA_DIR. Several instances ' +
         'must share one key: set the same SECRETS_KEY on all of them (docs/settings.md).',
     );
+  if (!ctx.signer.configured)
+    app.log.warn(
+      'AUDIT_SIGNING_KEY is not set: the key that signs evidence checkpoints is kept in the database, so ' +
+        'anyone who can write to the database can rewrite the evidence and sign it again. Set ' +
+        'AUDIT_SIGNING_KEY (docs/evidence.md, "The signing key").',
+    );
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -140,7 +151,7 @@ export async function startService(
   };
 }
 
-/** The background work: deadlines, webhook deliveries, approved proxy calls, notifications. */
+/** The background work: deadlines, webhook deliveries, approved proxy calls, notifications, checkpoints. */
 function startWorkers(
   ctx: ServiceContext,
   upstreams: UpstreamPool,
@@ -154,5 +165,6 @@ function startWorkers(
     startWebhookWorker(ctx, { intervalMs, retryScale: config.webhookRetryScale, log }),
     startExecutionWorker(ctx, upstreams, { intervalMs, log }),
     startNotificationWorker(ctx, { intervalMs, log }),
+    startCheckpointWorker(ctx, { intervalMs, log }),
   ];
 }

@@ -344,7 +344,7 @@ for (const backend of backends) {
       const cut = rewrite((all) => all.slice(0, -2));
       assert.deepEqual((await verifyEvidenceExport(cut, { keys })).first_invalid, {
         seq: lines.length - 2,
-        reason: 'sequence_gap',
+        reason: 'truncated',
       });
       // A forger who rebuilds the whole chain cannot sign the new head.
       const header = JSON.parse(lines[0]!);
@@ -359,14 +359,16 @@ for (const backend of backends) {
       assert.deepEqual(pick(forged), {
         valid: false,
         checked: checked.checked,
-        first_invalid: null,
+        first_invalid: { seq: header.checkpoint.seq, reason: 'checkpoint_invalid' },
         signature: 'invalid',
       });
       const stripped = rewrite((all) => {
         all[0] = JSON.stringify({ ...header, checkpoint: null });
         return all;
       });
-      assert.equal((await verifyEvidenceExport(stripped, { keys })).signature, 'invalid');
+      const unsigned = await verifyEvidenceExport(stripped, { keys });
+      assert.equal(unsigned.signature, 'invalid');
+      assert.deepEqual(unsigned.first_invalid, { seq: 1, reason: 'checkpoint_missing' });
       await assert.rejects(verifyEvidenceExport('{"hello":1}\n'), /Not an evidence export: line 1/);
       await assert.rejects(verifyEvidenceExport(`${lines[0]}\nnot json\n`), /line 2 is not JSON/);
     });

@@ -3,9 +3,11 @@
  * short text), exits 0 on success, and non-zero with a one-line reason on stderr otherwise.
  */
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import type { Checkpoint } from '../../packages/sdk/src/chain.ts';
+import { type TrustedKeys, verifyEvidenceExport } from '../../packages/sdk/src/evidence.ts';
 import { loadConfig } from '../config.ts';
 import { openContext } from '../runtime.ts';
 import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
@@ -16,6 +18,7 @@ import { exportEvidence } from '../services/export-evidence.ts';
 import { inviteLink } from '../services/sign-in.ts';
 import { deliveryLog, redeliver, rotateWebhookSecret } from '../services/webhooks.ts';
 import { type SimulationReport, simulatePolicy } from '../services/simulate-policy.ts';
+import { verifyChain } from '../services/verify-chain.ts';
 import { createWorkspace, requireWorkspace } from '../services/workspaces.ts';
 import { migrate } from '../store/migrate.ts';
 import { openDb } from '../store/open.ts';
@@ -27,6 +30,8 @@ const USAGE = `usage: approvals <command> [--json]
   apply --workspace <slug> -f <file.yaml|file.json>
   export --workspace <slug>
   evidence export --workspace <slug>          (JSON Lines on stdout)
+  verify --workspace <slug> [--against <checkpoint.json>]
+  verify --export <evidence.jsonl> --key <key.pem|key.json> [--against <checkpoint.json>]
   simulate --workspace <slug> -f <draft.yaml> [--since 30d]
   users invite --workspace <slug> --email <e-mail>
   webhook rotate --workspace <slug>
@@ -47,6 +52,9 @@ const options = {
   email: { type: 'string' },
   state: { type: 'string' },
   'all-dead': { type: 'boolean' },
+  against: { type: 'string' },
+  export: { type: 'string' },
+  key: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -67,6 +75,11 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
       if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
     }
     return null;
+  }
+  if (words[0] === 'verify' && words.length === 1) {
+    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const against = values.against === undefined ? undefined : readCheckpoint(values.against);
+    return verdict(await verifyChain(ctx, workspace.id, {}, against), `evidence of ${workspace.slug}`);
   }
   if (command === 'workspace create') {
     const slug = words[2];
@@ -145,6 +158,69 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
   throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
 }
 
+/** A verification that ran and found the evidence not intact (exit 3). */
+class ChainInvalid extends Error {
+  readonly result: object;
+  constructor(result: object, reason: string) {
+    super(reason);
+    this.result = result;
+  }
+}
+
+/** A verification's answer: the result when valid; otherwise exit 3 with the reason (and the result with --json). */
+function verdict(
+  result: { valid: boolean; checked: number; first_invalid: { seq: number; reason: string } | null },
+  what: string,
+): [object, string] {
+  if (!result.valid) {
+    const problem = result.first_invalid;
+    throw new ChainInvalid(
+      result,
+      `${what} is not intact: ${problem ? `${problem.reason} at seq ${problem.seq}` : 'signature invalid'}`,
+    );
+  }
+  return [result, `The ${what} is intact: ${result.checked} entries checked.`];
+}
+
+/** A checkpoint as kept: a checkpoints-list item, an evidence.checkpoint event body, or an export header. */
+function readCheckpoint(file: string): Checkpoint {
+  let value: unknown;
+  try {
+    value = JSON.parse(readText(file));
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`${file} is not JSON`);
+  }
+  const outer = value as { data?: unknown; checkpoint?: unknown } | null;
+  const cp = (outer?.data ?? outer?.checkpoint ?? value) as Partial<Checkpoint> | null;
+  if (
+    !cp ||
+    !Number.isSafeInteger(cp.seq) ||
+    [cp.hash, cp.signed_at, cp.key_id, cp.signature].some((field) => typeof field !== 'string')
+  )
+    throw new UsageError(`${file} holds no checkpoint ({ seq, hash, signed_at, key_id, signature })`);
+  const { seq, hash, signed_at, key_id, signature } = cp as Checkpoint;
+  return { seq, hash, signed_at, key_id, signature };
+}
+
+/** `verify --export`: the SDK's offline check, with the key the auditor pinned; no database needed. */
+async function verifyExportFile(values: Values): Promise<[object, string]> {
+  const file = required(values, 'export');
+  const keyText = readText(required(values, 'key'));
+  let keys: TrustedKeys = keyText;
+  if (!keyText.trimStart().startsWith('-----BEGIN')) {
+    try {
+      keys = JSON.parse(keyText) as TrustedKeys;
+    } catch {
+      throw new UsageError('--key must be a PEM public key or the JSON of /.well-known/approvals-audit-key');
+    }
+  }
+  if (!existsSync(file)) throw new UsageError(`cannot read ${file}`);
+  const checkpoint = values.against === undefined ? undefined : readCheckpoint(values.against);
+  const result = await verifyEvidenceExport(createReadStream(file, 'utf8'), { keys, checkpoint });
+  return verdict(result, `export ${file}`);
+}
+
 function readText(file: string): string {
   try {
     return readFileSync(file, 'utf8');
@@ -205,12 +281,20 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(parsed.values.json ? `${JSON.stringify({ applied })}\n` : `${text}\n`);
       return 0;
     }
-    ctx = await openContext(config);
-    const answer = await run(ctx, parsed.positionals, parsed.values);
+    const offline = parsed.positionals.join(' ') === 'verify' && parsed.values.export !== undefined;
+    if (!offline) ctx = await openContext(config);
+    const answer = offline
+      ? await verifyExportFile(parsed.values)
+      : await run(ctx!, parsed.positionals, parsed.values);
     if (answer)
       process.stdout.write(parsed.values.json ? `${JSON.stringify(answer[0])}\n` : `${answer[1]}\n`);
     return 0;
   } catch (error) {
+    if (error instanceof ChainInvalid) {
+      if (parsed.values.json) process.stdout.write(`${JSON.stringify(error.result)}\n`);
+      process.stderr.write(`approvals: ${error.message}\n`);
+      return 3;
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`approvals: ${error.message}\n${USAGE}\n`);
       return 2;

@@ -4,6 +4,24 @@ import type { Hold } from './hold.ts';
 
 export type WebhookEvent = 'hold.approved' | 'hold.rejected' | 'hold.expired';
 
+/** The reference of a published checkpoint: what `id` is for hold events, the receiver's idempotency key. */
+export const checkpointReference = (seq: number) => `checkpoint:${seq}`;
+
+/** `evidence.checkpoint`: a signed chain head, published so that someone outside the service keeps it. */
+export function checkpointEventBody(
+  orgId: string,
+  checkpoint: { seq: number; hash: string; signed_at: string; key_id: string; signature: string },
+  now: number,
+) {
+  const { seq, hash, signed_at, key_id, signature } = checkpoint;
+  return {
+    event: 'evidence.checkpoint' as const,
+    created_at: new Date(now).toISOString(),
+    id: checkpointReference(seq),
+    data: { orgId, seq, hash, signed_at, key_id, signature },
+  };
+}
+
 export const MAX_ATTEMPTS = 25;
 const FIRST_DELAY_MS = 5_000;
 const LONGEST_DELAY_MS = 4 * 3_600_000;

@@ -64,6 +64,27 @@ const instant = z
   .transform((value) => Date.parse(value))
   .refine((value) => Number.isFinite(value), 'must be a real date');
 
+/** Query of GET /api/v1/audit/checkpoints: `since` is a seq (those after it) or a time (those published from it). */
+export const checkpointsQuerySchema = z.object({
+  since: z
+    .string()
+    .optional()
+    .transform((value, context): { afterSeq: number } | { sinceMs: number } | undefined => {
+      if (value === undefined) return undefined;
+      if (/^\d{1,15}$/.test(value)) return { afterSeq: Number(value) };
+      const ms = ISO_INSTANT.test(value) ? Date.parse(value) : Number.NaN;
+      if (Number.isFinite(ms)) return { sinceMs: ms };
+      context.addIssue({ code: 'custom', message: 'must be a seq or an ISO 8601 date-time' });
+      return z.NEVER;
+    }),
+  limit: z.coerce
+    .number('must be a whole number from 1 to 1000')
+    .int('must be a whole number from 1 to 1000')
+    .min(1, 'must be a whole number from 1 to 1000')
+    .max(1000, 'must be a whole number from 1 to 1000')
+    .default(100),
+});
+
 /** Query of GET /api/v1/reports/* (decisions.md, Reports); the period is completed by the route. */
 export const reportQuerySchema = z
   .object({

@@ -1,8 +1,9 @@
 /**
- * The service's Ed25519 key that signs chain heads (checkpoints). Taken from the setting
- * AUDIT_SIGNING_KEY when given (keeps the private key out of the database), else made once and
- * stored, shared by every instance on the same database. The public half of every key that ever
- * signed is kept, so checkpoints stay verifiable after the key changes.
+ * The service's Ed25519 keys for chain heads (checkpoints). With AUDIT_SIGNING_KEY the signing key
+ * comes from configuration, and only configured keys (it, plus the earlier public keys listed in
+ * AUDIT_TRUSTED_KEYS) are trusted: a database writer can add a key to the database, never to the
+ * configuration. Without it, a key is made once and stored in the database, shared by every instance
+ * there, and every key the database holds is trusted: a database writer can then forge checkpoints.
  */
 import {
   createPrivateKey,
@@ -12,8 +13,8 @@ import {
   sign,
   verify,
 } from 'node:crypto';
-import { checkpointInput } from '../../packages/sdk/src/chain.ts';
-import type { Db, Sql } from '../store/db.ts';
+import { type Checkpoint, checkpointInput } from '../../packages/sdk/src/chain.ts';
+import type { Db } from '../store/db.ts';
 import { findSigningKey, insertSigningKey, listSigningKeys } from '../store/evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -21,6 +22,12 @@ export interface AuditSigner {
   keyId: string;
   /** Base64 Ed25519 signature of the UTF-8 text. */
   sign(text: string): string;
+  /** Whether a trusted key, the one the checkpoint names, signed this checkpoint of workspace `orgId`. */
+  trusts(orgId: string, checkpoint: Checkpoint): Promise<boolean>;
+  /** The trusted public keys, the current one last. */
+  published(): Promise<PublishedKey[]>;
+  /** Whether the keys come from configuration (a database writer cannot forge checkpoints). */
+  configured: boolean;
 }
 
 export interface PublishedKey {
@@ -34,29 +41,62 @@ const keyIdOf = (publicKey: KeyObject) =>
   sha256Hex(String(publicKey.export({ format: 'jwk' }).x)).slice(0, 16);
 const pemOf = (publicKey: KeyObject) => publicKey.export({ format: 'pem', type: 'spki' }).toString();
 
-function signerFrom(privateKey: KeyObject): AuditSigner {
+function publish(publicKey: KeyObject): PublishedKey {
+  const keyId = keyIdOf(publicKey);
   return {
-    keyId: keyIdOf(createPublicKey(privateKey)),
-    sign: (text) => sign(null, Buffer.from(text), privateKey).toString('base64'),
+    key_id: keyId,
+    algorithm: 'Ed25519',
+    public_key_pem: pemOf(publicKey),
+    jwk: { ...publicKey.export({ format: 'jwk' }), alg: 'EdDSA', use: 'sig', kid: keyId },
   };
+}
+
+const signedBy = (publicKey: KeyObject, orgId: string, checkpoint: Checkpoint) => {
+  try {
+    return verify(
+      null,
+      Buffer.from(checkpointInput({ orgId, ...checkpoint })),
+      publicKey,
+      Buffer.from(checkpoint.signature, 'base64'),
+    );
+  } catch {
+    return false;
+  }
+};
+
+/** The Ed25519 public keys in a text of PEM blocks (AUDIT_TRUSTED_KEYS); anything else is refused. */
+export function parseTrustedKeys(text: string): KeyObject[] {
+  const blocks = text.match(/-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/g) ?? [];
+  const rest = blocks.reduce((left, block) => left.replace(block, ''), text).replace(/[\s,]/g, '');
+  if (rest !== '' || blocks.length === 0)
+    throw new Error('AUDIT_TRUSTED_KEYS must hold PEM public keys ("-----BEGIN PUBLIC KEY-----" …) only');
+  return blocks.map((block) => {
+    const key = createPublicKey(block);
+    if (key.asymmetricKeyType !== 'ed25519')
+      throw new Error('AUDIT_TRUSTED_KEYS holds a key that is not Ed25519');
+    return key;
+  });
 }
 
 export async function loadAuditSigner(
   db: Db,
-  configuredPem: string | undefined,
+  settings: { signingKey?: string; trustedKeys?: string },
   now: number,
 ): Promise<AuditSigner> {
-  if (configuredPem) {
-    const privateKey = createPrivateKey(configuredPem);
-    const signer = signerFrom(privateKey);
+  if (settings.signingKey) {
+    const signer = configuredSigner(settings.signingKey, settings.trustedKeys);
+    // The public half only, so that checkpoints it signed still verify should the setting be removed.
+    const [current] = (await signer.published()).slice(-1);
     await insertSigningKey(db, {
       id: signer.keyId,
       privateKey: null,
-      publicKey: pemOf(createPublicKey(privateKey)),
+      publicKey: current!.public_key_pem,
       createdAt: now,
     });
     return signer;
   }
+  if (settings.trustedKeys)
+    throw new Error('AUDIT_TRUSTED_KEYS only counts with AUDIT_SIGNING_KEY: set both, or neither');
   const stored = await db.transaction(async (tx) => {
     if (db.dialect === 'postgres') await tx.one('SELECT pg_advisory_xact_lock(7294002)');
     const own = (await listSigningKeys(tx)).filter((key) => key.privateKey !== null).at(-1);
@@ -71,40 +111,41 @@ export async function loadAuditSigner(
     });
     return pem;
   });
-  return signerFrom(createPrivateKey(stored));
+  const privateKey = createPrivateKey(stored);
+  const keyId = keyIdOf(createPublicKey(privateKey));
+  return {
+    keyId,
+    configured: false,
+    sign: (text) => sign(null, Buffer.from(text), privateKey).toString('base64'),
+    async trusts(orgId, checkpoint) {
+      const key = await findSigningKey(db, checkpoint.key_id);
+      return key !== undefined && signedBy(createPublicKey(key.publicKey), orgId, checkpoint);
+    },
+    async published() {
+      const keys = (await listSigningKeys(db)).map((row) => publish(createPublicKey(row.publicKey)));
+      return [...keys.filter((key) => key.key_id !== keyId), ...keys.filter((key) => key.key_id === keyId)];
+    },
+  };
 }
 
-/** Every key that ever signed, newest last, for the well-known endpoint. */
-export async function publishedKeys(sql: Sql): Promise<PublishedKey[]> {
-  return (await listSigningKeys(sql)).map((row) => {
-    const publicKey = createPublicKey(row.publicKey);
-    return {
-      key_id: row.id,
-      algorithm: 'Ed25519',
-      public_key_pem: row.publicKey,
-      jwk: { ...publicKey.export({ format: 'jwk' }), alg: 'EdDSA', use: 'sig', kid: row.id },
-    };
-  });
-}
-
-/** Whether a checkpoint was signed by one of our keys, the one it names. */
-export async function checkpointSignedByUs(
-  sql: Sql,
-  checkpoint: {
-    orgId: string;
-    seq: number;
-    hash: string;
-    signed_at: string;
-    key_id: string;
-    signature: string;
-  },
-): Promise<boolean> {
-  const key = await findSigningKey(sql, checkpoint.key_id);
-  if (!key) return false;
-  return verify(
-    null,
-    Buffer.from(checkpointInput(checkpoint)),
-    createPublicKey(key.publicKey),
-    Buffer.from(checkpoint.signature, 'base64'),
-  );
+function configuredSigner(signingKeyPem: string, trustedKeysText: string | undefined): AuditSigner {
+  const privateKey = createPrivateKey(signingKeyPem);
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error('AUDIT_SIGNING_KEY is not an Ed25519 key');
+  const current = createPublicKey(privateKey);
+  const keyId = keyIdOf(current);
+  const trusted = new Map<string, KeyObject>();
+  for (const key of trustedKeysText ? parseTrustedKeys(trustedKeysText) : []) trusted.set(keyIdOf(key), key);
+  trusted.delete(keyId);
+  trusted.set(keyId, current);
+  const published = [...trusted.values()].map(publish);
+  return {
+    keyId,
+    configured: true,
+    sign: (text) => sign(null, Buffer.from(text), privateKey).toString('base64'),
+    trusts: async (orgId, checkpoint) => {
+      const key = trusted.get(checkpoint.key_id);
+      return key !== undefined && signedBy(key, orgId, checkpoint);
+    },
+    published: async () => published,
+  };
 }

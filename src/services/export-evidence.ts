@@ -1,15 +1,18 @@
 /**
- * A workspace's evidence as JSON Lines: a header with the signed checkpoint, then every entry up to
- * it, oldest first. The SDK's `verifyEvidenceExport` checks such a file offline.
+ * A workspace's evidence as JSON Lines: a header with the signed checkpoint, then every entry stored,
+ * oldest first. The SDK's `verifyEvidenceExport` checks such a file offline, and finds entries that
+ * the checkpoint does not cover.
  */
 import { EVIDENCE_EXPORT_FORMAT, type EvidenceExportHeader } from '../../packages/sdk/src/chain.ts';
-import { checkpointOf, findChainHead, listEntries } from '../store/evidence.ts';
+import { checkpointOf, findChainHead, lastEntrySeq, listEntries } from '../store/evidence.ts';
 import type { ServiceContext } from './context.ts';
 
 const PAGE = 1000;
 
 export async function* exportEvidence(ctx: ServiceContext, workspaceId: string): AsyncGenerator<string> {
-  // Entries never change once written, so the head read first bounds a consistent export.
+  // The last entry is read before the head: an append committing in between moves both, so every
+  // entry exported that we wrote is covered by the checkpoint; one past it was not written by us.
+  const last = await lastEntrySeq(ctx.db, workspaceId);
   const checkpoint = checkpointOf(await findChainHead(ctx.db, workspaceId));
   const header: EvidenceExportHeader = {
     format: EVIDENCE_EXPORT_FORMAT,
@@ -18,9 +21,9 @@ export async function* exportEvidence(ctx: ServiceContext, workspaceId: string):
     checkpoint,
   };
   yield `${JSON.stringify(header)}\n`;
-  const last = checkpoint?.seq ?? 0;
-  for (let next = 1; next <= last;) {
-    const page = await listEntries(ctx.db, workspaceId, workspaceId, next, last, PAGE);
+  const end = Math.max(last, checkpoint?.seq ?? 0);
+  for (let next = 1; next <= end;) {
+    const page = await listEntries(ctx.db, workspaceId, workspaceId, next, end, PAGE);
     if (page.length === 0) break;
     yield (
       page

@@ -1,7 +1,21 @@
-/** Walks a workspace's hash chain and checks every link, hash and the signed checkpoint. */
-import { ChainWalk, type Checkpoint, entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
-import { checkpointOf, findChainHead, listEntries } from '../store/evidence.ts';
-import { checkpointSignedByUs } from './audit-signer.ts';
+/**
+ * Walks a workspace's hash chain, checks every link and hash, and compares the chain with its signed
+ * checkpoints: the head's, the newest published one, and one the caller kept (`against`).
+ */
+import {
+  ChainWalk,
+  type Checkpoint,
+  entryHashInputWithData,
+  type InvalidReason,
+  type Pin,
+} from '../../packages/sdk/src/chain.ts';
+import {
+  checkpointOf,
+  findChainHead,
+  lastEntrySeq,
+  listEntries,
+  newestPublishedCheckpoint,
+} from '../store/evidence.ts';
 import type { ServiceContext } from './context.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -11,7 +25,7 @@ export interface VerifyResult {
   valid: boolean;
   checked: number;
   head: { seq: number; hash: string } | null;
-  first_invalid: { seq: number; reason: 'hash_mismatch' | 'broken_link' | 'sequence_gap' } | null;
+  first_invalid: { seq: number; reason: InvalidReason } | null;
   checkpoint: Checkpoint | null;
   verified_at: string;
 }
@@ -20,23 +34,32 @@ export async function verifyChain(
   ctx: ServiceContext,
   workspaceId: string,
   range: { fromSeq?: number; toSeq?: number } = {},
+  /** A checkpoint kept from earlier: the chain must still hold its seq with its hash (`rewritten`). */
+  against?: Checkpoint,
 ): Promise<VerifyResult> {
   const stored = await findChainHead(ctx.db, workspaceId);
   const checkpoint = checkpointOf(stored);
+  const published = (await newestPublishedCheckpoint(ctx.db, workspaceId)) ?? null;
+  const signed = [checkpoint, published].filter((cp): cp is Checkpoint => cp !== null);
+  const pins: Pin[] = [...signed];
+  if (against) pins.push({ seq: against.seq, hash: against.hash, reason: 'rewritten' });
   const from = range.fromSeq ?? 1;
-  const to = range.toSeq ?? Number.MAX_SAFE_INTEGER;
+  // The walk ends at the head, or at a checkpoint past it (a head moved back shows as truncated).
+  const end = Math.max(stored?.seq ?? 0, ...pins.map((pin) => pin.seq));
+  const to = Math.min(range.toSeq ?? Number.MAX_SAFE_INTEGER, end);
 
   const [previous] =
     from > 1 ? await listEntries(ctx.db, workspaceId, workspaceId, from - 1, from - 1, 1) : [];
-  const walk = new ChainWalk(previous ? { seq: previous.seq, hash: previous.hash } : null, checkpoint);
-  // A range that starts past the end has nothing to check; one that starts inside must link up.
-  const end = Math.max(stored?.seq ?? 0, checkpoint?.seq ?? 0);
-  if (from > 1 && !previous && from - 1 <= end) {
-    walk.firstInvalid = { seq: from - 1, reason: 'sequence_gap' };
-  } else if (checkpoint && !(await checkpointSignedByUs(ctx.db, { orgId: workspaceId, ...checkpoint }))) {
-    // A checkpoint none of our keys signed was written by someone else: the head it pins is forged.
-    walk.firstInvalid = { seq: checkpoint.seq, reason: 'hash_mismatch' };
-  }
+  const walk = new ChainWalk(previous ? { seq: previous.seq, hash: previous.hash } : null, pins);
+  if (from > 1 && !previous && from - 1 <= end) walk.fail(from - 1, 'sequence_gap');
+  // A checkpoint no trusted key signed was written by someone else: the head it pins is forged.
+  for (const cp of signed)
+    if (!(await ctx.signer.trusts(workspaceId, cp))) walk.fail(cp.seq, 'checkpoint_invalid');
+  if (against && !(await ctx.signer.trusts(workspaceId, against)))
+    walk.fail(against.seq, 'checkpoint_invalid');
+
+  // A range that starts past the end has nothing to check.
+  if (from > to) return result(ctx, walk, checkpoint);
   for (let next = from; !walk.firstInvalid && next <= to;) {
     const page = await listEntries(ctx.db, workspaceId, workspaceId, next, to, PAGE);
     // The stored data is hashed as stored: text that is not the canonical form does not verify.
@@ -46,6 +69,19 @@ export async function verifyChain(
     next = page[page.length - 1]!.seq + 1;
   }
   walk.finish(to);
+  if (to === end) {
+    // Up to the end, every entry must be covered by a trusted checkpoint.
+    walk.requireCoverage(Math.max(0, ...signed.map((cp) => cp.seq)));
+    // Entries past the head were not written by us. The head is read after the last entry: an append
+    // that commits in between moves both, so it is not mistaken for one.
+    const last = await lastEntrySeq(ctx.db, workspaceId);
+    const head = Math.max((await findChainHead(ctx.db, workspaceId))?.seq ?? 0, end);
+    if (last > head) walk.fail(head + 1, 'checkpoint_missing');
+  }
+  return result(ctx, walk, checkpoint);
+}
+
+function result(ctx: ServiceContext, walk: ChainWalk, checkpoint: Checkpoint | null): VerifyResult {
   return {
     valid: walk.firstInvalid === null,
     checked: walk.checked,

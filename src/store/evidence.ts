@@ -59,10 +59,10 @@ export async function appendEntry(sql: Sql, workspaceId: string, entry: Evidence
   );
 }
 
-/** Entries with `seq` in [from, to], in order. */
 /** An entry as stored: `data` is its canonical JSON text, exactly what the hash covers. */
 export type StoredEntry = Omit<EvidenceEntry, 'data'> & { data: string };
 
+/** Entries with `seq` in [from, to], in order, at most `limit`. */
 export async function listEntries(
   sql: Sql,
   workspaceId: string,
@@ -78,6 +78,68 @@ export async function listEntries(
   );
   return rows.map((row) => ({ ...row, orgId }));
 }
+
+/** The highest seq stored, whatever the head says (0 for none). */
+export async function lastEntrySeq(sql: Sql, workspaceId: string): Promise<number> {
+  const row = await sql.one<{ seq: number | null }>(
+    'SELECT max(seq) AS seq FROM evidence WHERE workspace_id = $1',
+    [workspaceId],
+  );
+  return Number(row?.seq ?? 0);
+}
+
+/** A checkpoint published outside the database (the checkpoints API, the evidence.checkpoint event). */
+export type PublishedCheckpoint = Checkpoint & { published_at: number };
+
+const checkpointColumns = 'seq, hash, signed_at, key_id, signature, published_at';
+
+export async function insertPublishedCheckpoint(
+  sql: Sql,
+  workspaceId: string,
+  checkpoint: PublishedCheckpoint,
+): Promise<void> {
+  const { seq, hash, signed_at, key_id, signature, published_at } = checkpoint;
+  await sql.run(
+    `INSERT INTO evidence_checkpoints (workspace_id, ${checkpointColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [workspaceId, seq, hash, signed_at, key_id, signature, published_at],
+  );
+}
+
+export const newestPublishedCheckpoint = (sql: Sql, workspaceId: string) =>
+  sql.one<PublishedCheckpoint>(
+    `SELECT ${checkpointColumns} FROM evidence_checkpoints WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1`,
+    [workspaceId],
+  );
+
+/** Published checkpoints after `afterSeq`, or published at or after `sinceMs`, oldest first. */
+export const listPublishedCheckpoints = (
+  sql: Sql,
+  workspaceId: string,
+  since: { afterSeq: number } | { sinceMs: number },
+  limit: number,
+) =>
+  sql.all<PublishedCheckpoint>(
+    `SELECT ${checkpointColumns} FROM evidence_checkpoints WHERE workspace_id = $1 AND ${
+      'afterSeq' in since ? 'seq > $2' : 'published_at >= $2'
+    } ORDER BY seq LIMIT $3`,
+    [workspaceId, 'afterSeq' in since ? since.afterSeq : since.sinceMs, limit],
+  );
+
+/**
+ * Workspaces whose chain moved past their newest published checkpoint, published before
+ * `publishedBefore` (or never), in pages by workspace id: the newest published checkpoint is found
+ * through the primary key.
+ */
+export const chainsToPublish = (sql: Sql, publishedBefore: number, afterWorkspace: string, limit: number) =>
+  sql.all<{ workspaceId: string }>(
+    `SELECT h.workspace_id AS "workspaceId" FROM evidence_heads h
+     WHERE h.workspace_id > $3 AND h.seq > COALESCE((SELECT c.seq FROM evidence_checkpoints c WHERE c.workspace_id = h.workspace_id
+                             ORDER BY c.seq DESC LIMIT 1), 0)
+       AND COALESCE((SELECT c.published_at FROM evidence_checkpoints c WHERE c.workspace_id = h.workspace_id
+                     ORDER BY c.seq DESC LIMIT 1), 0) < $1
+     ORDER BY h.workspace_id LIMIT $2`,
+    [publishedBefore, limit, afterWorkspace],
+  );
 
 export interface SigningKeyRow {
   id: string;

@@ -13,10 +13,15 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs `approvals …` on the given storage; never rejects on a non-zero exit. */
-export function approvals(storage: Storage, args: string[]): Promise<Run> {
+/** Runs `approvals …` on the given storage (with extra settings); never rejects on a non-zero exit. */
+export function approvals(
+  storage: Storage,
+  args: string[],
+  settings: Record<string, string> = {},
+): Promise<Run> {
   const env: Record<string, string | undefined> = {
     ...process.env,
+    ...settings,
     DATA_DIR: storage.env.DATA_DIR,
     // Empty means "not set": SQLite under DATA_DIR.
     DATABASE_URL: storage.env.DATABASE_URL ?? '',

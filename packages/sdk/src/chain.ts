@@ -16,7 +16,29 @@ export interface EvidenceEntry {
   hash: string;
 }
 
-export type InvalidReason = 'hash_mismatch' | 'broken_link' | 'sequence_gap';
+/**
+ * Why a chain does not verify. The first three concern the entries; the others compare the entries
+ * with signed checkpoints: `checkpoint_missing` (entries that no trusted checkpoint covers),
+ * `checkpoint_invalid` (a checkpoint not signed by a trusted key, or whose hash is not the entry's at
+ * its seq), `truncated` (a checkpoint names an entry that is no longer there) and `rewritten` (the chain
+ * does not hold an earlier checkpoint you kept, entry for entry).
+ */
+export type InvalidReason =
+  | 'hash_mismatch'
+  | 'broken_link'
+  | 'sequence_gap'
+  | 'checkpoint_missing'
+  | 'checkpoint_invalid'
+  | 'truncated'
+  | 'rewritten';
+
+/** A checkpoint the walk compares the chain with: the entry at `seq` must be there, with `hash`. */
+export interface Pin {
+  seq: number;
+  hash: string;
+  /** The reason when the chain disagrees; default `checkpoint_invalid`, or `truncated` when the entry is gone. */
+  reason?: 'rewritten';
+}
 
 /** A signed chain head: Ed25519 over `checkpointInput`, base64. */
 export interface Checkpoint {
@@ -71,21 +93,18 @@ export function checkpointInput(c: {
 
 /**
  * Walks entries in order, one at a time, so a long chain is checked in pages with flat memory.
- * `previous` is the entry before the first one pushed (null when starting at seq 1). A signed
- * `checkpoint` pins the hash at its seq, so rewriting or cutting off the newest entries shows.
+ * `previous` is the entry before the first one pushed (null when starting at seq 1). Each of `pins`
+ * fixes the hash at its seq, so rewriting or cutting off entries a signed checkpoint covers shows.
  */
 export class ChainWalk {
   checked = 0;
   head: { seq: number; hash: string } | null;
   firstInvalid: { seq: number; reason: InvalidReason } | null = null;
-  private readonly checkpoint: { seq: number; hash: string } | null;
+  private readonly pins: Pin[];
 
-  constructor(
-    previous: { seq: number; hash: string } | null,
-    checkpoint: { seq: number; hash: string } | null,
-  ) {
+  constructor(previous: { seq: number; hash: string } | null, pins: Pin[]) {
     this.head = previous;
-    this.checkpoint = checkpoint;
+    this.pins = pins;
   }
 
   /**
@@ -100,8 +119,9 @@ export class ChainWalk {
     if (entry.prev_hash !== (this.head?.hash ?? GENESIS_HASH)) return this.fail(entry.seq, 'broken_link');
     const hash = recomputed;
     if (hash !== entry.hash) return this.fail(entry.seq, 'hash_mismatch');
-    if (this.checkpoint?.seq === entry.seq && this.checkpoint.hash !== hash) {
-      return this.fail(entry.seq, 'hash_mismatch');
+    for (const pin of this.pins) {
+      if (pin.seq === entry.seq && pin.hash !== hash)
+        return this.fail(entry.seq, pin.reason ?? 'checkpoint_invalid');
     }
     this.checked += 1;
     this.head = { seq: entry.seq, hash };
@@ -111,18 +131,19 @@ export class ChainWalk {
   /** Call after the last entry of a range that ends at `rangeEnd` (Infinity: the end of the chain). */
   finish(rangeEnd: number): void {
     const lastSeq = this.head?.seq ?? 0;
-    if (
-      !this.firstInvalid &&
-      this.checkpoint &&
-      this.checkpoint.seq > lastSeq &&
-      this.checkpoint.seq <= rangeEnd
-    ) {
-      this.fail(lastSeq + 1, 'sequence_gap');
-    }
+    const cutOff = this.pins.filter((pin) => pin.seq > lastSeq && pin.seq <= rangeEnd);
+    if (this.firstInvalid || cutOff.length === 0) return;
+    this.fail(lastSeq + 1, cutOff.some((pin) => pin.reason) ? 'rewritten' : 'truncated');
   }
 
-  private fail(seq: number, reason: InvalidReason): false {
-    this.firstInvalid = { seq, reason };
+  /** Entries after `coveredSeq` (the newest trusted checkpoint, 0 for none) are not vouched for. */
+  requireCoverage(coveredSeq: number): void {
+    const lastSeq = this.head?.seq ?? 0;
+    if (!this.firstInvalid && lastSeq > coveredSeq) this.fail(coveredSeq + 1, 'checkpoint_missing');
+  }
+
+  fail(seq: number, reason: InvalidReason): false {
+    this.firstInvalid ??= { seq, reason };
     return false;
   }
 }

@@ -12,6 +12,7 @@ import {
   checkpointInput,
   entryHashInput,
   type InvalidReason,
+  type Pin,
 } from './chain.ts';
 import { ApprovalsError } from './errors.ts';
 import { subtle } from './web-crypto.ts';
@@ -22,13 +23,22 @@ export interface AuditKey {
   jwk: { kty: string; crv: string; x: string };
 }
 
+/** Ed25519 public keys: a published key, or a PEM text (SPKI) holding one or more keys. */
+export type TrustedKeys = { keys: AuditKey[] } | (AuditKey | string)[] | string;
+
 export interface EvidenceVerifyOptions {
   /**
-   * The service's keys: the JSON of `{base_url}/.well-known/approvals-audit-key`, or its `keys` list.
-   * Fetch it yourself, from the service, not from whoever handed you the export. Without it the
-   * checkpoint's signature is not checked.
+   * The keys you trust to sign checkpoints: the service's public key as you pinned it (PEM), or the
+   * JSON of `{base_url}/.well-known/approvals-audit-key`. Take them from the service's operator or the
+   * service itself, never from whoever handed you the export. Without them no signature is checked.
    */
-  keys?: { keys: AuditKey[] } | AuditKey[];
+  keys?: TrustedKeys;
+  /**
+   * A checkpoint you kept from earlier (from `GET /api/v1/audit/checkpoints`, an `evidence.checkpoint`
+   * webhook event or an earlier export's header). The export must hold its `seq` with the same hash,
+   * else it was rewritten since (`rewritten`). When `keys` are given, it must be signed by one of them.
+   */
+  checkpoint?: Checkpoint;
 }
 
 export interface EvidenceVerification {
@@ -40,13 +50,14 @@ export interface EvidenceVerification {
   checked: number;
   /** The last entry found good. */
   head: { seq: number; hash: string } | null;
-  /** The first entry found wrong; checking stops there. Null when every entry is good. */
+  /** The first problem found; checking stops there. Null when every entry is good. */
   first_invalid: { seq: number; reason: InvalidReason } | null;
   /** The signed chain head the export was made at. */
   checkpoint: Checkpoint | null;
   /**
    * `valid`: one of the keys signed the checkpoint. `invalid`: none did, or the export has entries but
-   * no checkpoint. `unchecked`: no keys were given.
+   * no checkpoint (`first_invalid` then says `checkpoint_invalid` or `checkpoint_missing`). `unchecked`:
+   * no keys were given.
    */
   signature: 'valid' | 'invalid' | 'unchecked';
 }
@@ -70,7 +81,16 @@ export async function verifyEvidenceExport(
   if (!isHeader(header))
     throw new ApprovalsError(`Not an evidence export: line 1 is not a ${EVIDENCE_EXPORT_FORMAT} header`);
   const { orgId, checkpoint } = header;
-  const walk = new ChainWalk(null, checkpoint);
+  const keys = options.keys === undefined ? null : await importKeys(options.keys);
+  const earlier = options.checkpoint;
+  if (earlier && earlier.seq > (checkpoint?.seq ?? 0))
+    throw new ApprovalsError('The checkpoint given is newer than the export: export the chain again');
+  if (earlier && keys && !(await signedByOneOf(keys, orgId, earlier)))
+    throw new ApprovalsError('The checkpoint given is not signed by any of the keys given');
+  const pins: Pin[] = [];
+  if (checkpoint) pins.push(checkpoint);
+  if (earlier) pins.push({ seq: earlier.seq, hash: earlier.hash, reason: 'rewritten' });
+  const walk = new ChainWalk(null, pins);
   // WebCrypto answers each digest asynchronously, and waiting for one at a time dominated the run:
   // up to DIGESTS_IN_FLIGHT are computed at once, and the entries are still walked in order.
   const inFlight: { entry: EvidenceEntry; hash: Promise<string> }[] = [];
@@ -102,14 +122,18 @@ export async function verifyEvidenceExport(
   }
   while (inFlight.length > 0 && !broken) await walkOldest();
   walk.finish(Number.POSITIVE_INFINITY);
-  const signature = await checkSignature(
-    orgId,
-    checkpoint,
-    walk.checked > 0 || walk.firstInvalid !== null,
-    options,
-  );
+  const hasEntries = walk.checked > 0 || walk.firstInvalid !== null;
+  // Every entry must be vouched for by the export's checkpoint: entries past it were added by someone else.
+  walk.requireCoverage(checkpoint?.seq ?? 0);
+  let signature: EvidenceVerification['signature'] = 'unchecked';
+  if (keys && checkpoint) {
+    signature = (await signedByOneOf(keys, orgId, checkpoint)) ? 'valid' : 'invalid';
+    if (signature === 'invalid') walk.fail(checkpoint.seq, 'checkpoint_invalid');
+  } else if (keys) {
+    signature = hasEntries ? 'invalid' : 'valid';
+  }
   return {
-    valid: walk.firstInvalid === null && signature !== 'invalid',
+    valid: walk.firstInvalid === null,
     orgId,
     checked: walk.checked,
     head: walk.head,
@@ -119,38 +143,59 @@ export async function verifyEvidenceExport(
   };
 }
 
-async function checkSignature(
-  orgId: string,
-  checkpoint: Checkpoint | null,
-  hasEntries: boolean,
-  options: EvidenceVerifyOptions,
-): Promise<EvidenceVerification['signature']> {
-  if (!options.keys) return 'unchecked';
-  if (!checkpoint) return hasEntries ? 'invalid' : 'valid';
-  const keys = Array.isArray(options.keys) ? options.keys : options.keys.keys;
-  const key = keys.find((candidate) => candidate.key_id === checkpoint.key_id);
-  if (!key) return 'invalid';
-  let publicKey: CryptoKey;
+/** Ed25519 public keys for WebCrypto, each with its `key_id` when known. */
+async function importKeys(trusted: TrustedKeys): Promise<{ keyId?: string; key: CryptoKey }[]> {
+  const items = typeof trusted === 'string' ? [trusted] : Array.isArray(trusted) ? trusted : trusted.keys;
+  const imported: { keyId?: string; key: CryptoKey }[] = [];
+  for (const item of items) {
+    if (typeof item !== 'string') {
+      const { kty, crv, x } = item.jwk;
+      imported.push({ keyId: item.key_id, key: await importKey('jwk', { kty, crv, x }) });
+      continue;
+    }
+    const blocks = item.match(/-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/g) ?? [];
+    if (blocks.length === 0)
+      throw new ApprovalsError('A key given is neither a published key nor a PEM public key');
+    for (const block of blocks) {
+      const der = base64ToBytes(block.replace(/-----[A-Z ]+-----|\s/g, ''));
+      if (!der) throw new ApprovalsError('A PEM public key given is not base64');
+      imported.push({ key: await importKey('spki', der) });
+    }
+  }
+  return imported;
+}
+
+async function importKey(format: 'jwk' | 'spki', data: JsonWebKey | Uint8Array<ArrayBuffer>) {
   try {
-    publicKey = await subtle().importKey(
-      'jwk',
-      { kty: key.jwk.kty, crv: key.jwk.crv, x: key.jwk.x },
-      { name: 'Ed25519' },
-      false,
-      ['verify'],
-    );
+    return format === 'jwk'
+      ? await subtle().importKey('jwk', data as JsonWebKey, { name: 'Ed25519' }, false, ['verify'])
+      : await subtle().importKey('spki', data as Uint8Array<ArrayBuffer>, { name: 'Ed25519' }, false, [
+          'verify',
+        ]);
   } catch (error) {
     if ((error as Error)?.name === 'NotSupportedError') {
       throw new ApprovalsError(
         'This runtime has no Ed25519 in WebCrypto; the checkpoint cannot be checked here',
       );
     }
-    return 'invalid';
+    throw new ApprovalsError('A key given is not an Ed25519 public key');
   }
+}
+
+/** Whether one of the keys (the one the checkpoint names, where keys have ids) signed it. */
+async function signedByOneOf(
+  keys: { keyId?: string; key: CryptoKey }[],
+  orgId: string,
+  checkpoint: Checkpoint,
+): Promise<boolean> {
   const signed = new TextEncoder().encode(checkpointInput({ orgId, ...checkpoint }));
   const signature = base64ToBytes(checkpoint.signature);
-  if (!signature) return 'invalid';
-  return (await subtle().verify({ name: 'Ed25519' }, publicKey, signature, signed)) ? 'valid' : 'invalid';
+  if (!signature) return false;
+  for (const { keyId, key } of keys) {
+    if (keyId !== undefined && keyId !== checkpoint.key_id) continue;
+    if (await subtle().verify({ name: 'Ed25519' }, key, signature, signed)) return true;
+  }
+  return false;
 }
 
 async function* linesOf(input: EvidenceExport): AsyncGenerator<string> {

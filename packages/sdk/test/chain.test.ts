@@ -33,7 +33,7 @@ function chain(length: number): EvidenceEntry[] {
 }
 
 function walk(entries: EvidenceEntry[], checkpoint: { seq: number; hash: string } | null = null) {
-  const w = new ChainWalk(null, checkpoint);
+  const w = new ChainWalk(null, checkpoint ? [checkpoint] : []);
   for (const entry of entries) if (!w.push(entry, sha256Hex(entryHashInput(entry)))) break;
   w.finish(Number.MAX_SAFE_INTEGER);
   return w;
@@ -69,24 +69,31 @@ test('a removed entry is a sequence gap', () => {
 test('entries cut off the end are found through the signed checkpoint', () => {
   const entries = chain(5);
   const checkpoint = { seq: 5, hash: entries[4]!.hash };
-  assert.deepEqual(walk(entries.slice(0, 3), checkpoint).firstInvalid, { seq: 4, reason: 'sequence_gap' });
+  assert.deepEqual(walk(entries.slice(0, 3), checkpoint).firstInvalid, { seq: 4, reason: 'truncated' });
 });
 
 test('a rebuilt chain that disagrees with the checkpoint is caught', () => {
   const entries = chain(5);
   assert.deepEqual(walk(entries, { seq: 5, hash: 'f'.repeat(64) }).firstInvalid, {
     seq: 5,
-    reason: 'hash_mismatch',
+    reason: 'checkpoint_invalid',
   });
 });
 
-/** An export of `entries` without a checkpoint (the signature is not what these tests are about). */
+/** An export of `entries` with an unsigned checkpoint at its end (these tests check no signature). */
 function exportOf(entries: EvidenceEntry[]): string {
+  const last = entries.at(-1);
   const header = {
     format: EVIDENCE_EXPORT_FORMAT,
     orgId: 'org_1',
     exported_at: '2026-01-02T00:00:00.000Z',
-    checkpoint: null,
+    checkpoint: last && {
+      seq: last.seq,
+      hash: last.hash,
+      signed_at: last.occurred_at,
+      key_id: 'none',
+      signature: '',
+    },
   };
   return [header, ...entries].map((line) => JSON.stringify(line)).join('\n');
 }

@@ -1,10 +1,10 @@
-/** GET /api/v1/audit/verify and the public key that checks its checkpoints. */
+/** GET /api/v1/audit/verify, the published checkpoints, and the public keys that check them. */
 import type { FastifyInstance } from 'fastify';
-import { publishedKeys } from '../../services/audit-signer.ts';
 import type { ServiceContext } from '../../services/context.ts';
+import { listCheckpoints } from '../../services/publish-checkpoints.ts';
 import { verifyChain } from '../../services/verify-chain.ts';
 import { fieldIssues, sendValidationError } from '../errors.ts';
-import { verifyQuerySchema } from '../schemas.ts';
+import { checkpointsQuerySchema, verifyQuerySchema } from '../schemas.ts';
 
 export function auditRoutes(
   app: FastifyInstance,
@@ -19,12 +19,17 @@ export function auditRoutes(
     });
   });
 
+  app.get('/api/v1/audit/checkpoints', { config: { bucket: 'v1-verify' } }, async (request, reply) => {
+    const parsed = checkpointsQuerySchema.safeParse(request.query);
+    if (!parsed.success) return sendValidationError(reply, docsUrl(), fieldIssues(parsed.error));
+    return listCheckpoints(ctx, request.caller!.workspace.id, parsed.data);
+  });
+
   app.get('/.well-known/approvals-audit-key', async (_request, reply) => {
     reply.header('Cache-Control', 'public, max-age=300');
-    const keys = await publishedKeys(ctx.db);
-    const current = keys.find((key) => key.key_id === ctx.signer.keyId)!;
+    const keys = await ctx.signer.published();
     return {
-      ...current,
+      ...keys.at(-1)!,
       signs: 'RFC 8785 canonical JSON of { orgId, seq, hash, signed_at, key_id }; signature in base64',
       keys,
     };

@@ -1,0 +1,115 @@
+/**
+ * Publishes signed chain heads outside the database, at most once a minute per workspace whose chain
+ * moved: into the checkpoints list (GET /api/v1/audit/checkpoints) and, where the workspace has a
+ * webhook endpoint, as an `evidence.checkpoint` event. Whoever keeps them can later prove that the
+ * chain was not rewritten or cut off since. A head is published only after the entries since the
+ * last published checkpoint were checked and its signature verified with a trusted key: the service
+ * never vouches for a chain it has not checked.
+ */
+import { ChainWalk, type Checkpoint, entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
+import { randomId } from '../domain/ids.ts';
+import { checkpointEventBody } from '../domain/webhooks.ts';
+import {
+  chainsToPublish,
+  checkpointOf,
+  findChainHead,
+  insertPublishedCheckpoint,
+  listEntries,
+  listPublishedCheckpoints,
+  lockChainHead,
+  newestPublishedCheckpoint,
+} from '../store/evidence.ts';
+import { findWebhookEndpoint, insertWebhookEvent } from '../store/webhooks.ts';
+import type { ServiceContext } from './context.ts';
+import { sha256Hex } from './hashing.ts';
+
+export const CHECKPOINT_INTERVAL_MS = 60_000;
+const BATCH = 100;
+const PAGE = 1000;
+
+export interface PublishOutcome {
+  published: number;
+  /** Workspaces whose chain failed the check: nothing was published for them. */
+  refused: { workspaceId: string; seq: number; reason: string }[];
+}
+
+export async function publishCheckpoints(ctx: ServiceContext): Promise<PublishOutcome> {
+  const outcome: PublishOutcome = { published: 0, refused: [] };
+  for (let after = ''; ;) {
+    const due = await chainsToPublish(ctx.db, ctx.now() - CHECKPOINT_INTERVAL_MS + 1, after, BATCH);
+    for (const { workspaceId } of due) {
+      const checked = await checkSinceLastPublished(ctx, workspaceId);
+      if ('reason' in checked) outcome.refused.push({ workspaceId, ...checked });
+      else if (await publish(ctx, workspaceId, checked)) outcome.published += 1;
+    }
+    if (due.length < BATCH) return outcome;
+    after = due.at(-1)!.workspaceId;
+  }
+}
+
+/** The head's checkpoint, once the entries after the last published one link up to it. */
+async function checkSinceLastPublished(
+  ctx: ServiceContext,
+  workspaceId: string,
+): Promise<Checkpoint | { seq: number; reason: string }> {
+  const last = await newestPublishedCheckpoint(ctx.db, workspaceId);
+  const head = checkpointOf(await findChainHead(ctx.db, workspaceId));
+  if (!head) return { seq: (last?.seq ?? 0) + 1, reason: 'checkpoint_missing' };
+  if (!(await ctx.signer.trusts(workspaceId, head))) return { seq: head.seq, reason: 'checkpoint_invalid' };
+  const walk = new ChainWalk(last ? { seq: last.seq, hash: last.hash } : null, [head]);
+  for (let next = (last?.seq ?? 0) + 1; !walk.firstInvalid && next <= head.seq;) {
+    const page = await listEntries(ctx.db, workspaceId, workspaceId, next, head.seq, PAGE);
+    for (const entry of page)
+      if (!walk.push(entry, sha256Hex(entryHashInputWithData(entry, entry.data)))) break;
+    if (page.length < PAGE) break;
+    next = page.at(-1)!.seq + 1;
+  }
+  walk.finish(head.seq);
+  return walk.firstInvalid ?? head;
+}
+
+/** Under the chain's lock, so that two instances never publish twice in one minute. */
+async function publish(ctx: ServiceContext, workspaceId: string, checkpoint: Checkpoint): Promise<boolean> {
+  return ctx.db.transaction(async (tx) => {
+    await lockChainHead(tx, workspaceId);
+    const now = ctx.now();
+    const last = await newestPublishedCheckpoint(tx, workspaceId);
+    if (last && (last.seq >= checkpoint.seq || last.published_at > now - CHECKPOINT_INTERVAL_MS))
+      return false;
+    await insertPublishedCheckpoint(tx, workspaceId, { ...checkpoint, published_at: now });
+    if (await findWebhookEndpoint(tx, workspaceId)) {
+      const body = checkpointEventBody(workspaceId, checkpoint, now);
+      await insertWebhookEvent(tx, {
+        id: randomId('msg_', 16),
+        workspaceId,
+        holdId: body.id,
+        event: body.event,
+        body: JSON.stringify(body),
+        createdAt: now,
+      });
+    }
+    return true;
+  });
+}
+
+/** The published checkpoints of a workspace, oldest first, from `since` (a seq or a time). */
+export async function listCheckpoints(
+  ctx: ServiceContext,
+  workspaceId: string,
+  query: { since?: { afterSeq: number } | { sinceMs: number }; limit: number },
+) {
+  const rows = await listPublishedCheckpoints(
+    ctx.db,
+    workspaceId,
+    query.since ?? { afterSeq: 0 },
+    query.limit + 1,
+  );
+  return {
+    orgId: workspaceId,
+    checkpoints: rows.slice(0, query.limit).map(({ published_at, ...checkpoint }) => ({
+      ...checkpoint,
+      published_at: new Date(published_at).toISOString(),
+    })),
+    has_more: rows.length > query.limit,
+  };
+}

@@ -1,0 +1,531 @@
+/**
+ * Evidence against someone who can write to the database: each attack below rewrites what is stored
+ * the way such a person would, and verification (API, CLI, the SDK's offline check) must end
+ * `valid: false` with a named reason. Also: published checkpoints, their webhook event, key rotation.
+ */
+import assert from 'node:assert/strict';
+import { createHash, createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type Checkpoint, checkpointInput, entryHashInputWithData } from '../packages/sdk/src/chain.ts';
+import { verifyEvidenceExport } from '../packages/sdk/src/evidence.ts';
+import { loadConfig } from '../src/config.ts';
+import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
+import { exportEvidence } from '../src/services/export-evidence.ts';
+import { publishCheckpoints } from '../src/services/publish-checkpoints.ts';
+import { serviceSignature } from '../src/services/webhooks.ts';
+import { startService } from '../src/runtime.ts';
+import type { Sql } from '../src/store/db.ts';
+import { backends, sqlite } from './support/backends.ts';
+import { approvals } from './support/cli.ts';
+import { call, submission } from './support/http.ts';
+import { startReceiver } from './support/receiver.ts';
+import { startServerProcess } from './support/server-process.ts';
+import { startTestService, type TestService } from './support/service.ts';
+import { until } from './support/wait.ts';
+
+function ed25519() {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    pem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    publicPem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+    keyId: createHash('sha256')
+      .update(String(publicKey.export({ format: 'jwk' }).x))
+      .digest('hex')
+      .slice(0, 16),
+  };
+}
+
+interface Row {
+  seq: number;
+  prev_hash: string;
+  type: string;
+  occurred_at: string;
+  data: string;
+  hash: string;
+}
+
+const entriesOf = (sql: Sql, workspaceId: string) =>
+  sql.all<Row>(
+    'SELECT seq, prev_hash, type, occurred_at, data, hash FROM evidence WHERE workspace_id = $1 ORDER BY seq',
+    [workspaceId],
+  );
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * What a database writer does to rewrite history: changes entry `seq`, recomputes every later hash
+ * and link so the chain is whole again, and moves the head, signed with `privateKeyPem` as `keyId`.
+ */
+async function rewrite(
+  sql: Sql,
+  workspaceId: string,
+  seq: number,
+  change: (data: string) => string,
+  signer: { pem: string; keyId: string },
+) {
+  const rows = await entriesOf(sql, workspaceId);
+  let prev = rows[seq - 2]?.hash ?? '0'.repeat(64);
+  for (const row of rows.slice(seq - 1)) {
+    const data = row.seq === seq ? change(row.data) : row.data;
+    const hash = sha256(entryHashInputWithData({ ...row, prev_hash: prev, orgId: workspaceId }, data));
+    await sql.run(
+      'UPDATE evidence SET data = $3, prev_hash = $4, hash = $5 WHERE workspace_id = $1 AND seq = $2',
+      [workspaceId, row.seq, data, prev, hash],
+    );
+    prev = hash;
+  }
+  const head = {
+    seq: rows.at(-1)!.seq,
+    hash: prev,
+    signed_at: rows.at(-1)!.occurred_at,
+    key_id: signer.keyId,
+  };
+  const signature = sign(
+    null,
+    Buffer.from(checkpointInput({ orgId: workspaceId, ...head })),
+    createPrivateKey(signer.pem),
+  ).toString('base64');
+  await sql.run(
+    'UPDATE evidence_heads SET seq = $2, hash = $3, signed_at = $4, key_id = $5, signature = $6 WHERE workspace_id = $1',
+    [workspaceId, head.seq, head.hash, head.signed_at, head.key_id, signature],
+  );
+}
+
+async function exportText(t: TestService, workspaceId: string): Promise<string> {
+  let text = '';
+  for await (const chunk of exportEvidence(t.service.ctx, workspaceId)) text += chunk;
+  return text;
+}
+
+const wellKnown = async (t: TestService) =>
+  (await call(t.url, 'GET', '/.well-known/approvals-audit-key')).body;
+
+const checkpoints = async (t: TestService, key: string, query = '') =>
+  call(t.url, 'GET', `/api/v1/audit/checkpoints${query}`, { key });
+
+/** Moves past the minute since the last checkpoint, and waits for the worker to publish the head as it is now. */
+async function published(t: TestService, workspaceId: string, key: string): Promise<Checkpoint> {
+  t.clock.advance(61_000);
+  const head = (await entriesOf(t.service.ctx.db, workspaceId)).at(-1)!;
+  return until(`checkpoint ${head.seq} published`, async () => {
+    const list = (await checkpoints(t, key)).body.checkpoints as (Checkpoint & { published_at: string })[];
+    const found = list.find((cp) => cp.seq === head.seq);
+    if (!found) return undefined;
+    const { seq, hash, signed_at, key_id, signature } = found;
+    return { seq, hash, signed_at, key_id, signature };
+  });
+}
+
+for (const backend of backends) {
+  describe(
+    `evidence against a database writer on ${backend.name}`,
+    { skip: backend.skip, timeout: 120_000 },
+    () => {
+      const key = ed25519();
+      let t: TestService;
+      let dir: string;
+      before(async () => {
+        t = await startTestService(backend, {
+          env: { AUDIT_SIGNING_KEY: key.pem, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCALE: '0.001' },
+        });
+        dir = mkdtempSync(join(tmpdir(), 'approvals-trust-'));
+      });
+      after(async () => {
+        await t?.close();
+        rmSync(dir, { recursive: true, force: true });
+      });
+
+      const verify = async (apiKey: string) =>
+        (await call(t.url, 'GET', '/api/v1/audit/verify', { key: apiKey })).body;
+
+      test('cutting off the newest entry and unsigning the head is caught (checkpoint_missing)', async () => {
+        const { workspace, key: apiKey } = await t.workspace();
+        await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+        const rows = await entriesOf(t.service.ctx.db, workspace.id);
+        const kept = rows.at(-2)!;
+        await t.service.ctx.db.run('DELETE FROM evidence WHERE workspace_id = $1 AND seq = $2', [
+          workspace.id,
+          rows.at(-1)!.seq,
+        ]);
+        await t.service.ctx.db.run(
+          'UPDATE evidence_heads SET seq = $2, hash = $3, signature = NULL, signed_at = NULL, key_id = NULL WHERE workspace_id = $1',
+          [workspace.id, kept.seq, kept.hash],
+        );
+        const result = await verify(apiKey);
+        assert.equal(result.valid, false);
+        assert.equal(result.checkpoint, null);
+        assert.equal(result.first_invalid.reason, 'checkpoint_missing');
+
+        const offline = await verifyEvidenceExport(await exportText(t, workspace.id), {
+          keys: await wellKnown(t),
+        });
+        assert.equal(offline.valid, false);
+        assert.deepEqual(offline.first_invalid, { seq: 1, reason: 'checkpoint_missing' });
+        assert.equal(offline.checked, kept.seq, 'every entry exported, none vouched for');
+      });
+
+      test('entries appended past the head by someone else are caught (checkpoint_missing)', async () => {
+        const { workspace, key: apiKey } = await t.workspace();
+        const rows = await entriesOf(t.service.ctx.db, workspace.id);
+        const last = rows.at(-1)!;
+        const forged = {
+          seq: last.seq + 1,
+          prev_hash: last.hash,
+          orgId: workspace.id,
+          type: 'key.revoked',
+          occurred_at: new Date().toISOString(),
+        };
+        const data = '{"key_id":"key_x"}';
+        await t.service.ctx.db.run(
+          'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+          [
+            workspace.id,
+            forged.seq,
+            forged.prev_hash,
+            forged.type,
+            forged.occurred_at,
+            data,
+            sha256(entryHashInputWithData(forged, data)),
+          ],
+        );
+        assert.deepEqual((await verify(apiKey)).first_invalid, {
+          seq: forged.seq,
+          reason: 'checkpoint_missing',
+        });
+        const offline = await verifyEvidenceExport(await exportText(t, workspace.id), {
+          keys: await wellKnown(t),
+        });
+        assert.deepEqual(offline.first_invalid, { seq: forged.seq, reason: 'checkpoint_missing' });
+      });
+
+      test('a key added to the database is neither trusted nor published (checkpoint_invalid)', async () => {
+        const { workspace, key: apiKey } = await t.workspace();
+        await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+        const attacker = ed25519();
+        await t.service.ctx.db.run(
+          'INSERT INTO signing_keys (id, private_key, public_key, created_at) VALUES ($1, $2, $3, $4)',
+          [attacker.keyId, attacker.pem, attacker.publicPem, Date.now()],
+        );
+        await rewrite(
+          t.service.ctx.db,
+          workspace.id,
+          5,
+          (data) => data.replace('"amount":120', '"amount":12'),
+          attacker,
+        );
+
+        const result = await verify(apiKey);
+        assert.equal(result.valid, false);
+        assert.equal(result.first_invalid.reason, 'checkpoint_invalid');
+        assert.equal(result.checkpoint.key_id, attacker.keyId);
+
+        const keys = await wellKnown(t);
+        assert.deepEqual(
+          keys.keys.map((k: { key_id: string }) => k.key_id),
+          [key.keyId],
+        );
+        assert.equal(keys.key_id, key.keyId);
+        const offline = await verifyEvidenceExport(await exportText(t, workspace.id), { keys });
+        assert.equal(offline.valid, false);
+        assert.equal(offline.signature, 'invalid');
+        assert.equal(offline.first_invalid?.reason, 'checkpoint_invalid');
+        const pinned = await verifyEvidenceExport(await exportText(t, workspace.id), { keys: key.publicPem });
+        assert.equal(pinned.first_invalid?.reason, 'checkpoint_invalid');
+      });
+
+      test('a head moved back to an older signed head is caught by the published checkpoint (truncated)', async () => {
+        const { workspace, key: apiKey } = await t.workspace();
+        const db = t.service.ctx.db;
+        const first = await published(t, workspace.id, apiKey);
+        const savedHead = await db.one<Record<string, unknown>>(
+          'SELECT seq, hash, signed_at, key_id, signature FROM evidence_heads WHERE workspace_id = $1',
+          [workspace.id],
+        );
+        await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+        const second = await published(t, workspace.id, apiKey);
+        assert.ok(second.seq > first.seq);
+
+        await db.run('DELETE FROM evidence WHERE workspace_id = $1 AND seq > $2', [workspace.id, first.seq]);
+        await db.run(
+          'UPDATE evidence_heads SET seq = $2, hash = $3, signed_at = $4, key_id = $5, signature = $6 WHERE workspace_id = $1',
+          [
+            workspace.id,
+            savedHead!.seq,
+            savedHead!.hash,
+            savedHead!.signed_at,
+            savedHead!.key_id,
+            savedHead!.signature,
+          ],
+        );
+        assert.deepEqual((await verify(apiKey)).first_invalid, { seq: first.seq + 1, reason: 'truncated' });
+
+        // Deleting the published checkpoints too fools the service, but not whoever kept one.
+        await db.run('DELETE FROM evidence_checkpoints WHERE workspace_id = $1 AND seq > $2', [
+          workspace.id,
+          first.seq,
+        ]);
+        assert.equal((await verify(apiKey)).valid, true);
+        const offline = await verifyEvidenceExport(await exportText(t, workspace.id), {
+          keys: key.publicPem,
+          checkpoint: first,
+        });
+        assert.equal(offline.valid, true, 'the older checkpoint is still in the chain');
+        await assert.rejects(
+          verifyEvidenceExport(await exportText(t, workspace.id), {
+            keys: key.publicPem,
+            checkpoint: second,
+          }),
+          /newer than the export/,
+        );
+        const file = join(dir, `second-${backend.name}.json`);
+        writeFileSync(file, JSON.stringify(second));
+        const cli = await approvals(
+          t.storage,
+          ['verify', '--workspace', workspace.slug, '--against', file, '--json'],
+          {
+            AUDIT_SIGNING_KEY: key.pem,
+          },
+        );
+        assert.equal(cli.code, 3, cli.stderr);
+        assert.match(cli.stderr, /not intact: rewritten at seq \d+/);
+        assert.equal(JSON.parse(cli.stdout).first_invalid.reason, 'rewritten');
+      });
+
+      test('checkpoints are published at most once a minute, listed, and sent as signed webhook events', async () => {
+        const receiver = await startReceiver();
+        try {
+          const { workspace, key: apiKey } = await t.workspace();
+          const applied = await applyConfig(
+            t.service.ctx,
+            workspace,
+            parseConfig(`webhook: { url: "${receiver.url}" }\n`),
+          );
+          const first = await published(t, workspace.id, apiKey);
+          for (let i = 0; i < 3; i++)
+            await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+          // Within the minute nothing more is published: a round run here, after the worker's, finds nothing due.
+          const round = await publishCheckpoints(t.service.ctx);
+          assert.equal(
+            round.published + (await checkpoints(t, apiKey)).body.checkpoints.length,
+            1,
+            'one checkpoint within the minute',
+          );
+          const second = await published(t, workspace.id, apiKey);
+          assert.equal(second.seq, first.seq + 4, 'the tool registered, then three holds submitted');
+
+          const listed = (await checkpoints(t, apiKey)).body;
+          assert.equal(listed.orgId, workspace.id);
+          assert.deepEqual(
+            listed.checkpoints.map((cp: Checkpoint) => cp.seq),
+            [first.seq, second.seq],
+          );
+          assert.equal(listed.has_more, false);
+          assert.deepEqual(
+            (await checkpoints(t, apiKey, `?since=${first.seq}`)).body.checkpoints.map(
+              (cp: Checkpoint) => cp.seq,
+            ),
+            [second.seq],
+          );
+          const paged = (await checkpoints(t, apiKey, '?limit=1')).body;
+          assert.equal(paged.checkpoints.length, 1);
+          assert.equal(paged.has_more, true);
+          const byTime = (
+            await checkpoints(t, apiKey, `?since=${encodeURIComponent(listed.checkpoints[1].published_at)}`)
+          ).body;
+          assert.deepEqual(
+            byTime.checkpoints.map((cp: Checkpoint) => cp.seq),
+            [second.seq],
+          );
+          for (const query of ['?since=yesterday', '?limit=0', '?limit=1001', '?since=-1']) {
+            const answer = await checkpoints(t, apiKey, query);
+            assert.equal(answer.status, 422, query);
+            assert.equal(answer.body.error, 'validation_failed');
+            assert.doesNotMatch(JSON.stringify(answer.body), /yesterday/);
+          }
+
+          const events = await receiver.waitFor(2, {
+            filter: (r) => r.headers['x-service-event'] === 'evidence.checkpoint',
+          });
+          for (const [i, event] of events.entries()) {
+            assert.equal(
+              event.headers['x-service-signature'],
+              serviceSignature(applied.webhook_secret!, event.body),
+            );
+            const body = JSON.parse(event.body);
+            assert.equal(body.event, 'evidence.checkpoint');
+            assert.equal(body.id, `checkpoint:${[first, second][i]!.seq}`);
+            assert.deepEqual(body.data, { orgId: workspace.id, ...[first, second][i] });
+          }
+          // What the receiver kept proves the export: it holds that seq with that hash.
+          const offline = await verifyEvidenceExport(await exportText(t, workspace.id), {
+            keys: key.publicPem,
+            checkpoint: JSON.parse(events[0]!.body).data,
+          });
+          assert.equal(offline.valid, true);
+        } finally {
+          await receiver.close();
+        }
+      });
+    },
+  );
+
+  describe(
+    `rewriting with the key kept in the database on ${backend.name}`,
+    { skip: backend.skip, timeout: 120_000 },
+    () => {
+      test('without AUDIT_SIGNING_KEY a re-signed rewrite fools the service, but not an earlier checkpoint', async () => {
+        const t = await startTestService(backend);
+        const dir = mkdtempSync(join(tmpdir(), 'approvals-trust-'));
+        try {
+          const { workspace, key: apiKey } = await t.workspace();
+          await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+          const kept = await published(t, workspace.id, apiKey);
+          const keys = await wellKnown(t);
+
+          const db = t.service.ctx.db;
+          const stored = await db.one<{ id: string; private_key: string }>(
+            'SELECT id, private_key FROM signing_keys WHERE private_key IS NOT NULL',
+          );
+          await rewrite(db, workspace.id, 5, (data) => data.replace('"amount":120', '"amount":12'), {
+            pem: stored!.private_key,
+            keyId: stored!.id,
+          });
+          await db.run('DELETE FROM evidence_checkpoints WHERE workspace_id = $1', [workspace.id]);
+          assert.equal(
+            (await call(t.url, 'GET', '/api/v1/audit/verify', { key: apiKey })).body.valid,
+            true,
+            'the service alone cannot tell: the forger holds its key (docs/security.md)',
+          );
+
+          const text = await exportText(t, workspace.id);
+          const offline = await verifyEvidenceExport(text, { keys, checkpoint: kept });
+          assert.equal(offline.valid, false);
+          assert.deepEqual(offline.first_invalid, { seq: kept.seq, reason: 'rewritten' });
+
+          const exportFile = join(dir, 'evidence.jsonl');
+          const keyFile = join(dir, 'key.json');
+          const keptFile = join(dir, 'kept.json');
+          writeFileSync(exportFile, text);
+          writeFileSync(keyFile, JSON.stringify(keys));
+          writeFileSync(
+            keptFile,
+            JSON.stringify({ orgId: workspace.id, checkpoints: [kept], ...{ data: kept } }),
+          );
+          const fromExport = await approvals(t.storage, [
+            'verify',
+            '--export',
+            exportFile,
+            '--key',
+            keyFile,
+            '--against',
+            keptFile,
+          ]);
+          assert.equal(fromExport.code, 3, fromExport.stderr);
+          assert.match(fromExport.stderr, new RegExp(`rewritten at seq ${kept.seq}`));
+          assert.equal(fromExport.stdout, '');
+          const fromDatabase = await approvals(t.storage, [
+            'verify',
+            '--workspace',
+            workspace.slug,
+            '--against',
+            keptFile,
+          ]);
+          assert.equal(fromDatabase.code, 3, fromDatabase.stderr);
+          assert.match(fromDatabase.stderr, new RegExp(`rewritten at seq ${kept.seq}`));
+
+          const intact = await approvals(t.storage, ['verify', '--export', exportFile, '--key', keyFile]);
+          assert.equal(intact.code, 0, intact.stderr);
+          assert.match(intact.stdout, /intact/);
+        } finally {
+          await t.close();
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    },
+  );
+
+  describe(
+    `signing keys from configuration on ${backend.name}`,
+    { skip: backend.skip, timeout: 120_000 },
+    () => {
+      test('AUDIT_TRUSTED_KEYS keeps a rotated key trusted; a key not listed is not', async () => {
+        const storage = await backend.create();
+        const old = ed25519();
+        const next = ed25519();
+        const first = await startTestService(backend, { storage, env: { AUDIT_SIGNING_KEY: old.pem } });
+        const { key: apiKey } = await first.workspace();
+        await call(first.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+        await first.stop();
+
+        const rotated = await startTestService(backend, {
+          storage,
+          env: { AUDIT_SIGNING_KEY: next.pem, AUDIT_TRUSTED_KEYS: old.publicPem.replaceAll('\n', '\\n') },
+        });
+        try {
+          assert.equal(
+            (await call(rotated.url, 'GET', '/api/v1/audit/verify', { key: apiKey })).body.valid,
+            true,
+          );
+          const keys = await wellKnown(rotated);
+          assert.equal(keys.key_id, next.keyId);
+          assert.deepEqual(
+            keys.keys.map((k: { key_id: string }) => k.key_id),
+            [old.keyId, next.keyId],
+          );
+        } finally {
+          await rotated.stop();
+        }
+        const dropped = await startTestService(backend, { storage, env: { AUDIT_SIGNING_KEY: next.pem } });
+        try {
+          const result = (await call(dropped.url, 'GET', '/api/v1/audit/verify', { key: apiKey })).body;
+          assert.equal(result.valid, false);
+          assert.equal(result.first_invalid.reason, 'checkpoint_invalid');
+        } finally {
+          await dropped.close();
+        }
+      });
+    },
+  );
+}
+
+describe('audit key settings', () => {
+  const storage = () => sqlite.create();
+
+  test('AUDIT_TRUSTED_KEYS needs AUDIT_SIGNING_KEY, and holds Ed25519 public keys only', async () => {
+    const s = await storage();
+    try {
+      const settings = { PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: '', ...s.env };
+      const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({
+        format: 'pem',
+        type: 'spki',
+      });
+      for (const [env, message] of [
+        [{ AUDIT_TRUSTED_KEYS: ed25519().publicPem }, /only counts with AUDIT_SIGNING_KEY/],
+        [{ AUDIT_SIGNING_KEY: ed25519().pem, AUDIT_TRUSTED_KEYS: 'not a key' }, /PEM public keys/],
+        [{ AUDIT_SIGNING_KEY: ed25519().pem, AUDIT_TRUSTED_KEYS: String(rsa) }, /not Ed25519/],
+      ] as const) {
+        await assert.rejects(startService(loadConfig({ ...settings, ...env })), message);
+      }
+    } finally {
+      await s.drop();
+    }
+  });
+
+  test('without AUDIT_SIGNING_KEY the service warns at start that a database writer can rewrite evidence', async () => {
+    const s = await storage();
+    try {
+      for (const env of [{}, { AUDIT_SIGNING_KEY: ed25519().pem }] as Record<string, string>[]) {
+        const server = await startServerProcess(s, { LOG_LEVEL: 'warn', ...env });
+        server.child.kill('SIGTERM');
+        await server.exited;
+        if ('AUDIT_SIGNING_KEY' in env) assert.doesNotMatch(server.output(), /AUDIT_SIGNING_KEY is not set/);
+        else assert.match(server.output(), /AUDIT_SIGNING_KEY is not set.*rewrite the evidence/);
+      }
+    } finally {
+      await s.drop();
+    }
+  });
+});
