@@ -321,6 +321,37 @@ for (const backend of backends) {
       assert.ok(!answer.text.includes('"n":1'), 'no argument values');
     });
 
+    test('activity CSV: a formula behind blanks, separators, quotes, full-width signs or a line break is neutralized', async () => {
+      const { key: hostileKey } = await t.workspace({ config: POLICY });
+      const hostile = [
+        ';=1+1',
+        ' =1+1',
+        '＝1+1',
+        '\t@SUM(1)',
+        '"+1',
+        "',-1",
+        '\u3000－1',
+        '＋1',
+        '＠SUM(1)',
+        'bot\n=1+1',
+        'bot\r\n ＠cmd',
+      ];
+      const harmless = ['a=1', 'bot-1', 'bot\nnext', 'x;y'];
+      for (const [index, agent] of [...hostile, ...harmless].entries()) {
+        clock.to(5000 + index);
+        const body = {
+          tool_name: 'read_balance',
+          agent_identity: { id: agent },
+          idempotency_key: `f-${index}`,
+        };
+        assert.equal((await call(t.url, 'POST', '/api/v1/holds', { key: hostileKey, body })).status, 201);
+      }
+      const answer = await call(t.url, 'GET', `/api/v1/reports/activity?${PERIOD}`, { key: hostileKey });
+      const [header, ...rows] = parseCsv(answer.text);
+      const agents = rows.map((row) => row[header!.indexOf('agent_id')]);
+      assert.deepEqual(agents, [...hostile.map((agent) => `'${agent}`), ...harmless]);
+    });
+
     test("a report shows only its own workspace's holds, whatever the filter", async () => {
       const other = await t.workspace({ config: POLICY });
       const theirs = await call(t.url, 'POST', '/api/v1/holds', {

@@ -1,15 +1,22 @@
 /**
  * The reports as CSV: RFC 4180 (CRLF, quoted where needed), UTF-8, one header row. A text cell that a
- * spreadsheet would take for a formula (starting with = + - @ tab or CR) gets a leading apostrophe.
+ * spreadsheet could take for a formula gets a leading apostrophe.
  */
 import { type ActivityRow, type OversightReport, type ReportHeading } from '../services/reports.ts';
 
 type Cell = string | number | null;
 
+/**
+ * A formula: a cell starting with a tab or CR, or with = + - @ (or their full-width forms) at its start
+ * or after a line break, behind any blanks, separators or quotes. Spreadsheets trim blanks, split on
+ * ; or | in some locales, and fold full-width signs, so each of these can still start a formula.
+ */
+const FORMULA = /^[\t\r]|(?:^|[\r\n])[\s,;|"'\uFF02\uFF07\uFF0C\uFF1B\uFF5C]*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20]/;
+
 function cell(value: Cell): string {
   if (value === null) return '';
   let text = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  if (typeof value === 'string' && FORMULA.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
