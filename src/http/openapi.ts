@@ -184,7 +184,7 @@ export function openApiDocument(publicUrl: string) {
           tags: ['Audit'],
           summary: 'Verify the hash chain of the workspace',
           description:
-            'Recomputes every entry hash in the range, checks every link and the signed checkpoint. Answers 200 whether the chain is intact or not; `valid` tells.',
+            "Recomputes every entry hash in the range, checks every link, and compares the chain with its signed checkpoints (the head's and the newest published one): entries no trusted checkpoint covers, a checkpoint not signed by a trusted key or not in the chain, and entries cut off after one make it invalid. Answers 200 whether the chain is intact or not; `valid` tells.",
           'x-rate-limit-bucket': 'v1-verify',
           parameters: [ref('parameters', 'FromSeq'), ref('parameters', 'ToSeq')],
           responses: {
@@ -206,6 +206,78 @@ export function openApiDocument(publicUrl: string) {
                 },
                 verified_at: '2026-11-22T01:52:48.308Z',
               }),
+            },
+            '422': ref('responses', 'ValidationFailed'),
+            ...commonErrors,
+          },
+        },
+      },
+      '/api/v1/audit/checkpoints': {
+        get: {
+          operationId: 'listCheckpoints',
+          tags: ['Audit'],
+          summary: 'Signed chain heads published outside the database, oldest first',
+          description:
+            "The service publishes the signed head of a chain that moved, at most once a minute, after checking the entries since the last one (also sent as the `evidence.checkpoint` webhook event). Keep them elsewhere: an export or a later chain must hold each one's `seq` with the same `hash`.",
+          'x-rate-limit-bucket': 'v1-verify',
+          parameters: [
+            {
+              name: 'since',
+              in: 'query',
+              description:
+                'A seq (checkpoints after it) or an ISO 8601 date-time (checkpoints published from then on). Default: from the first.',
+              schema: { type: 'string' },
+            },
+            {
+              name: 'limit',
+              in: 'query',
+              description:
+                'At most this many (1 to 1000, default 100); `has_more` tells whether more follow.',
+              schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'The checkpoints and the workspace id their signatures cover.',
+              headers: apiHeaders,
+              content: json(
+                {
+                  type: 'object',
+                  required: ['orgId', 'checkpoints', 'has_more'],
+                  properties: {
+                    orgId: { type: 'string' },
+                    checkpoints: {
+                      type: 'array',
+                      items: {
+                        allOf: [
+                          schema('Checkpoint'),
+                          {
+                            type: 'object',
+                            required: ['published_at'],
+                            properties: { published_at: { type: 'string', format: 'date-time' } },
+                          },
+                        ],
+                      },
+                    },
+                    has_more: { type: 'boolean' },
+                  },
+                },
+                {
+                  orgId: 'org_w4e6cm5zBJwiAFFJ',
+                  checkpoints: [
+                    {
+                      seq: 5,
+                      hash: '91f2ee274ca90467346368a0ddc0faa1b2d605a49663f564edf8f28945d0b261',
+                      signed_at: '2026-11-22T01:52:38.135Z',
+                      key_id: 'e1eae2894d70b1c5',
+                      signature:
+                        'HA1Lx4wLP5VTbgh+yo3GZ7NBEDfuvbBYgC1w2zFtqi/RSy1WfaclyRQTTaNyivIk/2Qmw66HVYKItm0Zv1tQBQ==',
+                      published_at: '2026-11-22T01:52:39.002Z',
+                    },
+                  ],
+                  has_more: false,
+                },
+              ),
             },
             '422': ref('responses', 'ValidationFailed'),
             ...commonErrors,
@@ -247,7 +319,7 @@ export function openApiDocument(publicUrl: string) {
         get: {
           operationId: 'getAuditKey',
           tags: ['Public', 'Audit'],
-          summary: 'The public key that signs chain checkpoints',
+          summary: 'The public keys trusted to sign chain checkpoints',
           security: [],
           responses: {
             '200': {
@@ -643,7 +715,17 @@ export function openApiDocument(publicUrl: string) {
                   required: ['seq', 'reason'],
                   properties: {
                     seq: { type: 'integer', minimum: 1 },
-                    reason: { type: 'string', enum: ['hash_mismatch', 'broken_link', 'sequence_gap'] },
+                    reason: {
+                      type: 'string',
+                      enum: [
+                        'hash_mismatch',
+                        'broken_link',
+                        'sequence_gap',
+                        'checkpoint_missing',
+                        'checkpoint_invalid',
+                        'truncated',
+                      ],
+                    },
                   },
                 },
                 { type: 'null' },

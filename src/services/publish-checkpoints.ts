@@ -113,3 +113,7 @@ export async function listCheckpoints(
     has_more: rows.length > query.limit,
   };
 }
+
+/** The newest published checkpoint of a workspace, if any. */
+export const newestCheckpoint = async (ctx: ServiceContext, workspaceId: string) =>
+  (await newestPublishedCheckpoint(ctx.db, workspaceId)) ?? null;

@@ -20,6 +20,7 @@ export {
   type EvidenceExport,
   type EvidenceVerification,
   type EvidenceVerifyOptions,
+  type TrustedKeys,
   verifyEvidenceExport,
 } from './evidence.ts';
 export {
@@ -32,6 +33,7 @@ export {
 } from './chain.ts';
 export { canonicalJson } from './canonical-json.ts';
 export type {
+  CheckpointEvent,
   Decision,
   DecisionChannel,
   HoldCreated,

@@ -59,6 +59,7 @@ export interface HoldRecord {
 }
 
 /** The body of a webhook delivery (decisions.md, Webhooks). */
+/** A hold's outcome; for `evidence.checkpoint` see `CheckpointEvent`. */
 export interface WebhookEvent {
   event: 'hold.approved' | 'hold.rejected' | 'hold.expired';
   created_at: string;
@@ -75,4 +76,17 @@ export interface WebhookEvent {
     /** hold.expired only. */
     expired_at?: string;
   };
+}
+
+/**
+ * `evidence.checkpoint`: a signed head of the workspace's evidence chain, sent at most once a minute
+ * when the chain moved. Keep `data`: `verifyEvidenceExport(file, { keys, checkpoint: data })` later
+ * proves the chain still holds it.
+ */
+export interface CheckpointEvent {
+  event: 'evidence.checkpoint';
+  created_at: string;
+  /** `checkpoint:<seq>`: the key for idempotent handling. */
+  id: string;
+  data: { orgId: string; seq: number; hash: string; signed_at: string; key_id: string; signature: string };
 }

@@ -202,7 +202,11 @@ function logRow(session: AppSession, entry: LogEntry, disabled: boolean): Html {
   return html`<tr class="event">
       <td><code>${entry.event}</code></td>
       <td data-label="Hold">
-        <a href="/app/holds/${entry.hold}"><code>${entry.hold}</code></a>
+        ${
+          entry.event === 'evidence.checkpoint'
+            ? html`<a href="/app/evidence"><code>${entry.hold}</code></a>`
+            : html`<a href="/app/holds/${entry.hold}"><code>${entry.hold}</code></a>`
+        }
       </td>
       <td data-label="State">${stateBadge(entry.state)}</td>
       <td data-label="Created">${time(ms(entry.created_at))}</td>
