@@ -15,6 +15,9 @@ import type { Workspace } from '../src/store/workspaces.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { startTestService, type TestService } from './support/service.ts';
+import { type Mail, startSmtp } from './support/smtp.ts';
+import { startTcpProxy } from './support/tcp-proxy.ts';
+import { until } from './support/wait.ts';
 
 const CONFIG = `members:
   - { email: admin@acme.test, name: Admin, role: admin }
@@ -210,6 +213,56 @@ for (const backend of backends) {
       assert.equal(own.status, 303);
       assert.equal(await statusOf(key, id), 'rejected');
       assert.equal((await request('POST', new URL(url).pathname)).status, 303);
+    });
+
+    test('the e-mail sign-in form answers a member and an unknown address alike, also while mail fails', async (tc) => {
+      // What this checks: the status and the page. Time is not measured here; it is equal because the
+      // answer waits for nothing that depends on the address (the link is queued after it, and mailed
+      // by the notification worker), which is also why a failing mail server cannot change it.
+      const smtp = await startSmtp();
+      const mailLink = await startTcpProxy('127.0.0.1', smtp.port);
+      const mailing = await startTestService(backend, {
+        env: { SMTP_URL: `smtp://127.0.0.1:${mailLink.port}`, NOTIFY_RETRY_SCALE: '0.01' },
+      });
+      tc.after(async () => {
+        await mailing.close();
+        await Promise.all([mailLink.close(), smtp.close()]);
+      });
+      const { workspace } = await mailing.workspace({ config: CONFIG });
+      const ask = async (email: string) => {
+        const { status, text } = await request('POST', '/app/login', { form: { email } }, mailing.url);
+        return { status, text };
+      };
+      const signInWith = async (mail: Mail) => {
+        const link = mail.links.find((url) => url.startsWith(`${mailing.url}/app/login/`));
+        assert.ok(link, mail.body);
+        assert.equal((await request('POST', new URL(link).pathname, {}, mailing.url)).status, 303);
+        return new URL(link).pathname.split('/').at(-1)!;
+      };
+
+      const member = await ask('bob@acme.test');
+      assert.equal(member.status, 200);
+      assert.match(member.text, /If this address belongs to a member/);
+      assert.deepEqual(await ask('nobody@acme.test'), member);
+      await signInWith(await smtp.next('bob@acme.test'));
+
+      // The mail server is away: still the same answer for both, and the mail waits to be retried.
+      await mailLink.cut();
+      assert.deepEqual(await ask('bob@acme.test'), member);
+      assert.deepEqual(await ask('nobody@acme.test'), member);
+      const bob = (await findMemberByEmail(mailing.service.ctx.db, workspace.id, 'bob@acme.test'))!;
+      await until('the sign-in mail to have failed once', () =>
+        mailing.service.ctx.db.one(
+          `SELECT id FROM notifications WHERE member_id = $1 AND state = 'pending' AND attempts >= 1`,
+          [bob.id],
+        ),
+      );
+      await mailLink.restore();
+      const token = await signInWith(await smtp.next('bob@acme.test', 15_000));
+      assert.equal(smtp.messagesTo('nobody@acme.test').length, 0, 'no mail for an unknown address');
+      // The link was made when it was sent; only its hash is stored, the queue holds none of it.
+      const stored = JSON.stringify(await mailing.service.ctx.db.all('SELECT * FROM notifications'));
+      assert.ok(!stored.includes(token), 'the link in the notification queue');
     });
 
     test('a cross-site POST that hides its origin (Origin: null) cannot sign a visitor in', async () => {

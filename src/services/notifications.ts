@@ -29,6 +29,7 @@ import { listGroups } from '../store/rule-sets.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { mintDecisionLink } from './decision-links.ts';
+import { mailSignInLinks } from './sign-in.ts';
 
 /** The channels this deployment can send on (each needs its settings). */
 export interface NotificationChannels {
@@ -159,6 +160,8 @@ export async function sendNotification(ctx: ServiceContext, id: string): Promise
 type Attempt = { state: 'sent' | 'skipped'; messageRef?: string } | 'postpone';
 
 async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt> {
+  // Only sign-in mails are about no hold.
+  if (job.holdId === null) return { state: await mailSignInLinks(ctx, job.memberId) };
   const hold = await findHoldByReference(ctx.db, job.holdId);
   const workspace = hold && (await findWorkspace(ctx.db, hold.workspaceId));
   if (!hold || !workspace) return { state: 'skipped' };

@@ -2,7 +2,7 @@
  * Signing in to the app: a one-time link by e-mail (or from `approvals users invite`) opens a
  * session. Sessions and links are random secrets of which only the SHA-256 is stored.
  */
-import { base64url, randomBytes } from '../domain/ids.ts';
+import { base64url, randomBytes, randomId } from '../domain/ids.ts';
 import {
   findMember,
   findMemberByEmail,
@@ -10,6 +10,7 @@ import {
   findMembershipsByEmail,
   type Member,
 } from '../store/members.ts';
+import { insertNotification } from '../store/notifications.ts';
 import {
   deleteSession,
   findLoginToken,
@@ -22,7 +23,7 @@ import { findWorkspace, type Workspace } from '../store/workspaces.ts';
 import type { Sql } from '../store/db.ts';
 import type { ServiceContext } from './context.ts';
 import { escapeHtml } from './escape.ts';
-import { notFound, ServiceError } from './errors.ts';
+import { notFound } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -51,18 +52,41 @@ async function mintLoginLink(ctx: ServiceContext, memberId: string, validMs: num
 }
 
 /**
- * Sends a sign-in link to every workspace membership of the address. Says nothing about whether
- * the address is known (the caller shows the same page either way).
+ * Queues a sign-in mail when the address belongs to a member (of any workspace). The app answers
+ * before this runs, so its answer cannot tell whether the address is known; the notification worker
+ * sends the mail, with retries, and makes the links only then: the queue holds no link.
  */
-export async function sendSignInLinks(ctx: ServiceContext, email: string): Promise<void> {
-  if (!ctx.mailer) throw new ServiceError('validation_failed', 'e-mail is not configured (SMTP_URL)');
-  const memberships = await findMembershipsByEmail(ctx.db, email.trim());
-  if (memberships.length === 0) return;
+export async function queueSignInMail(ctx: ServiceContext, email: string): Promise<void> {
+  const [member] = await findMembershipsByEmail(ctx.db, email.trim());
+  if (!member) return;
+  await insertNotification(ctx.db, {
+    id: randomId('ntf_', 16),
+    workspaceId: member.workspaceId,
+    holdId: null,
+    memberId: member.id,
+    channel: 'email',
+    kind: 'sign_in',
+    replyCode: null,
+    at: ctx.now(),
+  });
+}
+
+/**
+ * The notification worker's part: one mail with a fresh link for each workspace the member's address
+ * belongs to. Skipped when the member was removed meanwhile or e-mail is no longer configured.
+ */
+export async function mailSignInLinks(
+  ctx: ServiceContext,
+  memberId: string | null,
+): Promise<'sent' | 'skipped'> {
+  const member = memberId ? await findMemberById(ctx.db, memberId) : undefined;
+  const memberships = member ? await findMembershipsByEmail(ctx.db, member.email) : [];
+  if (!ctx.mailer || memberships.length === 0) return 'skipped';
   const links = [];
-  for (const member of memberships) {
+  for (const membership of memberships) {
     links.push({
-      workspace: member.workspaceName,
-      url: await mintLoginLink(ctx, member.id, MAGIC_LINK_MINUTES * 60_000),
+      workspace: membership.workspaceName,
+      url: await mintLoginLink(ctx, membership.id, MAGIC_LINK_MINUTES * 60_000),
     });
   }
   await ctx.mailer.send({
@@ -78,6 +102,7 @@ export async function sendSignInLinks(ctx: ServiceContext, email: string): Promi
       .map((link) => `<li><a href="${escapeHtml(link.url)}">${escapeHtml(link.workspace)}</a></li>`)
       .join('')}</ul><p>If you did not ask for this, ignore this e-mail.</p>`,
   });
+  return 'sent';
 }
 
 /** `approvals users invite`: a one-time sign-in link for a member, valid for a week. */

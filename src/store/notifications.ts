@@ -1,13 +1,15 @@
 import type { Sql } from './db.ts';
 
 export type NotificationChannel = 'email' | 'sms' | 'slack';
-export type NotificationKind = 'request' | 'outcome' | 'refresh';
+/** `sign_in`: a member asked for sign-in links (about no hold). */
+export type NotificationKind = 'request' | 'outcome' | 'refresh' | 'sign_in';
 export type NotificationState = 'pending' | 'sent' | 'skipped' | 'failed';
 
 export interface Notification {
   id: string;
   workspaceId: string;
-  holdId: string;
+  /** Null for a sign-in mail. */
+  holdId: string | null;
   /** Null for a post to the configured Slack channel. */
   memberId: string | null;
   channel: NotificationChannel;
@@ -111,7 +113,7 @@ export async function postponeNotification(sql: Sql, id: string, until: number):
 export const findSmsRequestByCode = (sql: Sql, memberIds: string[], code: string) =>
   memberIds.length === 0
     ? Promise.resolve(undefined)
-    : sql.one<Notification>(
+    : sql.one<Notification & { holdId: string }>(
         `SELECT ${columnsOf('n')} FROM notifications n JOIN holds h ON h.id = n.hold_id
          WHERE n.channel = 'sms' AND n.kind = 'request' AND n.reply_code = $1 AND h.status = 'pending'
            AND n.member_id IN (${memberIds.map((_, i) => `$${i + 2}`).join(', ')})

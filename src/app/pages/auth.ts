@@ -1,8 +1,9 @@
 /** Sign-in by one-time link, sign-out, and the first run's setup form. */
 import type { FastifyInstance } from 'fastify';
+import { describeSafely } from '../../http/errors.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { createFirstWorkspace, hasWorkspaces } from '../../services/first-run.ts';
-import { SESSION_DAYS, sendSignInLinks, signIn, signInLinkUsable, signOut } from '../../services/sign-in.ts';
+import { queueSignInMail, SESSION_DAYS, signIn, signInLinkUsable, signOut } from '../../services/sign-in.ts';
 import { html, when } from '../html.ts';
 import { layout } from '../layout.ts';
 import {
@@ -123,12 +124,13 @@ export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDep
     if (!(await limitAnonymous(request, reply))) return reply;
     const email = field(request.body, 'email');
     if (ctx.mailer && /^[^\s@]+@[^\s@]+$/.test(email) && email.length <= 254) {
-      try {
-        await sendSignInLinks(ctx, email);
-      } catch (error) {
-        request.log.warn({ errorName: (error as Error).name }, 'sign-in e-mail not sent');
-        return sendPage(reply, loginPage('The e-mail could not be sent. Try again in a minute.'), 503);
-      }
+      // Looked up and queued only once the answer is out: its time and status are the same whether or
+      // not the address is a member's, and the mail server's state cannot show through.
+      reply.raw.once('finish', () => {
+        queueSignInMail(ctx, email).catch((error: unknown) =>
+          request.log.warn({ ...describeSafely(error) }, 'sign-in e-mail not queued'),
+        );
+      });
     }
     // The same answer whether or not the address is known.
     const message = ctx.mailer
