@@ -8,6 +8,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { mintEmbedToken } from '../src/services/channel-decisions.ts';
 import { mintDecisionLink } from '../src/services/decision-links.ts';
+import { sha256Hex } from '../src/services/hashing.ts';
 import { inviteLink } from '../src/services/sign-in.ts';
 import { findHold } from '../src/store/holds.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
@@ -340,6 +341,63 @@ for (const backend of backends) {
       const used = await request('POST', link, { cookie: admin.cookie, form: { verdict: 'approve' } });
       assert.equal(used.status, 404);
       assert.equal(await statusOf(theirs.key, id), 'pending');
+    });
+
+    test('embed tokens are listed on the Widget page and revoked one by one, refused at the next widget request', async () => {
+      const { workspace } = await t.workspace({ config: CONFIG });
+      const memberOf = async (email: string) =>
+        (await findMemberByEmail(t.service.ctx.db, workspace.id, email))!;
+      const bob = await signIn(workspace, 'bob@acme.test');
+      const admin = await signIn(workspace, 'admin@acme.test');
+      const made = await request('POST', '/app/widget/token', {
+        cookie: bob.cookie,
+        form: { _csrf: bob.csrf },
+      });
+      assert.equal(made.status, 200);
+      const used = /id="embed-token">([^<]+)</.exec(made.text)![1]!;
+      const unused = (await mintEmbedToken(t.service.ctx, await memberOf('bob@acme.test'))).token;
+      const carols = (await mintEmbedToken(t.service.ctx, await memberOf('carol@acme.test'))).token;
+      const widget = async (token: string) =>
+        (await request('GET', '/widget/api/holds', { headers: { authorization: `Bearer ${token}` } })).status;
+      assert.equal(await widget(used), 200);
+      const revoke = (session: Session, token: string) =>
+        request('POST', '/app/widget/tokens/revoke', {
+          cookie: session.cookie,
+          form: { _csrf: session.csrf, token: sha256Hex(token) },
+        });
+      /** The row of the Widget page's token table that can revoke `token`, if any. */
+      const rowOf = async (session: Session, token: string) =>
+        (await request('GET', '/app/widget', { cookie: session.cookie })).text
+          .split('<tr')
+          .find((row) => row.includes(`value="${sha256Hex(token)}"`));
+
+      // An approver sees and revokes their own tokens; an admin sees and revokes everyone's.
+      const row = (await rowOf(bob, used))!;
+      assert.ok(row, 'the token made on the page is listed');
+      assert.match(row, /Bob/);
+      assert.match(row, /data-label="Last used">\s*<time/, 'with its last use');
+      assert.match((await rowOf(bob, unused))!, /data-label="Last used">\s*never/);
+      assert.equal(await rowOf(bob, carols), undefined, "another member's token is not listed");
+      assert.match((await rowOf(admin, carols))!, /Carol/);
+      assert.equal((await revoke(bob, carols)).status, 404);
+      assert.equal(await widget(carols), 200, 'not revoked by someone else');
+
+      const revoked = await revoke(bob, used);
+      assert.equal(revoked.status, 303);
+      assert.equal(await widget(used), 401, 'refused at the next request');
+      assert.equal(await widget(unused), 200, 'the others still work');
+      assert.equal(await rowOf(bob, used), undefined, 'no longer listed');
+      assert.equal((await revoke(admin, carols)).status, 303);
+      assert.equal(await widget(carols), 401);
+      // Viewers have no widget; a revocation without the CSRF token changes nothing.
+      const vic = await signIn(workspace, 'vic@acme.test');
+      assert.equal((await revoke(vic, unused)).status, 403);
+      const forged = await request('POST', '/app/widget/tokens/revoke', {
+        cookie: bob.cookie,
+        form: { token: sha256Hex(unused) },
+      });
+      assert.equal(forged.status, 403);
+      assert.equal(await widget(unused), 200);
     });
 
     test('removing a member ends their session, links and embed tokens; adding them back revives none', async () => {

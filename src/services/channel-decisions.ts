@@ -8,13 +8,18 @@ import { base64url, randomBytes } from '../domain/ids.ts';
 import { findHoldByReference } from '../store/holds.ts';
 import { findMember, findMemberBySlackUser, findMemberIdsByPhone, type Member } from '../store/members.ts';
 import {
+  deleteEmbedToken,
+  type EmbedTokenSummary,
   findEmbedToken,
   findSmsRequestByCode,
   insertEmbedToken,
+  listLiveEmbedTokens,
   rememberInbound,
+  touchEmbedToken,
 } from '../store/notifications.ts';
 import type { ServiceContext } from './context.ts';
 import { type DecisionInput, type DecisionResult, recordDecision, settleDecision } from './decide-hold.ts';
+import { notFound } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -104,13 +109,38 @@ export async function mintEmbedToken(
   return { token, expiresAt };
 }
 
-/** The member an embed token stands for, while it lives and the member is still one. */
+/** A token's last use is written at most once a minute: the widget polls, and each read need not write. */
+const LAST_USE_STEP_MS = 60_000;
+
+/** The member an embed token stands for, while it lives (not revoked) and the member is still one. */
 export async function memberOfEmbedToken(
   ctx: ServiceContext,
   token: string | undefined,
 ): Promise<Member | undefined> {
   if (!token || !/^emb_[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
-  const row = await findEmbedToken(ctx.db, sha256Hex(token));
-  if (!row || row.expiresAt <= ctx.now()) return undefined;
-  return findMember(ctx.db, row.workspaceId, row.memberId);
+  const tokenHash = sha256Hex(token);
+  const row = await findEmbedToken(ctx.db, tokenHash);
+  const now = ctx.now();
+  if (!row || row.expiresAt <= now) return undefined;
+  const member = await findMember(ctx.db, row.workspaceId, row.memberId);
+  if (member && (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USE_STEP_MS))
+    await touchEmbedToken(ctx.db, tokenHash, now);
+  return member;
+}
+
+/** The embed tokens that still work that a member may see and revoke: an admin all of the workspace's. */
+export async function embedTokensFor(ctx: ServiceContext, member: Member): Promise<EmbedTokenSummary[]> {
+  const tokens = await listLiveEmbedTokens(ctx.db, member.workspaceId, ctx.now());
+  return member.role === 'admin' ? tokens : tokens.filter((token) => token.memberId === member.id);
+}
+
+/** Revokes one embed token (named by its hash) that the member may revoke: the widget's next request with it is refused. */
+export async function revokeEmbedToken(
+  ctx: ServiceContext,
+  member: Member,
+  tokenHash: string,
+): Promise<void> {
+  const tokens = await embedTokensFor(ctx, member);
+  if (!tokens.some((token) => token.tokenHash === tokenHash)) throw notFound('embed token');
+  await deleteEmbedToken(ctx.db, tokenHash);
 }

@@ -151,7 +151,34 @@ export async function insertEmbedToken(
 }
 
 export const findEmbedToken = (sql: Sql, tokenHash: string) =>
-  sql.one<{ workspaceId: string; memberId: string; expiresAt: number }>(
-    'SELECT workspace_id AS "workspaceId", member_id AS "memberId", expires_at AS "expiresAt" FROM embed_tokens WHERE token_hash = $1',
+  sql.one<{ workspaceId: string; memberId: string; expiresAt: number; lastUsedAt: number | null }>(
+    `SELECT workspace_id AS "workspaceId", member_id AS "memberId", expires_at AS "expiresAt",
+       last_used_at AS "lastUsedAt" FROM embed_tokens WHERE token_hash = $1`,
     [tokenHash],
   );
+
+export async function touchEmbedToken(sql: Sql, tokenHash: string, at: number): Promise<void> {
+  await sql.run('UPDATE embed_tokens SET last_used_at = $2 WHERE token_hash = $1', [tokenHash, at]);
+}
+
+export interface EmbedTokenSummary {
+  tokenHash: string;
+  memberId: string;
+  memberName: string;
+  createdAt: number;
+  expiresAt: number;
+  lastUsedAt: number | null;
+}
+
+/** The workspace's embed tokens that still work, newest first. */
+export const listLiveEmbedTokens = (sql: Sql, workspaceId: string, now: number) =>
+  sql.all<EmbedTokenSummary>(
+    `SELECT e.token_hash AS "tokenHash", e.member_id AS "memberId", m.name AS "memberName",
+       e.created_at AS "createdAt", e.expires_at AS "expiresAt", e.last_used_at AS "lastUsedAt"
+     FROM embed_tokens e JOIN members m ON m.id = e.member_id
+     WHERE e.workspace_id = $1 AND e.expires_at > $2 ORDER BY e.created_at DESC, e.token_hash`,
+    [workspaceId, now],
+  );
+
+export const deleteEmbedToken = (sql: Sql, tokenHash: string) =>
+  sql.run('DELETE FROM embed_tokens WHERE token_hash = $1', [tokenHash]);

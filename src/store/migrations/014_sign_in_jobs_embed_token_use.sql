@@ -28,5 +28,7 @@ ALTER TABLE notifications_next RENAME TO notifications;
 CREATE INDEX notifications_due ON notifications (state, next_attempt_at);
 CREATE INDEX notifications_hold ON notifications (hold_id);
 
--- When an embed token last opened the widget's API (to the minute), shown where it can be revoked.
+-- Embed tokens are listed where they can be revoked, with when each last opened the widget's API (to
+-- the minute); the list reads a workspace's tokens that still work.
 ALTER TABLE embed_tokens ADD COLUMN last_used_at BIGINT;
+CREATE INDEX embed_tokens_by_workspace ON embed_tokens (workspace_id, expires_at);
