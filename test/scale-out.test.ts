@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { postgres, sqlite, type Storage } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
-import { type Receiver, startReceiver } from './support/receiver.ts';
+import { type Receiver, isCheckpointEvent, startReceiver } from './support/receiver.ts';
 import { killServerProcesses, startServerProcess } from './support/server-process.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
@@ -23,7 +23,7 @@ describe('three instances on one PostgreSQL', { skip: postgres.skip }, () => {
 
   before(async () => {
     storage = await postgres.create();
-    receiver = await startReceiver();
+    receiver = await startReceiver({ ignore: isCheckpointEvent });
     instances = [];
     // One after the other: the first runs the migrations.
     for (let i = 0; i < 3; i++) instances.push(await startTestService(postgres, { storage, env: ENV }));
@@ -140,7 +140,7 @@ describe('three instances on one PostgreSQL', { skip: postgres.skip }, () => {
 describe('roles, and a worker instance killed with SIGKILL mid-delivery', { skip: postgres.skip }, () => {
   test('an api instance runs no workers; a workers instance serves no API; its jobs survive kill -9', async () => {
     const storage = await postgres.create();
-    const hook = await startReceiver({ script: { hang: true } });
+    const hook = await startReceiver({ script: { hang: true }, ignore: isCheckpointEvent });
     const api = await startTestService(postgres, { storage, env: { ...ENV, ROLE: 'api' } });
     let rescuer: TestService | undefined;
     try {

@@ -27,7 +27,7 @@ import { type Backend, backends, sqlite, type Storage } from './support/backends
 import { approvals, type Run } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { freePort, startRecordingUpstream } from './support/mcp-upstream.ts';
-import { type Received, type Receiver, startReceiver } from './support/receiver.ts';
+import { type Received, type Receiver, isCheckpointEvent, startReceiver } from './support/receiver.ts';
 import { killServerProcesses, startServerProcess } from './support/server-process.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 import { sleep, until } from './support/wait.ts';
@@ -133,10 +133,12 @@ interface EventRow {
   body: string;
 }
 
+/** The hold events stored (the evidence checkpoints a workspace also gets are left out). */
 const eventRows = (db: Sql, where: { hold?: string; workspace?: string }) =>
   db.all<EventRow>(
     `SELECT id, event, hold_id AS "holdId", state, attempts, body FROM webhook_events
-     WHERE ${where.hold ? 'hold_id' : 'workspace_id'} = $1 ORDER BY created_at, id`,
+     WHERE ${where.hold ? 'hold_id' : 'workspace_id'} = $1 AND event <> 'evidence.checkpoint'
+     ORDER BY created_at, id`,
     [where.hold ?? where.workspace],
   );
 
@@ -232,7 +234,7 @@ describe('webhooks', { concurrency: true, timeout: 170_000 }, () => {
   // Storage-independent and slow (the 10 s limit): runs once, beside the rest.
   test('an answer slower than 10 s is a failure; the next attempt delivers', async () => {
     const t = await startTestService(sqlite, { env: ENV });
-    const receiver = await startReceiver();
+    const receiver = await startReceiver({ ignore: isCheckpointEvent });
     try {
       const { key, workspace, secret } = await hookedWorkspace(t, receiver.url);
       receiver.queue({ status: 200, delayMs: 12_000 });
@@ -257,7 +259,7 @@ describe('webhooks', { concurrency: true, timeout: 170_000 }, () => {
 
   test('an IPv4-mapped IPv6 literal of a loopback address is refused like the address itself', async () => {
     const t = await startTestService(sqlite, { env: { ...ENV, ALLOW_PRIVATE_TARGETS: 'false' } });
-    const hook = await startReceiver();
+    const hook = await startReceiver({ ignore: isCheckpointEvent });
     try {
       const { workspace, key } = await t.workspace({ config: MEMBERS + POLICY });
       const url = `http://[::ffff:127.0.0.1]:${hook.port}/hook`;
@@ -281,8 +283,8 @@ describe('webhooks', { concurrency: true, timeout: 170_000 }, () => {
 
   test('a hanging receiver of one workspace does not hold up the deliveries of another', async () => {
     const t = await startTestService(sqlite, { env: ENV });
-    const slow = await startReceiver({ script: { hang: true } });
-    const fast = await startReceiver();
+    const slow = await startReceiver({ script: { hang: true }, ignore: isCheckpointEvent });
+    const fast = await startReceiver({ ignore: isCheckpointEvent });
     try {
       const a = await hookedWorkspace(t, slow.url);
       const b = await hookedWorkspace(t, fast.url);
@@ -310,7 +312,7 @@ function suite(backend: Backend) {
     let t: TestService;
     const receivers: Receiver[] = [];
     const receiver = async (options?: Parameters<typeof startReceiver>[0]) => {
-      const started = await startReceiver(options);
+      const started = await startReceiver({ ignore: isCheckpointEvent, ...options });
       receivers.push(started);
       return started;
     };
@@ -794,6 +796,7 @@ function suite(backend: Backend) {
         await approvals(t.storage, ['webhook', 'deliveries', '--workspace', slug, '--json']),
       );
       assert.deepEqual(Object.keys(listed), ['deliveries']);
+      listed.deliveries = listed.deliveries.filter((d: any) => d.event !== 'evidence.checkpoint');
       assert.deepEqual(listed.deliveries.map((d: any) => d.id).sort(), rows.map((r) => r.id).sort());
       for (const d of listed.deliveries) {
         assert.equal(d.event, 'hold.rejected');

@@ -67,9 +67,21 @@ export interface Receiver {
 
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
 
-/** A receiver on `port` (default: a free one). With `listening: false` it is created down. */
+/** Evidence checkpoints, which a workspace's endpoint also gets once a minute, besides hold events. */
+export const isCheckpointEvent = (request: Received) =>
+  request.headers['x-service-event'] === 'evidence.checkpoint';
+
+/**
+ * A receiver on `port` (default: a free one). With `listening: false` it is created down. Requests
+ * that `ignore` matches are acknowledged at once and neither recorded nor scripted.
+ */
 export async function startReceiver(
-  options: { port?: number; script?: Script | Reply; listening?: boolean } = {},
+  options: {
+    port?: number;
+    script?: Script | Reply;
+    listening?: boolean;
+    ignore?: (request: Received) => boolean;
+  } = {},
 ): Promise<Receiver> {
   const requests: Received[] = [];
   const queued: Reply[] = [];
@@ -123,6 +135,7 @@ export async function startReceiver(
         body: Buffer.concat(chunks).toString('utf8'),
         at: Date.now(),
       };
+      if (options.ignore?.(received)) return void response.end();
       const index = requests.length;
       requests.push(received);
       for (const wake of [...waiters]) wake();
