@@ -659,6 +659,7 @@ for (const backend of backends) {
       const rulesBefore = (await config()).rules!;
       await hold({ tool_name: 'report.export', arguments: { rows: 10 } });
       await hold({ tool_name: 'report.export', arguments: { rows: 5000 } });
+      await hold({ tool_name: 'report.export', arguments: { rows: '9000' } });
       const checked = await evidence();
       const page = await post(admin, '/app/admin/rules/save', {
         original: '',
@@ -683,8 +684,10 @@ for (const backend of backends) {
       assert.match(page.text, /Preview: the last 30 days/);
       assert.match(page.text, /Replayed <strong>\d+<\/strong> holds/);
       assert.match(page.text, /<strong>\d+<\/strong> would be decided differently, \d+ the same/);
-      // Of the two exports, only the big one changes: from the new tool's approval to this rule's denial.
-      assert.equal(page.text.split('<strong>report.export</strong>').length, 2);
+      // Of the exports, the big one and the quoted one change: from the new tool's approval to this rule's
+      // denial, the quoted one with the reason.
+      assert.equal(page.text.split('<strong>report.export</strong>').length, 3);
+      assert.match(page.text, /<span class="muted">rows is a string, not a number<\/span>/);
       assert.match(
         page.text,
         /<strong>report\.export<\/strong>[\s\S]*?New tool: needs classification[\s\S]*?status rejected"\s*>deny<\/span\s*>\s*<span class="muted">No big exports/,

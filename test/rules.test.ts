@@ -56,7 +56,7 @@ for (const backend of backends) {
         ['gt', 1000, { amount: 1000.5 }, { amount: 1000 }],
         ['gte', 1000, { amount: 1000 }, { amount: 999 }],
         ['lt', 10, { amount: 9 }, { amount: 10 }],
-        ['lte', 10, { amount: 10 }, { amount: '9' }],
+        ['lte', 10, { amount: 10 }, { amount: 11 }],
         ['in', ['DE', 'FR'], { country: 'FR' }, { country: 'IT' }],
         ['not_in', ['DE', 'FR'], { country: 'IT' }, { country: 'DE' }],
         ['contains', 'prod', { target: 'db-prod-1' }, { target: 'db-staging' }],
@@ -99,6 +99,59 @@ for (const backend of backends) {
         'allowed',
       );
       assert.equal((await submit({ tool_name: 'wire', arguments: { beneficiary: {} } })).status, 'allowed');
+    });
+
+    test('a value of the wrong type fails closed: approval and deny rules apply, allow rules do not', async () => {
+      const transfer = 'tools:\n  - { connection: SDK, tool: transfer, classification: allow }\n';
+      const wrong = [{ amount: '5000' }, { amount: [5000] }, { amount: { value: 5000 } }];
+      const types = ['string', 'array', 'object'];
+      const held = await withRules(
+        '  - { name: Large transfers, tool: transfer, when: [ { arg: amount, op: gt, value: 1000 } ], effect: approval }\n',
+        transfer,
+      );
+      for (const [i, args] of wrong.entries()) {
+        const hold = await held.submit({ tool_name: 'transfer', arguments: args });
+        assert.equal(hold.status, 'pending', JSON.stringify(args));
+        const evidence = await evidenceOf(held.workspace.id, hold.id);
+        assert.equal(evidence.rule, 'Large transfers');
+        assert.deepEqual(evidence.facts.conditions, [
+          {
+            arg: 'amount',
+            op: 'gt',
+            value: 1000,
+            actual: args.amount,
+            type_mismatch: { type: types[i], needs: 'number' },
+          },
+        ]);
+      }
+      assert.equal(
+        (await held.submit({ tool_name: 'transfer', arguments: { amount: 5 } })).status,
+        'allowed',
+      );
+      assert.equal((await held.submit({ tool_name: 'transfer', arguments: {} })).status, 'allowed');
+
+      const denied = await withRules(
+        '  - { name: No large transfers, tool: transfer, when: [ { arg: amount, op: gt, value: 1000 } ], effect: deny }\n',
+        transfer,
+      );
+      for (const args of wrong) {
+        const hold = await denied.submit({ tool_name: 'transfer', arguments: args });
+        assert.equal(hold.status, 'denied', JSON.stringify(args));
+        assert.equal(hold.record.decision.reason, 'Denied by rule: No large transfers');
+      }
+
+      // An allow rule never changes what a classification holds or denies; what shows that it did not
+      // apply is the deciding rule and the rules that matched.
+      const allowed = await withRules(
+        '  - { name: Small transfers, tool: transfer, when: [ { arg: amount, op: lt, value: 100 } ], effect: allow }\n',
+        transfer,
+      );
+      const quoted = await allowed.submit({ tool_name: 'transfer', arguments: { amount: '5' } });
+      const quotedEvidence = await evidenceOf(allowed.workspace.id, quoted.id);
+      assert.equal(quotedEvidence.rule, 'Tool classified allow');
+      assert.deepEqual(quotedEvidence.facts.matched_rules, []);
+      const number = await allowed.submit({ tool_name: 'transfer', arguments: { amount: 5 } });
+      assert.equal((await evidenceOf(allowed.workspace.id, number.id)).rule, 'Small transfers');
     });
 
     test('precedence: deny beats approval beats allow; a deny rule gives its reason', async () => {
@@ -374,28 +427,31 @@ for (const backend of backends) {
         '  - { name: Allow pay, tool: pay, effect: allow }\n',
         'tools:\n  - { connection: SDK, tool: pay, classification: allow }\n',
       );
-      for (const amount of [10, 50, 5000, 7000]) await submit({ tool_name: 'pay', arguments: { amount } });
+      for (const amount of [10, 50, 5000, 7000, '9000'])
+        await submit({ tool_name: 'pay', arguments: { amount } });
       const draft = parseConfig(`rules:
   - { name: Allow pay, tool: pay, effect: allow }
   - { name: Big pay, tool: pay, when: [ { arg: amount, op: gt, value: 1000 } ], effect: approval, approvals_required: 1 }
 `);
       const report = await simulatePolicy(t.service.ctx, workspace, draft, { sinceMs: 86_400_000 });
-      assert.equal(report.holds, 4);
-      assert.equal(report.changed, 2);
+      assert.equal(report.holds, 5);
+      assert.equal(report.changed, 3);
       assert.equal(report.unchanged, 2);
-      assert.deepEqual(report.transitions, [{ from: 'allow', to: 'approval', count: 2 }]);
+      assert.deepEqual(report.transitions, [{ from: 'allow', to: 'approval', count: 3 }]);
+      // A quoted amount is held too, and the draft's decision says why.
       assert.deepEqual(
-        report.examples.map((e) => [e.actual.rule, e.draft.rule]),
+        report.examples.map((e) => [e.actual.rule, e.draft.rule, e.draft.type_mismatches]),
         [
-          ['Allow pay', 'Big pay'],
-          ['Allow pay', 'Big pay'],
+          ['Allow pay', 'Big pay', []],
+          ['Allow pay', 'Big pay', []],
+          ['Allow pay', 'Big pay', [{ arg: 'amount', type: 'string', needs: 'number' }]],
         ],
       );
       const frequencyDraft = parseConfig(
         'rules:\n  - { name: Burst, tool: pay, frequency: { more_than: 2, per: hour, by: tool }, effect: deny }\n',
       );
       const burst = await simulatePolicy(t.service.ctx, workspace, frequencyDraft, { sinceMs: 86_400_000 });
-      assert.deepEqual(burst.transitions, [{ from: 'allow', to: 'deny', count: 2 }]);
+      assert.deepEqual(burst.transitions, [{ from: 'allow', to: 'deny', count: 3 }]);
     });
   });
 }

@@ -9,6 +9,7 @@ import { stringify } from 'yaml';
 import type { Checkpoint } from '../../packages/sdk/src/chain.ts';
 import { type TrustedKeys, verifyEvidenceExport } from '../../packages/sdk/src/evidence.ts';
 import { loadConfig } from '../config.ts';
+import { describeTypeMismatch } from '../domain/rules.ts';
 import { openContext } from '../runtime.ts';
 import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
 import { applyConfig, exportConfig, parseConfig } from '../services/apply-config.ts';
@@ -245,10 +246,11 @@ function describeSimulation(report: SimulationReport): string {
   ];
   if (report.examples.length > 0) lines.push('Examples:');
   for (const e of report.examples) {
-    const side = (d: typeof e.actual) =>
-      `${d.effect}${d.effect === 'approval' ? ` x${d.approvals_required}, ${d.timeout_minutes} min` : ''} (${d.rule})`;
+    const side = (d: typeof e.actual, notes: string[] = []) =>
+      `${d.effect}${d.effect === 'approval' ? ` x${d.approvals_required}, ${d.timeout_minutes} min` : ''} (${[d.rule, ...notes].join('; ')})`;
+    const mismatches = e.draft.type_mismatches.map(describeTypeMismatch);
     lines.push(
-      `  ${e.id} ${e.created_at} ${e.connection}/${e.tool_name} by ${e.agent}: ${side(e.actual)} -> ${side(e.draft)}`,
+      `  ${e.id} ${e.created_at} ${e.connection}/${e.tool_name} by ${e.agent}: ${side(e.actual)} -> ${side(e.draft, mismatches)}`,
     );
   }
   return lines.join('\n');

@@ -484,6 +484,30 @@ describe('properties', () => {
     );
   });
 
+  test('(g) an amount of the wrong type is decided at least as strictly as any number would be', () => {
+    const STRICTNESS = { allow: 0, approval: 1, deny: 2 };
+    const decideFor = (
+      s: { classification: Classification | null; rules: RuleDefinition[] },
+      amount: unknown,
+    ) =>
+      decide({
+        classification: s.classification,
+        // No counts: frequency rules stay out, so only the conditions differ between the calls.
+        matches: matchesFor(s.rules, { ...CALL, arguments: { ...CALL.arguments, amount } }),
+      }).effect;
+    fc.assert(
+      fc.property(
+        scenario,
+        fc.constantFrom('5000', '5', [5000], { value: 5000 }, null, true),
+        fc.constantFrom(5, 1000, 5000),
+        (s, wrong, number) => {
+          assert.ok(STRICTNESS[decideFor(s, wrong)] >= STRICTNESS[decideFor(s, number)]);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   test('(f) the outcome is the one the precedence rules name', () => {
     fc.assert(
       fc.property(scenario, (s) => {

@@ -7,6 +7,7 @@ import {
   compileGlob,
   compilePattern,
   compileRule,
+  describeTypeMismatch,
   frequencyScope,
   holds,
   matchRules,
@@ -367,6 +368,159 @@ describe('operators', () => {
     assert.equal(check({ arg: 'items.1.price', op: 'gt', value: 500 }, args), true);
     assert.equal(check({ arg: 'items.0.price', op: 'gt', value: 500 }, args), false);
     assert.equal(check({ arg: 'items.5.price', op: 'lt', value: 500 }, args), false);
+  });
+});
+
+describe('a value of the wrong type', () => {
+  /** What one condition reports for these arguments: its result and the mismatch, if any. */
+  const verdictOf = (condition: Condition, args: Record<string, unknown>) => {
+    const { result, mismatch } = holds(compileRule(rule({ when: [condition] })).conditions[0]!, args);
+    return { result, mismatch };
+  };
+
+  test('ordering needs the type of `value`: a number for a number, a string for a string', () => {
+    for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
+      for (const [actual, type] of [
+        ['5000', 'string'],
+        [[5000], 'array'],
+        [{ value: 5000 }, 'object'],
+        [null, 'null'],
+        [true, 'boolean'],
+      ] as const) {
+        assert.deepEqual(
+          verdictOf({ arg: 'amount', op, value: 1000 }, { amount: actual }),
+          { result: false, mismatch: { type, needs: 'number' } },
+          `${JSON.stringify(actual)} ${op} 1000`,
+        );
+      }
+      assert.deepEqual(verdictOf({ arg: 'day', op, value: '2026-01-01' }, { day: 20260101 }), {
+        result: false,
+        mismatch: { type: 'number', needs: 'string' },
+      });
+    }
+    // The right type compares as before, whatever the result.
+    assert.deepEqual(verdictOf({ arg: 'amount', op: 'gt', value: 1000 }, { amount: 5 }), {
+      result: false,
+      mismatch: undefined,
+    });
+  });
+
+  test('matches needs a string', () => {
+    for (const [actual, type] of [
+      [1234, 'number'],
+      [['drop table'], 'array'],
+      [{ sql: 'drop table' }, 'object'],
+      [null, 'null'],
+      [false, 'boolean'],
+    ] as const) {
+      assert.deepEqual(verdictOf({ arg: 's', op: 'matches', value: '.*' }, { s: actual }), {
+        result: false,
+        mismatch: { type, needs: 'string' },
+      });
+    }
+    assert.equal(verdictOf({ arg: 's', op: 'matches', value: 'x' }, { s: 'abc' }).mismatch, undefined);
+  });
+
+  test('contains needs a string or an array for a string, an array otherwise, with items of the type of `value`', () => {
+    assert.deepEqual(verdictOf({ arg: 's', op: 'contains', value: 'prod' }, { s: 42 }), {
+      result: false,
+      mismatch: { type: 'number', needs: 'string or array' },
+    });
+    assert.deepEqual(verdictOf({ arg: 's', op: 'contains', value: 'prod' }, { s: { host: 'prod' } }), {
+      result: false,
+      mismatch: { type: 'object', needs: 'string or array' },
+    });
+    assert.deepEqual(verdictOf({ arg: 'ids', op: 'contains', value: 42 }, { ids: '42' }), {
+      result: false,
+      mismatch: { type: 'string', needs: 'array' },
+    });
+    // An item of another type than `value`: the first one is named by its index.
+    assert.deepEqual(verdictOf({ arg: 'ids', op: 'contains', value: 42 }, { ids: [7, '42', null] }), {
+      result: false,
+      mismatch: { type: 'string', needs: 'number', item: 1 },
+    });
+    assert.deepEqual(verdictOf({ arg: 'roles', op: 'contains', value: 'admin' }, { roles: [['admin']] }), {
+      result: false,
+      mismatch: { type: 'array', needs: 'string', item: 0 },
+    });
+    // An item equal to `value` makes the condition true, whatever the other items are.
+    assert.deepEqual(verdictOf({ arg: 'ids', op: 'contains', value: 42 }, { ids: ['x', 42] }), {
+      result: true,
+      mismatch: undefined,
+    });
+    // Items of the right type that differ: false, no mismatch; so is a string without the substring.
+    assert.equal(verdictOf({ arg: 'ids', op: 'contains', value: 42 }, { ids: [1, 2] }).mismatch, undefined);
+    assert.equal(verdictOf({ arg: 'ids', op: 'contains', value: 42 }, { ids: [] }).mismatch, undefined);
+    assert.equal(verdictOf({ arg: 's', op: 'contains', value: 'x' }, { s: 'abc' }).mismatch, undefined);
+  });
+
+  test('eq, ne, in, not_in and exists take any type; a missing argument is no mismatch', () => {
+    for (const condition of [
+      { arg: 'a', op: 'eq', value: 1 },
+      { arg: 'a', op: 'ne', value: 1 },
+      { arg: 'a', op: 'in', value: [1] },
+      { arg: 'a', op: 'not_in', value: ['1'] },
+      { arg: 'a', op: 'exists', value: false },
+    ] as Condition[]) {
+      assert.equal(verdictOf(condition, { a: '1' }).mismatch, undefined, condition.op);
+    }
+    for (const op of ['gt', 'gte', 'lt', 'lte', 'matches', 'contains'] as const) {
+      const value = op === 'matches' || op === 'contains' ? 'x' : 1;
+      assert.deepEqual(verdictOf({ arg: 'a.b', op, value }, {}), { result: false, mismatch: undefined });
+      assert.deepEqual(verdictOf({ arg: 'a.b', op, value }, { a: 'text' }), {
+        result: false,
+        mismatch: undefined,
+      });
+    }
+  });
+
+  test('the explanation in words names the argument, or the array item, and the types', () => {
+    assert.equal(
+      describeTypeMismatch({ arg: 'amount', type: 'string', needs: 'number' }),
+      'amount is a string, not a number',
+    );
+    assert.equal(
+      describeTypeMismatch({ arg: 'ids', type: 'object', needs: 'array', item: 2 }),
+      'ids.2 is an object, not an array',
+    );
+    assert.equal(
+      describeTypeMismatch({ arg: 's', type: 'null', needs: 'string or array' }),
+      's is null, not a string or array',
+    );
+  });
+
+  test('a mismatch makes an approval or deny rule apply and never an allow rule; the facts say which', () => {
+    const when: Condition[] = [
+      { arg: 'payment.amount', op: 'gt', value: 1000 },
+      { arg: 'currency', op: 'eq', value: 'EUR' },
+    ];
+    const rules = ['allow', 'approval', 'deny'].map((effect) =>
+      compileRule(rule({ name: effect, effect: effect as RuleDefinition['effect'], when })),
+    );
+    const matches = matchRules(rules, call({ arguments: { payment: { amount: '5000' }, currency: 'EUR' } }));
+    assert.deepEqual(
+      matches.map((m) => m.rule.name),
+      ['approval', 'deny'],
+    );
+    assert.deepEqual(matches[0]!.conditions, [
+      {
+        arg: 'payment.amount',
+        op: 'gt',
+        value: 1000,
+        actual: '5000',
+        type_mismatch: { type: 'string', needs: 'number' },
+      },
+      { arg: 'currency', op: 'eq', value: 'EUR', actual: 'EUR' },
+    ]);
+    // Every other condition must still hold.
+    assert.deepEqual(
+      matchRules(rules, call({ arguments: { payment: { amount: '5000' }, currency: 'USD' } })),
+      [],
+    );
+    // An allow rule on a small amount does not open for a quoted one.
+    const small = compileRule(rule({ effect: 'allow', when: [{ arg: 'amount', op: 'lt', value: 100 }] }));
+    assert.deepEqual(matchRules([small], call({ arguments: { amount: '5' } })), []);
+    assert.equal(matchRules([small], call({ arguments: { amount: 5 } })).length, 1);
   });
 });
 

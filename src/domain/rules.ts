@@ -145,11 +145,66 @@ function order(a: unknown, b: unknown): number | null {
   return null;
 }
 
-/** A condition on an argument that is absent is false, except `exists` which asks exactly that. */
+/** A JSON value's type, as an explanation names it. */
+export type JsonType = 'null' | 'boolean' | 'number' | 'string' | 'array' | 'object';
+
+const jsonType = (value: unknown): JsonType =>
+  value === null ? 'null' : Array.isArray(value) ? 'array' : (typeof value as JsonType);
+
+/** An argument present with another type than its comparison needs. */
+export interface TypeMismatch {
+  /** The argument's type, or the type of its item at `item`. */
+  type: JsonType;
+  needs: string;
+  /** For `contains` on an array: the index of the first item of another type than `value`. */
+  item?: number;
+}
+
+const withArticle = (type: string) =>
+  type === 'null' ? type : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+
+/** `amount is a string, not a number`; an array item is named by its path (`ids.1`). */
+export const describeTypeMismatch = ({ arg, type, needs, item }: { arg: string } & TypeMismatch) =>
+  `${item === undefined ? arg : `${arg}.${item}`} is ${withArticle(type)}, not ${withArticle(needs)}`;
+
+/**
+ * Why a false comparison may be a value of the wrong type: ordering needs the type of `value`,
+ * `matches` a string, `contains` a string (for a string `value`) or an array whose items have the type
+ * of `value`. Other operators compare any value.
+ */
+function typeMismatch(op: Operator, expected: unknown, actual: unknown): TypeMismatch | undefined {
+  const type = jsonType(actual);
+  switch (op) {
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
+      const needs = typeof expected === 'string' ? 'string' : 'number';
+      return type === needs ? undefined : { type, needs };
+    }
+    case 'matches':
+      return type === 'string' ? undefined : { type, needs: 'string' };
+    case 'contains': {
+      if (type === 'string' && typeof expected === 'string') return undefined;
+      if (type !== 'array')
+        return { type, needs: typeof expected === 'string' ? 'string or array' : 'array' };
+      const needs = jsonType(expected);
+      const item = (actual as unknown[]).findIndex((element) => jsonType(element) !== needs);
+      return item < 0 ? undefined : { type: jsonType((actual as unknown[])[item]), needs, item };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A condition on an argument that is absent is false, except `exists` which asks exactly that. A false
+ * comparison of a present argument of the wrong type reports the mismatch (see matchRules).
+ */
 export function holds(
   condition: CompiledCondition,
   args: Record<string, unknown>,
-): { result: boolean; actual?: unknown } {
+): { result: boolean; actual?: unknown; mismatch?: TypeMismatch } {
   const { found, value } = readPath(args, condition.path);
   if (condition.op === 'exists') return { result: found === (condition.value ?? true) };
   if (!found) return { result: false };
@@ -191,7 +246,8 @@ export function holds(
       result = typeof value === 'string' && condition.pattern!.matcher(value).find();
       break;
   }
-  return { result, actual: value };
+  if (result) return { result, actual: value };
+  return { result, actual: value, mismatch: typeMismatch(condition.op, expected, value) };
 }
 
 export interface FrequencyScope {
@@ -222,7 +278,14 @@ export function frequencyScope(frequency: Frequency, call: Call): FrequencyScope
 export interface RuleMatch {
   rule: RuleDefinition;
   /** What the rule saw: each condition with the value it compared. */
-  conditions: { arg: string; op: Operator; value: unknown; actual: unknown }[];
+  conditions: {
+    arg: string;
+    op: Operator;
+    value: unknown;
+    actual: unknown;
+    /** Set when the argument had another type than the comparison needs. */
+    type_mismatch?: TypeMismatch;
+  }[];
   /** Set when the rule counts calls: the counter to ask. */
   scope: FrequencyScope | null;
 }
@@ -238,8 +301,10 @@ export function matchRules(rules: CompiledRule[], call: Call): RuleMatch[] {
     const seen: RuleMatch['conditions'] = [];
     let all = true;
     for (const condition of compiled.conditions) {
-      const { result, actual } = holds(condition, call.arguments);
-      if (!result) {
+      const { result, actual, mismatch } = holds(condition, call.arguments);
+      // Fail closed: a value of the wrong type (a quoted number, say) must not slip past a rule that
+      // holds or denies, nor open a rule that allows.
+      if (!result && !(mismatch && rule.effect !== 'allow')) {
         all = false;
         break;
       }
@@ -248,6 +313,7 @@ export function matchRules(rules: CompiledRule[], call: Call): RuleMatch[] {
         op: condition.op,
         value: condition.value ?? null,
         actual: actual ?? null,
+        ...(mismatch && { type_mismatch: mismatch }),
       });
     }
     if (!all) continue;

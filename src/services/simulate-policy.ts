@@ -3,7 +3,15 @@
  * reports what would have been decided differently, so a policy change can be judged before it ships.
  */
 import { type Classification, decide, type Effect, type Outcome } from '../domain/policy.ts';
-import { compileRule, matchRules, PERIOD_MS, type RuleDefinition, scopeKey } from '../domain/rules.ts';
+import {
+  compileRule,
+  matchRules,
+  PERIOD_MS,
+  type RuleDefinition,
+  type RuleMatch,
+  scopeKey,
+  type TypeMismatch,
+} from '../domain/rules.ts';
 import { listCallsForReplay, type ReplayedCall } from '../store/holds.ts';
 import { listMembers } from '../store/members.ts';
 import { findRuleSet, listGroups } from '../store/rule-sets.ts';
@@ -24,6 +32,11 @@ interface Decision {
   timeout_minutes: number | null;
 }
 
+/** The draft's decision, with the arguments of the wrong type that made its rule apply. */
+export interface DraftDecision extends Decision {
+  type_mismatches: ({ arg: string } & TypeMismatch)[];
+}
+
 export interface SimulationReport {
   period: { from: string; to: string };
   rules: { current: number; draft: number };
@@ -38,7 +51,7 @@ export interface SimulationReport {
     tool_name: string;
     agent: string;
     actual: Decision;
-    draft: Decision;
+    draft: DraftDecision;
   }[];
 }
 
@@ -55,11 +68,14 @@ function actualDecision(call: ReplayedCall): Decision {
   };
 }
 
-const draftDecision = (outcome: Outcome): Decision => ({
+const draftDecision = (outcome: Outcome): DraftDecision => ({
   effect: outcome.effect,
   rule: outcome.ruleName,
   approvals_required: outcome.approvalsRequired,
   timeout_minutes: outcome.effect === 'approval' ? outcome.timeoutMinutes : null,
+  type_mismatches: ((outcome.facts.conditions ?? []) as RuleMatch['conditions']).flatMap((c) =>
+    c.type_mismatch ? [{ arg: c.arg, ...c.type_mismatch }] : [],
+  ),
 });
 
 const differs = (a: Decision, b: Decision) =>

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { type Classification, DEFAULT_TIMEOUT_MINUTES } from '../../../domain/policy.ts';
-import { OPERATORS, type RuleDefinition } from '../../../domain/rules.ts';
+import { describeTypeMismatch, OPERATORS, type RuleDefinition } from '../../../domain/rules.ts';
 import type { WorkspaceConfig } from '../../../services/config-file.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
@@ -615,7 +615,10 @@ function previewReport(session: AppSession, values: RuleValues, report: Simulati
                       ${e.connection}/<strong>${e.tool_name}</strong> <span class="muted">by ${e.agent}</span>
                     </td>
                     <td data-label="Was">${describeDecision(e.actual)}</td>
-                    <td data-label="Would be">${describeDecision(e.draft)}</td>
+                    <td data-label="Would be">
+                      ${describeDecision(e.draft)}
+                      ${e.draft.type_mismatches.map((m) => html`<br /><span class="muted">${describeTypeMismatch(m)}</span>`)}
+                    </td>
                   </tr>`,
               )}
             </tbody>
