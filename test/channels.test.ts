@@ -303,7 +303,7 @@ function checkWaitingMessage(call: SlackCall, holdId: string, token: string) {
   assert.equal(call.headers.authorization, `Bearer ${token}`);
   assert.match(String(call.headers['content-type']), /^application\/json/);
   const message = call.body;
-  assert.equal(message.text, 'Approval needed: Billing bot wants to run send_invoice on SDK');
+  assert.equal(message.text, 'Approval needed: "Billing bot" wants to run send_invoice on SDK');
   const text = JSON.stringify(message.blocks);
   assert.ok(text.includes('send_invoice'), 'names the tool');
   assert.ok(text.includes('SDK'), 'names the connection');
@@ -364,7 +364,7 @@ for (const backend of backends) {
         assert.equal(mail.subject, 'Approval needed: send_invoice on SDK');
         const { text, html } = partsOf(mail);
         const link = linkIn(t, mail.links);
-        assert.match(text, /Billing bot wants to run send_invoice on SDK\./);
+        assert.match(text, /^"Billing bot" wants to run send_invoice on SDK\./);
         assert.ok(text.includes(SUMMARY), `the text summarizes the arguments: ${text}`);
         assert.ok(text.split(/\r?\n/).includes(link), 'the link on a line of its own');
         assert.ok(text.includes(`— ${BRAND}`), 'signed with the workspace name');
@@ -823,6 +823,88 @@ for (const backend of backends) {
       const answer = await inboundSms(peers, { from: '+15550101', body: 'YES 1234' }).send();
       assert.equal(answer.status, 404);
       assert.equal((await record(t, key, holdId)).status, 'pending');
+    });
+
+    test('no decision on a summary: a memo of spaces gets a Review link instead of buttons and reply codes', async (tc) => {
+      const peers = await start(tc, backend, { SLACK_CHANNEL: 'C0APPROVALS' });
+      const { t, smtp, slack, sms } = peers;
+      const { key } = await t.workspace({
+        config: workspaceConfig(
+          `  - { email: ada@acme.test, name: Ada Admin, role: admin, channels: [email] }
+  - { email: fay@acme.test, name: Fay All, role: approver, phone: "+15550101", slack_user_id: U0FAY, channels: [email, sms, slack] }`,
+          'approvers: [fay@acme.test]',
+        ),
+      });
+      // The attack of issue 19: the memo pushes the amount and the payee out of a 200-character summary.
+      const args = { memo: ' '.repeat(600), amount: 950000, payee: 'Mallory Ltd' };
+      const answer = await call(t.url, 'POST', '/api/v1/holds', {
+        key,
+        body: submission({ tool_name: 'send_invoice', arguments: args }),
+      });
+      assert.equal(answer.status, 201, answer.text);
+      const holdId = answer.body.id as string;
+      const full = `send_invoice(memo=${JSON.stringify(args.memo)}, amount=950000, payee="Mallory Ltd")`;
+
+      // Slack: no Approve or Reject, in the direct message or the channel post; a Review link instead.
+      const posts = await slack.waitFor('chat.postMessage', 2);
+      const byTarget: Record<string, any> = Object.fromEntries(
+        posts.map((post) => [post.body.channel, post.body]),
+      );
+      for (const [target, message] of Object.entries(byTarget)) {
+        const buttons = blocksOf(message, 'actions').flatMap((block: any) => block.elements);
+        assert.deepEqual(
+          buttons.map((button: any) => button.action_id),
+          ['review'],
+          `${target}: only a Review button`,
+        );
+        assert.equal(buttons[0].text.text, 'Review');
+        const text = JSON.stringify(message.blocks);
+        assert.match(text, /amount=950000/, `${target} shows the amount`);
+        assert.match(text, /\+1 more field|payee/, `${target} says what it left out`);
+        assert.match(text, /review it in full/i);
+      }
+      const dmReview = blocksOf(byTarget.U0FAY, 'actions')[0].elements[0].url;
+      assert.match(dmReview, new RegExp(`^${t.url}${LINK.source}`), 'Fay reviews on her decision page');
+      assert.match((await openLink(dmReview)).text, /Mallory Ltd/);
+      assert.equal(
+        blocksOf(byTarget.C0APPROVALS, 'actions')[0].elements[0].url,
+        `${t.url}/app/holds/${holdId}`,
+        'the channel post reviews in the app',
+      );
+      // A signed click for it (an old message, a forged payload) decides nothing.
+      assert.equal((await slackClick(t, { user: 'U0FAY', holdId }).send()).status, 200);
+      assert.equal((await record(t, key, holdId)).status, 'pending');
+
+      // SMS: the link to review it, no reply code issued, and a planted one is not accepted.
+      const [sent] = await sms.waitFor('+15550101');
+      const body = sent!.form.Body!;
+      assert.doesNotMatch(body, /YES|NO \d/, body);
+      assert.match(body, /amount=950000/, body);
+      assert.match(body, /\+1 more field/, body);
+      assert.match(body, new RegExp(`Review it in full: ${t.url}${LINK.source}`), body);
+      const codes = await t.service.ctx.db.all<{ code: string | null }>(
+        "SELECT reply_code AS code FROM notifications WHERE hold_id = $1 AND channel = 'sms'",
+        [holdId],
+      );
+      assert.deepEqual(
+        codes.map((row) => row.code),
+        [null],
+        'no reply code issued',
+      );
+      await t.service.ctx.db.run(
+        "UPDATE notifications SET reply_code = '4321' WHERE hold_id = $1 AND channel = 'sms'",
+        [holdId],
+      );
+      const reply = await inboundSms(peers, { from: '+15550101', body: 'YES 4321' }).send();
+      assert.equal(reply.text, twiml('This action does not fit in a text: open the link to review it.'));
+      assert.equal((await record(t, key, holdId)).status, 'pending');
+      assert.deepEqual(await decisionsOf(t, holdId), []);
+
+      // E-mail: every argument in full, in the text and in the HTML.
+      const mail = await smtp.next('fay@acme.test');
+      const { text, html } = partsOf(mail);
+      assert.ok(text.includes(full), `the whole action in the text: ${text}`);
+      assert.ok(html.includes(full.replaceAll('"', '&quot;')), 'the whole action in the HTML');
     });
 
     test('retries: a Slack API answering 500 gets the message once it is back; nothing is lost', async (tc) => {

@@ -21,7 +21,8 @@ import { inflateSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import PDFDocument from 'pdfkit';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { summarize } from '../src/domain/envelope.ts';
+import { SUMMARY_LENGTH } from '../src/channels/messages.ts';
+import { summarizeAction } from '../src/domain/summary.ts';
 import { mintEmbedToken } from '../src/services/channel-decisions.ts';
 import { mintDecisionLink } from '../src/services/decision-links.ts';
 import { inviteLink } from '../src/services/sign-in.ts';
@@ -34,6 +35,10 @@ import { call, submission, rpcMessages } from './support/http.ts';
 import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 import { parseCsv } from './support/csv.ts';
+
+/** The summary line the widget shows of an action. */
+const widgetSummary = (tool: string, args: Record<string, unknown>) =>
+  summarizeAction(tool, args, SUMMARY_LENGTH.widget).text;
 
 const run = promisify(execFile);
 const pdftotextSkip = await run('pdftotext', ['-v'])
@@ -451,12 +456,15 @@ mcp_servers:
       await card(ids.mcp).locator('div').first().textContent(),
       `${MCP_AGENT} wants to run ${MCP_TOOL} on ${CONNECTION}`,
     );
-    assert.equal(await card(ids.mcp).locator('.summary').textContent(), summarize(MCP_TOOL, MCP_ARGS));
+    assert.equal(await card(ids.mcp).locator('.summary').textContent(), widgetSummary(MCP_TOOL, MCP_ARGS));
     assert.equal(
       await card(ids.api).locator('div').first().textContent(),
       `${API_AGENT.label} wants to run send_invoice on SDK`,
     );
-    assert.equal(await card(ids.api).locator('.summary').textContent(), summarize('send_invoice', API_ARGS));
+    assert.equal(
+      await card(ids.api).locator('.summary').textContent(),
+      widgetSummary('send_invoice', API_ARGS),
+    );
     await page.waitForTimeout(150);
     assert.equal(await page.evaluate(() => (window as any).__xss), undefined);
     const inShadow = await page

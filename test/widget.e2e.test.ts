@@ -11,7 +11,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { summarize } from '../src/domain/envelope.ts';
+import { SUMMARY_LENGTH } from '../src/channels/messages.ts';
+import { summarizeAction } from '../src/domain/summary.ts';
 import { EMBED_TOKEN_TTL_MS, mintEmbedToken } from '../src/services/channel-decisions.ts';
 import { inviteLink } from '../src/services/sign-in.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
@@ -267,7 +268,9 @@ describe('the widget in a browser', { skip: browserSkip, concurrency: 1 }, () =>
       await shown.locator('div').first().textContent(),
       `${label} wants to run send_invoice on SDK`,
     );
-    assert.equal(await shown.locator('.summary').textContent(), summarize('send_invoice', args));
+    const summary = summarizeAction('send_invoice', args, SUMMARY_LENGTH.widget);
+    assert.ok(summary.complete);
+    assert.equal(await shown.locator('.summary').textContent(), summary.text);
     // Image errors would fire asynchronously: give them a moment, and a refresh to re-render.
     await page.waitForTimeout(REFRESH_MS + 500);
     await shown.waitFor();
@@ -284,6 +287,40 @@ describe('the widget in a browser', { skip: browserSkip, concurrency: 1 }, () =>
     assert.equal(body.status, 'rejected');
     assert.equal(body.decision.channel, 'widget');
     assert.equal(await page.evaluate(() => (window as any).__xss), undefined);
+  });
+
+  test('a hold the widget cannot show in full offers Review, not Approve, and the API refuses to decide it', async () => {
+    assert.ok(anaToken, 'the token from the first test');
+    // The attack of issue 19: a memo of spaces pushed the amount and the payee out of the summary.
+    const args = { memo: ' '.repeat(400), amount: 950000, payee: 'Mallory Ltd' };
+    const hidden = await submit({ arguments: args });
+    const { page, errors } = await openDesk(anaToken);
+    const shown = card(page, hidden);
+    await shown.waitFor();
+    assert.equal(await shown.getByRole('button').count(), 0, 'no Approve, no Reject');
+    const review = shown.getByRole('link', { name: 'Review' });
+    assert.equal(await review.getAttribute('href'), `${t.url}/app/holds/${hidden}`);
+    const summary = (await shown.locator('.summary').textContent()) ?? '';
+    assert.match(summary, /amount=950000, payee="Mallory Ltd"\)$/, 'the short values are still shown');
+    assert.match(await shown.innerText(), /review it in full/i);
+
+    // A script with the token cannot decide it either.
+    const refused = await call(t.url, 'POST', `/widget/api/holds/${hidden}/decision`, {
+      key: anaToken,
+      body: { verdict: 'approve' },
+    });
+    assert.equal(refused.status, 403, refused.text);
+    assert.deepEqual(refused.body, { error: 'review_required' });
+    assert.equal((await record(hidden)).status, 'pending');
+    const listed = await call(t.url, 'GET', '/widget/api/holds', { key: anaToken });
+    const entry = listed.body.holds.find((hold: { id: string }) => hold.id === hidden);
+    assert.equal(entry.complete, false);
+    assert.equal(entry.review_url, `${t.url}/app/holds/${hidden}`);
+    assert.deepEqual(errors, []);
+
+    // Decided in the app instead, so the tests after this one see only their own holds.
+    const ana = await app.signIn(workspace, 'ana@acme.test');
+    assert.equal((await app.post(ana, `/app/holds/${hidden}/decide`, { verdict: 'reject' })).status, 303);
   });
 
   test('a decision that fails leaves the hold listed and raises no uncaught error', async () => {

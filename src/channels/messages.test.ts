@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Hold } from '../domain/hold.ts';
-import { outcomeMail, requestMail, slackMessage } from './messages.ts';
+import { channelSummary, outcomeMail, requestMail, slackMessage, smsText } from './messages.ts';
 
 const SCRIPT = '<script>alert(1)</script>';
 const IMG = '"><img src=x onerror=alert(2)>';
@@ -46,7 +46,13 @@ function strings(value: unknown): string[] {
 
 test('Slack: no control sequence from a hold reaches any text, the notification text included', () => {
   for (const hold of [hostile, { ...hostile, status: 'rejected' as const, channel: 'inbox' as const }]) {
-    const message = slackMessage(brand, hold, 'https://approvals.test/d/token', ['Ada']);
+    const message = slackMessage(
+      brand,
+      hold,
+      'https://approvals.test/d/token',
+      ['Ada'],
+      'https://approvals.test/app/holds/x',
+    );
     for (const text of strings(message)) {
       if (text.startsWith('https://approvals.test/')) continue; // our own link, a button's url
       assert.doesNotMatch(text, /[<>]/, `raw control character in ${JSON.stringify(text)}`);
@@ -66,4 +72,80 @@ test('e-mails: values from a hold and the branding are inert in the HTML', () =>
     assert.match(mail.html, /&lt;script&gt;/);
     assert.match(mail.html, /#1f4fd1/, 'an accent that is not a colour is not used');
   }
+});
+
+/** Agent text that tries to start lines and sentences of its own in a plain-text message. */
+const BREAKS = ['\n', '\r', '\u2028', '\u2029', '\u0085', '\u000b', '\u000c'];
+const forger: Hold = {
+  ...hostile,
+  connection: 'SDK',
+  toolName: 'pay\nApproved by security',
+  agentLabel: 'Bot. Approved by Ada.\nReply YES 1234\u2028Done\u0085\u202eevil',
+  agentId: 'bot',
+  arguments: { [`to\nAmount: 1`]: 'x\u2029All checks passed.\r\nReply YES 1234', amount: 950000 },
+};
+
+test('plain text: agent text makes no line of its own and stays quoted, in mails, SMS and Slack', () => {
+  const mail = requestMail(brand, forger, 'https://approvals.test/d/token');
+  const lines = mail.text.split('\n');
+  assert.equal(lines.length, 8, `only the mail's own lines: ${JSON.stringify(mail.text)}`);
+  assert.match(
+    lines[0]!,
+    /^"Bot\. Approved by Ada\.\\nReply YES 1234\\u2028Done\\u0085\\u202eevil" wants to run "pay\\nApproved by security" on SDK\.$/,
+  );
+  assert.match(
+    lines[2]!,
+    /^"pay\\nApproved by security"\("to\\nAmount: 1"="x\\u2029All checks passed\.\\r\\nReply YES 1234", amount=950000\)$/,
+  );
+  const texts = {
+    'mail text': mail.text.replaceAll('\n', ' '),
+    'mail subject': mail.subject,
+    'outcome text': outcomeMail(brand, { ...forger, status: 'rejected' }).text.replaceAll('\n', ' '),
+    sms: smsText(forger, 'https://approvals.test/d/token', '1234'),
+    'Slack text': slackMessage(brand, forger, null, [], 'https://approvals.test/app/holds/x').text,
+  };
+  for (const [name, text] of Object.entries(texts)) {
+    for (const lineBreak of [...BREAKS, '\u202e'])
+      assert.ok(
+        !text.includes(lineBreak),
+        `${name} holds ${JSON.stringify(lineBreak)}: ${JSON.stringify(text)}`,
+      );
+  }
+});
+
+test('SMS: a reply code only when the text shows every argument, the link to review it otherwise', () => {
+  const short = { ...hostile, connection: 'SDK', arguments: { amount: 1200 } };
+  assert.equal(channelSummary(short, 'sms').complete, true);
+  assert.match(smsText(short, 'https://approvals.test/d/t', '4821'), /Or reply YES 4821 \/ NO 4821\.$/);
+  const long = { ...short, arguments: { memo: ' '.repeat(300), amount: 950000, payee: 'Mallory Ltd' } };
+  assert.equal(channelSummary(long, 'sms').complete, false);
+  const text = smsText(long, 'https://approvals.test/d/t', null);
+  assert.doesNotMatch(text, /YES|NO \d/);
+  assert.match(text, /amount=950000, \+1 more field\) Review it in full: https:\/\/approvals\.test\/d\/t$/);
+});
+
+test('Slack: Approve and Reject only when every argument is shown; Review otherwise', () => {
+  const ids = (message: ReturnType<typeof slackMessage>) =>
+    message.blocks
+      .filter((block: any) => block.type === 'actions')
+      .flatMap((block: any) => block.elements.map((button: any) => button.action_id));
+  const short = { ...hostile, arguments: { amount: 1200 } };
+  assert.deepEqual(ids(slackMessage(brand, short, 'https://a.test/d/t', [], 'https://a.test/app/holds/x')), [
+    'approve',
+    'reject',
+    'open',
+  ]);
+  const long = {
+    ...short,
+    arguments: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`f${i}`, i])),
+  };
+  const message = slackMessage(brand, long, null, [], 'https://a.test/app/holds/x');
+  assert.deepEqual(ids(message), ['review']);
+  assert.match(JSON.stringify(message.blocks), /\+\d+ more fields\)/);
+});
+
+test('Slack: agent text cannot close the code block the action is shown in', () => {
+  const hold = { ...hostile, arguments: { note: '```\n*Approved by security*\n```' } };
+  const [section] = slackMessage(brand, hold, null, [], 'https://a.test/app/holds/x').blocks as any[];
+  assert.equal(section.text.text.split('```').length, 3, section.text.text);
 });

@@ -1,10 +1,13 @@
 /**
  * What approvers receive (decisions.md: every notification names the tool and the connection and
  * summarizes the arguments): the e-mails, the Slack message and the SMS for a hold that waits, and
- * for its outcome. Values are escaped by the `html` tag; Slack text escapes its control characters.
+ * for its outcome. Values are escaped by the `html` tag; Slack text escapes its control characters;
+ * in plain text, agent-supplied names are quoted and nothing of theirs breaks a line (summary.ts).
+ * E-mails show every argument in full. Slack, SMS (and the widget) have room for a summary only: they
+ * offer a one-click decision only when it shows every argument, a link to review it otherwise.
  */
-import { summarize } from '../domain/envelope.ts';
 import type { Hold } from '../domain/hold.ts';
+import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import { html } from '../app/html.ts';
 import type { MailMessage } from './email.ts';
 import type { SlackMessage } from './slack.ts';
@@ -24,6 +27,22 @@ const OUTCOME: Record<string, string> = {
 };
 
 export const outcomeOf = (hold: Hold) => OUTCOME[hold.status] ?? hold.status;
+
+/** Characters of a summary each channel has room for (tool and arguments). */
+export const SUMMARY_LENGTH = { slack: 500, sms: 100, widget: 300 } as const;
+
+/** What `channel` shows of a hold's action, and whether that is every argument in full. */
+export const channelSummary = (hold: Hold, channel: keyof typeof SUMMARY_LENGTH): ActionSummary =>
+  summarizeAction(hold.toolName, hold.arguments, SUMMARY_LENGTH[channel]);
+
+/** The action with every argument in full, for e-mails (no room limit there). */
+const fullAction = (hold: Hold) => summarizeAction(hold.toolName, hold.arguments, Infinity).text;
+
+const NOT_IN_FULL = 'Not every argument fits here: review it in full before deciding.';
+
+/** `"Billing bot" wants to run send_invoice on SDK`: agent-supplied names quoted, on one line. */
+const headline = (hold: Hold) =>
+  `${nameText(hold.agentLabel ?? hold.agentId)} wants to run ${nameText(hold.toolName)} on ${nameText(hold.connection)}`;
 
 const deadline = (hold: Hold) =>
   hold.expiresAt === null ? 'no deadline' : `decide by ${new Date(hold.expiresAt).toUTCString()}`;
@@ -49,10 +68,10 @@ function frame(brand: Branding, title: string, body: ReturnType<typeof html>) {
 }
 
 export function requestMail(brand: Branding, hold: Hold, link: string): Omit<MailMessage, 'to'> {
-  const summary = summarize(hold.toolName, hold.arguments);
-  const subject = `Approval needed: ${hold.toolName} on ${hold.connection}`;
+  const summary = fullAction(hold);
+  const subject = `Approval needed: ${nameText(hold.toolName)} on ${nameText(hold.connection)}`;
   const text = [
-    `${hold.agentLabel ?? hold.agentId} wants to run ${hold.toolName} on ${hold.connection}.`,
+    `${headline(hold)}.`,
     '',
     summary,
     '',
@@ -74,14 +93,12 @@ export function requestMail(brand: Branding, hold: Hold, link: string): Omit<Mai
 
 export function outcomeMail(brand: Branding, hold: Hold): Omit<MailMessage, 'to'> {
   const outcome = outcomeOf(hold);
-  const subject = `${outcome.split(':')[0]}: ${hold.toolName} on ${hold.connection}`;
+  const subject = `${outcome.split(':')[0]}: ${nameText(hold.toolName)} on ${nameText(hold.connection)}`;
   const by = hold.channel && hold.channel !== 'rule' ? ` (decided via ${hold.channel})` : '';
-  const text = [`${outcome}${by}.`, '', summarize(hold.toolName, hold.arguments), '', `— ${brand.name}`].join(
-    '\n',
-  );
+  const summary = fullAction(hold);
+  const text = [`${outcome}${by}.`, '', summary, '', `— ${brand.name}`].join('\n');
   const body = html`<p><strong>${outcome}</strong>${by}.</p>
-    <pre style="background: #f4f4f5; padding: 0.75rem; white-space: pre-wrap">
-${summarize(hold.toolName, hold.arguments)}</pre>`;
+    <pre style="background: #f4f4f5; padding: 0.75rem; white-space: pre-wrap">${summary}</pre>`;
   return { subject, text, html: frame(brand, subject, body) };
 }
 
@@ -89,24 +106,29 @@ ${summarize(hold.toolName, hold.arguments)}</pre>`;
 const mrkdwn = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 
+/** Inside a code block: a zero-width space after each backtick, so agent text cannot close the block. */
+const codeBlock = (text: string) => `\`\`\`${mrkdwn(text).replaceAll('`', '`\u200b')}\`\`\``;
+
 /**
- * The Slack message of a hold: with Approve and Reject buttons while it waits (their value is the
- * hold id), the outcome once it is decided. `received` names who approved so far (four-eyes).
+ * The Slack message of a hold: while it waits, Approve and Reject buttons (their value is the hold id)
+ * if it shows every argument, otherwise a Review button to `link` (the member's decision link) or
+ * `reviewUrl` (the hold's page in the app); the outcome once it is decided. `approvedBy` names who
+ * approved so far (four-eyes).
  */
 export function slackMessage(
   brand: Branding,
   hold: Hold,
   link: string | null,
   approvedBy: string[],
+  reviewUrl: string,
 ): SlackMessage {
-  const summary = summarize(hold.toolName, hold.arguments);
-  const headline = `${hold.agentLabel ?? hold.agentId} wants to run ${hold.toolName} on ${hold.connection}`;
+  const summary = channelSummary(hold, 'slack');
+  const head = headline(hold);
   const blocks: unknown[] = [
-    {
-      type: 'section',
-      text: { type: 'mrkdwn', text: `*${mrkdwn(headline)}*\n\`\`\`${mrkdwn(summary)}\`\`\`` },
-    },
+    { type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(head)}*\n${codeBlock(summary.text)}` } },
   ];
+  if (hold.status === 'pending' && !summary.complete)
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `_${NOT_IN_FULL}_` } });
   const facts = [`${brand.name}`, hold.status === 'pending' ? deadline(hold) : null];
   if (approvedBy.length > 0)
     facts.push(
@@ -120,40 +142,51 @@ export function slackMessage(
     blocks.push({
       type: 'actions',
       block_id: 'decision',
-      elements: [
-        {
-          type: 'button',
-          action_id: 'approve',
-          text: { type: 'plain_text', text: 'Approve' },
-          style: 'primary',
-          value: hold.id,
-        },
-        {
-          type: 'button',
-          action_id: 'reject',
-          text: { type: 'plain_text', text: 'Reject' },
-          style: 'danger',
-          value: hold.id,
-        },
-        ...(link
-          ? [{ type: 'button', action_id: 'open', text: { type: 'plain_text', text: 'Open' }, url: link }]
-          : []),
-      ],
+      elements: summary.complete
+        ? [
+            {
+              type: 'button',
+              action_id: 'approve',
+              text: { type: 'plain_text', text: 'Approve' },
+              style: 'primary',
+              value: hold.id,
+            },
+            {
+              type: 'button',
+              action_id: 'reject',
+              text: { type: 'plain_text', text: 'Reject' },
+              style: 'danger',
+              value: hold.id,
+            },
+            ...(link
+              ? [{ type: 'button', action_id: 'open', text: { type: 'plain_text', text: 'Open' }, url: link }]
+              : []),
+          ]
+        : [
+            {
+              type: 'button',
+              action_id: 'review',
+              text: { type: 'plain_text', text: 'Review' },
+              url: link ?? reviewUrl,
+            },
+          ],
     });
   } else {
     const by = hold.channel && hold.channel !== 'rule' ? ` (via ${hold.channel})` : '';
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(outcomeOf(hold))}*${by}` } });
   }
   // The notification text is mrkdwn too: escaped, so no `<!channel>` or disguised link gets through.
-  const text = mrkdwn(
-    hold.status === 'pending' ? `Approval needed: ${headline}` : `${outcomeOf(hold)}: ${headline}`,
-  );
+  const text = mrkdwn(hold.status === 'pending' ? `Approval needed: ${head}` : `${outcomeOf(hold)}: ${head}`);
   return { text, blocks };
 }
 
-/** The SMS: short, with the link, and the reply codes when replies are on. */
+/**
+ * The SMS: short, with the link, and the reply codes when replies are on and the text shows every
+ * argument; otherwise the link is to review it in full.
+ */
 export function smsText(hold: Hold, link: string, replyCode: string | null): string {
-  const summary = summarize(hold.toolName, hold.arguments).slice(0, 80);
-  const reply = replyCode ? ` Or reply YES ${replyCode} / NO ${replyCode}.` : '';
-  return `Approval needed (${hold.connection}): ${summary} ${link}${reply}`;
+  const summary = channelSummary(hold, 'sms');
+  const start = `Approval needed (${nameText(hold.connection)}): ${summary.text}`;
+  if (!summary.complete) return `${start} Review it in full: ${link}`;
+  return `${start} ${link}${replyCode ? ` Or reply YES ${replyCode} / NO ${replyCode}.` : ''}`;
 }

@@ -3,6 +3,7 @@
  * human and the same state as JSON under `service`.
  */
 import type { Hold } from './hold.ts';
+import { summarizeAction } from './summary.ts';
 
 export type EnvelopeStatus =
   'held' | 'approved' | 'executed' | 'denied' | 'expired' | 'error' | 'unknown_reference';
@@ -23,11 +24,8 @@ export interface Envelope {
 const SUMMARY_LENGTH = 200;
 
 /** `send_invoice(amount=1200, to="acme")`, shortened: enough to recognise the action. */
-export function summarize(tool: string, args: Record<string, unknown>): string {
-  const parts = Object.entries(args).map(([key, value]) => `${key}=${JSON.stringify(value) ?? 'null'}`);
-  const text = `${tool}(${parts.join(', ')})`;
-  return text.length > SUMMARY_LENGTH ? `${text.slice(0, SUMMARY_LENGTH - 1)}…` : text;
-}
+export const summarize = (tool: string, args: Record<string, unknown>): string =>
+  summarizeAction(tool, args, SUMMARY_LENGTH).text;
 
 function statusOf(hold: Hold): EnvelopeStatus {
   if (hold.execution?.status === 'executed') return 'executed';

@@ -1,11 +1,14 @@
 /**
  * Decisions that arrive from a channel other than the app: a Slack button, an SMS reply code, the
  * widget. The transport has checked the provider's signature (or the embed token); here the
- * provider's user becomes a member, and a replayed callback changes nothing.
+ * provider's user becomes a member, and a replayed callback changes nothing. A channel decides only
+ * a hold it shows in full (decisions.md, "No decision on a summary"): the arguments never change, so
+ * what its message showed is known here too, also for a message sent before that rule.
  */
+import { channelSummary } from '../channels/messages.ts';
 import type { Verdict } from '../domain/hold.ts';
 import { base64url, randomBytes } from '../domain/ids.ts';
-import { findHoldByReference } from '../store/holds.ts';
+import { findHold, findHoldByReference } from '../store/holds.ts';
 import { findMember, findMemberBySlackUser, findMemberIdsByPhone, type Member } from '../store/members.ts';
 import {
   deleteEmbedToken,
@@ -18,12 +21,20 @@ import {
   touchEmbedToken,
 } from '../store/notifications.ts';
 import type { ServiceContext } from './context.ts';
-import { type DecisionInput, type DecisionResult, recordDecision, settleDecision } from './decide-hold.ts';
+import {
+  type DecisionInput,
+  type DecisionResult,
+  decideHold,
+  recordDecision,
+  settleDecision,
+} from './decide-hold.ts';
 import { notFound } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
-export type ChannelDecision = DecisionResult | { outcome: 'unknown' } | { outcome: 'replayed' };
+/** `review_required`: the channel could not show every argument, so it may not decide. */
+export type ChannelDecision =
+  DecisionResult | { outcome: 'unknown' } | { outcome: 'replayed' } | { outcome: 'review_required' };
 
 /** Decides once per replay key: the key is kept in the decision's own transaction. */
 async function decideOnce(
@@ -31,14 +42,12 @@ async function decideOnce(
   input: DecisionInput,
   replayKey: string,
 ): Promise<ChannelDecision> {
-  const result = await ctx.db.transaction(async (tx): Promise<ChannelDecision> => {
+  const result = await ctx.db.transaction(async (tx): Promise<DecisionResult | { outcome: 'replayed' }> => {
     const chain = await openChain(tx, ctx, input.workspaceId);
     if (!(await rememberInbound(tx, replayKey, ctx.now()))) return { outcome: 'replayed' };
     return recordDecision(tx, ctx, chain, input);
   });
-  return result.outcome === 'unknown' || result.outcome === 'replayed'
-    ? result
-    : settleDecision(ctx, input, result);
+  return result.outcome === 'replayed' ? result : settleDecision(ctx, input, result);
 }
 
 /** A Slack button: the hold named by its value, decided by the member with that Slack user id. */
@@ -49,6 +58,7 @@ export async function decideFromSlack(
   const hold = await findHoldByReference(ctx.db, input.holdId);
   const member = hold && (await findMemberBySlackUser(ctx.db, hold.workspaceId, input.slackUserId));
   if (!hold || !member) return { outcome: 'unknown' };
+  if (!channelSummary(hold, 'slack').complete) return { outcome: 'review_required' };
   return decideOnce(
     ctx,
     {
@@ -77,6 +87,8 @@ export async function decideFromSms(
     reply[2]!,
   );
   if (!request?.memberId) return { outcome: 'unknown' };
+  const hold = await findHoldByReference(ctx.db, request.holdId);
+  if (hold && !channelSummary(hold, 'sms').complete) return { outcome: 'review_required' };
   return decideOnce(
     ctx,
     {
@@ -88,6 +100,25 @@ export async function decideFromSms(
     },
     `sms:${input.messageId}`,
   );
+}
+
+/**
+ * A decision from the widget, as the embed token's member. Its API gives the summary only, so a hold
+ * whose summary is not complete is refused to any caller, the widget's own script or another.
+ */
+export async function decideFromWidget(
+  ctx: ServiceContext,
+  member: Member,
+  input: { holdId: string; verdict: Verdict; comment: string | null },
+): Promise<DecisionResult | { outcome: 'review_required' }> {
+  const hold = await findHold(ctx.db, member.workspaceId, input.holdId);
+  if (hold && !channelSummary(hold, 'widget').complete) return { outcome: 'review_required' };
+  return decideHold(ctx, {
+    ...input,
+    workspaceId: member.workspaceId,
+    memberId: member.id,
+    channel: 'widget',
+  });
 }
 
 export const EMBED_TOKEN_TTL_MS = 12 * 3_600_000;

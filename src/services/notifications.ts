@@ -5,7 +5,7 @@
  * its Slack messages are updated, links answer "already decided", and an outcome mail follows.
  */
 import { randomInt } from 'node:crypto';
-import { outcomeMail, requestMail, slackMessage, smsText } from '../channels/messages.ts';
+import { channelSummary, outcomeMail, requestMail, slackMessage, smsText } from '../channels/messages.ts';
 import type { Slack, SlackPosted } from '../channels/slack.ts';
 import type { Sms } from '../channels/sms.ts';
 import { type Hold, isApprover } from '../domain/hold.ts';
@@ -70,13 +70,14 @@ export async function notifyApprovers(tx: Sql, ctx: ServiceContext, hold: Hold):
   const groups = await listGroups(tx, hold.workspaceId);
   const at = ctx.now();
   const base = { workspaceId: hold.workspaceId, holdId: hold.id, kind: 'request' as const, at };
+  // No reply code for a text that cannot show every argument: it decides nothing blind.
+  const replies = ctx.channels.sms?.replies === true && channelSummary(hold, 'sms').complete;
   for (const member of await listMembers(tx, hold.workspaceId)) {
     const memberGroups = [...groups].filter(([, ids]) => ids.includes(member.id)).map(([name]) => name);
     if (!isApprover(hold.approvers, member, memberGroups)) continue;
     for (const channel of new Set(member.channels)) {
       if (!reachable(ctx, member, channel)) continue;
-      const replyCode =
-        channel === 'sms' && ctx.channels.sms?.replies ? await newReplyCode(tx, member.phone!) : null;
+      const replyCode = channel === 'sms' && replies ? await newReplyCode(tx, member.phone!) : null;
       await insertNotification(tx, {
         ...base,
         id: randomId('ntf_', 16),
@@ -193,6 +194,7 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
 
   const slack = ctx.channels.slack;
   if (!slack) return { state: 'skipped' };
+  const reviewUrl = `${ctx.publicUrl}/app/holds/${hold.id}`;
   const approvedBy = (await listHoldDecisions(ctx.db, hold.id))
     .filter((decision) => decision.verdict === 'approve')
     .map((decision) => decision.name);
@@ -200,7 +202,10 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     const target = member ? member.slackUserId : slack.channel;
     if (!target) return { state: 'skipped' };
     const link = member ? await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'slack' }) : null;
-    const posted = await slack.client.post(target, slackMessage(workspace, hold, link, approvedBy));
+    const posted = await slack.client.post(
+      target,
+      slackMessage(workspace, hold, link, approvedBy, reviewUrl),
+    );
     return { state: 'sent', messageRef: JSON.stringify(posted) };
   }
   // refresh: wait until every request of the hold is posted (or given up), and until a refresh that
@@ -223,7 +228,7 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     if (request.state !== 'sent' || !request.messageRef) continue;
     await slack.client.update(
       JSON.parse(request.messageRef) as SlackPosted,
-      slackMessage(workspace, hold, null, approvedBy),
+      slackMessage(workspace, hold, null, approvedBy, reviewUrl),
     );
   }
   return { state: 'sent' };

@@ -18,6 +18,7 @@
     button { font: inherit; margin-right: 0.4rem; padding: 0.3rem 0.8rem; border-radius: 4px; border: 1px solid #71717a; background: #fff; cursor: pointer; }
     button.approve { background: #166534; border-color: #166534; color: #fff; }
     button.reject { background: #991b1b; border-color: #991b1b; color: #fff; }
+    a.review { font-weight: 600; color: #1f4fd1; }
     .empty, .error { color: #52525b; }
   `;
 
@@ -86,6 +87,14 @@
       if (hold.approvals_required > 1)
         facts.push(`${hold.approvals_received} of ${hold.approvals_required} approvals`);
       card.append(el('div', { class: 'meta' }, facts.join(' · ')));
+      // Not every argument fits in the summary: no decision on it, a link to the full page instead.
+      if (!hold.complete) {
+        card.append(
+          el('p', { class: 'meta' }, 'Not every argument fits here: review it in full before deciding.'),
+          el('a', { class: 'review', href: hold.review_url, target: '_blank', rel: 'noopener' }, 'Review'),
+        );
+        return card;
+      }
       const actions = el('div');
       for (const verdict of ['approve', 'reject']) {
         const button = el(

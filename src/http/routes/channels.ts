@@ -26,6 +26,8 @@ function replyText(result: ChannelDecision): string {
       return 'Already received.';
     case 'not_an_approver':
       return 'You are not an approver of this action.';
+    case 'review_required':
+      return 'This action does not fit in a text: open the link to review it.';
     default:
       return 'Reply YES or NO with the code from the message, e.g. YES 4821.';
   }

@@ -6,11 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { summarize } from '../../domain/envelope.ts';
+import { channelSummary } from '../../channels/messages.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
-import { memberOfEmbedToken } from '../../services/channel-decisions.ts';
+import { decideFromWidget, memberOfEmbedToken } from '../../services/channel-decisions.ts';
 import type { ServiceContext } from '../../services/context.ts';
-import { decideHold } from '../../services/decide-hold.ts';
 import { inboxOf } from '../../services/inbox.ts';
 import { sendError } from '../errors.ts';
 import { refuseUnauthenticated } from '../guard.ts';
@@ -60,16 +59,22 @@ export async function widgetRoutes(
     const holds = await inboxOf(ctx, member);
     return reply.header('Cache-Control', 'no-store').send({
       member: { name: member.name },
-      holds: holds.map((hold) => ({
-        id: hold.id,
-        connection: hold.connection,
-        tool_name: hold.toolName,
-        summary: summarize(hold.toolName, hold.arguments),
-        agent: hold.agentLabel ?? hold.agentId,
-        expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
-        approvals_required: hold.approvalsRequired,
-        approvals_received: hold.approvalsReceived,
-      })),
+      holds: holds.map((hold) => {
+        const summary = channelSummary(hold, 'widget');
+        return {
+          id: hold.id,
+          connection: hold.connection,
+          tool_name: hold.toolName,
+          summary: summary.text,
+          // Not complete: no Approve or Reject, only a link to review it in full.
+          complete: summary.complete,
+          review_url: `${ctx.publicUrl}/app/holds/${hold.id}`,
+          agent: hold.agentLabel ?? hold.agentId,
+          expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
+          approvals_required: hold.approvalsRequired,
+          approvals_received: hold.approvalsReceived,
+        };
+      }),
     });
   });
 
@@ -92,14 +97,12 @@ export async function widgetRoutes(
         });
       }
       if (!HOLD_REFERENCE_PATTERN.test(request.params.id)) return sendError(reply, 404, 'not_found');
-      const result = await decideHold(ctx, {
-        workspaceId: member.workspaceId,
+      const result = await decideFromWidget(ctx, member, {
         holdId: request.params.id,
-        memberId: member.id,
         verdict,
         comment: comment ?? null,
-        channel: 'widget',
       });
+      if (result.outcome === 'review_required') return sendError(reply, 403, 'review_required');
       if (result.outcome === 'not_an_approver') return sendError(reply, 404, 'not_found');
       return reply.send({ outcome: result.outcome, status: result.hold.status });
     },
