@@ -4,43 +4,60 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { Agent, fetch as undiciFetch } from 'undici';
 
-const INTERNAL = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 3],
-] as const) {
-  INTERNAL.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  INTERNAL.addSubnet(network, prefix, 'ipv6');
+/** 2000::/3, the only IPv6 space allocated for the public Internet: anything outside it is not a public host. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+
+/** An IPv4 address from two 16-bit words of an IPv6 address. */
+const ipv4Of = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+
+const isInternalIPv4 = (address: ipaddr.IPv4) => address.range() !== 'unicast';
+
+/**
+ * Classified with ipaddr.js's ranges (IANA special-purpose registries). An IPv6 address that carries
+ * an IPv4 address is delivered to that address, so it is as internal as the IPv4 address it carries.
+ */
+function isInternalIPv6(address: ipaddr.IPv6): boolean {
+  const [w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0, w6 = 0, w7 = 0] = address.parts;
+  switch (address.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d (ipaddr.js reads the text ::a.b.c.d as this too)
+    case 'rfc6145': // ::ffff:0:a.b.c.d
+      return isInternalIPv4(ipv4Of(w6, w7));
+    case 'rfc6052':
+      // NAT64: 64:ff9b::a.b.c.d, or the local-use 64:ff9b:1::/48, where the network's own translator
+      // may put the IPv4 address elsewhere (RFC 6052 prefixes of /48 to /96): only the /96 form is read.
+      return (w3 | w4 | w5) !== 0 || isInternalIPv4(ipv4Of(w6, w7));
+    case '6to4': // 2002:aabb:ccdd::
+      return isInternalIPv4(ipv4Of(w1, w2));
+    case 'teredo': // 2001:0:server:flags:port:client, the client's address inverted
+      return isInternalIPv4(ipv4Of(~w6 & 0xffff, ~w7 & 0xffff));
+    case 'unicast':
+      // IPv4-compatible, ::aabb:ccdd (deprecated, but some stacks still deliver it).
+      if ((w0 | w1 | w2 | w3 | w4 | w5) === 0) return isInternalIPv4(ipv4Of(w6, w7));
+      return !address.match(GLOBAL_UNICAST);
+    default: // loopback, link-local, site-local, unique-local, multicast, discard, documentation, …
+      return true;
+  }
 }
 
 /**
- * Loopback, private, link-local, unique-local, CGNAT, multicast and unspecified addresses. IPv4
- * rules also catch IPv4-mapped IPv6 addresses in any spelling (`::ffff:127.0.0.1`, `::ffff:7f00:1`).
+ * Anything but a public unicast address: loopback, private, link-local, site-local, unique-local,
+ * CGNAT, multicast, broadcast, discard, documentation, benchmarking, reserved and unallocated ranges,
+ * and IPv6 addresses carrying such an IPv4 address (mapped, translated, NAT64, 6to4, Teredo).
+ * Whatever is not an IP address is internal too.
  */
 export function isInternalAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 0) return true;
-  return INTERNAL.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  try {
+    if (family === 4) return isInternalIPv4(ipaddr.IPv4.parse(address));
+    if (family === 6) return isInternalIPv6(ipaddr.IPv6.parse(address));
+  } catch {
+    // an address Node reads and ipaddr.js does not: not one to connect to
+  }
+  return true;
 }
 
 /** Refuses a target (MCP upstream, webhook) whose name resolves to an internal address, unless the operator allows them. */
