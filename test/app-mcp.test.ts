@@ -8,13 +8,18 @@ import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { exportConfig } from '../src/services/apply-config.ts';
+import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { findMcpServerBySlug } from '../src/store/mcp-servers.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { appClient, lastEvidence, verifiedEvidence, type Page, type Session } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call } from './support/http.ts';
-import { type EverythingUpstream, freePort, startEverything } from './support/mcp-upstream.ts';
+import {
+  type EverythingUpstream,
+  freePort,
+  startEverything,
+  startRecordingUpstream,
+} from './support/mcp-upstream.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
 const WORKSPACE = `members:
@@ -472,6 +477,75 @@ for (const backend of backends) {
       } finally {
         refusing.closeAllConnections();
         await new Promise<void>((resolve) => refusing.close(() => resolve()));
+      }
+    });
+
+    test('a URL moved to another origin leaves the stored headers behind unless they are given again', async () => {
+      // Two receivers on loopback that record the headers each request brought.
+      const first = await startRecordingUpstream();
+      const second = await startRecordingUpstream();
+      const save = (fields: Record<string, string>) =>
+        post(admin, '/app/admin/mcp-servers/save', {
+          mode: 'edit',
+          slug: 'moving',
+          name: 'Moving',
+          ...fields,
+        });
+      /** Test connection, and the Authorization header of every request the receiver got for it. */
+      const tested = async (receiver: typeof first) => {
+        receiver.requests.length = 0;
+        const page = await post(admin, '/app/admin/mcp-servers/test', { slug: 'moving' });
+        assert.match(card(page.text, 'moving'), /<strong>Connected\.<\/strong>/);
+        assert.ok(receiver.requests.length > 0);
+        return [...new Set(receiver.requests.map((request) => request.headers.authorization))];
+      };
+      try {
+        const registered = await save({ mode: 'add', url: first.url, headers: `Authorization: ${SECRET}` });
+        assert.equal(registered.status, 303, registered.text.slice(0, 2000));
+        assert.deepEqual(await tested(first), [SECRET]);
+
+        // The form says so beside the URL field.
+        const form = await get(admin, '/app/admin/mcp-servers/edit?slug=moving');
+        assert.match(
+          form.text,
+          /name="url"[^>]*\/>\s*<p class="muted" id="s-url-note"[^>]*>\s*A URL on another origin[^<]*drops the\s+stored headers/,
+        );
+
+        // The app: another origin with the headers box empty sends no headers there.
+        let checked = await evidence();
+        const moved = await save({ url: second.url, headers: '' });
+        const entry = await changed(moved, checked, 'updated');
+        const declared = entry.data.mcp_servers.declared.find((s: { slug: string }) => s.slug === 'moving');
+        assert.deepEqual(declared.header_names, [], 'the evidence says no headers go upstream now');
+        assert.deepEqual(await storedHeaders('moving'), {});
+        assert.deepEqual(await tested(second), [undefined]);
+
+        // Given again in the same change, they go along.
+        checked = await evidence();
+        await changed(
+          await save({ url: first.url, headers: `Authorization: ${NEW_SECRET}` }),
+          checked,
+          'updated',
+        );
+        assert.deepEqual(await tested(first), [NEW_SECRET]);
+
+        // `apply`: the same rules, for a file without headers and for one with them.
+        const applyMoving = async (server: Record<string, unknown>) => {
+          const others = ((await config()).mcp_servers ?? []).filter((s) => s.slug !== 'moving');
+          const file = { mcp_servers: [...others, { slug: 'moving', name: 'Moving', ...server }] };
+          await applyConfig(t.service.ctx, workspace, parseConfig(JSON.stringify(file)));
+        };
+        await applyMoving({ url: first.url.replace('/mcp', '/other') });
+        assert.deepEqual(await storedHeaders('moving'), { Authorization: NEW_SECRET }, 'same origin: kept');
+        await applyMoving({ url: second.url });
+        assert.deepEqual(await storedHeaders('moving'), {});
+        assert.deepEqual(await tested(second), [undefined]);
+        await applyMoving({ url: first.url, headers: { Authorization: SECRET } });
+        await applyMoving({ url: second.url, headers: { Authorization: NEW_SECRET } });
+        assert.deepEqual(await tested(second), [NEW_SECRET]);
+      } finally {
+        await post(admin, '/app/admin/mcp-servers/remove', { slug: 'moving', confirm: 'yes' });
+        await Promise.all([first.close(), second.close()]);
       }
     });
 

@@ -113,9 +113,13 @@ export async function applyConfig(
       const existing = new Map(
         (await listMcpServers(tx, workspace.id)).map((server) => [server.slug, server]),
       );
+      // Stored headers were given for one origin: a server moved to another one leaves them behind.
+      const leftBehind = new Set<string>();
       for (const server of config.mcp_servers) {
         // A removed server declared again keeps its id (the upsert's conflict) but not its old credentials.
         const known = existing.get(server.slug);
+        const keeps = known && new URL(known.url).origin === new URL(server.url).origin;
+        if (known && !keeps && !server.headers) leftBehind.add(server.slug);
         await upsertMcpServer(tx, {
           id: known?.id ?? randomId('mcp_', 12),
           workspaceId: workspace.id,
@@ -124,7 +128,9 @@ export async function applyConfig(
           url: server.url,
           headersSealed: server.headers
             ? ctx.sealer.seal(JSON.stringify(server.headers))
-            : (known?.headersSealed ?? ctx.sealer.seal('{}')),
+            : keeps
+              ? known.headersSealed
+              : ctx.sealer.seal('{}'),
           createdAt: now,
         });
       }
@@ -138,7 +144,7 @@ export async function applyConfig(
       changes.mcp_servers = {
         declared: config.mcp_servers.map(({ headers, ...server }) => ({
           ...server,
-          header_names: headers ? Object.keys(headers) : undefined,
+          header_names: headers ? Object.keys(headers) : leftBehind.has(server.slug) ? [] : undefined,
         })),
         removed: removed.map((server) => server.slug),
       };

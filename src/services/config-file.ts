@@ -157,7 +157,8 @@ const configSchema = z.strictObject({
           .max(200)
           .refine((name) => name !== 'SDK', 'SDK is the name of the Hold API connection'),
         url: targetUrl,
-        // Absent: the stored headers stay (export leaves them out, so an exported file re-applies cleanly).
+        // Absent: the stored headers stay while the URL keeps its origin (export leaves them out, so an
+        // exported file re-applies cleanly).
         headers: z
           .record(
             z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'must be an HTTP header name'),

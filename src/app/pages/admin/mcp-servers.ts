@@ -366,6 +366,14 @@ function serverForm(session: AppSession, values: ServerValues, errors: Record<st
       html`required maxlength="2000" placeholder="https://mcp.example.com/mcp" autocomplete="off"
       spellcheck="false"`,
     )}
+    ${when(
+      edit,
+      () =>
+        html`<p class="muted" id="s-url-note" style="margin:0">
+          A URL on another origin (scheme, host or port) drops the stored headers: they were given for this
+          one. Type them again below to send them to the new one.
+        </p>`,
+    )}
     <label for="s-headers"
       >Headers sent upstream
       <span class="muted"
@@ -388,7 +396,7 @@ function serverForm(session: AppSession, values: ServerValues, errors: Record<st
         edit
           ? html`Stored now:
             ${values.stored.length === 0 ? 'none' : values.stored.map((name, i) => html`${i > 0 ? ', ' : ''}<code>${name}</code>`)}.
-            Typed headers replace the stored ones; leave the box empty to keep them.`
+            Typed headers replace the stored ones; leave the box empty to keep them (on the same origin).`
           : null
       }
     </p>
