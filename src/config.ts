@@ -102,7 +102,10 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     secretsKey: settings.SECRETS_KEY,
     webhookRetryScale: settings.WEBHOOK_RETRY_SCALE,
     mailFrom: settings.MAIL_FROM,
-    /** Slack needs the bot token and the signing secret; SLACK_CHANNEL adds a post to one channel. */
+    /**
+     * Slack needs the bot token and the signing secret. SLACK_CHANNEL is the channel of a deployment
+     * with one workspace; each workspace sets its own (`slack: { channel }`).
+     */
     slack:
       settings.SLACK_BOT_TOKEN && settings.SLACK_SIGNING_SECRET
         ? {

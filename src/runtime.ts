@@ -10,6 +10,7 @@ import { connectRedisRateCounter } from './http/redis-rate-counter.ts';
 import { buildHttpServer } from './http/server.ts';
 import { loadAuditSigner } from './services/audit-signer.ts';
 import { loadSealer } from './services/secrets.ts';
+import { checkSharedSlackChannel } from './services/workspaces.ts';
 import type { ServiceContext } from './services/context.ts';
 import { HoldEvents } from './services/hold-events.ts';
 import type { Db } from './store/db.ts';
@@ -76,6 +77,10 @@ export async function startService(
   options: { now?: () => number } = {},
 ): Promise<RunningService> {
   const ctx = await openContext(config, options.now);
+  await checkSharedSlackChannel(ctx).catch(async (error: unknown) => {
+    await ctx.db.close();
+    throw error;
+  });
   const metrics = createMetrics(() => ctx.holdEvents.waiting);
   const lifecycle = { closing: false };
   const upstreams = new UpstreamPool({ sealer: ctx.sealer, allowPrivate: ctx.allowPrivateTargets });

@@ -28,6 +28,7 @@ const NAV: [string, string, (session: AppSession) => boolean][] = [
   ['keys', 'API keys', (s) => s.member.role === 'admin'],
   ['mcp', 'MCP servers', (s) => s.member.role === 'admin'],
   ['webhook', 'Webhook', (s) => s.member.role === 'admin'],
+  ['slack', 'Slack', (s) => s.member.role === 'admin'],
   ['branding', 'Branding', (s) => s.member.role === 'admin'],
 ];
 
@@ -42,6 +43,7 @@ const HREF: Record<string, string> = {
   keys: '/app/admin/keys',
   mcp: '/app/admin/mcp-servers',
   webhook: '/app/admin/webhook',
+  slack: '/app/admin/slack',
   branding: '/app/admin/branding',
 };
 

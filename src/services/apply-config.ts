@@ -8,7 +8,12 @@ import { listMembers, removeMembersExcept, upsertMember } from '../store/members
 import { findRuleSet, listGroups, replaceGroups, saveRuleSet } from '../store/rule-sets.ts';
 import { classifyTool, listTools } from '../store/tools.ts';
 import { findWebhookEndpoint } from '../store/webhooks.ts';
-import { findWorkspace, updateWorkspaceProfile, type Workspace } from '../store/workspaces.ts';
+import {
+  findWorkspace,
+  updateWorkspaceProfile,
+  updateWorkspaceSlackChannel,
+  type Workspace,
+} from '../store/workspaces.ts';
 import { configError, crossCheck, type ParsedConfig, type WorkspaceConfig } from './config-file.ts';
 import { listMcpServers, removeMcpServersExcept, upsertMcpServer } from '../store/mcp-servers.ts';
 import type { ServiceContext } from './context.ts';
@@ -149,6 +154,10 @@ export async function applyConfig(
         removed: removed.map((server) => server.slug),
       };
     }
+    if (config.slack !== undefined) {
+      await updateWorkspaceSlackChannel(tx, workspace.id, config.slack?.channel ?? null);
+      changes.slack = config.slack;
+    }
     if (config.webhook !== undefined) {
       const made = await configureWebhook(tx, ctx, workspace.id, config.webhook?.url ?? null);
       webhookSecret = made.secret;
@@ -190,6 +199,7 @@ export async function exportConfig(ctx: ServiceContext, workspace: Workspace): P
   }));
   const webhook = await findWebhookEndpoint(ctx.db, workspace.id);
   if (webhook) config.webhook = { url: webhook.url };
+  if (current.slackChannel) config.slack = { channel: current.slackChannel };
   config.rules = rules as RuleDefinition[];
   config.mcp_servers = (await listMcpServers(ctx.db, workspace.id)).map(({ slug, name, url }) => ({
     slug,

@@ -141,6 +141,13 @@ const configSchema = z.strictObject({
     .optional(),
   rules: z.array(rule).max(10_000).optional(),
   webhook: z.strictObject({ url: targetUrl }).nullable().optional(),
+  // The channel this workspace's waiting holds are posted to; null: none.
+  slack: z
+    .strictObject({
+      channel: z.string().regex(/^[CG][A-Z0-9]{2,20}$/, 'must be a Slack channel id like C01ABCDEF'),
+    })
+    .nullable()
+    .optional(),
   mcp_servers: z
     .array(
       z.strictObject({

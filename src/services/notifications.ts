@@ -26,7 +26,7 @@ import {
   retryNotification,
 } from '../store/notifications.ts';
 import { listGroups } from '../store/rule-sets.ts';
-import { findWorkspace } from '../store/workspaces.ts';
+import { countWorkspaces, findWorkspace, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { mintDecisionLink } from './decision-links.ts';
 import { mailSignInLinks } from './sign-in.ts';
@@ -50,6 +50,18 @@ function reachable(ctx: ServiceContext, member: Member, channel: NotificationCha
   if (channel === 'email') return ctx.mailer !== null;
   if (channel === 'sms') return ctx.channels.sms !== null && member.phone !== null;
   return ctx.channels.slack !== null && member.slackUserId !== null;
+}
+
+/**
+ * The Slack channel a workspace's waiting holds are posted to: its own, or SLACK_CHANNEL while the
+ * deployment has no other workspace (checked at every post, so a workspace created by a process
+ * without that setting never shares it).
+ */
+async function slackChannelOf(sql: Sql, ctx: ServiceContext, workspace: Workspace): Promise<string | null> {
+  if (!ctx.channels.slack) return null;
+  if (workspace.slackChannel) return workspace.slackChannel;
+  const shared = ctx.channels.slack.channel;
+  return shared && (await countWorkspaces(sql)) === 1 ? shared : null;
 }
 
 /**
@@ -87,7 +99,8 @@ export async function notifyApprovers(tx: Sql, ctx: ServiceContext, hold: Hold):
       });
     }
   }
-  if (ctx.channels.slack?.channel) {
+  const workspace = await findWorkspace(tx, hold.workspaceId);
+  if (workspace && (await slackChannelOf(tx, ctx, workspace))) {
     await insertNotification(tx, {
       ...base,
       id: randomId('ntf_', 16),
@@ -199,7 +212,7 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     .filter((decision) => decision.verdict === 'approve')
     .map((decision) => decision.name);
   if (job.kind === 'request') {
-    const target = member ? member.slackUserId : slack.channel;
+    const target = member ? member.slackUserId : await slackChannelOf(ctx.db, ctx, workspace);
     if (!target) return { state: 'skipped' };
     const link = member ? await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'slack' }) : null;
     const posted = await slack.client.post(

@@ -9,14 +9,18 @@ export interface Workspace {
   plan: Plan;
   logoUrl: string | null;
   accentColor: string | null;
+  /** The Slack channel id (`C…`) the workspace's waiting holds are posted to; null: none. */
+  slackChannel: string | null;
   createdAt: number;
 }
 
-const columns = `id, slug, name, plan, logo_url AS "logoUrl", accent_color AS "accentColor", created_at AS "createdAt"`;
+const columns = `id, slug, name, plan, logo_url AS "logoUrl", accent_color AS "accentColor",
+  slack_channel AS "slackChannel", created_at AS "createdAt"`;
 
 export async function insertWorkspace(sql: Sql, workspace: Workspace): Promise<void> {
   await sql.run(
-    'INSERT INTO workspaces (id, slug, name, plan, logo_url, accent_color, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    `INSERT INTO workspaces (id, slug, name, plan, logo_url, accent_color, slack_channel, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [
       workspace.id,
       workspace.slug,
@@ -24,6 +28,7 @@ export async function insertWorkspace(sql: Sql, workspace: Workspace): Promise<v
       workspace.plan,
       workspace.logoUrl,
       workspace.accentColor,
+      workspace.slackChannel,
       workspace.createdAt,
     ],
   );
@@ -47,3 +52,14 @@ export async function updateWorkspaceProfile(
     profile.accentColor,
   ]);
 }
+
+export async function updateWorkspaceSlackChannel(
+  sql: Sql,
+  id: string,
+  channel: string | null,
+): Promise<void> {
+  await sql.run('UPDATE workspaces SET slack_channel = $2 WHERE id = $1', [id, channel]);
+}
+
+export const countWorkspaces = async (sql: Sql) =>
+  Number((await sql.one<{ n: number }>('SELECT COUNT(*) AS n FROM workspaces'))!.n);

@@ -6,6 +6,7 @@ import { keyPages } from './admin/keys.ts';
 import { mcpServerPages } from './admin/mcp-servers.ts';
 import { memberPages } from './admin/members.ts';
 import { rulePages } from './admin/rules.ts';
+import { slackPages } from './admin/slack.ts';
 import { webhookPages } from './admin/webhook.ts';
 
 export function adminPages(app: FastifyInstance, deps: PageDeps) {
@@ -15,4 +16,5 @@ export function adminPages(app: FastifyInstance, deps: PageDeps) {
   brandingPages(app, deps);
   mcpServerPages(app, deps);
   webhookPages(app, deps);
+  slackPages(app, deps);
 }
