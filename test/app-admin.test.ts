@@ -35,6 +35,7 @@ const ADMIN_GETS = [
   '/app/admin/members/edit?email=admin%40acme.test',
   '/app/admin/keys',
   '/app/admin/branding',
+  '/app/admin/slack',
 ];
 
 const ADMIN_POSTS = [
@@ -48,6 +49,7 @@ const ADMIN_POSTS = [
   '/app/admin/keys/create',
   '/app/admin/keys/revoke',
   '/app/admin/branding',
+  '/app/admin/slack',
 ];
 
 const unescape = (text: string) =>
