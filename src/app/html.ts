@@ -51,4 +51,6 @@ export const countdown = (ms: number | null) =>
       >`;
 
 /** Pretty JSON inside <pre>: agent-supplied, so escaped like everything else. */
-export const json = (value: unknown) => html`<pre class="json">${JSON.stringify(value, null, 2)}</pre>`;
+/** Scrollable, so focusable: keyboard users can scroll it too. */
+export const json = (value: unknown) =>
+  html`<pre class="json" tabindex="0">${JSON.stringify(value, null, 2)}</pre>`;

@@ -59,7 +59,7 @@ export function widgetPages(app: FastifyInstance, { ctx }: PageDeps) {
         Put the actions waiting for you into another tool your team uses: add these two lines to one of its
         pages, with an embed token in place of <code>EMBED_TOKEN</code>.
       </p>
-      <pre class="json">${snippet}</pre>
+      <pre class="json" tabindex="0">${snippet}</pre>
       ${notice} ${token}
       <form method="post" action="/app/widget/token" class="card">
         <input type="hidden" name="_csrf" value="${session.csrfToken}" />
