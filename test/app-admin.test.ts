@@ -475,12 +475,14 @@ for (const backend of backends) {
         agent: 'billing-*',
         cond_arg_0: 'amount',
         cond_op_0: 'gt',
+        cond_type_0: 'number',
         cond_value_0: '1000',
         cond_arg_1: '',
         cond_op_1: 'eq',
         cond_value_1: '',
         cond_arg_2: 'currency',
         cond_op_2: 'in',
+        cond_type_2: 'json',
         cond_value_2: '["EUR", "CHF"]',
         freq_more_than: '1',
         freq_per: 'hour',
@@ -526,18 +528,21 @@ for (const backend of backends) {
       const otherAgent = await hold({ tool_name: 'pay.send', arguments: big, agent_identity: { id: 'ops' } });
       assert.equal(otherAgent.body.status, 'pending');
 
-      // The list shows it; the edit form comes back filled in, JSON values as typed JSON.
+      // The list shows it in words; the edit form comes back filled in, a list of texts as text.
       const list = await get(admin, '/app/admin/rules?notice=saved');
       assert.match(list.text, /Rule saved/);
       assert.match(list.text, /Large EUR payments in bursts/);
-      assert.match(list.text, /amount gt 1000/);
+      assert.match(list.text, /<code>amount<\/code>\s*is more than <code>1000<\/code>/);
+      assert.match(list.text, /is one of “<code>EUR<\/code>”, “<code>CHF<\/code>”/);
       assert.match(list.text, /more than 1 per hour/);
       const form = await get(
         admin,
         `/app/admin/rules/edit?rule=${encodeURIComponent('Large EUR payments in bursts')}`,
       );
       assert.equal(form.status, 200);
-      assert.match(form.text, /name="cond_value_1"[^>]*value="\[&quot;EUR&quot;,&quot;CHF&quot;\]"/s);
+      assert.match(form.text, /name="cond_value_1"[^>]*value="EUR, CHF"/s);
+      assert.match(form.text, /name="cond_type_1"[^>]*>\s*<option value="text"\s+selected/s);
+      assert.match(form.text, /name="cond_type_0"[^>]*>[\s\S]*?<option value="number"\s+selected/);
       assert.match(form.text, /<option value="in"\s+selected/);
       assert.match(form.text, /name="cond_arg_4"/, 'three empty rows after the two conditions');
       assert.doesNotMatch(form.text, /name="cond_arg_5"/);
@@ -552,6 +557,7 @@ for (const backend of backends) {
         agent: '',
         cond_arg_0: 'amount',
         cond_op_0: 'gte',
+        cond_type_0: 'number',
         cond_value_0: '1000',
         ...emptyRows(1, 4),
         freq_more_than: '',
@@ -596,13 +602,15 @@ for (const backend of backends) {
         agent: '',
         cond_arg_0: 'currency',
         cond_op_0: 'eq',
+        cond_type_0: 'json',
         cond_value_0: 'EUR',
         cond_arg_1: 'country',
         cond_op_1: 'in',
+        cond_type_1: 'json',
         cond_value_1: '"DE"',
         cond_arg_2: 'note',
         cond_op_2: 'matches',
-        cond_value_2: '"(?=x)"',
+        cond_value_2: '(?=x)',
         freq_more_than: 'lots',
         freq_per: 'hour',
         freq_by: 'tool',
@@ -618,6 +626,7 @@ for (const backend of backends) {
       assert.match(page.text, /id="c1-value-error">must be a list for in/);
       assert.match(page.text, /id="c2-value-error">is not a valid RE2 regular expression/);
       assert.match(page.text, /id="r-more-than-error">Give a whole number/);
+      assert.match(page.text, /id="r-approvers-error">is not a member of the workspace/, 'all at once');
       assert.match(page.text, /Nothing was changed/);
       assert.match(page.text, /name="cond_value_0"[^>]*value="EUR"/s, 'what was typed comes back');
       assert.deepEqual((await config()).rules, rulesBefore);
@@ -657,6 +666,102 @@ for (const backend of backends) {
       assert.equal(await evidence(), checked);
     });
 
+    test('conditions take text as typed and numbers as numbers; the list shows them in words', async () => {
+      const checked = await evidence();
+      const saved = await post(admin, '/app/admin/rules/save', {
+        original: '',
+        name: 'Dangerous shell',
+        tool: 'shell.run',
+        cond_arg_0: 'command',
+        cond_op_0: 'matches',
+        cond_type_0: 'text',
+        cond_value_0: 'rm -rf',
+        cond_arg_1: 'ticket',
+        cond_op_1: 'matches',
+        cond_type_1: 'text',
+        cond_value_1: '^OPS-\\d+$',
+        cond_arg_2: 'retries',
+        cond_op_2: 'gte',
+        cond_type_2: 'number',
+        cond_value_2: ' 3 ',
+        cond_arg_3: 'zip',
+        cond_op_3: 'in',
+        cond_type_3: 'text',
+        cond_value_3: '10115, 80331',
+        cond_arg_4: 'sudo',
+        cond_op_4: 'exists',
+        cond_type_4: 'text',
+        cond_value_4: 'false',
+        effect: 'deny',
+        action: 'save',
+      });
+      await changed(saved, checked, /notice=saved/);
+      assert.deepEqual((await config()).rules!.find((r) => r.name === 'Dangerous shell')!.when, [
+        { arg: 'command', op: 'matches', value: 'rm -rf' },
+        { arg: 'ticket', op: 'matches', value: '^OPS-\\d+$' },
+        { arg: 'retries', op: 'gte', value: 3 },
+        { arg: 'zip', op: 'in', value: ['10115', '80331'] },
+        { arg: 'sudo', op: 'exists', value: false },
+      ]);
+      const args = { command: 'rm -rf /', ticket: 'OPS-12', retries: 3, zip: '10115' };
+      assert.equal((await hold({ tool_name: 'shell.run', arguments: args })).body.status, 'denied');
+
+      // In the list: operators in words, texts and patterns as typed (no JSON escapes), numbers bare.
+      const list = (await get(admin, '/app/admin/rules')).text;
+      const row = list.slice(
+        list.indexOf('Dangerous shell'),
+        list.indexOf('</tr>', list.indexOf('Dangerous shell')),
+      );
+      assert.match(row, /<code>command<\/code>\s*matches “<code>rm -rf<\/code>”/);
+      assert.match(row, /matches “<code>\^OPS-\\d\+\$<\/code>”/);
+      assert.match(row, /<code>retries<\/code>\s*is at least <code>3<\/code>/);
+      assert.match(row, /is one of “<code>10115<\/code>”, “<code>80331<\/code>”/);
+      assert.match(row, /<code>sudo<\/code>\s*is absent/);
+      assert.doesNotMatch(row, /\\\\|&quot;| gte | matches &quot;/);
+
+      // The edit form gives back what was typed, with its type.
+      const form = (await get(admin, `/app/admin/rules/edit?rule=${encodeURIComponent('Dangerous shell')}`))
+        .text;
+      assert.match(form, /name="cond_value_1"[^>]*value="\^OPS-\\d\+\$"/s);
+      assert.match(form, /name="cond_value_3"[^>]*value="10115, 80331"/s);
+      assert.match(form, /name="cond_type_2"[^>]*>[\s\S]*?<option value="number"\s+selected/);
+
+      // Every problem at once, in a summary that takes focus; the numbers typed as text are refused.
+      const unchanged = await evidence();
+      const wrong = await post(admin, '/app/admin/rules/save', {
+        original: '',
+        name: 'Dangerous shell',
+        tool: 'shell.run',
+        cond_arg_0: 'amount',
+        cond_op_0: 'gt',
+        cond_type_0: 'text',
+        cond_value_0: '1000',
+        cond_arg_1: 'currency',
+        cond_op_1: 'eq',
+        cond_type_1: 'number',
+        cond_value_1: 'EUR',
+        cond_arg_2: 'ok',
+        cond_op_2: 'exists',
+        cond_value_2: 'yes',
+        effect: 'approval',
+        approvers: ['nobody@acme.test'],
+        action: 'save',
+      });
+      assert.equal(wrong.status, 422);
+      assert.match(wrong.text, /id="c0-value-error">Is a number typed as text/);
+      assert.match(wrong.text, /id="c1-value-error">Is not a number/);
+      assert.match(wrong.text, /id="c2-value-error">Write true or false/);
+      assert.match(wrong.text, /id="r-name-error">is used by another rule/);
+      assert.match(wrong.text, /id="r-approvers-error">is not a member of the workspace/);
+      assert.match(wrong.text, /<div class="error" role="alert" id="problems" tabindex="-1" autofocus>/);
+      const summary = wrong.text.slice(
+        wrong.text.indexOf('id="problems"'),
+        wrong.text.indexOf('</ul>', wrong.text.indexOf('id="problems"')),
+      );
+      assert.equal(summary.match(/<li>/g)?.length, 5, 'five problems in the summary');
+      assert.equal(await evidence(), unchanged);
+    });
+
     test('preview replays the last 30 days with the draft; its Save button saves that same draft', async () => {
       const rulesBefore = (await config()).rules!;
       await hold({ tool_name: 'report.export', arguments: { rows: 10 } });
@@ -671,6 +776,7 @@ for (const backend of backends) {
         agent: '',
         cond_arg_0: 'rows',
         cond_op_0: 'gt',
+        cond_type_0: 'number',
         cond_value_0: '1000',
         ...emptyRows(1, 3),
         freq_more_than: '',

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Classification, DEFAULT_TIMEOUT_MINUTES } from '../../../domain/policy.ts';
 import { describeTypeMismatch, OPERATORS, type RuleDefinition } from '../../../domain/rules.ts';
-import type { WorkspaceConfig } from '../../../services/config-file.ts';
+import { crossCheck, type WorkspaceConfig } from '../../../services/config-file.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { type SimulationReport, simulatePolicy } from '../../../services/simulate-policy.ts';
@@ -62,9 +62,17 @@ const NOTICES: Record<string, string> = {
   classified: 'Tool classified. Its next calls follow the new classification.',
 };
 
+/** How a condition's value is typed: text as it is, numbers as numbers, anything else as JSON. */
+const VALUE_TYPES = { text: 'text', number: 'number', json: 'JSON' } as const;
+type ValueType = keyof typeof VALUE_TYPES;
+const ORDERING = ['gt', 'gte', 'lt', 'lte'];
+const LISTS = ['in', 'not_in'];
+const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
+
 interface ConditionRow {
   arg: string;
   op: string;
+  type: string;
   value: string;
 }
 
@@ -109,11 +117,7 @@ const valuesOfRule = (rule: RuleDefinition): RuleValues => ({
   connection: rule.connection ?? '',
   tool: rule.tool,
   agent: rule.agent ?? '',
-  conditions: (rule.when ?? []).map((c) => ({
-    arg: c.arg,
-    op: c.op,
-    value: c.value === undefined ? '' : JSON.stringify(c.value),
-  })),
+  conditions: (rule.when ?? []).map((c) => ({ arg: c.arg, op: c.op, ...typedValue(c.value) })),
   more_than: rule.frequency ? String(rule.frequency.more_than) : '',
   per: rule.frequency?.per ?? '',
   by: rule.frequency?.by ?? 'tool',
@@ -124,6 +128,65 @@ const valuesOfRule = (rule: RuleDefinition): RuleValues => ({
   reason: rule.reason ?? '',
 });
 
+/**
+ * A stored value as the form shows it: text and numbers (and lists of either, comma-separated) as
+ * typed, anything else as JSON.
+ */
+function typedValue(value: unknown): { type: ValueType; value: string } {
+  if (value === undefined) return { type: 'text', value: '' };
+  if (typeof value === 'string') return { type: 'text', value };
+  if (typeof value === 'number') return { type: 'number', value: String(value) };
+  if (Array.isArray(value) && value.length > 0) {
+    if (value.every((item) => typeof item === 'number')) return { type: 'number', value: value.join(', ') };
+    // Only items that survive the split on commas and the trim of each item come back as text.
+    if (
+      value.every(
+        (item) => typeof item === 'string' && item !== '' && item === item.trim() && !item.includes(','),
+      )
+    )
+      return { type: 'text', value: value.join(', ') };
+  }
+  return { type: 'json', value: JSON.stringify(value) };
+}
+
+/** A typed condition value, or the reason it cannot be read. `in`/`not_in` take comma-separated items. */
+function parseValue(row: ConditionRow): { value?: unknown } | { error: string } {
+  if (row.value === '') return {};
+  // `exists` takes a yes or no whatever the type: there is nothing else it could mean.
+  if (row.op === 'exists') {
+    if (row.value === 'true' || row.value === 'false') return { value: row.value === 'true' };
+    return { error: 'Write true or false, or leave it empty (true).' };
+  }
+  const list = LISTS.includes(row.op);
+  const items = list && row.type !== 'json' ? row.value.split(',').map((item) => item.trim()) : [row.value];
+  if (row.type === 'json') {
+    try {
+      return { value: JSON.parse(row.value) };
+    } catch {
+      return {
+        error:
+          'Is not valid JSON. Write true, null, a list as ["DE", "FR"], or text in double quotes as "EUR".',
+      };
+    }
+  }
+  if (row.type === 'number') {
+    const numbers = items.map((item) => item.trim());
+    if (!numbers.every((item) => NUMBER.test(item)))
+      return {
+        error: `Is not a number${list ? ' list' : ''}: write it as 1000 or 12.5${list ? ', items separated by commas' : ''}, or choose the type text.`,
+      };
+    return { value: list ? numbers.map(Number) : Number(numbers[0]) };
+  }
+  if (row.type !== 'text') return { error: 'Choose text, number or JSON.' };
+  // Text ordered against text puts "900" after "1000": a number typed as text is almost surely a mistake.
+  if (ORDERING.includes(row.op) && NUMBER.test(row.value.trim()))
+    return {
+      error:
+        'Is a number typed as text, and text compares letter by letter. Choose the type number, or JSON with the text in double quotes.',
+    };
+  return { value: list ? items : row.value };
+}
+
 /** Reads the form; empty condition rows are dropped, so row numbers are those shown again. */
 function valuesOfForm(body: Form): RuleValues {
   const conditions: ConditionRow[] = [];
@@ -132,7 +195,9 @@ function valuesOfForm(body: Form): RuleValues {
     const condition = {
       arg: field(body, `cond_arg_${row}`),
       op: field(body, `cond_op_${row}`) || 'eq',
-      value: field(body, `cond_value_${row}`),
+      type: field(body, `cond_type_${row}`) || 'text',
+      // Untrimmed: a pattern or a text may start or end with a space.
+      value: fields(body, `cond_value_${row}`).at(-1) ?? '',
     };
     if (condition.arg || condition.value) conditions.push(condition);
   }
@@ -169,17 +234,13 @@ function ruleOfValues(values: RuleValues) {
       errors[`when.${index}.op`] = 'Choose an operator.';
       ok = false;
     }
-    let value: unknown;
-    if (row.value !== '') {
-      try {
-        value = JSON.parse(row.value);
-      } catch {
-        errors[`when.${index}.value`] =
-          'Is not valid JSON. Write a number as 1000, text in double quotes as "EUR", a list as ["DE","FR"], or true.';
-        ok = false;
-      }
+    const parsed = parseValue(row);
+    if ('error' in parsed) {
+      errors[`when.${index}.value`] = parsed.error;
+      ok = false;
     }
     if (!ok) return;
+    const { value } = parsed as { value?: unknown };
     rowOf.push(index);
     when.push({ arg: row.arg, op: row.op, ...(value === undefined ? {} : { value }) });
   });
@@ -295,7 +356,7 @@ function conditionRow(row: ConditionRow, index: number, errors: Record<string, s
         name="cond_arg_${index}"
         type="text"
         maxlength="200"
-        placeholder="amount"
+        spellcheck="false"
         value="${row.arg}"
         ${describedBy(id('arg'), error('arg'))}
       />
@@ -309,12 +370,19 @@ function conditionRow(row: ConditionRow, index: number, errors: Record<string, s
       ${fieldError(id('op'), error('op'))}
     </div>
     <div>
-      <label for="${id('value')}">Value (JSON)</label>
+      <label for="${id('type')}">Value type</label>
+      <select id="${id('type')}" name="cond_type_${index}" class="auto">
+        ${Object.entries(VALUE_TYPES).map(
+          ([type, label]) => html`<option value="${type}" ${selected(row.type === type)}>${label}</option>`,
+        )}
+      </select>
+    </div>
+    <div>
+      <label for="${id('value')}">Value</label>
       <input
         id="${id('value')}"
         name="cond_value_${index}"
         type="text"
-        placeholder='1000 or "EUR"'
         value="${row.value}"
         spellcheck="false"
         autocomplete="off"
@@ -332,7 +400,7 @@ function hiddenFields(values: RuleValues): Html {
   ${hidden('connection', values.connection)} ${hidden('tool', values.tool)} ${hidden('agent', values.agent)}
   ${values.conditions.map(
     (c, i) =>
-      html`${hidden(`cond_arg_${i}`, c.arg)}${hidden(`cond_op_${i}`, c.op)}${hidden(`cond_value_${i}`, c.value)}`,
+      html`${hidden(`cond_arg_${i}`, c.arg)}${hidden(`cond_op_${i}`, c.op)}${hidden(`cond_type_${i}`, c.type)}${hidden(`cond_value_${i}`, c.value)}`,
   )}
   ${hidden('freq_more_than', values.more_than)} ${hidden('freq_per', values.per)}
   ${hidden('freq_by', values.by)} ${hidden('effect', values.effect)}
@@ -397,12 +465,12 @@ function ruleForm(
   ];
   const rows = [
     ...values.conditions,
-    ...Array.from({ length: EMPTY_ROWS }, () => ({ arg: '', op: 'eq', value: '' })),
+    ...Array.from({ length: EMPTY_ROWS }, () => ({ arg: '', op: 'eq', type: 'text', value: '' })),
   ];
   return html`<form method="post" action="/app/admin/rules/save" class="decide card" id="rule-form">
     ${csrfField(session)}
     <input type="hidden" name="original" value="${values.original}" />
-    ${text('name', 'r-name', 'Name', html`required maxlength="200" placeholder="Large payments need two approvers"`)}
+    ${text('name', 'r-name', 'Name', html`required maxlength="200"`)}
 
     <fieldset class="box">
       <legend><strong>Which calls</strong></legend>
@@ -427,7 +495,7 @@ function ruleForm(
           </datalist>
         </div>
         <div>
-          ${text('agent', 'r-agent', html`Agent <span class="muted">(glob, optional)</span>`, html`maxlength="200" placeholder="any agent" spellcheck="false"`)}
+          ${text('agent', 'r-agent', html`Agent <span class="muted">(glob; empty: any agent)</span>`, html`maxlength="200" spellcheck="false"`)}
         </div>
       </div>
     </fieldset>
@@ -435,11 +503,12 @@ function ruleForm(
     <fieldset class="box" aria-describedby="conditions-help">
       <legend><strong>Conditions on the arguments</strong> <span class="muted">(all must hold)</span></legend>
       <p class="muted" id="conditions-help">
-        The argument is a dotted path (<code>amount</code>, <code>customer.country</code>,
-        <code>items.0.sku</code>). The value is JSON: <code>1000</code>, <code>"EUR"</code>,
-        <code>["DE","FR"]</code>, <code>true</code>. Text needs double quotes; <code>1000</code> and
-        <code>"1000"</code> differ. For <code>matches</code>, a quoted RE2 pattern (<code>"^prod-"</code>);
-        for <code>exists</code>, <code>true</code>, <code>false</code> or empty. Leave a row empty to skip it.
+        The argument is a dotted path, like <code>amount</code>, <code>customer.country</code> or
+        <code>items.0.sku</code>. Type the value as it is, without quotes, and say what it is: the text
+        <code>1000</code> and the number 1000 differ. For <code>in</code> and <code>not_in</code>, separate
+        the items with commas; for <code>matches</code>, type the RE2 pattern as text; for
+        <code>exists</code>, <code>true</code>, <code>false</code> or nothing. Choose JSON for anything else:
+        true/false, null, an object, or a list whose items hold commas. Leave a row empty to skip it.
       </p>
       ${fieldError('r-when', errors.when)} ${rows.map((row, index) => conditionRow(row, index, errors))}
     </fieldset>
@@ -451,7 +520,7 @@ function ruleForm(
       </p>
       <div class="filters">
         <div>
-          ${number('freq_more_than', 'r-more-than', 'More than', values.more_than, 'frequency.more_than', html`placeholder="20"`)}
+          ${number('freq_more_than', 'r-more-than', 'More than (calls)', values.more_than, 'frequency.more_than')}
         </div>
         <div>
           <label for="r-per">Per</label>
@@ -487,7 +556,7 @@ function ruleForm(
           ${fieldError('r-effect', errors.effect)}
         </div>
         <div>
-          ${number('timeout_minutes', 'r-timeout', 'Deadline in minutes (approval)', values.timeout_minutes, 'timeout_minutes', html`placeholder="240"`)}
+          ${number('timeout_minutes', 'r-timeout', `Deadline in minutes (approval; empty: ${DEFAULT_TIMEOUT_MINUTES})`, values.timeout_minutes, 'timeout_minutes')}
         </div>
       </div>
       <p class="muted" style="margin:0.5rem 0">
@@ -516,19 +585,14 @@ function ruleForm(
           ${fieldError('r-approvers', errors.approvers)}
         </div>
         <div>
-          ${number('approvals_required', 'r-approvals', 'Approvals required', values.approvals_required, 'approvals_required', html`placeholder="1" max="20"`)}
+          ${number('approvals_required', 'r-approvals', 'Approvals required (empty: 1)', values.approvals_required, 'approvals_required', html`max="20"`)}
         </div>
       </div>
       <label for="r-reason" style="margin-top:0.5rem"
-        >Reason given with a denial <span class="muted">(optional)</span></label
+        >Reason given with a denial
+        <span class="muted">(empty: “Denied by rule:” and the rule’s name)</span></label
       >
-      <textarea
-        id="r-reason"
-        name="reason"
-        maxlength="500"
-        placeholder="Denied by rule: <name>"
-        ${describedBy('r-reason', errors.reason)}
-      >
+      <textarea id="r-reason" name="reason" maxlength="500" ${describedBy('r-reason', errors.reason)}>
 ${values.reason}</textarea>
       ${fieldError('r-reason', errors.reason)}
     </fieldset>
@@ -636,13 +700,39 @@ function previewReport(session: AppSession, values: RuleValues, report: Simulati
   </section>`;
 }
 
+const OP_WORDS: Record<string, string> = {
+  eq: 'is',
+  ne: 'is not',
+  gt: 'is more than',
+  gte: 'is at least',
+  lt: 'is less than',
+  lte: 'is at most',
+  in: 'is one of',
+  not_in: 'is none of',
+  contains: 'contains',
+  matches: 'matches',
+};
+
+/** A value in words: text in quotes as it is (a pattern unescaped), numbers bare, anything else as JSON. */
+const valueText = (value: unknown): Html =>
+  typeof value === 'string'
+    ? html`“<code>${value}</code>”`
+    : Array.isArray(value)
+      ? html`${value.map((item, i) => html`${i > 0 ? ', ' : null}${valueText(item)}`)}`
+      : html`<code>${JSON.stringify(value)}</code>`;
+
+/** `amount is more than 1000`, `command matches “rm -rf”`, `ticket is present`. */
 function conditionText(rule: RuleDefinition): Html {
   if (!rule.when?.length) return html`<span class="muted">—</span>`;
   return html`${rule.when.map(
     (c, i) =>
-      html`${i > 0 ? html`<br />` : null}<code
-          >${c.arg} ${c.op}${c.value === undefined ? '' : ` ${JSON.stringify(c.value)}`}</code
-        >`,
+      html`${i > 0 ? html`<br />` : null}<code>${c.arg}</code> ${
+          c.op === 'exists'
+            ? c.value === false
+              ? 'is absent'
+              : 'is present'
+            : html`${OP_WORDS[c.op]} ${valueText(c.value)}`
+        }`,
   )}`;
 }
 
@@ -969,6 +1059,14 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
     };
     const checked = checkConfig(draft);
     if ('issues' in checked) take(checked.issues);
+    // Checked against the workspace too (approvers who are members, unique names), so that every problem
+    // of the form is shown at once, not one round after another.
+    const stored = {
+      members: current.members ?? [],
+      groups: new Map(Object.entries(current.groups ?? {})),
+      rules: current.rules ?? [],
+    };
+    take(crossCheck('config' in checked ? checked.config : draft, stored, () => undefined));
     if (Object.keys(errors).length > 0 || problems.length > 0 || 'issues' in checked) {
       return sendPage(reply, await formPage(session, values, { errors, problems }), 422);
     }

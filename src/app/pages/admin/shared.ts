@@ -92,12 +92,12 @@ export function describeIssue(issue: FieldIssue, config: WorkspaceConfig): strin
   return `${issue.field === '(change)' || issue.field === '(file)' ? '' : `${issue.field}: `}${issue.message}`;
 }
 
-/** The problems that stopped a change, at the top of a page. */
+/** The problems that stopped a change, at the top of a page; it takes the focus, so it is read first. */
 export const issueSummary = (messages: string[]) =>
   when(
     messages.length > 0,
     () =>
-      html`<div class="error" role="alert" id="problems">
+      html`<div class="error" role="alert" id="problems" tabindex="-1" autofocus>
         <p><strong>Nothing was changed.</strong> ${messages.length === 1 ? 'One problem:' : 'Problems:'}</p>
         <ul>
           ${messages.map((message) => html`<li>${message}</li>`)}
