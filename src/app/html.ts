@@ -2,6 +2,7 @@
  * HTML for the app, built with a tagged template that escapes every interpolated value unless it
  * is already `Html`. Agent-supplied text can therefore only ever appear as text.
  */
+import { utcText } from '../domain/time-text.ts';
 import { escapeHtml } from '../services/escape.ts';
 
 export class Html {
@@ -36,19 +37,16 @@ export const when = (condition: unknown, then: () => Html) => (condition ? then(
 
 const ISO = (ms: number) => new Date(ms).toISOString();
 
-/** A time the browser shows in the reader's zone (app.js), with a UTC fallback. */
+/**
+ * A time, written in UTC and saying so; time.js (static) shows it in the reader's zone, named, with a
+ * relative form: `23 Nov, 23:30 CET · 5 min ago`.
+ */
 export const time = (ms: number | null) =>
-  ms === null
-    ? html`—`
-    : html`<time datetime="${ISO(ms)}">${ISO(ms).replace('T', ' ').slice(0, 16)} UTC</time>`;
+  ms === null ? html`—` : html`<time datetime="${ISO(ms)}">${utcText(ms)}</time>`;
 
-/** A deadline that app.js counts down every second. */
+/** A deadline: time.js says how far it is (`in 12 min`) and keeps it current. */
 export const countdown = (ms: number | null) =>
-  ms === null
-    ? html`—`
-    : html`<time class="countdown" datetime="${ISO(ms)}"
-        >${ISO(ms).replace('T', ' ').slice(0, 16)} UTC</time
-      >`;
+  ms === null ? html`—` : html`<time class="countdown" datetime="${ISO(ms)}">${utcText(ms)}</time>`;
 
 /** Pretty JSON inside <pre>: agent-supplied, so escaped like everything else. */
 /** Scrollable, so focusable: keyboard users can scroll it too. */

@@ -79,6 +79,15 @@ export async function listEntries(
   return rows.map((row) => ({ ...row, orgId }));
 }
 
+/** When the entry `seq` was appended (ISO text, which sorts as time does); undefined for none. */
+export async function entryTimeAt(sql: Sql, workspaceId: string, seq: number): Promise<string | undefined> {
+  const row = await sql.one<{ occurred_at: string }>(
+    'SELECT occurred_at FROM evidence WHERE workspace_id = $1 AND seq = $2',
+    [workspaceId, seq],
+  );
+  return row?.occurred_at;
+}
+
 /** The highest seq stored, whatever the head says (0 for none). */
 export async function lastEntrySeq(sql: Sql, workspaceId: string): Promise<number> {
   const row = await sql.one<{ seq: number | null }>(

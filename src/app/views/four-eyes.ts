@@ -1,0 +1,77 @@
+/**
+ * Four-eyes context of a hold: who decided so far (with their comments), who can still decide, and,
+ * for the reader who cannot, why.
+ */
+import { approversInWords, type DecisionBlocker } from '../../domain/four-eyes.ts';
+import type { Hold, Verdict } from '../../domain/hold.ts';
+import { type Html, html, time, when } from '../html.ts';
+
+export interface DecisionSeen {
+  name: string;
+  email: string;
+  verdict: string;
+  comment: string | null;
+  channel: string;
+  decidedAt: number;
+}
+
+export interface FourEyes {
+  hold: Pick<Hold, 'status' | 'approvers' | 'approvalsRequired' | 'approvalsReceived'>;
+  /** Every member's decision so far, oldest first. */
+  decisions: DecisionSeen[];
+  /** The members who may still decide (approvers who have not), while the hold is pending. */
+  remaining: { name: string; email: string }[];
+  /** Why the reader cannot decide; null when they can. */
+  blocker: DecisionBlocker | null;
+}
+
+const PAST: Record<string, string> = { approve: 'approved', reject: 'rejected' };
+
+/** Why the reader cannot decide, in words. */
+export function blockerInWords(blocker: DecisionBlocker, hold: FourEyes['hold']): string {
+  switch (blocker) {
+    case 'viewer':
+      return 'You are a viewer: viewers see holds but do not decide.';
+    case 'not_an_approver':
+      return `You are not among the approvers of this hold: it waits for ${approversInWords(hold.approvers)}.`;
+    case 'closed':
+      return `This hold is ${hold.status.replace('_', ' ')} already.`;
+    case 'already_decided':
+      return 'You have decided this hold already; each member counts once.';
+  }
+}
+
+/** After a decision: `You approved. 1 of 2 — waiting for finance.` */
+export function decidedInWords(verdict: Verdict, hold: FourEyes['hold']): string {
+  const you = `You ${PAST[verdict]}.`;
+  if (hold.status !== 'pending') return `${you} The action is ${hold.status.replace('_', ' ')}.`;
+  return `${you} ${hold.approvalsReceived} of ${hold.approvalsRequired} — waiting for ${approversInWords(hold.approvers)}.`;
+}
+
+export function fourEyesView({ hold, decisions, remaining, blocker }: FourEyes): Html {
+  const pending = hold.status === 'pending';
+  return html`<section class="four-eyes" aria-label="Approvals">
+    <p class="line">
+      <strong>${hold.approvalsReceived} of ${hold.approvalsRequired}</strong>
+      approval${hold.approvalsRequired === 1 ? '' : 's'}${pending ? html` · waiting for ${approversInWords(hold.approvers)}` : null}
+    </p>
+    ${when(
+      decisions.length > 0,
+      () =>
+        html`<ul class="decisions">
+          ${decisions.map(
+            (d) =>
+              html`<li>
+                <strong>${d.name}</strong> ${PAST[d.verdict] ?? d.verdict} ${time(d.decidedAt)} via
+                ${d.channel} ${d.comment ? html`<blockquote>${d.comment}</blockquote>` : null}
+              </li>`,
+          )}
+        </ul>`,
+    )}
+    ${when(
+      pending && remaining.length > 0,
+      () => html`<p class="muted">Can still decide: ${remaining.map((m) => m.name).join(', ')}</p>`,
+    )}
+    ${when(blocker, () => html`<p class="why-not" role="note">${blockerInWords(blocker!, hold)}</p>`)}
+  </section>`;
+}

@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { approversInWords, decisionBlocker, fourEyesLine } from '../../domain/four-eyes.ts';
+import { relativeText, utcText } from '../../domain/time-text.ts';
+import { argumentsView } from './arguments.ts';
+import { conditionsInWords, conditionsView, heldArguments } from './conditions.ts';
+import { blockerInWords, decidedInWords, fourEyesView } from './four-eyes.ts';
+
+const SCRIPT = '<script>alert(1)</script>';
+const IMG = '"><img src=x onerror=alert(2)>';
+/** Bidi override and zero-width space: text that reads other than it is. */
+const HIDDEN = 'evil\u202Egnp.exe\u200B';
+
+/** No markup of the fixtures' own survives: every tag and attribute quote was escaped. */
+function assertInert(markup: string) {
+  assert.doesNotMatch(markup, /<script|<img|onerror=alert\(2\)>/);
+  assert.doesNotMatch(markup, /[\u202E\u200B]/);
+}
+
+const IBAN = 'DE44500105175407324931';
+
+test('arguments: every value is on the page whole, escaped, hidden characters shown escaped', () => {
+  const args = { [`k${SCRIPT}`]: `${SCRIPT}${IMG}`, payee: { iban: IBAN, name: HIDDEN }, n: 4200 };
+  const out = argumentsView(args).toString();
+  assertInert(out);
+  assert.match(out, new RegExp(IBAN));
+  assert.match(out, /evil\\u202egnp\.exe\\u200b/);
+  assert.match(out, /&lt;script&gt;/);
+  assert.match(out, /<details open>/);
+});
+
+test('arguments: the values a condition looked at are marked, and the way to them is open', () => {
+  const deep = { a: { b: { c: { amount: 4200 } } }, other: { x: { y: { z: 1 } } } };
+  const out = argumentsView(deep, { highlight: ['a.b.c.amount'] }).toString();
+  assert.match(
+    out,
+    /<li class="held">\s*<span class="key">amount<\/span> <mark><span class="value number">4200<\/span><\/mark>/,
+  );
+  // a.b.c is as deep as other.x.y, past the levels open by default: only the way to a marked value is open.
+  assert.equal(out.match(/<details open>/g)!.length, 5);
+  assert.equal(out.match(/<details >/g)!.length, 1);
+});
+
+test('arguments: huge arguments are bounded, say what they left out and link to the full JSON', () => {
+  const huge = {
+    memo: 'x'.repeat(1_000_000),
+    items: Array.from({ length: 10_000 }, (_, i) => ({ i, note: SCRIPT })),
+  };
+  const out = argumentsView(huge, {
+    budget: 5_000,
+    fullJsonHref: '/app/holds/svc_pa_x/arguments.json',
+  }).toString();
+  assert.ok(out.length < 60_000, `${out.length} characters`);
+  assertInert(out);
+  assert.match(out, /… 995\d{3} more characters in the full JSON/);
+  assert.match(out, /20000 values and 995\d{3} characters left out here/);
+  assert.match(out, /<a href="\/app\/holds\/svc_pa_x\/arguments.json" download>Download the full JSON<\/a>/);
+  // Many tiny fields are bounded too.
+  const wide = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`f${i}`, i]));
+  assert.ok(argumentsView(wide, { budget: 5_000 }).toString().length < 60_000);
+});
+
+test('arguments: empty objects, arrays and no arguments', () => {
+  assert.match(argumentsView({}).toString(), /No arguments/);
+  const out = argumentsView({ a: {}, b: [] }).toString();
+  assert.match(out, /<span class="key">a<\/span> <span class="value">\{\}<\/span>/);
+  assert.match(out, /<span class="key">b<\/span> <span class="value">\[\]<\/span>/);
+});
+
+test('conditions in words: each operator, a type mismatch, a frequency and a classification', () => {
+  const facts = {
+    conditions: [
+      { arg: 'amount', op: 'gt' as const, value: 1000, actual: 4200 },
+      { arg: 'currency', op: 'eq' as const, value: 'EUR', actual: 'EUR' },
+      { arg: 'payee.country', op: 'not_in' as const, value: ['DE', 'FR'], actual: 'KY' },
+      { arg: 'memo', op: 'exists' as const, value: null, actual: 'x' },
+      {
+        arg: 'total',
+        op: 'gte' as const,
+        value: 500,
+        actual: '5000',
+        type_mismatch: { type: 'string' as const, needs: 'number' },
+      },
+    ],
+    frequency: { more_than: 5, per: 'hour' as const, by: 'tool' as const, count: 7 },
+  };
+  assert.deepEqual(conditionsInWords(facts), [
+    'amount 4200 is more than 1000',
+    'currency is "EUR"',
+    'payee.country "KY" is none of ["DE","FR"]',
+    'memo is present',
+    'total is a string, not a number ("5000"): a value of the wrong type counts as met',
+    '7 calls of this tool in the last hour, more than 5',
+  ]);
+  assert.deepEqual(heldArguments(facts), ['amount', 'currency', 'payee.country', 'memo', 'total']);
+  assert.deepEqual(conditionsInWords({ classification: 'new' }), [
+    'The tool is new: an admin classifies it.',
+  ]);
+  assert.deepEqual(conditionsInWords(null), []);
+  assert.equal(conditionsView({}, 'x'), null);
+});
+
+test('conditions in words: hostile argument names and values stay text on one line', () => {
+  const facts = {
+    conditions: [
+      { arg: `a${SCRIPT}`, op: 'matches' as const, value: IMG, actual: `${HIDDEN}\n${'y'.repeat(500)}` },
+    ],
+  };
+  const [words] = conditionsInWords(facts);
+  assert.doesNotMatch(words!, /[\n\u202E\u200B]/);
+  assert.ok(words!.length < 250);
+  const out = conditionsView(facts, `rule${SCRIPT}`)!.toString();
+  assertInert(out);
+});
+
+const hold = {
+  status: 'pending' as const,
+  approvers: ['group:finance', 'role:admin'],
+  approvalsRequired: 2,
+  approvalsReceived: 1,
+  expiresAt: 10_000,
+};
+
+test('four eyes: who decided with their comment, who still can, why the reader cannot', () => {
+  const out = fourEyesView({
+    hold,
+    decisions: [
+      {
+        name: `Alice${SCRIPT}`,
+        email: 'a@x.test',
+        verdict: 'approve',
+        comment: `ok ${IMG}`,
+        channel: 'email',
+        decidedAt: 1000,
+      },
+    ],
+    remaining: [{ name: `Bob${IMG}`, email: 'b@x.test' }],
+    blocker: 'already_decided',
+  }).toString();
+  assertInert(out);
+  assert.match(out, /<strong>1 of 2<\/strong>\s*approvals · waiting for finance or an admin/);
+  assert.match(out, /Alice&lt;script&gt;.*<\/strong> approved/);
+  assert.match(out, /<blockquote>ok &quot;&gt;&lt;img/);
+  assert.match(out, /Can still decide: Bob&quot;&gt;/);
+  assert.match(out, /You have decided this hold already; each member counts once\./);
+});
+
+test('four eyes: the reasons a member cannot decide, in the order a decision checks them', () => {
+  const admin = { email: 'root@x.test', role: 'admin' };
+  assert.equal(decisionBlocker(hold, { email: 'v@x.test', role: 'viewer' }, ['finance'], false, 0), 'viewer');
+  assert.equal(
+    decisionBlocker(hold, { email: 'e@x.test', role: 'approver' }, [], false, 0),
+    'not_an_approver',
+  );
+  assert.equal(decisionBlocker(hold, { email: 'e@x.test', role: 'approver' }, ['finance'], false, 0), null);
+  assert.equal(decisionBlocker(hold, admin, [], true, 0), 'already_decided');
+  assert.equal(decisionBlocker(hold, admin, [], false, 10_000), 'closed');
+  assert.equal(decisionBlocker({ ...hold, status: 'approved' }, admin, [], true, 0), 'closed');
+  assert.equal(
+    blockerInWords('not_an_approver', hold),
+    'You are not among the approvers of this hold: it waits for finance or an admin.',
+  );
+  assert.equal(blockerInWords('viewer', hold), 'You are a viewer: viewers see holds but do not decide.');
+});
+
+test('four eyes in a line and after a decision', () => {
+  assert.equal(fourEyesLine(hold), '1 of 2 approvals, waiting for finance or an admin');
+  assert.equal(
+    fourEyesLine({ ...hold, approvalsRequired: 1, approvalsReceived: 0 }),
+    'waiting for finance or an admin',
+  );
+  assert.equal(approversInWords(['bob@x.test']), 'bob@x.test');
+  assert.equal(
+    decidedInWords('approve', { ...hold, approvers: ['group:finance'] }),
+    'You approved. 1 of 2 — waiting for finance.',
+  );
+  assert.equal(
+    decidedInWords('approve', { ...hold, status: 'approved' }),
+    'You approved. The action is approved.',
+  );
+  assert.equal(
+    decidedInWords('reject', { ...hold, status: 'rejected' }),
+    'You rejected. The action is rejected.',
+  );
+});
+
+test('times: UTC text names its zone; the relative form', () => {
+  assert.equal(utcText(Date.UTC(2026, 10, 23, 22, 30, 59)), '2026-11-23 22:30 UTC');
+  const now = 1_000_000_000;
+  assert.equal(relativeText(now + 12 * 60_000 + 5, now), 'in 12 min');
+  assert.equal(relativeText(now - 5 * 60_000, now), '5 min ago');
+  assert.equal(relativeText(now + 3 * 3_600_000, now), 'in 3 h');
+  assert.equal(relativeText(now - 2 * 86_400_000, now), '2 d ago');
+  assert.equal(relativeText(now + 20_000, now), 'now');
+});

@@ -1,0 +1,67 @@
+/**
+ * What a person needs beside a hold to decide it: the facts its rule saw (why it waits) and its
+ * four-eyes state (who decided, who still can, and why the reader cannot).
+ */
+import { decisionBlocker, type DecisionBlocker } from '../domain/four-eyes.ts';
+import type { Hold } from '../domain/hold.ts';
+import type { HoldFacts } from '../domain/hold-facts.ts';
+import { entryTimeAt, lastEntrySeq, listEntries } from '../store/evidence.ts';
+import { type HoldDecisionRow, listHoldDecisions } from '../store/holds.ts';
+import { listMembers, type Member } from '../store/members.ts';
+import { listGroups } from '../store/rule-sets.ts';
+import type { ServiceContext } from './context.ts';
+
+/** Entries read after the first one of the hold's time: its own transaction's few, with room to spare. */
+const SCAN = 100;
+
+/**
+ * The facts of the hold's `hold.submitted` evidence entry; null if it cannot be found. The hold row
+ * does not keep them and evidence has no index by hold, so the entry is found by time: the hold's
+ * `createdAt` was taken under the chain's lock, so its entry is among the first ones appended at or
+ * after that time, which a binary search over `seq` (the primary key) finds in a few lookups.
+ */
+export async function submissionFacts(ctx: ServiceContext, hold: Hold): Promise<HoldFacts | null> {
+  const at = new Date(hold.createdAt).toISOString();
+  let low = 1;
+  let high = await lastEntrySeq(ctx.db, hold.workspaceId);
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2);
+    const time = await entryTimeAt(ctx.db, hold.workspaceId, middle);
+    if (time === undefined || time < at) low = middle + 1;
+    else high = middle;
+  }
+  const entries = await listEntries(ctx.db, hold.workspaceId, hold.workspaceId, low, low + SCAN - 1, SCAN);
+  for (const entry of entries) {
+    if (entry.type !== 'hold.submitted') continue;
+    const data = JSON.parse(entry.data) as { hold?: string; facts?: HoldFacts };
+    if (data.hold === hold.id) return data.facts ?? null;
+  }
+  return null;
+}
+
+export interface FourEyesState {
+  decisions: HoldDecisionRow[];
+  /** Members who may still decide. */
+  remaining: Member[];
+  /** Why `reader` cannot decide; null when they can. */
+  blocker: DecisionBlocker | null;
+}
+
+export async function fourEyesOf(ctx: ServiceContext, hold: Hold, reader: Member): Promise<FourEyesState> {
+  const [decisions, members, groups] = await Promise.all([
+    listHoldDecisions(ctx.db, hold.id),
+    listMembers(ctx.db, hold.workspaceId),
+    listGroups(ctx.db, hold.workspaceId),
+  ]);
+  const decided = new Set(decisions.map((decision) => decision.memberId));
+  const groupsOf = (member: Member) =>
+    [...groups].filter(([, ids]) => ids.includes(member.id)).map(([name]) => name);
+  const now = ctx.now();
+  const blockerOf = (member: Member) =>
+    decisionBlocker(hold, member, groupsOf(member), decided.has(member.id), now);
+  return {
+    decisions,
+    remaining: members.filter((member) => blockerOf(member) === null),
+    blocker: blockerOf(reader),
+  };
+}
