@@ -74,7 +74,8 @@ function figuresOf(csv: string) {
   };
 }
 
-async function pdfText(t: TestService, path: string, key: string): Promise<string> {
+/** The PDF's text, laid out as on the page, or (`raw`) in the order it was written, cell after cell. */
+async function pdfText(t: TestService, path: string, key: string, mode = '-layout'): Promise<string> {
   const response = await fetch(`${t.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(response.status, 200);
   assert.equal(response.headers.get('content-type'), 'application/pdf');
@@ -82,7 +83,7 @@ async function pdfText(t: TestService, path: string, key: string): Promise<strin
   assert.equal(bytes.subarray(0, 5).toString(), '%PDF-');
   const file = join(t.storage.env.DATA_DIR, `report-${Math.random()}.pdf`);
   writeFileSync(file, bytes);
-  return (await run('pdftotext', ['-layout', file, '-'])).stdout;
+  return (await run('pdftotext', [mode, file, '-'])).stdout;
 }
 
 for (const backend of backends) {
@@ -462,6 +463,30 @@ for (const backend of backends) {
         const seeded = await pdfText(t, `/api/v1/reports/activity?${PERIOD}&format=pdf`, key);
         assert.match(seeded, new RegExp(`${ids.W2}.+wire_money.+treasury.+reject / sms\\s+Admin, Bob`));
         assert.match(seeded, /'?=HYPERLINK/);
+      },
+    );
+
+    test(
+      'a tool name is never cut in a PDF: long names, connections and agents wrap in their cells',
+      { skip: pdftotextSkip },
+      async () => {
+        const { key: namesKey } = await t.workspace({ config: POLICY });
+        clock.to(5000);
+        const long = `crm.${'very_long_segment_'.repeat(6)}end`;
+        const agent = 'release-manager-agent-for-the-platform-team';
+        for (const [i, tool] of ['github.merge_pull_request', long].entries()) {
+          const body = { tool_name: tool, agent_identity: { id: agent }, idempotency_key: `names-${i}` };
+          assert.equal((await call(t.url, 'POST', '/api/v1/holds', { key: namesKey, body })).status, 201);
+        }
+        for (const path of ['activity', 'oversight']) {
+          const text = await pdfText(t, `/api/v1/reports/${path}?${PERIOD}&format=pdf`, namesKey, '-raw');
+          // A cell wrapped onto several lines reads back as consecutive lines.
+          const joined = text.replaceAll('\n', '');
+          assert.ok(joined.includes('github.merge_pull_request'), `${path}: ${text}`);
+          assert.ok(joined.includes(long), `${path}: ${text}`);
+          if (path === 'activity') assert.ok(joined.includes(agent), text);
+          assert.doesNotMatch(text, /SDK \/…/);
+        }
       },
     );
 

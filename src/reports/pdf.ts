@@ -13,6 +13,8 @@ interface Column {
   title: string;
   width: number;
   align?: 'left' | 'right';
+  /** For names that must never be cut (tools, agents, people): wrapped onto more lines instead. */
+  wrap?: boolean;
 }
 
 const MARGIN = 40;
@@ -129,19 +131,32 @@ function sectionTitle(doc: Doc, text: string, height = 40) {
   doc.moveDown(0.3);
 }
 
+const bodyFont = (doc: Doc) => doc.font('Helvetica').fontSize(7).fillColor(INK);
+
+/** A body row's height: one line, or as many as its longest wrapped cell needs. */
+function rowHeight(doc: Doc, columns: Column[], values: string[]): number {
+  bodyFont(doc);
+  let height = ROW;
+  for (const [index, column] of columns.entries()) {
+    const text = printable(values[index] ?? '');
+    // Measuring the width first is cheaper than laying out every cell of a long report.
+    if (!column.wrap || doc.widthOfString(text) <= column.width - 4) continue;
+    height = Math.max(height, doc.heightOfString(text, { width: column.width - 4 }) + 7);
+  }
+  return height;
+}
+
+/** One row of cells; a header's cells (bold) are cut with an ellipsis, a body row's wrap where marked. */
 function cells(doc: Doc, columns: Column[], values: string[], y: number, bold: boolean) {
-  doc
-    .font(bold ? 'Helvetica-Bold' : 'Helvetica')
-    .fontSize(bold ? 7.5 : 7)
-    .fillColor(INK);
+  if (bold) doc.font('Helvetica-Bold').fontSize(7.5).fillColor(INK);
+  else bodyFont(doc);
   let x = MARGIN;
   for (const [index, column] of columns.entries()) {
+    const wrap = column.wrap && !bold;
     doc.text(printable(values[index] ?? ''), x + 2, y + 3.5, {
       width: column.width - 4,
-      height: ROW,
       align: column.align ?? 'left',
-      lineBreak: false,
-      ellipsis: true,
+      ...(wrap ? {} : { height: ROW, lineBreak: false, ellipsis: true }),
     });
     x += column.width;
   }
@@ -166,14 +181,15 @@ async function table(doc: Doc, columns: Column[], rows: Iterable<string[]> | Asy
   header();
   let striped = false;
   for await (const row of rows) {
-    if (doc.y + ROW > contentBottom(doc)) {
+    const height = rowHeight(doc, columns, row);
+    if (doc.y + height > contentBottom(doc)) {
       doc.addPage();
       header();
     }
     const y = doc.y;
-    if ((striped = !striped)) doc.rect(MARGIN, y, width, ROW).fill('#f8f9fb');
+    if ((striped = !striped)) doc.rect(MARGIN, y, width, height).fill('#f8f9fb');
     cells(doc, columns, row, y, false);
-    doc.y = y + ROW;
+    doc.y = y + height;
   }
   doc
     .moveTo(MARGIN, doc.y)
@@ -365,8 +381,8 @@ export function oversightPdf(report: OversightReport): Doc {
     await table(
       doc,
       [
-        { title: 'Connection', width: 70 },
-        { title: 'Tool', width: 120 },
+        { title: 'Connection', width: 70, wrap: true },
+        { title: 'Tool', width: 120, wrap: true },
         { title: 'Holds', width: 45, align: 'right' },
         { title: 'Allowed', width: 45, align: 'right' },
         { title: 'Denied', width: 45, align: 'right' },
@@ -385,8 +401,8 @@ export function oversightPdf(report: OversightReport): Doc {
     await table(
       doc,
       [
-        { title: 'Name', width: 120 },
-        { title: 'E-mail', width: 150 },
+        { title: 'Name', width: 120, wrap: true },
+        { title: 'E-mail', width: 150, wrap: true },
         { title: 'Decisions', width: 55, align: 'right' },
         { title: 'Approvals', width: 55, align: 'right' },
         { title: 'Rejections', width: 55, align: 'right' },
@@ -405,8 +421,8 @@ export function oversightPdf(report: OversightReport): Doc {
     await table(
       doc,
       [
-        { title: 'Connection', width: 100 },
-        { title: 'Tool', width: 180 },
+        { title: 'Connection', width: 100, wrap: true },
+        { title: 'Tool', width: 180, wrap: true },
         { title: 'First seen', width: 110 },
         { title: 'Holds in period', width: 90, align: 'right' },
       ],
@@ -421,12 +437,12 @@ export function oversightPdf(report: OversightReport): Doc {
 const ACTIVITY_COLUMNS: Column[] = [
   { title: 'Reference', width: 146 },
   { title: 'Created (UTC)', width: 80 },
-  { title: 'Connection / tool', width: 104 },
-  { title: 'Agent', width: 80 },
+  { title: 'Connection / tool', width: 104, wrap: true },
+  { title: 'Agent', width: 80, wrap: true },
   { title: 'Env', width: 26 },
   { title: 'Status', width: 56 },
   { title: 'Verdict / channel', width: 66 },
-  { title: 'Approvers', width: 84 },
+  { title: 'Approvers', width: 84, wrap: true },
   { title: 'Decided (UTC)', width: 80 },
   { title: 'Execution', width: 48 },
 ];
