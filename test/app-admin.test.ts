@@ -44,6 +44,7 @@ const ADMIN_POSTS = [
   '/app/admin/rules/classify',
   '/app/admin/members/save',
   '/app/admin/members/remove',
+  '/app/admin/members/invite',
   '/app/admin/groups/save',
   '/app/admin/groups/delete',
   '/app/admin/keys/create',
@@ -344,6 +345,32 @@ for (const backend of backends) {
       await changed(removed, checked, /notice=removed$/);
       assert.ok(!(await config()).members!.some((m) => m.email === 'bob@acme.test'));
       assert.deepEqual((await lastEntry()).data.members.removed, ['bob@acme.test']);
+    });
+
+    test('invite on Members makes a one-time sign-in link, shown once with a copy button', async () => {
+      const page = await get(admin, '/app/admin/members');
+      assert.match(page.text, /action="\/app\/admin\/members\/invite"[\s\S]*?value="approver@acme\.test"/);
+      const made = await post(admin, '/app/admin/members/invite', { email: 'approver@acme.test' });
+      assert.equal(made.status, 200);
+      assert.match(made.text, /Sign-in link for approver@acme\.test/);
+      const url = made.text.match(/<p class="secret" id="invite-link">([^<]+)<\/p>/)?.[1];
+      assert.ok(url, 'the link is on the page, as text');
+      assert.match(made.text, /<button type="button" class="secondary" data-copy="invite-link" hidden>/);
+      assert.match(made.text, /<script src="\/app\/static\/copy\.js" defer><\/script>/);
+      // The link signs the member in, once.
+      const used = await fetch(t.url + new URL(url).pathname, { method: 'POST', redirect: 'manual' });
+      assert.equal(used.status, 303);
+      assert.match(used.headers.get('set-cookie') ?? '', /approvals_session=/);
+      const again = await fetch(t.url + new URL(url).pathname, { method: 'POST', redirect: 'manual' });
+      assert.notEqual(again.status, 303);
+      assert.ok(!(await get(admin, '/app/admin/members')).text.includes(url), 'shown once');
+
+      const stranger = await post(admin, '/app/admin/members/invite', { email: 'nobody@acme.test' });
+      assert.equal(stranger.status, 404);
+      assert.doesNotMatch(stranger.text, /nobody@acme/);
+      const script = await fetch(`${t.url}/app/static/copy.js`);
+      assert.equal(script.status, 200);
+      assert.match(await script.text(), /navigator\.clipboard\.writeText/);
     });
 
     test('groups: create, set members, and delete; a rule that needs the group stops its deletion', async () => {

@@ -58,6 +58,19 @@ describe('the admin pages in a browser', { skip: browserSkip, concurrency: 1 }, 
     // Copied from the page, as a person would.
     madeKey = (await page.locator('#new-key-value').innerText()).trim();
     assert.match(madeKey, /^svc_live_[A-Za-z0-9_-]{43}$/);
+    // The copy button (shown by copy.js) copies it, or selects it where the clipboard is refused.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.url });
+    await page.getByRole('button', { name: 'Copy the key' }).click();
+    await page
+      .locator('#new-key-value-copied')
+      .getByText(/^(Copied\.|Selected: press Ctrl\+C)/)
+      .waitFor();
+    const copied = (await page.locator('#new-key-value-copied').innerText()) === 'Copied.';
+    const taken = await page.evaluate(
+      (clipboard) => (clipboard ? navigator.clipboard.readText() : String(getSelection())),
+      copied,
+    );
+    assert.equal(taken.trim(), madeKey, copied ? 'on the clipboard' : 'selected');
     const submitted = await hold(madeKey, { tool_name: 'pay.send', arguments: { amount: 10 } });
     assert.equal(submitted.status, 201, submitted.text);
     assert.equal(submitted.body.status, 'pending');

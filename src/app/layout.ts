@@ -58,6 +58,7 @@ export function layout(options: PageOptions, body: Html): Html {
         <title>${options.title} · Approvals</title>
         <link rel="stylesheet" href="/app/static/app.css" />
         <script src="/app/static/app.js" defer></script>
+        <script src="/app/static/copy.js" defer></script>
       </head>
       <body style="--accent:${accent}">
         <a class="skip" href="#main">Skip to content</a>

@@ -13,6 +13,7 @@ import { ServiceError } from '../../services/errors.ts';
 import { inboxOf } from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import type { EmbedTokenSummary } from '../../store/notifications.ts';
+import { copyable } from '../copyable.ts';
 import { type Html, html, time } from '../html.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../plugin.ts';
@@ -111,7 +112,7 @@ export function widgetPages(app: FastifyInstance, { ctx }: PageDeps) {
     const shown = html`<section class="card" aria-labelledby="token-made">
       <h2 id="token-made">Your embed token</h2>
       <p><strong>Copy it now. It will not be shown again.</strong> It works until ${time(expiresAt)}.</p>
-      <p class="secret" id="embed-token">${token}</p>
+      ${copyable('embed-token', token, 'the token')}
     </section>`;
     return sendPage(reply, await page(session, shown));
   });

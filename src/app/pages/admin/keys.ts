@@ -8,6 +8,7 @@ import {
 } from '../../../services/api-keys.ts';
 import { ServiceError } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
+import { copyable } from '../../copyable.ts';
 import { type Html, html, time, when } from '../../html.ts';
 import { field, type Form, type PageDeps, sendPage } from '../../plugin.ts';
 import { ADMIN, adminPage, checked, confirmCard, csrfField, describedBy, fieldError } from './shared.ts';
@@ -153,7 +154,7 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
     const shown = html`<section class="card" aria-labelledby="key-made">
       <h2 id="key-made">New ${created.env} key${created.name ? html` “${created.name}”` : null}</h2>
       <p><strong>Copy this key now. It will not be shown again</strong>: only its hash is stored.</p>
-      <p class="secret" id="new-key-value">${created.key}</p>
+      ${copyable('new-key-value', created.key, 'the key')}
       <p class="muted">
         Key id <code>${created.id}</code>. If the key is lost, revoke it and create another.
       </p>

@@ -1,8 +1,9 @@
 /** Members and groups: add, edit and remove members; create groups, set their members, delete them. */
 import type { FastifyInstance } from 'fastify';
 import type { WorkspaceConfig } from '../../../services/config-file.ts';
-import type { FieldIssue } from '../../../services/errors.ts';
-import type { AppSession } from '../../../services/sign-in.ts';
+import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
+import { type AppSession, INVITE_DAYS, inviteLink } from '../../../services/sign-in.ts';
+import { copyable } from '../../copyable.ts';
 import { type Html, html, when } from '../../html.ts';
 import { field, fields, type Form, type PageDeps, problemPage, sendPage } from '../../plugin.ts';
 import {
@@ -171,6 +172,13 @@ function memberTable(config: WorkspaceConfig, session: AppSession): Html {
                 <a href="/app/admin/members/edit?email=${encodeURIComponent(m.email)}"
                   >Edit<span class="visually-hidden"> ${m.email}</span></a
                 >
+                <form method="post" action="/app/admin/members/invite">
+                  ${csrfField(session)}
+                  <input type="hidden" name="email" value="${m.email}" />
+                  <button type="submit" class="link">
+                    Invite<span class="visually-hidden"> ${m.email}</span>
+                  </button>
+                </form>
                 ${when(
                   !sameEmail(m.email, session.member.email),
                   () =>
@@ -275,13 +283,15 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
     options: {
       notice?: string | null;
       problems?: string[];
+      /** Shown above the list: a sign-in link just made. */
+      before?: Html;
       add?: { values: MemberValues; errors: Record<string, string> };
       group?: GroupDraft;
     } = {},
   ) => {
     const config = await currentConfig(ctx, session);
     const body = html`<h1>Members</h1>
-      ${issueSummary(options.problems ?? [])} ${memberTable(config, session)}
+      ${issueSummary(options.problems ?? [])} ${options.before ?? null} ${memberTable(config, session)}
       <section class="card" aria-labelledby="add-member">
         <h2 id="add-member">Add a member</h2>
         ${memberForm(session, 'add', options.add?.values ?? blankMember, options.add?.errors ?? {})}
@@ -382,6 +392,28 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
     const issues = await applyChange(ctx, session, change);
     if (issues) return fail(issues, { ...current, ...change });
     return reply.redirect(`/app/admin/members?notice=${mode === 'add' ? 'added' : 'updated'}`, 303);
+  });
+
+  // The same link as `approvals users invite`, shown once in the answer to the POST, never stored in clear.
+  app.post<{ Body: Form }>('/app/admin/members/invite', ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    const email = field(request.body, 'email');
+    let invite;
+    try {
+      invite = await inviteLink(ctx, session.workspace, email);
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+      return problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
+    }
+    const before = html`<section class="card" aria-labelledby="invite-made">
+      <h2 id="invite-made">Sign-in link for ${email}</h2>
+      <p>
+        Send this link to ${email}: it signs them in once, within ${INVITE_DAYS} days. Anyone with the link
+        can use it, so send it only to them. It will not be shown again.
+      </p>
+      ${copyable('invite-link', invite.url, 'the link')}
+    </section>`;
+    return sendPage(reply, await overview(session, { before }));
   });
 
   app.post<{ Body: Form }>('/app/admin/members/remove', ADMIN, async (request, reply) => {

@@ -20,6 +20,7 @@ import {
   listWebhookEvents,
   type WebhookEndpoint,
 } from '../../../store/webhooks.ts';
+import { copyable } from '../../copyable.ts';
 import { type Html, html, time, when } from '../../html.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../../plugin.ts';
 import {
@@ -308,8 +309,7 @@ function secretBox(title: string, secret: string, extra: Html | null): Html {
       <strong>Copy this secret now. It will not be shown again</strong>: it is stored encrypted, and no page
       shows it.
     </p>
-    <p class="secret" id="new-secret-value">${secret}</p>
-    ${extra}
+    ${copyable('new-secret-value', secret, 'the secret')} ${extra}
     <p class="muted">
       Your receiver checks <code>X-Service-Signature</code>: the hex HMAC-SHA256 of the raw body, keyed with
       this secret exactly as shown (<code>whsec_</code> included). Standard Webhooks verifiers work too, with
