@@ -27,7 +27,7 @@ rules:
 `;
 
 const PAGE = '/app/admin/webhook';
-const POSTS = [`${PAGE}/save`, `${PAGE}/rotate`, `${PAGE}/remove`, `${PAGE}/redeliver`];
+const POSTS = [`${PAGE}/save`, `${PAGE}/rotate`, `${PAGE}/remove`, `${PAGE}/redeliver`, `${PAGE}/test`];
 const SECRET_BOX = /<p class="secret" id="new-secret-value">(whsec_[A-Za-z0-9+/]{43}=)<\/p>/;
 
 interface Received {
@@ -245,6 +245,29 @@ for (const backend of backends) {
       assert.match(row, /HTTP 200 OK/);
       assert.match(row, /<details>/);
       assert.ok(row.includes(`<code>${delivery!.headers['x-service-delivery']}</code>`));
+    });
+
+    test('send test event: a signed webhook.test event through the outbox, shown in the log', async () => {
+      const checked = await evidence();
+      const sent = await post(admin, `${PAGE}/test`, {});
+      assert.equal(sent.status, 303, sent.text.slice(0, 2000));
+      assert.equal(sent.location, `${PAGE}?notice=tested`);
+      const tests = () => receiver.received.filter((r) => JSON.parse(r.body).event === 'webhook.test');
+      const [delivery] = await until('the test event', async () => tests().length > 0 && tests());
+      assert.equal(delivery!.headers['x-service-event'], 'webhook.test');
+      assert.equal(delivery!.headers['x-service-signature'], sign(secret, delivery!.body));
+      const body = JSON.parse(delivery!.body);
+      assert.match(body.id, /^test:msg_/);
+      assert.equal(body.data.orgId, workspace.id);
+      assert.equal(await evidence(), checked, 'a test changes nothing, so it is not evidenced');
+
+      const log = await until('the delivered test', async () => {
+        const page = await get(admin, PAGE);
+        return page.text.includes(`<code>${body.id}</code>`) && page.text.includes('delivered') && page.text;
+      });
+      const row = log.slice(log.lastIndexOf('<tr class="event">', log.indexOf(`<code>${body.id}</code>`)));
+      assert.match(row, /<code>webhook\.test<\/code>/);
+      assert.doesNotMatch(row.slice(0, row.indexOf('</tr>')), /href="\/app\/holds\//);
     });
 
     test('changing the URL keeps the secret and shows none', async () => {

@@ -22,6 +22,16 @@ export function checkpointEventBody(
   };
 }
 
+/** `webhook.test`: sent from the app's Webhook page to check a receiver; `id` is its own reference. */
+export function testEventBody(orgId: string, eventId: string, now: number) {
+  return {
+    event: 'webhook.test' as const,
+    created_at: new Date(now).toISOString(),
+    id: `test:${eventId}`,
+    data: { orgId, message: 'A test event sent from the Webhook page. Nothing happened to any hold.' },
+  };
+}
+
 export const MAX_ATTEMPTS = 25;
 const FIRST_DELAY_MS = 5_000;
 const LONGEST_DELAY_MS = 4 * 3_600_000;

@@ -5,7 +5,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Hold } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
-import { eventBody, eventOf, MAX_ATTEMPTS, retryDelay } from '../domain/webhooks.ts';
+import { eventBody, eventOf, MAX_ATTEMPTS, retryDelay, testEventBody } from '../domain/webhooks.ts';
 import type { Sql } from '../store/db.ts';
 import {
   claimDueEvents,
@@ -53,6 +53,27 @@ export async function emitHoldEvent(tx: Sql, ctx: ServiceContext, hold: Hold): P
     event,
     body: JSON.stringify(eventBody(event, hold, now)),
     createdAt: now,
+  });
+}
+
+/**
+ * "Send test event": a signed `webhook.test` event through the outbox, so it is delivered, retried and
+ * logged like every other. It changes nothing, so it is not evidenced.
+ */
+export async function sendTestEvent(ctx: ServiceContext, workspaceId: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    if (!(await findWebhookEndpoint(tx, workspaceId))) throw notFound('webhook endpoint');
+    const now = ctx.now();
+    const id = randomId('msg_', 16);
+    const body = testEventBody(workspaceId, id, now);
+    await insertWebhookEvent(tx, {
+      id,
+      workspaceId,
+      holdId: body.id,
+      event: body.event,
+      body: JSON.stringify(body),
+      createdAt: now,
+    });
   });
 }
 

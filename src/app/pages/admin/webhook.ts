@@ -13,6 +13,7 @@ import {
   redeliver,
   rotateWebhookSecret,
   ROTATION_OVERLAP_MS,
+  sendTestEvent,
 } from '../../../services/webhooks.ts';
 import {
   findWebhookEndpoint,
@@ -46,6 +47,7 @@ const NOTICES: Record<string, string> = {
   updated: 'Endpoint saved. Events go to the new URL, signed with the same secret.',
   enabled: 'Endpoint enabled again. Events that were waiting are sent now.',
   removed: 'Endpoint removed. No events are made or sent until you set one again.',
+  tested: 'Test event queued: it shows in the delivery log below as webhook.test.',
 };
 
 type LogEntry = Awaited<ReturnType<typeof deliveryLog>>[number];
@@ -102,6 +104,10 @@ function endpointCard(
                   <button type="submit">Enable again</button>
                 </form>`,
             )}
+            <form method="post" action="${PAGE}/test">
+              ${csrfField(session)}
+              <button type="submit" class="secondary">Send test event</button>
+            </form>
             <form method="post" action="${PAGE}/rotate">
               ${csrfField(session)}
               <button type="submit" class="secondary">Rotate secret…</button>
@@ -206,7 +212,9 @@ function logRow(session: AppSession, entry: LogEntry, disabled: boolean): Html {
         ${
           entry.event === 'evidence.checkpoint'
             ? html`<a href="/app/evidence"><code>${entry.hold}</code></a>`
-            : html`<a href="/app/holds/${entry.hold}"><code>${entry.hold}</code></a>`
+            : entry.event === 'webhook.test'
+              ? html`<code>${entry.hold}</code>`
+              : html`<a href="/app/holds/${entry.hold}"><code>${entry.hold}</code></a>`
         }
       </td>
       <td data-label="State">${stateBadge(entry.state)}</td>
@@ -486,6 +494,17 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
       return sendPage(reply, await mainPage(session, { problems }), 422);
     }
     return reply.redirect(`${PAGE}?notice=removed`, 303);
+  });
+
+  app.post<{ Body: Form }>(`${PAGE}/test`, ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    try {
+      await sendTestEvent(ctx, session.workspace.id);
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+      return sendPage(reply, await mainPage(session, { problems: ['Set an endpoint first.'] }), 409);
+    }
+    return reply.redirect(`${PAGE}?notice=tested`, 303);
   });
 
   app.post<{ Body: Form }>(`${PAGE}/redeliver`, ADMIN, async (request, reply) => {
