@@ -245,6 +245,10 @@ for (const backend of backends) {
       const discovered = card((await get(admin, '/app/admin/mcp-servers')).text, 'everything');
       assert.match(discovered, new RegExp(`Discovered tools <span class="badge">${count}</span>`));
       assert.match(discovered, /<code>echo<\/code\s*>/);
+      // With the upstream's description and when it was first called (listed only: not yet).
+      assert.match(discovered, /<code>echo<\/code\s*><br \/><span class="muted">[^<]+<\/span>/);
+      assert.match(discovered, /<th>First called<\/th>/);
+      assert.match(discovered, /data-label="First called">\s*<span class="muted">not yet<\/span>/);
       assert.match(discovered, /are <em>new<\/em>/);
       assert.match(discovered, /href="\/app\/admin\/rules#classify"/);
       checked = await evidence();

@@ -12,7 +12,7 @@ import type { FieldIssue } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { findMcpServerBySlug, listMcpServers, type McpServer } from '../../../store/mcp-servers.ts';
 import { listTools, type Tool } from '../../../store/tools.ts';
-import { type Html, html, when } from '../../html.ts';
+import { type Html, html, time, when } from '../../html.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../../plugin.ts';
 import {
   ADMIN,
@@ -207,6 +207,7 @@ function toolTable(server: McpServer, tools: Tool[]): Html {
               <thead>
                 <tr>
                   <th>Tool</th>
+                  <th>First called</th>
                   <th>Classification</th>
                 </tr>
               </thead>
@@ -217,6 +218,9 @@ function toolTable(server: McpServer, tools: Tool[]): Html {
                     <td>
                       <code>${tool.name}</code
                       >${when(description, () => html`<br /><span class="muted">${description}</span>`)}
+                    </td>
+                    <td data-label="First called">
+                      ${tool.firstSeenAt === null ? html`<span class="muted">not yet</span>` : time(tool.firstSeenAt)}
                     </td>
                     <td data-label="Classification">
                       ${classificationBadge(tool.classification)}
