@@ -739,8 +739,8 @@ for (const backend of backends) {
         list.indexOf('Dangerous shell'),
         list.indexOf('</tr>', list.indexOf('Dangerous shell')),
       );
-      assert.match(row, /<code>command<\/code>\s*matches “<code>rm -rf<\/code>”/);
-      assert.match(row, /matches “<code>\^OPS-\\d\+\$<\/code>”/);
+      assert.match(row, /<code>command<\/code>\s*matches the pattern “<code>rm -rf<\/code>”/);
+      assert.match(row, /matches the pattern “<code>\^OPS-\\d\+\$<\/code>”/);
       assert.match(row, /<code>retries<\/code>\s*is at least <code>3<\/code>/);
       assert.match(row, /is one of “<code>10115<\/code>”, “<code>80331<\/code>”/);
       assert.match(row, /<code>sudo<\/code>\s*is absent/);

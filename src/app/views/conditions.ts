@@ -14,7 +14,8 @@ const shown = (value: unknown) => {
   return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 };
 
-const VERB: Record<Exclude<Operator, 'exists'>, string> = {
+/** An operator in words (the rules table says its conditions with these too). */
+export const VERB: Record<Exclude<Operator, 'exists'>, string> = {
   eq: 'is',
   ne: 'is not',
   gt: 'is more than',

@@ -12,6 +12,7 @@ import type { AppSession } from '../../../services/sign-in.ts';
 import { type SimulationReport, simulatePolicy } from '../../../services/simulate-policy.ts';
 import { listTools, type Tool } from '../../../store/tools.ts';
 import { type Html, html, time, when } from '../../html.ts';
+import { VERB } from '../../views/conditions.ts';
 import { field, fields, type Form, type PageDeps, problemPage, sendPage } from '../../plugin.ts';
 import {
   ADMIN,
@@ -700,19 +701,6 @@ function previewReport(session: AppSession, values: RuleValues, report: Simulati
   </section>`;
 }
 
-const OP_WORDS: Record<string, string> = {
-  eq: 'is',
-  ne: 'is not',
-  gt: 'is more than',
-  gte: 'is at least',
-  lt: 'is less than',
-  lte: 'is at most',
-  in: 'is one of',
-  not_in: 'is none of',
-  contains: 'contains',
-  matches: 'matches',
-};
-
 /** A value in words: text in quotes as it is (a pattern unescaped), numbers bare, anything else as JSON. */
 const valueText = (value: unknown): Html =>
   typeof value === 'string'
@@ -721,7 +709,7 @@ const valueText = (value: unknown): Html =>
       ? html`${value.map((item, i) => html`${i > 0 ? ', ' : null}${valueText(item)}`)}`
       : html`<code>${JSON.stringify(value)}</code>`;
 
-/** `amount is more than 1000`, `command matches “rm -rf”`, `ticket is present`. */
+/** `amount is more than 1000`, `command matches the pattern “rm -rf”`, `ticket is present`. */
 function conditionText(rule: RuleDefinition): Html {
   if (!rule.when?.length) return html`<span class="muted">—</span>`;
   return html`${rule.when.map(
@@ -731,7 +719,7 @@ function conditionText(rule: RuleDefinition): Html {
             ? c.value === false
               ? 'is absent'
               : 'is present'
-            : html`${OP_WORDS[c.op]} ${valueText(c.value)}`
+            : html`${VERB[c.op]} ${valueText(c.value)}`
         }`,
   )}`;
 }
