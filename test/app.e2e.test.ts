@@ -12,7 +12,14 @@ import { findHold } from '../src/store/holds.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { sqlite } from './support/backends.ts';
-import { browserSkip, closeBrowser, launchBrowser, openPage, type TestPage } from './support/browser.ts';
+import {
+  assertArgumentsShown,
+  browserSkip,
+  closeBrowser,
+  launchBrowser,
+  openPage,
+  type TestPage,
+} from './support/browser.ts';
 import { call, submission } from './support/http.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 import { startSmtp, type TestSmtp } from './support/smtp.ts';
@@ -204,7 +211,7 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       const card = page.locator(`#hold-${first}`);
       await card.waitFor();
       assert.match(await card.innerText(), /send_invoice/);
-      assert.match(await card.locator('pre.json').first().innerText(), /"customer": "Globex"/);
+      assert.match(await card.locator('.args').innerText(), /customer: "Globex"/);
 
       const sameDocument = await markDocument(page);
       const second = await submit(key, { tool_name: 'send_invoice', arguments: { customer: 'Initech' } });
@@ -278,8 +285,8 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       const checkCard = async (id: string) => {
         const card = page.locator(`#hold-${id}`);
         await card.waitFor();
-        assert.deepEqual(JSON.parse(await card.locator('pre.json').first().innerText()), args);
-        assert.deepEqual(JSON.parse(await card.locator('pre.json').nth(1).innerText()), context);
+        assertArgumentsShown(await card.locator('.args').innerText(), args);
+        assert.deepEqual(JSON.parse(await card.locator('pre.json').first().innerText()), context);
         assert.match(await card.innerText(), new RegExp(escapeRegExp(label)));
       };
       const checkClean = async (where: string) => {
@@ -312,7 +319,7 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       await checkClean('history');
 
       await page.goto(await link(workspace, early, 'admin@acme.test', 'email'));
-      assert.deepEqual(JSON.parse(await page.locator('pre.json').first().innerText()), args);
+      assertArgumentsShown(await page.locator('.args').innerText(), args);
       assert.match(await page.locator('main').innerText(), new RegExp(escapeRegExp(label)));
       await checkClean('decision link');
       assert.equal((await record(key, early)).status, 'pending');
@@ -353,7 +360,8 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
 
       await page.getByLabel('Comment (optional)').fill('ok by phone');
       await page.getByRole('button', { name: 'Approve' }).click();
-      await page.getByRole('heading', { name: 'This action was approved.' }).waitFor();
+      await page.getByRole('heading', { name: 'You approved. The action is approved.' }).waitFor();
+      assert.match(await page.locator('main').innerText(), /Your comment:\s*ok by phone/);
       const body = await record(key, invoice);
       assert.equal(body.status, 'approved');
       assert.equal(body.decision.channel, 'sms');
@@ -374,7 +382,7 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       const { page, context } = await open();
       await page.goto(url);
       await page.getByRole('button', { name: 'Approve' }).click();
-      await page.getByText('You have already answered').waitFor();
+      await page.getByRole('heading', { name: 'You approved. 1 of 2 — waiting for finance.' }).waitFor();
       assert.deepEqual((await record(key, pay)).approvals, { required: 2, received: 1 });
 
       const again = await context.request.post(url, { form: { verdict: 'approve' }, maxRedirects: 0 });

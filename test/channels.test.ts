@@ -396,7 +396,7 @@ for (const backend of backends) {
 
       const decided = await openLink(adaLink, 'approve', 'fine by me');
       assert.equal(decided.status, 200);
-      assert.match(decided.text, /This action was approved\./);
+      assert.match(decided.text, /You approved\. The action is approved\./);
       const body = await record(t, key, holdId);
       assert.equal(body.status, 'approved');
       assert.equal(body.decision.verdict, 'approve');
@@ -731,7 +731,7 @@ for (const backend of backends) {
 
       const first = await openLink(link, 'approve');
       assert.equal(first.status, 200);
-      assert.match(first.text, /You have already answered; the action waits for other approvers\./);
+      assert.match(first.text, /You approved\. 1 of 2 — waiting for /);
       let body = await record(t, key, holdId);
       assert.equal(body.status, 'pending');
       assert.deepEqual(body.approvals, { required: 2, received: 1 });

@@ -1,8 +1,22 @@
 /** How a hold is shown to a person, in the inbox, on its page and behind a decision link. */
 import type { Hold } from '../domain/hold.ts';
+import type { HoldFacts } from '../domain/hold-facts.ts';
 import { countdown, html, json, time, when } from './html.ts';
+import { argumentsView } from './views/arguments.ts';
+import { heldArguments } from './views/conditions.ts';
 
-export function holdFacts(hold: Hold, { withTool = false } = {}) {
+export interface HoldFactsOptions {
+  withTool?: boolean;
+  /** What the deciding rule saw (`submissionFacts`): the arguments it looked at are marked. */
+  facts?: HoldFacts | null;
+  /** The full arguments as JSON, linked when they are too large to show whole. */
+  fullJsonHref?: string | null;
+}
+
+export function holdFacts(
+  hold: Hold,
+  { withTool = false, facts = null, fullJsonHref = null }: HoldFactsOptions = {},
+) {
   return html`<dl class="facts">
     ${when(
       withTool,
@@ -33,7 +47,7 @@ export function holdFacts(hold: Hold, { withTool = false } = {}) {
           <dd>${hold.approvalsReceived} of ${hold.approvalsRequired}</dd>`,
     )}
     <dt>Arguments</dt>
-    <dd>${json(hold.arguments)}</dd>
+    <dd>${argumentsView(hold.arguments, { highlight: heldArguments(facts), fullJsonHref })}</dd>
     ${when(
       Object.keys(hold.context).length > 0,
       () =>

@@ -15,6 +15,8 @@ export interface PageOptions {
   notice?: string | null;
   /** Whether app.js refreshes the page when holds change (not for pages with forms being filled in). */
   live?: boolean;
+  /** The workspace's name, logo and colour on a page without a session (a decision link). */
+  brand?: Pick<AppSession['workspace'], 'name' | 'logoUrl' | 'accentColor'> | null;
 }
 
 const NAV: [string, string, (session: AppSession) => boolean][] = [
@@ -49,7 +51,13 @@ const HREF: Record<string, string> = {
 
 export function layout(options: PageOptions, body: Html): Html {
   const { session } = options;
-  const accent = session?.workspace.accentColor ?? '#0a6e5c';
+  const brand = session?.workspace ?? options.brand;
+  const accent = brand?.accentColor ?? '#0a6e5c';
+  const brandMark = (b: NonNullable<typeof brand>) =>
+    html`<div class="brand">
+      ${when(b.logoUrl, () => html`<img src="${b.logoUrl}" alt="" />`)}
+      <span>${b.name}</span>
+    </div>`;
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -58,6 +66,7 @@ export function layout(options: PageOptions, body: Html): Html {
         <title>${options.title} · Approvals</title>
         <link rel="stylesheet" href="/app/static/app.css" />
         <script src="/app/static/app.js" defer></script>
+        <script src="/app/static/time.js" defer></script>
         <script src="/app/static/copy.js" defer></script>
       </head>
       <body style="--accent:${accent}">
@@ -66,10 +75,7 @@ export function layout(options: PageOptions, body: Html): Html {
           session,
           () =>
             html`<header class="top">
-              <div class="brand">
-                ${when(session!.workspace.logoUrl, () => html`<img src="${session!.workspace.logoUrl}" alt="" />`)}
-                <span>${session!.workspace.name}</span>
-              </div>
+              ${brandMark(session!.workspace)}
               <nav aria-label="Main">
                 <ul>
                   ${NAV.filter(([, , visible]) => visible(session!)).map(
@@ -95,6 +101,7 @@ export function layout(options: PageOptions, body: Html): Html {
               </form>
             </header>`,
         )}
+        ${when(!session && brand, () => html`<header class="top">${brandMark(brand!)}</header>`)}
         <main id="main" tabindex="-1" data-live="${session && options.live !== false ? 'on' : 'off'}">
           ${when(options.notice, () => html`<p class="notice" role="status">${options.notice}</p>`)} ${body}
         </main>

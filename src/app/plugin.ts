@@ -115,7 +115,7 @@ export const fields = (form: Form | undefined, name: string): string[] =>
   [form?.[name] as unknown].flat().filter((value): value is string => typeof value === 'string');
 
 const staticFiles = new Map(
-  ['app.css', 'app.js', 'copy.js'].map((name) => [
+  ['app.css', 'app.js', 'copy.js', 'time.js'].map((name) => [
     name,
     readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'),
   ]),

@@ -6,6 +6,7 @@ import type { Hold, Verdict } from '../domain/hold.ts';
 import { base64url, randomBytes } from '../domain/ids.ts';
 import { findHold } from '../store/holds.ts';
 import { findMemberById, type Member } from '../store/members.ts';
+import { findWorkspace, type Workspace } from '../store/workspaces.ts';
 import { findDecisionToken, insertDecisionToken, markDecisionTokenUsed } from '../store/sessions.ts';
 import type { ServiceContext } from './context.ts';
 import { type DecisionResult, recordDecision, settleDecision } from './decide-hold.ts';
@@ -33,20 +34,25 @@ export async function mintDecisionLink(
 export type LinkState =
   | { state: 'invalid' }
   /** Used before, or its hold is decided or expired: the page shows the outcome. */
-  | { state: 'closed'; hold: Hold; member: Member }
-  | { state: 'open'; hold: Hold; member: Member; channel: LinkChannel };
+  | { state: 'closed'; hold: Hold; member: Member; workspace: Workspace }
+  | { state: 'open'; hold: Hold; member: Member; workspace: Workspace; channel: LinkChannel };
 
 export async function openDecisionLink(ctx: ServiceContext, token: string): Promise<LinkState> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return { state: 'invalid' };
   const row = await findDecisionToken(ctx.db, sha256Hex(token));
   if (!row) return { state: 'invalid' };
   const member = await findMemberById(ctx.db, row.memberId);
-  const hold = member && (await findHold(ctx.db, member.workspaceId, row.holdId));
-  if (!member || !hold) return { state: 'invalid' };
+  const [hold, workspace] = member
+    ? await Promise.all([
+        findHold(ctx.db, member.workspaceId, row.holdId),
+        findWorkspace(ctx.db, member.workspaceId),
+      ])
+    : [];
+  if (!member || !hold || !workspace) return { state: 'invalid' };
   const open = row.usedAt === null && row.expiresAt > ctx.now() && hold.status === 'pending';
   return open
-    ? { state: 'open', hold, member, channel: row.channel as LinkChannel }
-    : { state: 'closed', hold, member };
+    ? { state: 'open', hold, member, workspace, channel: row.channel as LinkChannel }
+    : { state: 'closed', hold, member, workspace };
 }
 
 export type LinkDecision = { outcome: 'invalid' } | { outcome: 'used' } | DecisionResult;

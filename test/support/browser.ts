@@ -2,8 +2,10 @@
  * Headless Chromium for the app's browser tests (playwright-core drives the system's Chromium; no
  * browser download). Where Chromium is missing the suites skip with `browserSkip` as the reason.
  */
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { jsonLine, nameText } from '../../src/domain/summary.ts';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
@@ -67,4 +69,22 @@ export async function openPage(
     void dialog.dismiss().catch(() => {});
   });
   return { context, page, errors, dialogs, close: () => context.close().catch(() => {}) };
+}
+
+/** How the arguments tree (src/app/views/arguments.ts) reads each value, at every depth: `note: "<b>hi</b>"`. */
+export function argumentLines(args: Record<string, unknown> | unknown[]): string[] {
+  return Object.entries(args).flatMap(([key, value]) => {
+    if (value === null || typeof value !== 'object') return [`${nameText(key)}: ${jsonLine(value)}`];
+    const size = Object.keys(value).length;
+    if (size === 0) return [`${nameText(key)}: ${Array.isArray(value) ? '[]' : '{}'}`];
+    const count = Array.isArray(value)
+      ? `[${size} item${size === 1 ? '' : 's'}]`
+      : `{${size} field${size === 1 ? '' : 's'}}`;
+    return [`${nameText(key)}: ${count}`, ...argumentLines(value as Record<string, unknown>)];
+  });
+}
+
+/** Asserts that every argument is shown whole in `text` (a page's or a card's innerText). */
+export function assertArgumentsShown(text: string, args: Record<string, unknown>) {
+  for (const line of argumentLines(args)) assert.ok(text.includes(line), `${line} in ${text}`);
 }

@@ -1,17 +1,21 @@
 /**
- * `/d/<token>` (decisions.md): the page an e-mail, SMS or Slack link opens. GET shows the action and
- * a form; only POST decides. Single-use, bound to one member and one hold, dead at the deadline.
+ * `/d/<token>` (decisions.md): the page an e-mail, SMS or Slack link opens. GET shows the action in
+ * full, why it waits and who decides, under the workspace's name and branding; only POST decides.
+ * Single-use, bound to one member and one hold, dead at the deadline.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Hold } from '../../domain/hold.ts';
 import { decideByLink, type LinkState, openDecisionLink } from '../../services/decision-links.ts';
 import { ServiceError } from '../../services/errors.ts';
-import { html } from '../html.ts';
+import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
+import { type Html, html } from '../html.ts';
 import { holdFacts } from '../hold-view.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../plugin.ts';
+import { conditionsView } from '../views/conditions.ts';
+import { decidedInWords, fourEyesView } from '../views/four-eyes.ts';
 
-const summary = (hold: Hold) => holdFacts(hold, { withTool: true });
+type UsableLink = Exclude<LinkState, { state: 'invalid' }>;
 
 const OUTCOME: Record<string, string> = {
   approved: 'This action was approved.',
@@ -23,19 +27,13 @@ const OUTCOME: Record<string, string> = {
   auto_allowed: 'This action was allowed by policy.',
 };
 
-function closedPage(reply: FastifyReply, hold: Hold, status = 200) {
-  return sendPage(
-    reply,
-    layout(
-      { title: 'Already decided' },
-      html`<div class="narrow card">
-        <h1>${OUTCOME[hold.status]}</h1>
-        ${summary(hold)}
-      </div>`,
-    ),
-    status,
-  );
-}
+/** Why a decision sent through the link changed nothing, said on the link's page. */
+const NOT_DECIDED: Record<'used' | 'already_decided', string> = {
+  used: 'Not decided: you have answered through this link already.',
+  already_decided: 'Not decided: you have decided this action already; each member counts once.',
+};
+const closedBefore = (hold: Hold) =>
+  `Not decided: this action ${hold.status === 'expired' ? 'expired' : `was ${hold.status.replace('_', ' ')}`} before your answer.`;
 
 /** Someone signed in as another member of the workspace must not use this member's link. */
 function foreignSession(request: FastifyRequest, link: LinkState) {
@@ -54,7 +52,10 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
     );
 
   /** The link of the request, or null once a refusal was sent (over quota, invalid, someone else's). */
-  async function usableLink(request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply) {
+  async function usableLink(
+    request: FastifyRequest<{ Params: { token: string } }>,
+    reply: FastifyReply,
+  ): Promise<UsableLink | null> {
     if (!(await limitAnonymous(request, reply))) return null;
     const link = await openDecisionLink(ctx, request.params.token);
     // Signed in to another workspace: the link is as unknown there as any of its objects.
@@ -76,50 +77,99 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
     return link;
   }
 
-  app.get<{ Params: { token: string } }>('/d/:token', config, async (request, reply) => {
-    const link = await usableLink(request, reply);
-    if (!link) return reply;
-    if (link.state === 'closed') return closedPage(reply, link.hold);
+  /**
+   * The link's page: `top` (a heading, a comment), then why the hold waits, who decided and who still
+   * can, the action in full, and last the `form`: the whole action is seen before the buttons.
+   * `reader` shows why the link's member cannot decide, if so.
+   */
+  async function linkPage(
+    reply: FastifyReply,
+    token: string,
+    link: UsableLink,
+    hold: Hold,
+    title: string,
+    top: Html,
+    { status = 200, notice = null as string | null, reader = false, form = null as Html | null } = {},
+  ) {
+    const [facts, fourEyes] = await Promise.all([
+      submissionFacts(ctx, hold),
+      fourEyesOf(ctx, hold, link.member),
+    ]);
     return sendPage(
       reply,
       layout(
-        { title: `Approve ${link.hold.toolName}?` },
-        html`<div class="narrow card">
-          <h1>Approve this action?</h1>
-          <p class="muted">For ${link.member.name}. Opening this page decides nothing.</p>
-          ${summary(link.hold)}
-          <form method="post" action="/d/${request.params.token}" class="decide">
-            <label for="comment">Comment (optional)</label
-            ><textarea id="comment" name="comment" maxlength="2000"></textarea>
-            <div class="buttons">
-              <button type="submit" name="verdict" value="approve" class="approve">Approve</button>
-              <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
-            </div>
-          </form>
+        { title, brand: link.workspace, notice },
+        html`<div class="narrow card decision-link">
+          ${top} ${conditionsView(facts, hold.ruleName)}
+          ${fourEyesView({ hold, ...fourEyes, blocker: reader ? fourEyes.blocker : null })}
+          ${holdFacts(hold, { withTool: true, facts, fullJsonHref: `/d/${token}/arguments.json` })} ${form}
         </div>`,
       ),
+      status,
+    );
+  }
+
+  const ALREADY = 'Already decided';
+  const closedTop = (hold: Hold) => html`<h1>${OUTCOME[hold.status]}</h1>`;
+
+  app.get<{ Params: { token: string } }>('/d/:token', config, async (request, reply) => {
+    const link = await usableLink(request, reply);
+    if (!link) return reply;
+    if (link.state === 'closed')
+      return linkPage(reply, request.params.token, link, link.hold, ALREADY, closedTop(link.hold));
+    const { hold } = link;
+    return linkPage(
+      reply,
+      request.params.token,
+      link,
+      hold,
+      `Approve ${hold.toolName}?`,
+      html`<h1>Approve this action?</h1>
+        <p>
+          <strong>${hold.agentLabel ?? hold.agentId}</strong> asks to run <strong>${hold.toolName}</strong> on
+          ${hold.connection}.
+          <span class="muted">For ${link.member.name}. Opening this page decides nothing.</span>
+        </p>`,
+      {
+        reader: true,
+        form: html`<form method="post" action="/d/${request.params.token}" class="decide">
+          <label for="comment">Comment (optional)</label
+          ><textarea id="comment" name="comment" maxlength="2000"></textarea>
+          <div class="buttons">
+            <button type="submit" name="verdict" value="approve" class="approve">Approve</button>
+            <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
+          </div>
+        </form>`,
+      },
     );
   });
 
+  // The full arguments, for a hold too large to show whole on the page: no decision on a part of it.
+  app.get<{ Params: { token: string } }>('/d/:token/arguments.json', config, async (request, reply) => {
+    const link = await usableLink(request, reply);
+    if (!link) return reply;
+    return reply
+      .headers({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' })
+      .header('Content-Disposition', `attachment; filename="${link.hold.id}-arguments.json"`)
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify(link.hold.arguments, null, 2));
+  });
+
   app.post<{ Params: { token: string }; Body: Form }>('/d/:token', config, async (request, reply) => {
-    if (!(await usableLink(request, reply))) return reply;
+    const link = await usableLink(request, reply);
+    if (!link) return reply;
     const verdict = field(request.body, 'verdict');
     if (verdict !== 'approve' && verdict !== 'reject')
       return problemPage(reply, 400, 'Not understood', 'Choose approve or reject.');
+    const comment = field(request.body, 'comment');
     let result;
     try {
-      result = await decideByLink(ctx, request.params.token, {
-        verdict,
-        comment: field(request.body, 'comment'),
-      });
+      result = await decideByLink(ctx, request.params.token, { verdict, comment });
     } catch (error) {
       if (error instanceof ServiceError) return problemPage(reply, 422, 'Not decided', error.message);
       throw error;
     }
     if (result.outcome === 'invalid') return invalid(reply);
-    if (result.outcome === 'used' || result.outcome === 'already_decided') {
-      return problemPage(reply, 409, 'Already used', 'This link has been used already.');
-    }
     if (result.outcome === 'not_an_approver') {
       return problemPage(
         reply,
@@ -128,6 +178,30 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
         'You are no longer among the approvers of this action.',
       );
     }
-    return closedPage(reply, result.hold, result.outcome === 'closed' ? 409 : 200);
+    // Nothing decided: back to the link's page as it stands now, saying why.
+    if (result.outcome === 'used' || result.outcome === 'already_decided' || result.outcome === 'closed') {
+      const hold = result.outcome === 'used' ? link.hold : result.hold;
+      const notice = result.outcome === 'closed' ? closedBefore(hold) : NOT_DECIDED[result.outcome];
+      return linkPage(reply, request.params.token, link, hold, ALREADY, closedTop(hold), {
+        status: 409,
+        notice,
+      });
+    }
+    return linkPage(
+      reply,
+      request.params.token,
+      link,
+      result.hold,
+      'Decided',
+      html`<div role="status">
+        <h1>${decidedInWords(verdict, result.hold)}</h1>
+        ${
+          comment
+            ? html`<p>Your comment:</p>
+                <blockquote class="comment">${comment}</blockquote>`
+            : null
+        }
+      </div>`,
+    );
   });
 }

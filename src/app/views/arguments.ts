@@ -60,7 +60,7 @@ function node(key: string, value: unknown, path: string, depth: number, walk: Wa
   }
   walk.left -= key.length + NODE_COST;
   const marked = walk.highlight.has(path);
-  const label = html`<span class="key">${nameText(key)}</span>`;
+  const label = html`<span class="key">${nameText(key)}</span>:`;
   if (!isTree(value)) {
     const shown = leaf(value, walk);
     return html`<li class="${marked ? 'held' : null}">

@@ -34,7 +34,7 @@ test('arguments: the values a condition looked at are marked, and the way to the
   const out = argumentsView(deep, { highlight: ['a.b.c.amount'] }).toString();
   assert.match(
     out,
-    /<li class="held">\s*<span class="key">amount<\/span> <mark><span class="value number">4200<\/span><\/mark>/,
+    /<li class="held">\s*<span class="key">amount<\/span>: <mark><span class="value number">4200<\/span><\/mark>/,
   );
   // a.b.c is as deep as other.x.y, past the levels open by default: only the way to a marked value is open.
   assert.equal(out.match(/<details open>/g)!.length, 5);
@@ -63,8 +63,8 @@ test('arguments: huge arguments are bounded, say what they left out and link to 
 test('arguments: empty objects, arrays and no arguments', () => {
   assert.match(argumentsView({}).toString(), /No arguments/);
   const out = argumentsView({ a: {}, b: [] }).toString();
-  assert.match(out, /<span class="key">a<\/span> <span class="value">\{\}<\/span>/);
-  assert.match(out, /<span class="key">b<\/span> <span class="value">\[\]<\/span>/);
+  assert.match(out, /<span class="key">a<\/span>: <span class="value">\{\}<\/span>/);
+  assert.match(out, /<span class="key">b<\/span>: <span class="value">\[\]<\/span>/);
 });
 
 test('conditions in words: each operator, a type mismatch, a frequency and a classification', () => {
