@@ -437,7 +437,7 @@ for (const backend of backends) {
       for (const path of ['/app/inbox', `/app/holds/${id}`, '/app/history', '/app/events']) {
         const answer = await request('GET', path, { headers: bearer });
         assert.equal(answer.status, 303, path);
-        assert.match(answer.location ?? '', /^\/app\/login$/, path);
+        assert.match(answer.location ?? '', /^\/app\/login(\?next=%2Fapp%2F.*)?$/, path);
       }
       const post = await decide(id, { headers: bearer, form: { verdict: 'approve' } });
       assert.equal(post.status, 401);

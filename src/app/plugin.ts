@@ -134,7 +134,9 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppConte
     const config = request.routeOptions.config;
     if (config.public) return;
     if (!request.appSession) {
-      if (request.method === 'GET') return reply.redirect('/app/login', 303);
+      // Back here after signing in (auth.ts keeps only paths of the app).
+      if (request.method === 'GET')
+        return reply.redirect(`/app/login?next=${encodeURIComponent(request.url)}`, 303);
       return problemPage(reply, 401, 'Signed out', 'Your session has ended. Sign in again.');
     }
     if (config.role === 'admin' && request.appSession.member.role !== 'admin') {

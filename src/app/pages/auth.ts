@@ -19,9 +19,27 @@ import {
 
 const SESSION_SECONDS = SESSION_DAYS * 86_400;
 
-/** Only paths inside the app may be a redirect target after sign-in. */
+/** Where to go after signing in, kept from the login form until the link is used (as long as the link lives). */
+const NEXT_COOKIE = 'approvals_next';
+const NEXT_SECONDS = 15 * 60;
+
+/**
+ * Only a path of the app may be a redirect target after sign-in: no other origin (`https://…`,
+ * `//host`, or `/\host`, which browsers read as `//host`), no other scheme, nothing outside /app.
+ */
+export function appPath(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 2000 || !/^\/app\/[^/\\]/.test(value)) return null;
+  if (/[\\\p{Cc}]/u.test(value)) return null;
+  const base = 'http://app.invalid';
+  const url = new URL(value, base);
+  return url.origin === base && url.pathname.startsWith('/app/') && !url.pathname.startsWith('/app/login')
+    ? value
+    : null;
+}
 
 export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
+  const nextCookie = (value: string, maxAgeSeconds: number) =>
+    `${NEXT_COOKIE}=${value}; Path=/app/login; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${ctx.secureCookies ? '; Secure' : ''}`;
   const publicRoute = { config: { public: true } };
 
   app.get('/app', publicRoute, async (request, reply) => {
@@ -100,13 +118,14 @@ export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDep
     }
   });
 
-  const loginPage = (message: string | null) =>
+  const loginPage = (message: string | null, next: string | null = null) =>
     layout(
       { title: 'Sign in' },
       html`<div class="narrow card">
         <h1>Sign in</h1>
         ${message ? html`<p class="notice" role="status">${message}</p>` : null}
         <form method="post" action="/app/login" class="decide">
+          ${when(next, () => html`<input type="hidden" name="next" value="${next}" />`)}
           <label for="email">E-mail</label
           ><input id="email" name="email" type="email" autocomplete="email" required />
           <div class="buttons"><button type="submit">Send me a sign-in link</button></div>
@@ -115,9 +134,9 @@ export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDep
       </div>`,
     );
 
-  app.get('/app/login', publicRoute, async (_request, reply) => {
+  app.get<{ Querystring: { next?: string } }>('/app/login', publicRoute, async (request, reply) => {
     if (!(await hasWorkspaces(ctx))) return reply.redirect('/app/setup', 303);
-    return sendPage(reply, loginPage(null));
+    return sendPage(reply, loginPage(null, appPath(request.query.next)));
   });
 
   app.post<{ Body: Form }>('/app/login', publicRoute, async (request, reply) => {
@@ -132,6 +151,10 @@ export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDep
         );
       });
     }
+    // Kept in this browser, whose sign-in link comes back to /app/login/<token>; said the same for
+    // every address.
+    const next = appPath(field(request.body, 'next'));
+    if (next) reply.header('Set-Cookie', nextCookie(encodeURIComponent(next), NEXT_SECONDS));
     // The same answer whether or not the address is known.
     const message = ctx.mailer
       ? 'If this address belongs to a member, a sign-in link is on its way. It works once, for 15 minutes.'
@@ -175,9 +198,10 @@ export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDep
         'This sign-in link has been used or has expired. Ask for a new one.',
       );
     }
-    return reply
-      .header('Set-Cookie', sessionCookie(ctx, session.sessionId, SESSION_SECONDS))
-      .redirect('/app/inbox', 303);
+    const kept = readCookie(request, NEXT_COOKIE);
+    const cookies = [sessionCookie(ctx, session.sessionId, SESSION_SECONDS)];
+    if (kept !== undefined) cookies.push(nextCookie('', 0));
+    return reply.header('Set-Cookie', cookies).redirect(appPath(kept) ?? '/app/inbox', 303);
   });
 
   app.post('/app/logout', async (request, reply) => {
