@@ -361,7 +361,10 @@ for (const backend of backends) {
 
       for (const mail of [ada, bob]) {
         assert.equal(mail.from, 'approvals@acme.test');
-        assert.equal(mail.subject, 'Approval needed: send_invoice on SDK');
+        assert.equal(
+          mail.subject,
+          'Approval needed: send_invoice(customer="Globex", amount=1200, currency="EUR") on SDK · waiting for ada@acme.test, bob@acme.test or 2 others',
+        );
         const { text, html } = partsOf(mail);
         const link = linkIn(t, mail.links);
         assert.match(text, /^"Billing bot" wants to run send_invoice on SDK\./);
@@ -406,7 +409,10 @@ for (const backend of backends) {
       // The outcome follows to everyone who was asked by e-mail.
       for (const address of ['ada@acme.test', 'bob@acme.test']) {
         const outcome = await smtp.next(address);
-        assert.equal(outcome.subject, 'Approved: send_invoice on SDK');
+        assert.equal(
+          outcome.subject,
+          'Approved: send_invoice(customer="Globex", amount=1200, currency="EUR") on SDK',
+        );
         const { text, html } = partsOf(outcome);
         assert.match(text, /^Approved \(decided via email\)\./);
         assert.ok(text.includes(SUMMARY));
@@ -761,7 +767,10 @@ for (const backend of backends) {
       checkOutcomeMessage(outcome!.body, /Approved/);
       assert.match(JSON.stringify(outcome!.body.blocks), /approved by Hana Mail, Ivan Slack \(2 of 2\)/);
       const mail = await smtp.next('hana@acme.test');
-      assert.equal(mail.subject, 'Approved: send_invoice on SDK');
+      assert.equal(
+        mail.subject,
+        'Approved: send_invoice(customer="Globex", amount=1200, currency="EUR") on SDK',
+      );
       assert.match(partsOf(mail).text, /^Approved \(decided via slack\)\./);
     });
 
@@ -788,7 +797,10 @@ for (const backend of backends) {
       const [update] = await slack.waitFor('chat.update', 1);
       checkOutcomeMessage(update!.body, /Expired/);
       const mail = await smtp.next('lou@acme.test');
-      assert.equal(mail.subject, 'Expired: send_invoice on SDK');
+      assert.equal(
+        mail.subject,
+        'Expired: send_invoice(customer="Globex", amount=1200, currency="EUR") on SDK',
+      );
       assert.match(partsOf(mail).text, /^Expired: no decision before the deadline\./);
       await quiet();
       const before = await snapshot(peers, key, holdId);
@@ -1002,7 +1014,10 @@ for (const backend of backends) {
 
       await mailLink.restore();
       const mail = await smtp.next('ada@acme.test');
-      assert.equal(mail.subject, 'Approval needed: send_invoice on SDK');
+      assert.equal(
+        mail.subject,
+        'Approval needed: send_invoice(customer="Globex", amount=1200, currency="EUR") on SDK · waiting for ada@acme.test',
+      );
       const link = linkIn(t, mail.links);
       await quiet();
       assert.equal(smtp.messages.length, 1, 'delivered exactly once');

@@ -35,6 +35,15 @@ for (const backend of backends) {
       assert.match(page.text, /Acme &lt;Payments&gt;/);
       assert.match(page.text, /https:\/\/cdn\.acme\.test\/logo\.png/);
       assert.match(page.text, /--accent:#0a7/);
+      // Times in UTC, saying so: a status page does not know its reader's zone.
+      assert.match(
+        page.text,
+        /<dt>Requested<\/dt><dd><time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/,
+      );
+      assert.match(
+        page.text,
+        /<dt>Deadline<\/dt><dd><time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/,
+      );
       for (const secret of [
         'secret_tool_name',
         'DE-SECRET-IBAN',

@@ -149,3 +149,46 @@ test('Slack: agent text cannot close the code block the action is shown in', () 
   const [section] = slackMessage(brand, hold, null, [], 'https://a.test/app/holds/x').blocks as any[];
   assert.equal(section.text.text.split('```').length, 3, section.text.text);
 });
+
+test('e-mail subjects: the action summarized and the four-eyes state, on one line; times name their zone', () => {
+  const pay = {
+    ...hostile,
+    toolName: 'pay',
+    connection: 'SDK',
+    arguments: { amount: 4200, currency: 'EUR', iban: 'MT84MALT011000012345MTLCAST001S' },
+    approvers: ['group:finance'],
+    approvalsRequired: 2,
+    approvalsReceived: 1,
+    expiresAt: Date.UTC(2026, 10, 23, 22, 30),
+  };
+  const request = requestMail(brand, pay, 'https://approvals.test/d/t');
+  assert.equal(
+    request.subject,
+    'Approval needed: pay(amount=4200, currency="EUR", iban="MT84MALT011000012345MTLCAST001S") on SDK · 1 of 2 approvals, waiting for finance',
+  );
+  assert.match(request.text, /decide by 2026-11-23 22:30 UTC/);
+  const one = requestMail(
+    brand,
+    { ...pay, approvalsRequired: 1, approvalsReceived: 0 },
+    'https://x.test/d/t',
+  );
+  assert.match(one.subject, / on SDK · waiting for finance$/);
+  assert.equal(
+    outcomeMail(brand, { ...pay, status: 'approved', approvalsReceived: 2 }).subject,
+    'Approved: pay(amount=4200, currency="EUR", iban="MT84MALT011000012345MTLCAST001S") on SDK',
+  );
+  // A long action is cut in the subject (the mail shows it whole) and says what it left out.
+  const long = requestMail(
+    brand,
+    { ...pay, arguments: { memo: 'x'.repeat(500), amount: 1 } },
+    'https://x.test/d/t',
+  );
+  assert.ok(long.subject.length < 200, long.subject);
+  assert.match(long.subject, /^Approval needed: pay\(memo="x+…, amount=1\) on SDK · 1 of 2 approvals/);
+  for (const subject of [
+    requestMail(brand, forger, 'https://x.test/d/t').subject,
+    outcomeMail(brand, forger).subject,
+  ])
+    for (const lineBreak of [...BREAKS, '\u202e'])
+      assert.ok(!subject.includes(lineBreak), JSON.stringify(subject));
+});

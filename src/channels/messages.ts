@@ -6,8 +6,10 @@
  * E-mails show every argument in full. Slack, SMS (and the widget) have room for a summary only: they
  * offer a one-click decision only when it shows every argument, a link to review it otherwise.
  */
+import { fourEyesLine } from '../domain/four-eyes.ts';
 import type { Hold } from '../domain/hold.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
+import { utcText } from '../domain/time-text.ts';
 import { html } from '../app/html.ts';
 import type { MailMessage } from './email.ts';
 import type { SlackMessage } from './slack.ts';
@@ -45,7 +47,14 @@ const headline = (hold: Hold) =>
   `${nameText(hold.agentLabel ?? hold.agentId)} wants to run ${nameText(hold.toolName)} on ${nameText(hold.connection)}`;
 
 const deadline = (hold: Hold) =>
-  hold.expiresAt === null ? 'no deadline' : `decide by ${new Date(hold.expiresAt).toUTCString()}`;
+  hold.expiresAt === null ? 'no deadline' : `decide by ${utcText(hold.expiresAt)}`;
+
+/** Room for the action in a subject line; the mail itself shows it whole. */
+const SUBJECT_SUMMARY = 120;
+
+/** `pay(amount=4200, currency="EUR") on SDK`: one line, cut to fit a subject. */
+const subjectAction = (hold: Hold) =>
+  `${summarizeAction(hold.toolName, hold.arguments, SUBJECT_SUMMARY).text} on ${nameText(hold.connection)}`;
 
 function frame(brand: Branding, title: string, body: ReturnType<typeof html>) {
   const accent =
@@ -69,7 +78,7 @@ function frame(brand: Branding, title: string, body: ReturnType<typeof html>) {
 
 export function requestMail(brand: Branding, hold: Hold, link: string): Omit<MailMessage, 'to'> {
   const summary = fullAction(hold);
-  const subject = `Approval needed: ${nameText(hold.toolName)} on ${nameText(hold.connection)}`;
+  const subject = `Approval needed: ${subjectAction(hold)} · ${fourEyesLine(hold)}`;
   const text = [
     `${headline(hold)}.`,
     '',
@@ -93,7 +102,7 @@ export function requestMail(brand: Branding, hold: Hold, link: string): Omit<Mai
 
 export function outcomeMail(brand: Branding, hold: Hold): Omit<MailMessage, 'to'> {
   const outcome = outcomeOf(hold);
-  const subject = `${outcome.split(':')[0]}: ${nameText(hold.toolName)} on ${nameText(hold.connection)}`;
+  const subject = `${outcome.split(':')[0]}: ${subjectAction(hold)}`;
   const by = hold.channel && hold.channel !== 'rule' ? ` (decided via ${hold.channel})` : '';
   const summary = fullAction(hold);
   const text = [`${outcome}${by}.`, '', summary, '', `— ${brand.name}`].join('\n');

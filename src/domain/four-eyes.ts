@@ -29,7 +29,10 @@ export function approversInWords(approvers: readonly string[]): string {
         ? approver.slice(6)
         : approver,
   );
-  return words.length === 0 ? 'an admin' : words.join(' or ');
+  if (words.length === 0) return 'an admin';
+  // A long list of e-mails would fill a subject line: the first two name who it is about.
+  if (words.length > 3) return `${words.slice(0, 2).join(', ')} or ${words.length - 2} others`;
+  return words.join(' or ');
 }
 
 /** `1 of 2 approvals, waiting for finance`; for a hold that needs one approval `waiting for finance`. */

@@ -171,6 +171,10 @@ test('four eyes in a line and after a decision', () => {
   );
   assert.equal(approversInWords(['bob@x.test']), 'bob@x.test');
   assert.equal(
+    approversInWords(['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test']),
+    'a@x.test, b@x.test or 2 others',
+  );
+  assert.equal(
     decidedInWords('approve', { ...hold, approvers: ['group:finance'] }),
     'You approved. 1 of 2 — waiting for finance.',
   );

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
+import { utcText } from '../../domain/time-text.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { getPublicStatus } from '../../services/read-hold.ts';
 import { limitAnonymous } from '../guard.ts';
@@ -20,8 +21,9 @@ const STATUS_TEXT: Record<string, string> = {
   failed: 'Approved, execution failed',
 };
 
+/** In UTC, saying so: the page has no script and does not know its reader's zone. */
 const when = (ms: number | null) =>
-  ms === null ? '' : `<time datetime="${new Date(ms).toISOString()}">${new Date(ms).toUTCString()}</time>`;
+  ms === null ? '' : `<time datetime="${new Date(ms).toISOString()}">${utcText(ms)}</time>`;
 
 function notFoundPage(reply: FastifyReply) {
   return reply
