@@ -100,8 +100,14 @@ for (const backend of backends) {
       // Sign-in forms and decision links share a small per-IP quota: a new window each test.
       beforeEach(() => t.clock.advance(60_000));
 
-      async function open(width = 1280) {
-        const opened = await openPage(browser, { width, height: 900 });
+      async function open(width = 1280, timezoneId?: string) {
+        const opened = await openPage(browser, { width, height: 900, timezoneId });
+        // The service's clock runs ahead of the browser's in these tests (each test moves it): the page's
+        // relative times are reckoned from the service's.
+        await opened.context.addInitScript((skew) => {
+          const now = Date.now;
+          Date.now = () => now() + skew;
+        }, t.clock.now() - Date.now());
         // The workspace's logo, served without leaving the machine.
         await opened.context.route(LOGO, (route) =>
           route.fulfill({
@@ -136,6 +142,7 @@ for (const backend of backends) {
       for (const width of [1280, 390]) {
         test(`the decision link at ${width} px: every argument whole, why it waits, who decides, the branding`, async () => {
           const { workspace, id } = await payment();
+          await decideAs(t, workspace.id, id, 'approve', 'max@globex.test', 'Matches invoice 2026-114.');
           const { page } = await open(width);
           await page.goto(await link(workspace, id, 'fin@globex.test'));
           for (const value of [IBAN, PAYMENT.memo, PAYMENT.beneficiary.name])
@@ -151,8 +158,9 @@ for (const backend of backends) {
             1,
             'the amount is marked',
           );
-          assert.match(main, /0 of 2\s*approvals · waiting for finance/);
-          assert.match(main, /Can still decide: Finn Finance, Max Money/);
+          assert.match(main, /1 of 2\s*approvals · waiting for finance/);
+          assert.match(main, /Max Money approved .* via inbox\s*Matches invoice 2026-114\./);
+          assert.match(main, /Can still decide: Finn Finance/);
           // The workspace's name, logo and colour.
           assert.match(await page.locator('.brand').innerText(), /Globex Treasury/);
           assert.ok(
@@ -169,6 +177,34 @@ for (const backend of backends) {
           await page.screenshot({ path: `/tmp/decision-link-${backend.name}-${width}.png`, fullPage: true });
         });
       }
+
+      test("times: in the reader's zone, named, with a relative form; without script in UTC", async () => {
+        const { workspace, id } = await payment();
+        const url = await link(workspace, id, 'fin@globex.test');
+        const { page } = await open(390, 'America/New_York');
+        await page.goto(url);
+        const requested = page.locator('dl.facts time').first();
+        await requested.filter({ hasText: '·' }).waitFor();
+        assert.match(
+          await requested.innerText(),
+          /^\w{3} \d{1,2}, \d\d:\d\d (AM|PM) EST · (now|\d+ min ago)$/,
+        );
+        assert.match((await requested.getAttribute('title'))!, /^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+        assert.match(
+          await page.locator('time.countdown').innerText(),
+          /^in (3|4) h \(\d\d:\d\d (AM|PM) EST\)$/,
+        );
+
+        const { page: plain } = await open(390);
+        await plain.route('**/app/static/time.js', (route) =>
+          route.fulfill({ body: '', contentType: 'text/javascript' }),
+        );
+        await plain.goto(url);
+        assert.match(
+          await plain.locator('dl.facts time').first().innerText(),
+          /^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/,
+        );
+      });
 
       test('after approving: a success state with the four-eyes count, the comment echoed', async () => {
         const { workspace, key, id } = await payment();

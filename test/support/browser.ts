@@ -47,14 +47,21 @@ export interface TestPage {
 /** A fresh context (a new profile: no cookies) with one page, watched for errors and dialogs. */
 export async function openPage(
   browser: Browser,
-  options: { width?: number; height?: number; baseURL?: string; deviceScaleFactor?: number } = {},
+  options: {
+    width?: number;
+    height?: number;
+    baseURL?: string;
+    deviceScaleFactor?: number;
+    /** The reader's time zone (UTC unless given). */
+    timezoneId?: string;
+  } = {},
 ): Promise<TestPage> {
   const context = await browser.newContext({
     viewport: { width: options.width ?? 1200, height: options.height ?? 900 },
     deviceScaleFactor: options.deviceScaleFactor ?? 1,
     baseURL: options.baseURL,
     locale: 'en-US',
-    timezoneId: 'UTC',
+    timezoneId: options.timezoneId ?? 'UTC',
   });
   context.setDefaultTimeout(10_000);
   const page = await context.newPage();
