@@ -5,6 +5,7 @@ import { ServiceError } from '../../services/errors.ts';
 import { createFirstWorkspace, hasWorkspaces } from '../../services/first-run.ts';
 import { queueSignInMail, SESSION_DAYS, signIn, signInLinkUsable, signOut } from '../../services/sign-in.ts';
 import { html, when } from '../html.ts';
+import { appPath } from '../app-path.ts';
 import { layout } from '../layout.ts';
 import {
   field,
@@ -22,20 +23,6 @@ const SESSION_SECONDS = SESSION_DAYS * 86_400;
 /** Where to go after signing in, kept from the login form until the link is used (as long as the link lives). */
 const NEXT_COOKIE = 'approvals_next';
 const NEXT_SECONDS = 15 * 60;
-
-/**
- * Only a path of the app may be a redirect target after sign-in: no other origin (`https://…`,
- * `//host`, or `/\host`, which browsers read as `//host`), no other scheme, nothing outside /app.
- */
-export function appPath(value: unknown): string | null {
-  if (typeof value !== 'string' || value.length > 2000 || !/^\/app\/[^/\\]/.test(value)) return null;
-  if (/[\\\p{Cc}]/u.test(value)) return null;
-  const base = 'http://app.invalid';
-  const url = new URL(value, base);
-  return url.origin === base && url.pathname.startsWith('/app/') && !url.pathname.startsWith('/app/login')
-    ? value
-    : null;
-}
 
 export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
   const nextCookie = (value: string, maxAgeSeconds: number) =>
