@@ -955,5 +955,60 @@ for (const backend of backends) {
       await changed(cleared, checked, /notice=saved/);
       assert.equal((await config()).branding, undefined);
     });
+
+    test('allowing a new tool asks first, and can approve the calls of it that wait', async () => {
+      const waiting = [await hold({ tool_name: 'ledger.pull' }), await hold({ tool_name: 'ledger.pull' })];
+      for (const held of waiting) assert.equal(held.body.status, 'pending');
+      let checked = await evidence();
+      const asked = await post(admin, '/app/admin/rules/classify', {
+        connection: 'SDK',
+        tool: 'ledger.pull',
+        classification: 'allow',
+      });
+      assert.equal(asked.status, 200);
+      assert.match(asked.text, /<h1>Allow ledger\.pull\?<\/h1>/);
+      assert.match(asked.text, /run at\s+once,\s+without anyone seeing it/);
+      assert.match(asked.text, /Also approve the 2 calls of it waiting now/);
+      assert.equal(await evidence(), checked, 'nothing changed before the confirmation');
+      assert.equal((await hold({ tool_name: 'ledger.pull' })).body.status, 'pending');
+      waiting.push(await hold({ tool_name: 'ledger.pull' }));
+
+      checked = await evidence();
+      const confirmed = await post(admin, '/app/admin/rules/classify', {
+        connection: 'SDK',
+        tool: 'ledger.pull',
+        classification: 'allow',
+        confirmed: 'yes',
+        approve_waiting: 'yes',
+      });
+      assert.equal(confirmed.status, 303);
+      assert.match(confirmed.location ?? '', /notice=classified&approved=4&others=0&left=0/);
+      assert.equal(await evidence(), checked + 5, 'the classification, then one decision per waiting hold');
+      for (const held of waiting) {
+        const read = await call(t.url, 'GET', `/api/v1/holds/${held.body.id}`, { key });
+        assert.equal(read.body.status, 'approved');
+      }
+      const notice = await get(admin, confirmed.location!);
+      assert.match(notice.text, /Tool classified\. .*4 waiting holds approved\./);
+      assert.equal((await hold({ tool_name: 'ledger.pull' })).body.status, 'allowed');
+
+      // Confirmed without the choice: the waiting calls keep waiting.
+      const other = await hold({ tool_name: 'ledger.push' });
+      await post(admin, '/app/admin/rules/classify', {
+        connection: 'SDK',
+        tool: 'ledger.push',
+        classification: 'allow',
+        confirmed: 'yes',
+      });
+      assert.equal(
+        (await call(t.url, 'GET', `/api/v1/holds/${other.body.id}`, { key })).body.status,
+        'pending',
+      );
+      // A numberless or forged notice query shows the plain notice.
+      assert.doesNotMatch(
+        (await get(admin, '/app/admin/rules?notice=classified&approved=x')).text,
+        /approved\./,
+      );
+    });
   });
 }

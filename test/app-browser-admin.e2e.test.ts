@@ -142,6 +142,18 @@ describe('the admin pages in a browser', { skip: browserSkip, concurrency: 1 }, 
 
     const next = await hold(madeKey, { tool_name: 'wire.transfer', arguments: { amount: 1 } });
     assert.equal(next.body.status, 'denied', next.text);
+
+    // Allowing a new tool asks first, and offers to approve the call of it that waits.
+    const waiting = await hold(madeKey, { tool_name: 'ledger.pull', arguments: { month: '2026-10' } });
+    await page.goto('/app/admin/rules');
+    await page.locator('#classify').getByRole('button', { name: 'Allow ledger.pull' }).click();
+    await page.getByRole('heading', { name: 'Allow ledger.pull?', level: 1 }).waitFor();
+    await page.getByLabel(/Also approve the 1 call of it waiting now/).check();
+    await page.getByRole('button', { name: 'Allow ledger.pull' }).click();
+    await page.waitForURL(/notice=classified&approved=1/);
+    await page.getByText('1 waiting hold approved.').waitFor();
+    const decided = await call(t.url, 'GET', `/api/v1/holds/${waiting.body.id}`, { key: madeKey });
+    assert.equal(decided.body.status, 'approved');
     assert.deepEqual(errors, [], 'no console errors on the admin pages');
   });
 });

@@ -256,6 +256,7 @@ for (const backend of backends) {
         connection: 'Everything',
         tool: 'echo',
         classification: 'allow',
+        confirmed: 'yes',
       });
       assert.equal(classified.status, 303);
       checked++;

@@ -337,3 +337,16 @@ export const listHoldsToExecute = (sql: Sql, limit: number) =>
      WHERE status = 'approved' AND mcp_server_id IS NOT NULL AND execution_status IS NULL ORDER BY created_at LIMIT $1`,
     [limit],
   );
+
+/** A tool's pending holds, oldest first (deciding them when the tool is classified). */
+export const pendingHoldIdsOfTool = (
+  sql: Sql,
+  workspaceId: string,
+  tool: { connection: string; name: string },
+  limit: number,
+) =>
+  sql.all<{ id: string }>(
+    `SELECT id FROM holds WHERE workspace_id = $1 AND status = 'pending' AND connection = $2 AND tool_name = $3
+     ORDER BY created_at, id LIMIT $4`,
+    [workspaceId, tool.connection, tool.name, limit],
+  );

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Classification, DEFAULT_TIMEOUT_MINUTES } from '../../../domain/policy.ts';
 import { describeTypeMismatch, OPERATORS, type RuleDefinition } from '../../../domain/rules.ts';
 import { crossCheck, type WorkspaceConfig } from '../../../services/config-file.ts';
+import { approveWaitingHolds, waitingHoldsOfTool } from '../../../services/classify-tool.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { type SimulationReport, simulatePolicy } from '../../../services/simulate-policy.ts';
@@ -933,6 +934,42 @@ function allTools(session: AppSession, tools: Tool[]): Html {
 }
 
 export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
+  /** Before a new tool is allowed: what that means, and whether to approve the calls of it that wait. */
+  async function confirmAllow(
+    session: AppSession,
+    tool: { connection: string; name: string },
+    waiting: number,
+  ) {
+    const body = html`<h1>Allow ${tool.name}?</h1>
+      <form method="post" action="/app/admin/rules/classify" class="card">
+        ${csrfField(session)}
+        <input type="hidden" name="connection" value="${tool.connection}" />
+        <input type="hidden" name="tool" value="${tool.name}" />
+        <input type="hidden" name="classification" value="allow" />
+        <input type="hidden" name="confirmed" value="yes" />
+        <p>
+          Every call of <code>${tool.name}</code> on <strong>${tool.connection}</strong> will then run at
+          once, without anyone seeing it, unless a rule holds or denies it.
+        </p>
+        ${when(
+          waiting > 0,
+          () =>
+            html`<p>
+              <input type="checkbox" id="approve-waiting" name="approve_waiting" value="yes" />
+              <label for="approve-waiting"
+                >Also approve the ${waiting} ${waiting === 1 ? 'call' : 'calls'} of it waiting now, as you
+                (holds that need more approvers keep waiting for them)</label
+              >
+            </p>`,
+        )}
+        <div class="buttons">
+          <button type="submit" class="approve">Allow ${tool.name}</button>
+          <a href="/app/admin/rules">Cancel</a>
+        </div>
+      </form>`;
+    return adminPage(ctx, session, { title: `Allow ${tool.name}?`, active: 'rules' }, body);
+  }
+
   const overview = async (
     session: AppSession,
     options: { notice?: string | null; problems?: string[] } = {},
@@ -979,10 +1016,27 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
     return adminPage(ctx, session, { title, active: 'rules' }, body);
   };
 
-  app.get<{ Querystring: { notice?: string } }>('/app/admin/rules', ADMIN, async (request, reply) => {
-    const notice = NOTICES[request.query.notice ?? ''] ?? null;
-    return sendPage(reply, await overview(request.appSession!, { notice }));
-  });
+  app.get<{ Querystring: Record<string, string | undefined> }>(
+    '/app/admin/rules',
+    ADMIN,
+    async (request, reply) => {
+      const notice = NOTICES[request.query.notice ?? ''] ?? null;
+      const counts = ['approved', 'others', 'left'].map((name) => Number(request.query[name] ?? 0));
+      if (notice && counts.every((n) => Number.isSafeInteger(n) && n >= 0) && counts.some((n) => n > 0)) {
+        const [approved, others, left] = counts as [number, number, number];
+        const parts = [
+          `${approved} waiting ${approved === 1 ? 'hold' : 'holds'} approved`,
+          ...(others ? [`${others} now wait for their other approvers`] : []),
+          ...(left ? [`${left} left as they were (not yours to decide, or decided meanwhile)`] : []),
+        ];
+        return sendPage(
+          reply,
+          await overview(request.appSession!, { notice: `${notice} ${parts.join('; ')}.` }),
+        );
+      }
+      return sendPage(reply, await overview(request.appSession!, { notice }));
+    },
+  );
 
   app.get<{ Querystring: { tool?: string; connection?: string } }>(
     '/app/admin/rules/new',
@@ -1120,6 +1174,12 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
     if (!(CLASSIFICATIONS as readonly string[]).includes(classification)) {
       return sendPage(reply, await overview(session, { problems: ['Choose allow, approval or deny.'] }), 422);
     }
+    const named = { connection, name: tool };
+    // Allowing a new tool lets its next calls through unseen: ask once, and offer its waiting calls.
+    if (classification === 'allow' && field(request.body, 'confirmed') !== 'yes') {
+      const { isNew, waiting } = await waitingHoldsOfTool(ctx, session.workspace.id, named);
+      if (isNew) return sendPage(reply, await confirmAllow(session, named, waiting));
+    }
     const issues = await applyChange(ctx, session, {
       tools: [{ connection, tool, classification: classification as (typeof CLASSIFICATIONS)[number] }],
     });
@@ -1130,6 +1190,20 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
       };
       const problems = issues.map((issue) => `${label[issue.field] ?? issue.field}: ${issue.message}`);
       return sendPage(reply, await overview(session, { problems }), 422);
+    }
+    if (classification === 'allow' && field(request.body, 'approve_waiting') === 'yes') {
+      const counts = await approveWaitingHolds(ctx, {
+        workspaceId: session.workspace.id,
+        memberId: session.member.id,
+        tool: named,
+      });
+      const query = new URLSearchParams({
+        notice: 'classified',
+        approved: String(counts.approved),
+        others: String(counts.awaitingOthers),
+        left: String(counts.left),
+      });
+      return reply.redirect(`/app/admin/rules?${query.toString()}`, 303);
     }
     return reply.redirect('/app/admin/rules?notice=classified', 303);
   });
