@@ -236,6 +236,16 @@ export async function listPendingHolds(sql: Sql, workspaceId: string, limit: num
   return rows.map((row) => toHold(row)!);
 }
 
+/** Pending holds without their arguments: enough to tell whom each waits for (a count on every page). */
+export async function listPendingApprovers(sql: Sql, workspaceId: string, limit: number) {
+  const rows = await sql.all<{ id: string; approvers: string; expiresAt: number | null }>(
+    `SELECT id, approvers, expires_at AS "expiresAt" FROM holds WHERE workspace_id = $1 AND status = 'pending'
+     ORDER BY created_at DESC, id DESC LIMIT $2`,
+    [workspaceId, limit],
+  );
+  return rows.map((row) => ({ ...row, approvers: JSON.parse(row.approvers) as string[] }));
+}
+
 export interface HoldFilters {
   status?: string;
   tool?: string;

@@ -5,7 +5,7 @@ import type { Hold } from '../../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { decideHold } from '../../services/decide-hold.ts';
 import { ServiceError } from '../../services/errors.ts';
-import { historyOf, holdDetail, inboxOf } from '../../services/inbox.ts';
+import { historyOf, holdDetail, inboxOf, waitingIdsOf } from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { newestCheckpoint } from '../../services/publish-checkpoints.ts';
 import { verifyChain } from '../../services/verify-chain.ts';
@@ -55,7 +55,11 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
     title: string,
     body: Html,
     notice?: string | null,
-  ) => layout({ title, session, active, notice, pending: (await inboxOf(ctx, session.member)).length }, body);
+  ) =>
+    layout(
+      { title, session, active, notice, pending: (await waitingIdsOf(ctx, session.member)).length },
+      body,
+    );
 
   app.get<{ Querystring: { notice?: string } }>('/app/inbox', async (request, reply) => {
     const session = request.appSession!;
@@ -82,7 +86,7 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
       throw error;
     });
     if (!detail) return problemPage(reply, 404, 'Not found', 'No such hold.', session);
-    const mine = (await inboxOf(ctx, session.member)).some((hold) => hold.id === detail.hold.id);
+    const mine = (await waitingIdsOf(ctx, session.member)).includes(detail.hold.id);
     const body = html`<p><a href="/app/inbox">← Inbox</a></p>
       ${holdCard(detail.hold, session, mine)}
       <section class="card">

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { type ReportKind, sendReport } from '../../http/routes/reports.ts';
 import { fieldIssues } from '../../http/errors.ts';
 import { reportQuerySchema } from '../../http/schemas.ts';
-import { inboxOf } from '../../services/inbox.ts';
+import { waitingIdsOf } from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { html } from '../html.ts';
 import { layout } from '../layout.ts';
@@ -65,7 +65,12 @@ export function reportPages(app: FastifyInstance, { ctx }: PageDeps) {
         an API key.
       </p>`;
     return layout(
-      { title: 'Reports', session, active: 'reports', pending: (await inboxOf(ctx, session.member)).length },
+      {
+        title: 'Reports',
+        session,
+        active: 'reports',
+        pending: (await waitingIdsOf(ctx, session.member)).length,
+      },
       body,
     );
   };

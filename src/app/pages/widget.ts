@@ -10,7 +10,7 @@ import {
   revokeEmbedToken,
 } from '../../services/channel-decisions.ts';
 import { ServiceError } from '../../services/errors.ts';
-import { inboxOf } from '../../services/inbox.ts';
+import { waitingIdsOf } from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import type { EmbedTokenSummary } from '../../store/notifications.ts';
 import { copyable } from '../copyable.ts';
@@ -74,7 +74,12 @@ export function widgetPages(app: FastifyInstance, { ctx }: PageDeps) {
       <p class="muted">Revoking a token stops the widget that uses it at its next request.</p>
       ${tokenTable(await embedTokensFor(ctx, session.member), session)}`;
     return layout(
-      { title: 'Widget', session, active: 'widget', pending: (await inboxOf(ctx, session.member)).length },
+      {
+        title: 'Widget',
+        session,
+        active: 'widget',
+        pending: (await waitingIdsOf(ctx, session.member)).length,
+      },
       body,
     );
   };

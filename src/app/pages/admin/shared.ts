@@ -7,7 +7,7 @@ import { applyConfig, exportConfig } from '../../../services/apply-config.ts';
 import { parseConfig, type WorkspaceConfig } from '../../../services/config-file.ts';
 import type { ServiceContext } from '../../../services/context.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
-import { inboxOf } from '../../../services/inbox.ts';
+import { waitingIdsOf } from '../../../services/inbox.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { Html, html, when } from '../../html.ts';
 import { layout } from '../../layout.ts';
@@ -24,7 +24,7 @@ export async function adminPage(
   options: { title: string; active: string; notice?: string | null },
   body: Html,
 ): Promise<Html> {
-  const pending = (await inboxOf(ctx, session.member)).length;
+  const pending = (await waitingIdsOf(ctx, session.member)).length;
   // Admin pages hold forms being filled in: they are not refreshed live (it would drop a draft rule).
   return layout({ ...options, session, pending, live: false }, body);
 }
