@@ -309,8 +309,20 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
     });
     stream.write('retry: 3000\n\n');
     let pending: NodeJS.Timeout | undefined;
+    let stop: (() => void) | undefined;
+    let ended = false;
     const heartbeat = setInterval(() => stream.write(': ping\n\n'), 25_000);
-    const stop = ctx.holdEvents.watch(session.workspace.id, (event) => {
+    // A stream opened while the service stops hears `closed` inside `watch` itself, before `stop` is
+    // set: it must end all the same, or the open stream holds the server's shutdown forever.
+    function end() {
+      if (ended) return;
+      ended = true;
+      clearInterval(heartbeat);
+      clearTimeout(pending);
+      stop?.();
+      stream.end();
+    }
+    stop = ctx.holdEvents.watch(session.workspace.id, (event) => {
       if (event === 'closed') return end();
       // Bursts of changes become one event.
       pending ??= setTimeout(() => {
@@ -318,12 +330,7 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
         stream.write('event: holds\ndata: changed\n\n');
       }, 100);
     });
-    function end() {
-      clearInterval(heartbeat);
-      clearTimeout(pending);
-      stop();
-      stream.end();
-    }
+    if (ended) stop();
     request.raw.on('close', end);
   });
 }
