@@ -309,28 +309,26 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
     });
     stream.write('retry: 3000\n\n');
     let pending: NodeJS.Timeout | undefined;
-    let stop: (() => void) | undefined;
     let ended = false;
     const heartbeat = setInterval(() => stream.write(': ping\n\n'), 25_000);
-    // A stream opened while the service stops hears `closed` inside `watch` itself, before `stop` is
-    // set: it must end all the same, or the open stream holds the server's shutdown forever.
-    function end() {
-      if (ended) return;
-      ended = true;
-      clearInterval(heartbeat);
-      clearTimeout(pending);
-      stop?.();
-      stream.end();
-    }
-    stop = ctx.holdEvents.watch(session.workspace.id, (event) => {
-      if (event === 'closed') return end();
+    const stop = ctx.holdEvents.watch(session.workspace.id, (event) => {
+      // A stream opened while the service stops hears `closed` inside `watch` itself, before `stop`
+      // is set: ending it a tick later still ends it, or it would hold the server's shutdown forever.
+      if (event === 'closed') return queueMicrotask(end);
       // Bursts of changes become one event.
       pending ??= setTimeout(() => {
         pending = undefined;
         stream.write('event: holds\ndata: changed\n\n');
       }, 100);
     });
-    if (ended) stop();
+    function end() {
+      if (ended) return;
+      ended = true;
+      clearInterval(heartbeat);
+      clearTimeout(pending);
+      stop();
+      stream.end();
+    }
     request.raw.on('close', end);
   });
 }
