@@ -30,6 +30,7 @@ const BENCHMARKS: Record<string, () => Promise<Outcome>> = {
   holds: async () => (await import('./holds.ts')).run(),
   longpoll: async () => (await import('./longpoll.ts')).run(),
   chain: async () => (await import('./chain.ts')).run(),
+  inbox: async () => (await import('./inbox.ts')).run(),
 };
 
 function format(value: number): string {

@@ -28,6 +28,13 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LEGACY_FREE_MONTHLY_HOLDS: z.coerce.number().int().min(0).default(1000),
   MCP_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  // Requests a minute per member, apart from the workspace's API buckets. The app's live updates refetch
+  // an open page on every change to the workspace's holds (at most 10 times a second per tab), so a
+  // person with the inbox open on a busy workspace makes far more requests than by clicking: 600 leaves
+  // them room, while a script looping over a page reaches it within seconds. A widget refreshes every
+  // 3 s (20 a minute); 300 covers a dozen open at once. Counted per member, whichever embed token.
+  APP_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  WIDGET_RATE_LIMIT: z.coerce.number().int().min(0).default(300),
   AUDIT_SIGNING_KEY: z.string().optional(),
   /** Earlier public keys whose checkpoints still count (key rotation); only with AUDIT_SIGNING_KEY. */
   AUDIT_TRUSTED_KEYS: z.string().optional(),
@@ -93,6 +100,8 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     logLevel: settings.LOG_LEVEL,
     legacyFreeMonthlyHolds: settings.LEGACY_FREE_MONTHLY_HOLDS,
     mcpRateLimit: settings.MCP_RATE_LIMIT,
+    appRateLimit: settings.APP_RATE_LIMIT,
+    widgetRateLimit: settings.WIDGET_RATE_LIMIT,
     auditSigningKey: settings.AUDIT_SIGNING_KEY?.replaceAll('\\n', '\n'),
     auditTrustedKeys: settings.AUDIT_TRUSTED_KEYS?.replaceAll('\\n', '\n'),
     trustProxy: settings.TRUST_PROXY,

@@ -51,6 +51,8 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
     legacyFreeMonthlyHolds: config.legacyFreeMonthlyHolds,
     mcpRateLimit: config.mcpRateLimit,
+    appRateLimit: config.appRateLimit,
+    widgetRateLimit: config.widgetRateLimit,
     compiledRuleSets: new Map(),
     mailer: config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom) : null,
     secureCookies: (config.publicUrl ?? '').startsWith('https://'),

@@ -148,7 +148,10 @@ for (const backend of backends) {
       });
       assert.ok(json.status >= 400, `a JSON body without the token answered ${json.status}`);
       assert.equal(await statusOf(key, id), 'pending');
-      assert.match((await request('GET', `/app/holds/${id}`, { cookie: admin.cookie })).text, /None yet/);
+      assert.match(
+        (await request('GET', `/app/holds/${id}`, { cookie: admin.cookie })).text,
+        /<strong class="count">0 of 1<\/strong>/,
+      );
 
       // Sign-out is a form too.
       assert.equal((await request('POST', '/app/logout', { cookie: admin.cookie, form: {} })).status, 403);

@@ -201,30 +201,41 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       assert.equal((await other.context.cookies()).length, 0);
     });
 
-    test('the inbox shows waiting holds, new ones arrive live, and approving with a comment decides', async () => {
+    test('the inbox lists waiting holds, announces new ones live, and approving with a comment decides', async () => {
       const { workspace, key } = await t.workspace({ config: WORKSPACE });
       const first = await submit(key, {
         tool_name: 'send_invoice',
         arguments: { customer: 'Globex', amount: 1200, currency: 'EUR' },
       });
       const { page } = await signInPage(workspace, 'admin@acme.test');
+      const line = page.locator(`#line-${first}`);
+      await line.waitFor();
+      assert.match(await line.innerText(), /send_invoice/);
+      assert.match(
+        await line.locator('.summary').innerText(),
+        /customer="Globex", amount=1200, currency="EUR"/,
+      );
+      // The soonest deadline is selected and shown in full beside the list.
       const card = page.locator(`#hold-${first}`);
-      await card.waitFor();
-      assert.match(await card.innerText(), /send_invoice/);
       assert.match(await card.locator('.args').innerText(), /customer: "Globex"/);
 
       const sameDocument = await markDocument(page);
       const second = await submit(key, { tool_name: 'send_invoice', arguments: { customer: 'Initech' } });
-      await page.locator(`#hold-${second}`).waitFor();
+      await page.getByRole('link', { name: '1 new hold: show' }).waitFor();
       await sameDocument();
       assert.equal(await page.locator('#pending-count').innerText(), '2');
+      assert.equal(
+        await page.locator(`#line-${second}`).count(),
+        0,
+        'shown when asked, not under the pointer',
+      );
 
       await card.getByLabel('Comment (optional)').fill('Checked with finance');
       await card.getByRole('button', { name: 'Approve' }).click();
       await page.waitForURL(/\/app\/inbox\?notice=approved$/);
       await page.getByText('Approved.').waitFor();
-      assert.equal(await page.locator(`#hold-${first}`).count(), 0);
-      assert.equal(await page.locator(`#hold-${second}`).count(), 1);
+      assert.equal(await page.locator(`#line-${first}`).count(), 0);
+      assert.equal(await page.locator(`#line-${second}`).count(), 1);
 
       const body = await record(key, first);
       assert.equal(body.status, 'approved');
@@ -234,32 +245,35 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       assert.equal((await record(key, second)).status, 'pending');
     });
 
-    test("another approver's decision reaches an open inbox live", async () => {
+    test("another approver's decision reaches an open inbox live, in place", async () => {
       const { workspace, key } = await t.workspace({ config: WORKSPACE });
       const pay = await submit(key, { tool_name: 'pay', arguments: { amount: 25_000, to: 'Supplier AG' } });
       const invoice = await submit(key, { tool_name: 'send_invoice', arguments: { customer: 'Globex' } });
       const ada = await signInPage(workspace, 'admin@acme.test');
       const sam = await signInPage(workspace, 'second@acme.test');
-      const samPay = sam.page.locator(`#hold-${pay}`);
+      const samPay = sam.page.locator(`#line-${pay}`);
       await samPay.waitFor();
-      assert.match(await samPay.innerText(), /0 of 2 approvals/);
+      assert.match(await samPay.innerText(), /0 of 2/);
       assert.equal(await sam.page.locator('#pending-count').innerText(), '2');
       const sameDocument = await markDocument(sam.page);
 
-      // Four-eyes: Ada's approval shows up on Sam's card; it still waits for Sam.
+      // Four-eyes: Ada's approval shows up on Sam's line; it still waits for Sam.
+      await ada.page.goto(`${t.url}/app/inbox?hold=${pay}`);
       await ada.page.locator(`#hold-${pay}`).getByRole('button', { name: 'Approve' }).click();
       await ada.page.waitForURL(/notice=recorded/);
-      await sam.page.locator(`#hold-${pay}`, { hasText: '1 of 2 approvals' }).waitFor();
+      await sam.page.locator(`#line-${pay}`, { hasText: '1 of 2 · Ada Admin' }).waitFor();
       assert.equal(await sam.page.locator('#pending-count').innerText(), '2');
 
-      // A single approval by Ada closes the invoice: it leaves Sam's inbox, the count drops.
+      // A single approval by Ada closes the invoice: on Sam's page it stays, greyed, saying who.
+      await ada.page.goto(`${t.url}/app/inbox?hold=${invoice}`);
       await ada.page.locator(`#hold-${invoice}`).getByRole('button', { name: 'Approve' }).click();
       await ada.page.waitForURL(/notice=approved/);
-      await sam.page.locator(`#hold-${invoice}`).waitFor({ state: 'detached' });
+      await sam.page.locator(`#line-${invoice}.left`, { hasText: 'Approved by Ada Admin' }).waitFor();
       await sam.page.locator('#pending-count', { hasText: /^1$/ }).waitFor();
       await sameDocument();
 
-      await samPay.getByRole('button', { name: 'Approve' }).click();
+      await sam.page.goto(`${t.url}/app/inbox?hold=${pay}`);
+      await sam.page.locator(`#hold-${pay}`).getByRole('button', { name: 'Approve' }).click();
       await sam.page.waitForURL(/notice=approved/);
       const body = await record(key, pay);
       assert.equal(body.status, 'approved');
@@ -283,8 +297,11 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       const { page, errors, dialogs } = opened;
 
       const checkCard = async (id: string) => {
+        if (new URL(page.url()).pathname === '/app/inbox') await page.goto(`${t.url}/app/inbox?hold=${id}`);
         const card = page.locator(`#hold-${id}`);
         await card.waitFor();
+        if (new URL(page.url()).pathname === '/app/inbox')
+          assert.match(await page.locator(`#line-${id}`).innerText(), new RegExp(escapeRegExp(label)));
         assertArgumentsShown(await card.locator('.args').innerText(), args);
         assert.deepEqual(JSON.parse(await card.locator('pre.json').first().innerText()), context);
         assert.match(await card.innerText(), new RegExp(escapeRegExp(label)));
@@ -301,10 +318,12 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
 
       await checkCard(early);
       await checkClean('inbox');
-      // Arriving live: the page parses the fresh inbox and swaps it in.
+      // Arriving live: announced, then shown in the list.
       const late = await submit(key, evil());
-      await checkCard(late);
+      await page.getByRole('link', { name: '1 new hold: show' }).click();
+      await page.locator(`#line-${late}`).waitFor();
       await checkClean('inbox, live');
+      await checkCard(late);
 
       // A comment is shown as text too.
       const commented = await submit(key, evil());
@@ -452,12 +471,21 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       });
       const opened = await open({ width: 390 });
       await signIn(opened, workspace, 'admin@acme.test');
-      await opened.page.locator(`#hold-${id}`).waitFor();
-      const widths = await opened.page.evaluate(() => ({
-        page: document.documentElement.scrollWidth,
-        viewport: document.documentElement.clientWidth,
-      }));
-      assert.ok(widths.page <= widths.viewport, JSON.stringify(widths));
+      const { page } = opened;
+      const widths = () =>
+        page.evaluate(() => ({
+          page: document.documentElement.scrollWidth,
+          viewport: document.documentElement.clientWidth,
+        }));
+      // The list alone, then the chosen hold alone with a way back to the list.
+      await page.locator(`#line-${id}`).waitFor();
+      assert.equal(await page.locator(`#hold-${id}`).isVisible(), false);
+      assert.ok((await widths()).page <= (await widths()).viewport, JSON.stringify(await widths()));
+      await page.locator(`#line-${id} a`).click();
+      await page.locator(`#hold-${id}`).waitFor();
+      assert.equal(await page.locator(`#line-${id}`).isVisible(), false);
+      await page.getByRole('link', { name: '← All waiting holds' }).waitFor();
+      assert.ok((await widths()).page <= (await widths()).viewport, JSON.stringify(await widths()));
     });
   });
 });

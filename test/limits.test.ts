@@ -1,6 +1,6 @@
 /**
- * Rate limits (four API buckets, 120/min per workspace; the MCP endpoint's, 600/min; 20/min per IP
- * without a key) and the legacy free plan.
+ * Rate limits (four API buckets, 120/min per workspace; the MCP endpoint's, 600 tool calls/min per API
+ * key; 20/min per IP without a key) and the legacy free plan.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -54,28 +54,35 @@ for (const backend of backends) {
       assert.equal((await call(t.url, 'GET', `/api/v1/holds/${UNKNOWN_HOLD}`, { key })).status, 404);
     });
 
-    test('the MCP endpoint has a bucket of its own: 600 a minute per workspace, then a JSON-RPC 429', async () => {
-      const { key } = await t.workspace();
+    test('the MCP endpoint counts tool calls: 600 a minute per API key, then a JSON-RPC 429', async () => {
+      const { workspace, key } = await t.workspace();
       t.clock.advance(60_000 - (t.clock.now() % 60_000));
-      // Without a session each request is refused (400), but counted: the count comes first.
-      const mcp = () =>
+      // No such server (404), but counted: the count comes first. Other messages are not counted.
+      const mcp = (method: string, withKey = key) =>
         call(t.url, 'POST', '/mcp/none', {
-          key,
-          body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+          key: withKey,
+          body: { jsonrpc: '2.0', id: 1, method, params: { name: 'any', arguments: {} } },
           headers: { accept: 'application/json, text/event-stream' },
         });
       let last;
-      for (let i = 0; i < 600; i++) last = await mcp();
-      assert.notEqual(last!.status, 429);
+      for (let i = 0; i < 600; i++) last = await mcp('tools/call');
+      assert.equal(last!.status, 404);
+      assert.equal(last!.headers.get('ratelimit-limit'), '600');
       assert.equal(last!.headers.get('ratelimit-remaining'), '0');
-      const over = await mcp();
+      const over = await mcp('tools/call');
       assert.equal(over.status, 429);
       assert.equal(over.body.error.code, -32000);
       assert.ok(Number(over.headers.get('retry-after')) >= 1);
+      for (let i = 0; i < 5; i++) assert.equal((await mcp('ping')).status, 404, 'other messages pass');
       const api = await call(t.url, 'GET', `/api/v1/holds/${UNKNOWN_HOLD}`, { key });
       assert.equal(api.headers.get('ratelimit-remaining'), '119', 'the API quota is untouched');
+      const { createApiKey } = await import('../src/services/api-keys.ts');
+      const second = await createApiKey(t.service.ctx, { workspace, env: 'live' });
+      const other = await mcp('tools/call', second.key);
+      assert.equal(other.status, 404, 'another key has a quota of its own');
+      assert.equal(other.headers.get('ratelimit-remaining'), '599');
       t.clock.advance(60_000);
-      assert.notEqual((await mcp()).status, 429);
+      assert.notEqual((await mcp('tools/call')).status, 429);
     });
 
     test('the quota belongs to the workspace, not to the key', async () => {
@@ -136,7 +143,7 @@ for (const backend of backends) {
 }
 
 describe('MCP_RATE_LIMIT', { skip: sqlite.skip }, () => {
-  test('sets the MCP bucket per workspace; 0 turns it off', async () => {
+  test('sets the MCP tool-call quota per key; 0 turns it off', async () => {
     for (const [setting, limited] of [
       ['5', true],
       ['0', false],
@@ -149,7 +156,7 @@ describe('MCP_RATE_LIMIT', { skip: sqlite.skip }, () => {
         for (let i = 0; i < 8; i++) {
           const answer = await call(t.url, 'POST', '/mcp/none', {
             key,
-            body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+            body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'any', arguments: {} } },
             headers: { accept: 'application/json, text/event-stream' },
           });
           statuses.push(answer.status);

@@ -5,23 +5,27 @@
  * upstream's. docs/mcp-conformance.md has the results and what they mean.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { parse as parseYaml } from 'yaml';
+import { CLIENT_FEATURES } from '../src/mcp/upstream.ts';
 import { sqlite } from './support/backends.ts';
-import { type EverythingUpstream, startEverything } from './support/mcp-upstream.ts';
+import {
+  compareRuns,
+  CONFORMANCE,
+  type EverythingUpstream,
+  runNode,
+  startEverything,
+  startKeyRelay,
+} from './support/mcp-upstream.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const MODULES = join(ROOT, 'node_modules', '@modelcontextprotocol');
 const INSPECTOR = join(MODULES, 'inspector', 'clients', 'launcher', 'build', 'index.js');
-const CONFORMANCE = join(MODULES, 'conformance', 'dist', 'index.js');
 const BASELINE = join(import.meta.dirname, 'conformance-baseline.yml');
 
 /**
@@ -30,77 +34,10 @@ const BASELINE = join(import.meta.dirname, 'conformance-baseline.yml');
  */
 const EXPLAINED: Record<string, string> = {
   'tools-call-error':
-    'the suite calls test_error_handling, a tool never classified: new, so held for an admin (fail-closed)',
+    'the suite calls test_error_handling, which server-everything does not list: -32602 "Tool … not found", no hold',
+  'tools-call-simple-text':
+    'the suite calls test_simple_text, which server-everything does not list: -32602 "Tool … not found", no hold',
 };
-
-/**
- * A loopback relay that adds `Authorization` (the conformance suite has no option for headers) and
- * otherwise makes each request look as if it was sent to the proxy itself: a Host or an Origin that
- * names the relay becomes the proxy's; any other (`evil.example.com`) passes unchanged. Bodies
- * stream both ways.
- */
-async function startRelay(target: string, key: string): Promise<{ url: string; server: Server }> {
-  const to = new URL(target);
-  const server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
-    const { port } = server.address() as AddressInfo;
-    const self = `127.0.0.1:${port}`;
-    const headers = { ...incoming.headers, authorization: `Bearer ${key}` };
-    if (headers.host === self) headers.host = to.host;
-    if (headers.origin === `http://${self}`) headers.origin = to.origin;
-    const forward = request(
-      { host: to.hostname, port: to.port, path: to.pathname, method: incoming.method, headers },
-      (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      },
-    );
-    forward.on('error', () => outgoing.destroy());
-    incoming.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/mcp`, server };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      args,
-      { env: { ...process.env, NO_COLOR: '1', ...env }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
-type Outcome = 'pass' | 'fail';
-
-/**
- * The outcome of each scenario from the suite's `checks.json` files, judged as its baseline check
- * judges them: a scenario fails when any check is a FAILURE or a WARNING.
- */
-function outcomes(dir: string): Map<string, Outcome> {
-  const result = new Map<string, Outcome>();
-  for (const entry of readdirSync(dir)) {
-    const scenario = entry.replace(/^server-/, '').replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
-    const file = join(dir, entry, 'checks.json');
-    const checks = existsSync(file)
-      ? (JSON.parse(readFileSync(file, 'utf8')) as { status: string }[])
-      : [{ status: 'FAILURE' }];
-    const failed = checks.some((check) => check.status === 'FAILURE' || check.status === 'WARNING');
-    result.set(scenario, failed ? 'fail' : 'pass');
-  }
-  return result;
-}
 
 /** The scenarios the baseline lists as expected to fail. */
 function baseline(): string[] {
@@ -117,8 +54,10 @@ describe('MCP tooling against the proxy (server-everything upstream)', () => {
 
   before(async () => {
     everything = await startEverything();
-    // The upstream's tools, so the workspace can classify every one of them allow up front.
-    const client = new Client({ name: 'mcp-tools-test', version: '1' });
+    // The upstream's tools, so the workspace can classify every one of them allow up front. Listed
+    // by a client that declares what the proxy declares upstream (sampling, elicitation, roots):
+    // server-everything lists its trigger-sampling-request & co. only to such clients.
+    const client = new Client({ name: 'mcp-tools-test', version: '1' }, { capabilities: CLIENT_FEATURES });
     await client.connect(new StreamableHTTPClientTransport(new URL(everything.url)));
     tools = (await client.listTools()).tools.map((tool) => tool.name);
     await client.close();
@@ -146,7 +85,7 @@ describe('MCP tooling against the proxy (server-everything upstream)', () => {
     // The Inspector keeps a catalog and OAuth state under $HOME: a scratch home keeps the real one clean.
     const home = { HOME: join(scratch, 'home') };
     const inspector = (...args: string[]) =>
-      run(
+      runNode(
         [
           INSPECTOR,
           '--cli',
@@ -183,7 +122,7 @@ describe('MCP tooling against the proxy (server-everything upstream)', () => {
     });
 
     test('without the key: a non-zero exit, nothing listed', async () => {
-      const answer = await run(
+      const answer = await runNode(
         [INSPECTOR, '--cli', proxyUrl, '--transport', 'http', '--method', 'tools/list'],
         home,
       );
@@ -195,25 +134,20 @@ describe('MCP tooling against the proxy (server-everything upstream)', () => {
   });
 
   test('conformance suite: through the proxy as well as directly, baseline kept', async (context) => {
-    const relay = await startRelay(proxyUrl, key);
+    const relay = await startKeyRelay(proxyUrl, key);
     try {
       const directDir = join(scratch, 'direct');
       const proxyDir = join(scratch, 'proxy');
       const [direct, proxied] = await Promise.all([
-        run([CONFORMANCE, 'server', '--url', everything.url, '-o', directDir], {}, 45_000),
-        run(
+        runNode([CONFORMANCE, 'server', '--url', everything.url, '-o', directDir], {}, 45_000),
+        runNode(
           [CONFORMANCE, 'server', '--url', relay.url, '-o', proxyDir, '--expected-failures', BASELINE],
           {},
           45_000,
         ),
       ]);
-      const directly = outcomes(directDir);
-      const through = outcomes(proxyDir);
-      const rows = [...directly.keys()].map(
-        (scenario) =>
-          `${scenario}: direct ${directly.get(scenario)}, proxy ${through.get(scenario) ?? 'missing'}`,
-      );
-      context.diagnostic(`${scratch}\n${rows.join('\n')}`);
+      const { directly, through, table } = compareRuns(directDir, proxyDir);
+      context.diagnostic(`${scratch}\n${table}`);
 
       assert.ok(directly.size >= 30, `the suite ran ${directly.size} scenarios directly`);
       assert.deepEqual([...through.keys()].sort(), [...directly.keys()].sort());

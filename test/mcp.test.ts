@@ -7,13 +7,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { canonicalJson } from '../packages/sdk/src/canonical-json.ts';
+import { CLIENT_FEATURES } from '../src/mcp/upstream.ts';
 import { exportConfig } from '../src/services/apply-config.ts';
 import { sha256Hex } from '../src/services/hashing.ts';
 import { getHold } from '../src/services/read-hold.ts';
 import { listTools } from '../src/store/tools.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { backends } from './support/backends.ts';
-import { call, rpcMessages } from './support/http.ts';
+import { call, rpcMessages, rpcFailure } from './support/http.ts';
 import { type EverythingUpstream, startEverything, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 import { sleep, until } from './support/wait.ts';
@@ -51,21 +52,14 @@ function envelopeOf(result: unknown): Envelope {
   return parsed.service;
 }
 
-/** A client of the upstream itself, for comparing what the proxy passes through. */
+/**
+ * A client of the upstream itself, for comparing what the proxy passes through. It declares what the
+ * proxy declares upstream: server-everything lists some tools only to clients with sampling & co.
+ */
 async function directClient(url: string) {
-  const client = new Client({ name: 'direct', version: '1' });
+  const client = new Client({ name: 'direct', version: '1' }, { capabilities: CLIENT_FEATURES });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
-}
-
-/** The error a rejected promise carries (fails when it resolves). */
-async function failure(promise: Promise<unknown>): Promise<ProtocolError> {
-  const outcome = await promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  if (!('error' in outcome)) assert.fail(`expected a JSON-RPC error, got ${JSON.stringify(outcome.value)}`);
-  return outcome.error as ProtocolError;
 }
 
 const initialize = (protocolVersion: string, id: number | string = 1) => ({
@@ -407,11 +401,15 @@ for (const backend of backends) {
       const args = { a: 7, b: 8 };
       const { reference } = envelopeOf(await callTool(client, 'get-sum', args));
       await decideAs(t, workspace.id, reference, 'reject', 'admin@acme.test', 'not today');
-      const repeat = envelopeOf(await callTool(client, 'get-sum', args));
+      // A rejection is an error for the model (decisions.md, amendments): the action did not happen.
+      const rejected = await callTool(client, 'get-sum', args);
+      assert.equal(rejected.isError, true);
+      const repeat = envelopeOf(rejected);
       assert.equal(repeat.reference, reference);
       assert.equal(repeat.status, 'denied');
       assert.deepEqual([repeat.terminal, repeat.retryable, repeat.retry], [true, false, 'never']);
       const checked = await checkStatus(client, reference);
+      assert.equal(checked.isError, true);
       assert.equal(checked.content.length, 2, 'no result blocks');
       assert.equal(envelopeOf(checked).status, 'denied');
       assert.equal(envelopeOf(checked).retry, 'never');
@@ -442,7 +440,9 @@ for (const backend of backends) {
       t.clock.advance(DEADLINE_MS + 1000);
       try {
         assert.equal((await getRecord(key, first.reference)).body.status, 'expired');
-        const checked = envelopeOf(await checkStatus(client, first.reference));
+        const checkedResult = await checkStatus(client, first.reference);
+        assert.equal(checkedResult.isError, true, 'an expiry is an error for the model');
+        const checked = envelopeOf(checkedResult);
         assert.equal(checked.status, 'expired');
         assert.deepEqual([checked.terminal, checked.retryable, checked.retry], [true, true, 'new_request']);
         const again = envelopeOf(await callTool(client, 'get-sum', args));
@@ -493,7 +493,7 @@ for (const backend of backends) {
           '    when: [ { arg: a, op: gt, value: 100 } ]\n    effect: deny\n    reason: Sums that big are not allowed\n',
       );
       const client = await connect(key);
-      const error = await failure(callTool(client, 'get-env', {}));
+      const error = await rpcFailure(callTool(client, 'get-env', {}));
       assert.ok(error instanceof ProtocolError, String(error));
       assert.equal(error.code, -32003);
       assert.match(error.message, /Denied by policy/);
@@ -502,7 +502,7 @@ for (const backend of backends) {
       assert.deepEqual([service.terminal, service.retryable, service.retry], [true, false, 'never']);
       assert.match(service.reference, /^svc_pa_/);
       assert.equal(service.action?.tool, 'get-env');
-      const repeat = await failure(callTool(client, 'get-env', {}));
+      const repeat = await rpcFailure(callTool(client, 'get-env', {}));
       assert.equal(repeat.code, -32003);
       assert.equal((repeat.data as { service: Envelope }).service.reference, service.reference);
       assert.equal((repeat.data as { service: Envelope }).service.status, 'denied');
@@ -515,12 +515,14 @@ for (const backend of backends) {
       assert.equal(raw.error.message, 'Denied by policy');
       assert.deepEqual(Object.keys(raw.error.data), ['service']);
       assert.equal(raw.error.data.service.status, 'denied');
-      assert.equal(raw.error.data.service.reference, service.reference);
+      // Another session is another frame: the rule decides its call anew, with a hold of its own.
+      assert.match(raw.error.data.service.reference, /^svc_pa_/);
+      assert.notEqual(raw.error.data.service.reference, service.reference);
       const record = (await getRecord(key, service.reference)).body;
       assert.equal(record.status, 'rejected');
       assert.deepEqual([record.decision.verdict, record.decision.channel], ['reject', 'rule']);
 
-      const byRule = await failure(callTool(client, 'get-sum', { a: 101, b: 1 }));
+      const byRule = await rpcFailure(callTool(client, 'get-sum', { a: 101, b: 1 }));
       assert.equal(byRule.code, -32003);
       const ruled = (byRule.data as { service: Envelope }).service;
       assert.equal(ruled.status, 'denied');
@@ -764,10 +766,15 @@ for (const backend of backends) {
       assert.ok(tools.some((tool) => tool.name === 'service_check_status'));
       const held = envelopeOf(await callTool(modern, 'get-sum', { a: 3, b: 4 }));
       assert.equal(held.status, 'held');
-      assert.equal(envelopeOf(await callTool(modern, 'get-sum', { a: 3, b: 4 })).reference, held.reference);
+      // 2026-era requests carry no session: without X-Service-Session a repeat is a request of its own,
+      // and the reference is how the client follows its hold (mcp-endpoint.test.ts has the rest).
+      assert.notEqual(
+        envelopeOf(await callTool(modern, 'get-sum', { a: 3, b: 4 })).reference,
+        held.reference,
+      );
       await decideAs(t, workspace.id, held.reference, 'approve');
       await executed(workspace, held.reference);
-      const result = await callTool(modern, 'get-sum', { a: 3, b: 4 });
+      const result = await checkStatus(modern, held.reference);
       assert.equal(envelopeOf(result).status, 'executed');
       assert.deepEqual(result.content.slice(2), [{ type: 'text', text: 'The sum of 3 and 4 is 7.' }]);
     });

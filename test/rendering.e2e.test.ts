@@ -158,6 +158,8 @@ mcp_servers:
     const stored = (await findWorkspace(t.service.ctx.db, workspace.id))!;
     assert.deepEqual([stored.name, stored.logoUrl], [NAME, LOGO]);
 
+    // The upstream lists them: the proxy answers a tool it does not list with -32602, no hold.
+    recorder.offer(MCP_TOOL, `${SCRIPT}${SVG}`);
     const agent = await mcpAgent(t, key, 'rec', MCP_AGENT);
     ids.mcp = await agent(MCP_TOOL, MCP_ARGS);
     ids.api = await submitHold(t, key, {
@@ -278,7 +280,11 @@ mcp_servers:
     assert.equal(shown.Connection, CONNECTION);
     assert.equal(shown.Agent, MCP_AGENT);
     assertArgumentsShown(shown.Arguments!, MCP_ARGS);
-    assert.deepEqual(JSON.parse(shown.Context!), { mcp_server: 'rec', session: MCP_AGENT });
+    // The dedup frame is the MCP session the call came in (decisions.md, amendments).
+    const context = JSON.parse(shown.Context!);
+    assert.deepEqual(Object.keys(context), ['mcp_server', 'session']);
+    assert.equal(context.mcp_server, 'rec');
+    assert.match(context.session, /^mcps_/);
   }
 
   async function checkApiCard(page: Page, id: string) {
@@ -296,15 +302,23 @@ mcp_servers:
     const { page } = opened;
 
     await checkHeader(page);
+    // Each hold on its line, and in full when selected.
+    for (const id of [ids.mcp, ids.api]) await page.locator(`#line-${id}`).waitFor();
+    assert.equal(await page.locator(`#line-${ids.mcp} .tool`).innerText(), MCP_TOOL);
+    await page.goto(`${t.url}/app/inbox?hold=${ids.mcp}`);
     await checkMcpCard(page);
+    await page.goto(`${t.url}/app/inbox?hold=${ids.api}`);
     await checkApiCard(page, ids.api);
     await checkClean(opened, 'inbox');
 
-    // A call arriving while the inbox is open: the page parses the fresh inbox and swaps it in.
+    // A call arriving while the inbox is open: announced, then listed and shown as text.
     await page.locator('body[data-live="connected"]').waitFor({ state: 'attached' });
     const liveTool = `${SCRIPT}${SVG}`;
     const live = await (await mcpAgent(t, key, 'rec', MCP_AGENT))(liveTool, MCP_ARGS);
-    await page.locator(`#hold-${live}`).waitFor();
+    await page.getByRole('link', { name: '1 new hold: show' }).click();
+    await page.locator(`#line-${live}`).waitFor();
+    assert.equal(await page.locator(`#line-${live} .tool`).innerText(), liveTool);
+    await page.locator(`#line-${live} a`).click();
     assert.equal(await page.locator(`#hold-${live} h2`).innerText(), liveTool);
     assertArgumentsShown((await facts(page.locator(`#hold-${live}`))).Arguments!, MCP_ARGS);
     await checkClean(opened, 'inbox, live');
@@ -316,10 +330,10 @@ mcp_servers:
 
     await page.goto(`${t.url}/app/holds/${ids.decided}`);
     await checkApiCard(page, ids.decided);
-    const decision = page.locator('section.card table tbody tr');
+    const decision = page.locator('.four-eyes ul.decisions li');
     assert.equal(await decision.count(), 1);
-    assert.equal(await decision.locator('td').first().innerText(), `${BOB_NAME} bob@acme.test`);
-    assert.equal(await decision.locator('td').last().innerText(), COMMENT);
+    assert.equal(await decision.locator('strong').innerText(), BOB_NAME);
+    assert.equal(await decision.locator('blockquote').innerText(), COMMENT);
     assert.ok((await page.locator('main').innerText()).includes(`via inbox — ${COMMENT}`));
     await checkHeader(page);
     await checkClean(opened, 'hold page (decided)');
@@ -505,7 +519,7 @@ mcp_servers:
       [forced.workspace.id, SCRIPT, logo, accent],
     );
     const opened = await signIn('admin@acme.test', forced.workspace);
-    await opened.page.locator(`#hold-${id}`).waitFor();
+    await opened.page.locator(`#line-${id}`).waitFor();
     assert.equal(await opened.page.locator('header.top .brand span').innerText(), SCRIPT);
     assert.equal(await opened.page.locator('header.top .brand img').getAttribute('src'), logo);
     assert.equal(await opened.page.locator('body').getAttribute('style'), `--accent:${accent}`);
@@ -705,6 +719,7 @@ mcp_servers:
 `;
       let workspace: Workspace;
       ({ workspace, key } = await t.workspace({ config: config(NAME, CONNECTION) }));
+      recorder.offer(...TOOLS, PDF_TOOL);
       const agent = await mcpAgent(t, key, 'rec', MCP_AGENT);
       for (const tool of TOOLS) ids.push(await agent(tool, { text: SCRIPT }));
       apiId = await submitHold(t, key, { agent_identity: API_AGENT, arguments: { note: IMG } });

@@ -13,6 +13,13 @@ export interface HoldFactsOptions {
   fullJsonHref?: string | null;
 }
 
+/** Context as submitted, while it is of a readable size; a larger one is shown in part, as a tree. */
+const CONTEXT_SHOWN = 20_000;
+const contextView = (context: Record<string, unknown>) =>
+  JSON.stringify(context).length <= CONTEXT_SHOWN
+    ? json(context)
+    : argumentsView(context, { budget: CONTEXT_SHOWN });
+
 export function holdFacts(
   hold: Hold,
   { withTool = false, facts = null, fullJsonHref = null }: HoldFactsOptions = {},
@@ -52,7 +59,7 @@ export function holdFacts(
       Object.keys(hold.context).length > 0,
       () =>
         html`<dt>Context</dt>
-          <dd>${json(hold.context)}</dd>`,
+          <dd>${contextView(hold.context)}</dd>`,
     )}
   </dl>`;
 }

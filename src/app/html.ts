@@ -44,9 +44,11 @@ const ISO = (ms: number) => new Date(ms).toISOString();
 export const time = (ms: number | null) =>
   ms === null ? html`—` : html`<time datetime="${ISO(ms)}">${utcText(ms)}</time>`;
 
-/** A deadline: time.js says how far it is (`in 12 min`) and keeps it current. */
-export const countdown = (ms: number | null) =>
-  ms === null ? html`—` : html`<time class="countdown" datetime="${ISO(ms)}">${utcText(ms)}</time>`;
+/** A deadline: time.js says how far it is (`in 12 min (23:42 CET)`, or only `in 12 min` when `short`) and keeps it current. */
+export const countdown = (ms: number | null, short = false) =>
+  ms === null
+    ? html`—`
+    : html`<time class="countdown${short ? ' short' : ''}" datetime="${ISO(ms)}">${utcText(ms)}</time>`;
 
 /** Pretty JSON inside <pre>: agent-supplied, so escaped like everything else. */
 /** Scrollable, so focusable: keyboard users can scroll it too. */

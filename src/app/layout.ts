@@ -9,7 +9,7 @@ export const APP_CSP =
 export interface PageOptions {
   title: string;
   session?: AppSession | null;
-  /** Pending holds waiting for this member, shown in the header. */
+  /** Pending holds waiting for this member, shown in the header; when not given, app.js asks. */
   pending?: number;
   active?: string;
   notice?: string | null;
@@ -84,8 +84,12 @@ export function layout(options: PageOptions, body: Html): Html {
                         <a href="${HREF[key]}" ${options.active === key ? html` aria-current="page"` : null}
                           >${label}${
                             key === 'inbox'
-                              ? html` <span class="badge" id="pending-count" aria-label="waiting for you"
-                                  >${options.pending ?? 0}</span
+                              ? html` <span
+                                  class="badge"
+                                  id="pending-count"
+                                  aria-label="waiting for you"
+                                  ${options.pending === undefined ? html`hidden` : null}
+                                  >${options.pending ?? ''}</span
                                 >`
                               : null
                           }</a

@@ -8,20 +8,17 @@ import type { ServiceContext } from '../services/context.ts';
 import { equalInConstantTime } from '../services/hashing.ts';
 import { type AppSession, sessionFor } from '../services/sign-in.ts';
 import type { Role } from '../store/members.ts';
-import { limitAnonymous } from '../http/guard.ts';
+import { limitAnonymous, limitMember } from '../http/guard.ts';
 import type { RateCounter } from '../http/rate-limiter.ts';
-import { type Html, html } from './html.ts';
-import { APP_CSP, layout } from './layout.ts';
+import { field, type Form, problemPage, readCookie, SESSION_COOKIE } from './respond.ts';
 import { adminPages } from './pages/admin.ts';
 import { authPages } from './pages/auth.ts';
 import { decisionLinkPages } from './pages/decision-link.ts';
+import { evidencePages } from './pages/evidence.ts';
+import { historyPages } from './pages/history.ts';
 import { inboxPages } from './pages/inbox.ts';
 import { reportPages } from './pages/reports.ts';
 import { widgetPages } from './pages/widget.ts';
-
-export const SESSION_COOKIE = 'approvals_session';
-
-export type Form = Record<string, string | string[]>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,60 +37,6 @@ export interface AppContext {
   counter: RateCounter;
 }
 
-/** The cookie's value; undefined when absent or not decodable (a forged cookie is no cookie). */
-export function readCookie(request: FastifyRequest, name: string): string | undefined {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key !== name) continue;
-    try {
-      return decodeURIComponent(value.join('='));
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
-}
-
-export function sessionCookie(ctx: ServiceContext, value: string, maxAgeSeconds: number): string {
-  const secure = ctx.secureCookies ? '; Secure' : '';
-  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
-}
-
-export function sendPage(reply: FastifyReply, page: Html, status = 200) {
-  return reply
-    .code(status)
-    .headers({
-      'Content-Security-Policy': APP_CSP,
-      'X-Content-Type-Options': 'nosniff',
-      // same-origin: our own form posts carry a real Origin header (no-referrer would make it `null`).
-      'Referrer-Policy': 'same-origin',
-      'X-Frame-Options': 'DENY',
-      'Cache-Control': 'no-store',
-    })
-    .type('text/html; charset=utf-8')
-    .send(page.value);
-}
-
-export function problemPage(
-  reply: FastifyReply,
-  status: number,
-  title: string,
-  message: string,
-  session?: AppSession | null,
-) {
-  return sendPage(
-    reply,
-    layout(
-      { title, session },
-      html`<div class="narrow card">
-        <h1>${title}</h1>
-        <p>${message}</p>
-      </div>`,
-    ),
-    status,
-  );
-}
-
 /** The last value of each field, or every value for fields that repeat (multi-selects). */
 function parseForm(body: string): Form {
   const form: Form = {};
@@ -103,16 +46,6 @@ function parseForm(body: string): Form {
   }
   return form;
 }
-
-// A body may also arrive as JSON, with values of any type: only strings count as given.
-export const field = (form: Form | undefined, name: string): string => {
-  const value: unknown = form?.[name];
-  const last: unknown = Array.isArray(value) ? value.at(-1) : value;
-  return typeof last === 'string' ? last.trim() : '';
-};
-
-export const fields = (form: Form | undefined, name: string): string[] =>
-  [form?.[name] as unknown].flat().filter((value): value is string => typeof value === 'string');
 
 const staticFiles = new Map(
   ['app.css', 'app.js', 'copy.js', 'time.js'].map((name) => [
@@ -138,6 +71,19 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppConte
       if (request.method === 'GET')
         return reply.redirect(`/app/login?next=${encodeURIComponent(request.url)}`, 303);
       return problemPage(reply, 401, 'Signed out', 'Your session has ended. Sign in again.');
+    }
+    // The member's own quota (APP_RATE_LIMIT), apart from the workspace's API buckets; Retry-After is set.
+    if (!(await limitMember(counter, ctx, reply, request.appSession.member, 'app'))) {
+      // The live-events stream is opened by a script, not read by a person: no page.
+      if (request.routeOptions.url === '/app/events')
+        return reply.code(429).type('text/plain; charset=utf-8').send('Too many requests');
+      return problemPage(
+        reply,
+        429,
+        'Too many requests',
+        'You have made more requests in the last minute than the app allows. Wait a moment and try again.',
+        request.appSession,
+      );
     }
     if (config.role === 'admin' && request.appSession.member.role !== 'admin') {
       return problemPage(reply, 403, 'Not allowed', 'This page is for workspace admins.', request.appSession);
@@ -191,15 +137,10 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppConte
   };
   authPages(app, deps);
   inboxPages(app, deps);
+  historyPages(app, deps);
+  evidencePages(app, deps);
   decisionLinkPages(app, deps);
   adminPages(app, deps);
   widgetPages(app, deps);
   reportPages(app, deps);
 }
-
-export type PageDeps = {
-  ctx: ServiceContext;
-  counter: RateCounter;
-  /** The anonymous per-IP quota (sign-in forms and decision links). */
-  limitAnonymous: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
-};

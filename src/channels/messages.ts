@@ -6,6 +6,7 @@
  * E-mails show every argument in full. Slack, SMS (and the widget) have room for a summary only: they
  * offer a one-click decision only when it shows every argument, a link to review it otherwise.
  */
+import { outcomeUnknown } from '../domain/envelope.ts';
 import { fourEyesLine } from '../domain/four-eyes.ts';
 import type { Hold } from '../domain/hold.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
@@ -28,7 +29,11 @@ const OUTCOME: Record<string, string> = {
   failed: 'Approved; carrying it out failed',
 };
 
-export const outcomeOf = (hold: Hold) => OUTCOME[hold.status] ?? hold.status;
+/** An approved call that was sent and never answered (envelope.ts, `outcomeUnknown`). */
+const UNKNOWN_OUTCOME = 'Approved; whether it was carried out is unknown';
+
+export const outcomeOf = (hold: Hold) =>
+  outcomeUnknown(hold) ? UNKNOWN_OUTCOME : (OUTCOME[hold.status] ?? hold.status);
 
 /** Characters of a summary each channel has room for (tool and arguments). */
 export const SUMMARY_LENGTH = { slack: 500, sms: 100, widget: 300 } as const;
@@ -108,6 +113,28 @@ export function outcomeMail(brand: Branding, hold: Hold): Omit<MailMessage, 'to'
   const text = [`${outcome}${by}.`, '', summary, '', `— ${brand.name}`].join('\n');
   const body = html`<p><strong>${outcome}</strong>${by}.</p>
     <pre style="background: #f4f4f5; padding: 0.75rem; white-space: pre-wrap">${summary}</pre>`;
+  return { subject, text, html: frame(brand, subject, body) };
+}
+
+/**
+ * To the approvers of a call whose outcome is unknown: the service sent it upstream and never got the
+ * answer, so it may or may not have happened; someone has to look, and the service will not run it again.
+ */
+export function unknownOutcomeMail(brand: Branding, hold: Hold, reviewUrl: string): Omit<MailMessage, 'to'> {
+  const subject = `Outcome unknown: ${subjectAction(hold)}`;
+  const summary = fullAction(hold);
+  const error = hold.execution?.outcome as { message?: unknown } | null;
+  const why = typeof error?.message === 'string' ? error.message : 'no answer from the MCP server';
+  const lead = `An approved action may or may not have happened: it was sent to ${nameText(hold.connection)}, which never answered.`;
+  const advice = `Check in ${nameText(hold.connection)} whether it happened. The service will not run it again; an agent that asks for it again makes a new request.`;
+  const text = [lead, '', summary, '', `Why: ${why}`, '', advice, reviewUrl, '', `— ${brand.name}`].join(
+    '\n',
+  );
+  const body = html`<p><strong>${lead}</strong></p>
+    <pre style="background: #f4f4f5; padding: 0.75rem; white-space: pre-wrap">${summary}</pre>
+    <p>Why: ${why}</p>
+    <p>${advice}</p>
+    <p><a href="${reviewUrl}">Open the action</a></p>`;
   return { subject, text, html: frame(brand, subject, body) };
 }
 

@@ -27,6 +27,14 @@ const SUMMARY_LENGTH = 200;
 export const summarize = (tool: string, args: Record<string, unknown>): string =>
   summarizeAction(tool, args, SUMMARY_LENGTH).text;
 
+/**
+ * Whether the proxy sent the approved call but never got its answer (the server's call timeout, a
+ * connection lost mid-request, an instance that died mid-call): it may or may not have happened.
+ */
+export const outcomeUnknown = (hold: Hold): boolean =>
+  hold.execution?.status === 'failed' &&
+  (hold.execution.outcome as { outcome?: unknown } | null)?.outcome === 'unknown';
+
 function statusOf(hold: Hold): EnvelopeStatus {
   if (hold.execution?.status === 'executed') return 'executed';
   if (hold.execution?.status === 'failed' || hold.status === 'failed') return 'error';
@@ -68,9 +76,18 @@ function sentence(status: EnvelopeStatus, hold: Hold, summary: string): string {
     case 'expired':
       return `${summary} expired without a decision (reference ${hold.id}). You may ask again with a new call.`;
     default:
-      return `${summary} was approved but could not be carried out (reference ${hold.id}). You may ask again with a new call.`;
+      return outcomeUnknown(hold)
+        ? `${summary} was approved, but whether it was carried out is unknown: the call was sent and its answer never came (reference ${hold.id}). It may or may not have happened. Do not retry it: a person has to check whether it did (its approvers are told).`
+        : `${summary} was approved but could not be carried out (reference ${hold.id}). You may ask again with a new call.`;
   }
 }
+
+/** An unknown outcome is final and not to be retried: it may have happened (interface.md: `never`, do not retry). */
+const UNKNOWN_SHAPE: Pick<Envelope, 'terminal' | 'retryable' | 'retry'> = {
+  terminal: true,
+  retryable: false,
+  retry: 'never',
+};
 
 export function envelopeOf(
   hold: Hold,
@@ -83,7 +100,7 @@ export function envelopeOf(
     status,
     reference: hold.id,
     status_url: statusUrl,
-    ...SHAPE[status],
+    ...(status === 'error' && outcomeUnknown(hold) ? UNKNOWN_SHAPE : SHAPE[status]),
     message: sentence(status, hold, summary),
     action: { tool: hold.toolName, arguments: hold.arguments, summary },
     expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jsonLine, summarizeAction } from './summary.ts';
+import { jsonLine, summarizeAction, summarizeArguments } from './summary.ts';
 
 test('an action that fits is shown whole and complete', () => {
   const summary = summarizeAction('send_invoice', { customer: 'Globex', amount: 1200 }, 200);
@@ -35,4 +35,16 @@ test('line breaks, controls and bidi or zero-width characters are shown escaped,
   assert.equal(JSON.parse(line), value);
   const { text } = summarizeAction('t', { [`k\ney`]: value, plain_key: 1 }, Infinity);
   assert.equal(text, `t("k\\ney"=${line}, plain_key=1)`);
+});
+
+test('the arguments alone are summarized as inside an action, within their budget', () => {
+  assert.deepEqual(summarizeArguments({ amount: 4200, currency: 'EUR' }, 100), {
+    text: 'amount=4200, currency="EUR"',
+    complete: true,
+  });
+  const long = summarizeArguments({ amount: 321, blob: 'x'.repeat(1_000_000), to: 'acme' }, 100);
+  assert.equal(long.complete, false);
+  assert.ok(long.text.length <= 100, long.text);
+  assert.match(long.text, /^amount=321, blob="x+…, to="acme"$/);
+  assert.equal(summarizeArguments({}, 10).text, '');
 });

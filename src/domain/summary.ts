@@ -17,6 +17,9 @@ const escaped = (char: string) =>
     (_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`,
   ).join('');
 
+/** Text with every hidden character shown escaped (`\u202e`): a name reads as it is. */
+export const showHidden = (text: string) => text.replace(HIDDEN, escaped);
+
 /** A value as JSON on one line, with every hidden character escaped (still valid JSON). */
 export const jsonLine = (value: unknown) => (JSON.stringify(value) ?? 'null').replace(HIDDEN, escaped);
 
@@ -34,19 +37,15 @@ const CUT = 40;
 /** Room kept for `, +999 more fields`. */
 const TAIL = 20;
 
-/**
- * The action within `budget` characters: in full when it fits; otherwise long values are cut (`…`)
- * and the fields that no longer fit are counted (`+3 more fields`).
- */
-export function summarizeAction(tool: string, args: Record<string, unknown>, budget: number): ActionSummary {
-  const fields = Object.entries(args).map(([key, value]) => `${nameText(key)}=${jsonLine(value)}`);
-  const full = `${nameText(tool)}(${fields.join(', ')})`;
-  if (full.length <= budget) return { text: full, complete: true };
-  const cut = (text: string, length: number) =>
-    text.length > length ? `${text.slice(0, length - 1)}…` : text;
-  const name = cut(nameText(tool), Math.floor(budget / 2));
+const fieldsOf = (args: Record<string, unknown>) =>
+  Object.entries(args).map(([key, value]) => `${nameText(key)}=${jsonLine(value)}`);
+
+const cut = (text: string, length: number) => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
+
+/** As many fields as fit in `budget` characters, long values cut, and how many were left out. */
+function fieldsWithin(fields: string[], budget: number): string {
   const shown: string[] = [];
-  let length = name.length + 2;
+  let length = 0;
   for (const field of fields) {
     const part = cut(field, CUT);
     if (length + part.length + 2 + TAIL > budget) break;
@@ -55,5 +54,25 @@ export function summarizeAction(tool: string, args: Record<string, unknown>, bud
   }
   const left = fields.length - shown.length;
   if (left > 0) shown.push(`+${left} more field${left === 1 ? '' : 's'}`);
-  return { text: `${name}(${shown.join(', ')})`, complete: false };
+  return shown.join(', ');
+}
+
+/**
+ * The action within `budget` characters: in full when it fits; otherwise long values are cut (`…`)
+ * and the fields that no longer fit are counted (`+3 more fields`).
+ */
+export function summarizeAction(tool: string, args: Record<string, unknown>, budget: number): ActionSummary {
+  const fields = fieldsOf(args);
+  const full = `${nameText(tool)}(${fields.join(', ')})`;
+  if (full.length <= budget) return { text: full, complete: true };
+  const name = cut(nameText(tool), Math.floor(budget / 2));
+  return { text: `${name}(${fieldsWithin(fields, budget - name.length - 2)})`, complete: false };
+}
+
+/** The arguments alone, as `summarizeAction` writes them inside the parentheses: `amount=1200, to="acme"`. */
+export function summarizeArguments(args: Record<string, unknown>, budget: number): ActionSummary {
+  const fields = fieldsOf(args);
+  const full = fields.join(', ');
+  if (full.length <= budget) return { text: full, complete: true };
+  return { text: fieldsWithin(fields, budget), complete: false };
 }

@@ -1,6 +1,7 @@
 /**
  * Who is calling and whether they are over quota, for every /api/v1 request (interface.md,
- * Authentication and Limits). Runs before the body is read.
+ * Authentication and Limits), and the signed-in member's own quotas for the app and the widget API.
+ * Runs before the body is read.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate, type Caller } from '../services/api-keys.ts';
@@ -8,11 +9,15 @@ import type { ServiceContext } from '../services/context.ts';
 import { sendError } from './errors.ts';
 import { checkLimit, type Limit, type RateCounter } from './rate-limiter.ts';
 
-export type Bucket = 'v1' | 'v1-wait' | 'v1-reports' | 'v1-verify' | 'mcp';
+export type Bucket = 'v1' | 'v1-wait' | 'v1-reports' | 'v1-verify';
 
 export const WORKSPACE_LIMIT = 120;
 export const ANONYMOUS_LIMIT = 20;
 
+/** A member's own buckets: people clicking never use the agents' workspace quota, nor the other way round. */
+export type MemberBucket = 'app' | 'widget';
+
+// These two belong beside `mcpRateLimit` in ServiceContext (context.ts); declared here for now.
 declare module 'fastify' {
   interface FastifyRequest {
     caller?: Caller;
@@ -78,17 +83,57 @@ export async function guardApi(
 }
 
 /** Counts a request in the workspace's bucket and sets the RateLimit headers; false when over quota. */
-export async function limitWorkspace(
+async function limitWorkspace(
   counter: RateCounter,
   ctx: ServiceContext,
   reply: FastifyReply,
   workspaceId: string,
   bucket: Bucket,
 ): Promise<boolean> {
-  // MCP clients list, call and poll more than API clients: a bucket of its own, set by MCP_RATE_LIMIT.
-  const quota = bucket === 'mcp' ? ctx.mcpRateLimit : WORKSPACE_LIMIT;
-  if (quota === 0) return true;
-  const limit = await checkLimit(counter, `ws:${workspaceId}:${bucket}`, quota, ctx.now());
+  const limit = await checkLimit(counter, `ws:${workspaceId}:${bucket}`, WORKSPACE_LIMIT, ctx.now());
   setLimitHeaders(reply, limit);
   return limit.allowed;
+}
+
+/**
+ * Counts a signed-in member's request in their own bucket, apart from the workspace's API buckets, and
+ * sets the RateLimit headers (and Retry-After when over). False when over quota; the caller answers
+ * in its own form (an app page, the widget's JSON).
+ */
+export async function limitMember(
+  counter: RateCounter,
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  member: { workspaceId: string; id: string },
+  bucket: MemberBucket,
+): Promise<boolean> {
+  const quota = bucket === 'app' ? ctx.appRateLimit : ctx.widgetRateLimit;
+  if (quota === 0) return true;
+  const key = `member:${member.workspaceId}:${member.id}:${bucket}`;
+  const limit = await checkLimit(counter, key, quota, ctx.now());
+  setLimitHeaders(reply, limit);
+  return limit.allowed;
+}
+
+/**
+ * Counts the `calls` tools/call messages of one MCP request against its API key's quota
+ * (MCP_RATE_LIMIT a minute per key; other MCP messages are not counted) and sets the RateLimit
+ * headers. False as soon as one is over quota: the caller answers with a JSON-RPC error.
+ */
+export async function limitMcpCalls(
+  counter: RateCounter,
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  keyId: string,
+  calls: number,
+): Promise<boolean> {
+  const quota = ctx.mcpRateLimit;
+  if (quota === 0 || calls === 0) return true;
+  let limit: Limit | undefined;
+  for (let i = 0; i < calls; i++) {
+    limit = await checkLimit(counter, `key:${keyId}:mcp-calls`, quota, ctx.now());
+    if (!limit.allowed) break;
+  }
+  setLimitHeaders(reply, limit!);
+  return limit!.allowed;
 }

@@ -3,17 +3,22 @@
  * API key, keeps 2025-era sessions in the database (any instance can serve any request), serves
  * every request with a fresh MCP server (`proxy-server.ts`), and streams answers as they come.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResponse,
   isLegacyRequest,
   type McpServerFactory,
   type ServerCapabilities,
 } from '@modelcontextprotocol/server';
 import { randomId } from '../domain/ids.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
-import { limitWorkspace, refuseUnauthenticated } from '../http/guard.ts';
-import { sendError } from '../http/errors.ts';
-import type { RateCounter } from '../http/rate-limiter.ts';
+import { ANONYMOUS_LIMIT, limitMcpCalls } from '../http/guard.ts';
+import { describeSafely, HttpError } from '../http/errors.ts';
+import { checkLimit, type RateCounter } from '../http/rate-limiter.ts';
+import { StorageUnavailableError } from '../store/db.ts';
 import { authenticate } from '../services/api-keys.ts';
 import type { ServiceContext } from '../services/context.ts';
 import type { ProxyCaller } from '../services/proxy-call.ts';
@@ -23,18 +28,94 @@ import {
   findMcpSession,
   insertMcpSession,
 } from '../store/mcp-servers.ts';
+import { noticeDecisions } from './decision-notices.ts';
 import { type ProxyRequest, proxyServer } from './proxy-server.ts';
 import type { McpRelay } from './relay.ts';
 import type { UpstreamPool } from './upstream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
 const MAX_MESSAGE_DEPTH = MAX_JSON_DEPTH + 8;
+/** The methods the endpoint serves; any other gets 405 (with a JSON-RPC body, as every error here). */
+const SERVED = ['GET', 'POST', 'DELETE'];
+/** As many messages as the MCP SDK takes in one batch. */
+const MAX_BATCH = 100;
 
-function jsonRpcError(reply: FastifyReply, status: number, code: number, message: string) {
+/**
+ * Every error of the endpoint is a JSON-RPC error with `id: null`, in the MCP SDK's own codes and
+ * HTTP statuses (decisions.md, amendments). Messages are fixed texts: never a value from the request.
+ */
+function jsonRpcError(
+  reply: FastifyReply,
+  status: number,
+  code: number,
+  message: string,
+  data?: Record<string, unknown>,
+) {
   return reply
     .code(status)
     .type('application/json')
-    .send({ jsonrpc: '2.0', error: { code, message }, id: null });
+    .send({ jsonrpc: '2.0', error: { code, message, ...(data ? { data } : {}) }, id: null });
+}
+
+/**
+ * What Fastify refuses before the handler runs (the body's media type, size and JSON), and what the
+ * handler throws, as JSON-RPC errors: for the MCP route only, the Core API keeps its own shapes.
+ */
+function mcpErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  const code = (error as FastifyError).code;
+  if ((error instanceof HttpError && error.code === 'invalid_json') || code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
+    return jsonRpcError(reply, 400, -32700, 'Parse error: Invalid JSON');
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return jsonRpcError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return jsonRpcError(reply, 413, -32000, 'Payload Too Large: Request body must not exceed 1 MiB');
+  if (error instanceof StorageUnavailableError) {
+    request.log.warn(describeSafely(error.cause), 'storage unavailable');
+    reply.header('Retry-After', '5');
+    return jsonRpcError(reply, 503, -32000, 'Service Unavailable: storage is unreachable, retry later');
+  }
+  const status = (error as FastifyError).statusCode;
+  if (status && status >= 400 && status < 500)
+    return jsonRpcError(reply, 400, -32600, 'Invalid Request: the request cannot be read');
+  const referenceId = randomUUID();
+  request.log.error({ referenceId, ...describeSafely(error) }, 'internal error');
+  return jsonRpcError(reply, 500, -32603, 'Internal error', { referenceId });
+}
+
+/**
+ * A request without a valid key: 401 with a bare Bearer challenge (decisions.md, MCP proxy), or 429
+ * once its address has guessed too often (the Core API's anonymous quota, 20 a minute per IP).
+ */
+async function refuseUnauthenticated(
+  counter: RateCounter,
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const limit = await checkLimit(counter, `ip:${request.ip}`, ANONYMOUS_LIMIT, ctx.now());
+  reply.header('RateLimit-Limit', String(limit.limit));
+  reply.header('RateLimit-Remaining', String(limit.remaining));
+  reply.header('RateLimit-Reset', String(limit.resetSeconds));
+  if (!limit.allowed) {
+    reply.header('Retry-After', String(limit.resetSeconds));
+    return jsonRpcError(reply, 429, -32000, 'Rate limited: too many requests without a valid API key');
+  }
+  reply.header('WWW-Authenticate', 'Bearer');
+  return jsonRpcError(reply, 401, -32000, 'Unauthorized: a valid API key is required');
+}
+
+/** Whether a POSTed body is a JSON-RPC message, or a batch (1-100) of them. */
+function isJsonRpcBody(body: unknown): boolean {
+  const isMessage = (message: unknown) =>
+    isJSONRPCRequest(message) || isJSONRPCNotification(message) || isJSONRPCResponse(message);
+  if (!Array.isArray(body)) return isMessage(body);
+  return body.length > 0 && body.length <= MAX_BATCH && body.every(isMessage);
+}
+
+/** How many tools/call requests a (valid) body carries: what the MCP rate limit counts. */
+function toolCallsIn(body: unknown): number {
+  const messages = (Array.isArray(body) ? body : [body]) as { method?: unknown; id?: unknown }[];
+  return messages.filter((message) => message.method === 'tools/call' && message.id !== undefined).length;
 }
 
 export function mcpRoutes(
@@ -48,59 +129,57 @@ export function mcpRoutes(
 ) {
   const serve: McpServerFactory = async ({ authInfo }) => {
     const proxied = authInfo!.extra as unknown as ProxyRequest;
-    const offered = await upstreams.capabilities(proxied.caller.server).catch(() => ({}));
+    // Unknown while the upstream cannot be reached (null): the proxy then offers what it could.
+    const offered = await upstreams.capabilities(proxied.caller.server).catch(() => null);
     return proxyServer(ctx, upstreams, relay, proxied, offered as ServerCapabilities);
   };
   upstreams.onNotification((serverId, notification) => relay.deliver(serverId, notification));
   relay.onUnwanted = (serverId, uri) => void upstreams.unsubscribe(serverId, uri);
+  upstreams.subscriptionsOf = (serverId) => relay.subscribedUris(serverId);
+  upstreams.wanted = (serverId) => relay.listensTo(serverId);
+  const stopNotices = noticeDecisions(ctx, relay, (error) =>
+    app.log.warn({ err: error }, 'a decision could not be told to its MCP session'),
+  );
+  app.addHook('onClose', async () => stopNotices());
   // Standing streams never end by themselves: end them first, so closing can wait for the rest.
   app.addHook('preClose', () => relay.close());
 
   app.route<{ Params: { slug: string } }>({
-    method: ['GET', 'POST', 'DELETE'],
+    // Every method reaches the handler, so that those it does not serve get a JSON-RPC 405 too.
+    method: [...SERVED, 'PUT', 'PATCH', 'OPTIONS'],
     url: '/mcp/:slug',
+    errorHandler: mcpErrorHandler,
     handler: async (request, reply) => {
+      if (!SERVED.includes(request.method))
+        return jsonRpcError(reply.header('Allow', SERVED.join(', ')), 405, -32000, 'Method not allowed');
       const token = request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
       const auth = await authenticate(ctx, token);
-      if (!auth) {
-        await refuseUnauthenticated(counter, ctx, request, reply);
-        return reply;
-      }
-      if (!(await limitWorkspace(counter, ctx, reply, auth.workspace.id, 'mcp')))
-        return jsonRpcError(reply, 429, -32000, 'Rate limited: too many requests for this workspace');
+      if (!auth) return refuseUnauthenticated(counter, ctx, request, reply);
       // Browsers may only come from our own origin (DNS rebinding, drive-by requests).
       const origin = request.headers.origin;
       if (origin && origin !== new URL(ctx.publicUrl).origin)
         return jsonRpcError(reply, 403, -32000, 'Forbidden origin');
-      const server = await findMcpServerBySlug(ctx.db, auth.workspace.id, request.params.slug);
-      if (!server) return sendError(reply, 404, 'not_found');
 
-      const agentHeader = request.headers['x-service-agent'];
-      const agentId =
-        typeof agentHeader === 'string' && agentHeader.trim()
-          ? agentHeader.trim().slice(0, 200)
-          : `key:${token!.slice(0, 12)}`;
-      const sessionHeader = request.headers['x-service-session'];
-      const caller: ProxyCaller = {
-        workspace: auth.workspace,
-        environment: auth.key.env,
-        server,
-        agent: { id: agentId, label: null },
-        session:
-          typeof sessionHeader === 'string' && sessionHeader.trim()
-            ? sessionHeader.trim().slice(0, 200)
-            : agentId,
-      };
+      const body = request.body as { method?: string; params?: { protocolVersion?: string } } | undefined;
+      if (request.method === 'POST') {
+        if (body === undefined) return jsonRpcError(reply, 400, -32700, 'Parse error: the body is empty');
+        // Arguments may nest 32 levels (the Core API's limit); a few more for the JSON-RPC envelope.
+        if (jsonDepth(body, MAX_MESSAGE_DEPTH) > MAX_MESSAGE_DEPTH)
+          return jsonRpcError(reply, 400, -32600, 'Invalid Request: the message is nested too deeply');
+        if (!isJsonRpcBody(body))
+          return jsonRpcError(reply, 400, -32600, 'Invalid Request: not a JSON-RPC message');
+        // Tool calls count, per API key; connecting, listing, notifications and streams do not.
+        if (!(await limitMcpCalls(counter, ctx, reply, auth.key.id, toolCallsIn(body))))
+          return jsonRpcError(reply, 429, -32000, 'Rate limited: too many tool calls for this API key');
+      }
+      const server = await findMcpServerBySlug(ctx.db, auth.workspace.id, request.params.slug);
+      if (!server) return jsonRpcError(reply, 404, -32000, 'Not found: no such MCP server');
 
       // Aborted when the client goes away before its answer is complete: the work stops, upstream too.
       const gone = new AbortController();
       reply.raw.on('close', () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
-      const body = request.body as { method?: string; params?: { protocolVersion?: string } } | undefined;
-      // Arguments may nest 32 levels (the Core API's limit); a few more for the JSON-RPC envelope.
-      if (jsonDepth(body, MAX_MESSAGE_DEPTH) > MAX_MESSAGE_DEPTH)
-        return jsonRpcError(reply, 400, -32600, 'Invalid Request: the message is nested too deeply');
       const webRequest = toWebRequest(request, ctx.publicUrl, gone.signal);
       const legacy = request.method !== 'POST' || (await isLegacyRequest(webRequest.clone(), body));
       const initialize = request.method === 'POST' && body?.method === 'initialize';
@@ -116,6 +195,8 @@ export function mcpRoutes(
           return reply.code(204).send();
         }
         if (request.method === 'GET') {
+          if (!request.headers.accept?.includes('text/event-stream'))
+            return jsonRpcError(reply, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
           // The session's standing stream: what the upstream sends on its own comes here.
           await upstreams.capabilities(server).catch(() => undefined);
           reply.hijack();
@@ -135,6 +216,19 @@ export function mcpRoutes(
       if (!legacy && body?.method === 'subscriptions/listen') {
         relay.listening(gone, new Promise((resolve) => reply.raw.once('close', resolve)));
       }
+      const agentHeader = request.headers['x-service-agent'];
+      const agentId =
+        typeof agentHeader === 'string' && agentHeader.trim()
+          ? agentHeader.trim().slice(0, 200)
+          : `key:${token!.slice(0, 12)}`;
+      const caller: ProxyCaller = {
+        workspace: auth.workspace,
+        environment: auth.key.env,
+        server,
+        agent: { id: agentId, label: null },
+        session: dedupFrame(request, mcpSession),
+        mcpSession,
+      };
       const proxied: ProxyRequest = { caller, mcpSession, legacy };
       const response = await relay.handler(server.id, serve).fetch(webRequest, {
         parsedBody: body,
@@ -164,6 +258,19 @@ export function mcpRoutes(
       return reply.send(response.body);
     },
   });
+}
+
+/**
+ * The frame in which identical calls are one operation (decisions.md, amendments: the MCP session by
+ * default). `X-Service-Session` names one that outlives sessions (reconnects, several processes of one
+ * job); otherwise a 2025-era request's `Mcp-Session-Id`. A 2026-era request has no session and
+ * nothing else that tells one client from another (its clientInfo names the software, not the
+ * process), so without the header it is a frame of its own: no dedup across requests.
+ */
+function dedupFrame(request: FastifyRequest, mcpSession: string | null): string {
+  const header = request.headers['x-service-session'];
+  if (typeof header === 'string' && header.trim()) return header.trim().slice(0, 200);
+  return mcpSession ?? randomId('req_', 12);
 }
 
 /**

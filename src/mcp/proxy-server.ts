@@ -3,17 +3,27 @@
  * `service_check_status`, every tools/call through the rules, and the rest of what the upstream
  * offers (resources, prompts, completions, logging, list-change notifications) passed through.
  */
-import { ProtocolError, Server, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { randomUUID } from 'node:crypto';
+import {
+  isJSONRPCResponse,
+  ProtocolError,
+  Server,
+  type ServerCapabilities,
+  type ServerContext,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import type { ServiceContext } from '../services/context.ts';
 import {
   callThroughProxy,
+  type CallRelay,
   checkStatusTool,
   type ProxyCaller,
+  describeFailure,
   ProxyRefusal,
   registerDiscoveredTools,
 } from '../services/proxy-call.ts';
 import { setMcpSessionLogLevel } from '../store/mcp-servers.ts';
-import { isLogLevel, type McpRelay } from './relay.ts';
+import { type ClientAnswer, isLogLevel, type McpRelay } from './relay.ts';
 import type { UpstreamPool } from './upstream.ts';
 
 export interface ProxyRequest {
@@ -25,10 +35,24 @@ export interface ProxyRequest {
 }
 
 /**
- * What the proxy offers: the upstream's capabilities it can serve, and tools always. Resource
- * subscriptions need a 2025-era session (updates come on its stream).
+ * While the upstream cannot be reached its capabilities are unknown: everything it could offer is
+ * offered, with list changes, so a session opened now works once it is back (each method answers
+ * that the upstream cannot be reached meanwhile) and hears of its lists when it returns.
  */
-function capabilitiesFrom(offered: ServerCapabilities, sessioned: boolean): ServerCapabilities {
+const DURING_OUTAGE: ServerCapabilities = {
+  tools: { listChanged: true },
+  resources: { listChanged: true, subscribe: true },
+  prompts: { listChanged: true },
+  completions: {},
+  logging: {},
+};
+
+/**
+ * What the proxy offers: the upstream's capabilities it can serve, and tools always. Resource
+ * subscriptions need a 2025-era session (updates come on its stream). `null`: the upstream is down.
+ */
+function capabilitiesFrom(known: ServerCapabilities | null, sessioned: boolean): ServerCapabilities {
+  const offered = known ?? DURING_OUTAGE;
   const changes = (offer: { listChanged?: boolean } | undefined) =>
     offer?.listChanged ? { listChanged: true } : {};
   const subscribe = sessioned && offered.resources?.subscribe ? { subscribe: true } : {};
@@ -41,19 +65,89 @@ function capabilitiesFrom(offered: ServerCapabilities, sessioned: boolean): Serv
   };
 }
 
+/**
+ * The server of one request. A 2025-era client answers a request of the proxy's (the upstream's
+ * sampling, elicitation or roots, relayed) in a later POST of its session, which another such
+ * server receives: the answer goes to the call that waits for it (`takeAnswer`), not to this
+ * server's own protocol, which sent no request.
+ */
+class ProxyMcpServer extends Server {
+  takeAnswer: (answer: ClientAnswer) => boolean = () => false;
+
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    const dispatch = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if (isJSONRPCResponse(message) && this.takeAnswer(message as ClientAnswer)) return;
+      dispatch?.(message, extra);
+    };
+  }
+}
+
+/**
+ * How a call asks its 2025-era client what the upstream asks (`CallRelay.ask`): the request goes on
+ * the call's own answer stream, related to the client's tools/call, under an id of the proxy's
+ * (each request's server would start counting at 0 again), and the client's answer comes back
+ * through the relay, in a later POST of the session that must reach this instance. Cancelled when
+ * the upstream cancels its request or the call ends: the client is told (`notifications/cancelled`).
+ */
+function askClient(
+  server: Server,
+  relay: McpRelay,
+  sessionId: string,
+  call: Pick<ServerContext['mcpReq'], 'id' | 'notify'>,
+): NonNullable<CallRelay['ask']> {
+  return (request, signal) =>
+    new Promise((resolve, reject) => {
+      const id = `approvals-${randomUUID()}`;
+      const onAbort = () => {
+        expected.done();
+        void call
+          .notify({
+            method: 'notifications/cancelled',
+            params: { requestId: id, reason: 'no longer needed' },
+          })
+          .catch(() => undefined);
+        reject(new ProtocolError(-32000, `${request.method} was cancelled before the client answered`));
+      };
+      const expected = relay.expectAnswer(sessionId, id, (answer) => {
+        signal.removeEventListener('abort', onAbort);
+        if (answer.error)
+          reject(new ProtocolError(answer.error.code, answer.error.message, answer.error.data));
+        else resolve(answer.result ?? {});
+      });
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      const message = { jsonrpc: '2.0' as const, id, method: request.method, params: request.params ?? {} };
+      server.transport!.send(message, { relatedRequestId: call.id }).catch((error: unknown) => {
+        expected.done();
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      });
+    });
+}
+
 export function proxyServer(
   ctx: ServiceContext,
   upstreams: UpstreamPool,
   relay: McpRelay,
   { caller, mcpSession, legacy }: ProxyRequest,
-  offered: ServerCapabilities,
+  offered: ServerCapabilities | null,
 ): Server {
   const capabilities = capabilitiesFrom(offered, legacy);
-  const server = new Server({ name: 'approvals-proxy', version: '1' }, { capabilities });
+  const server = new ProxyMcpServer({ name: 'approvals-proxy', version: '1' }, { capabilities });
+  // Answers of this session's client to requests the proxy relayed to it during a call.
+  if (mcpSession) server.takeAnswer = (answer) => relay.answer(mcpSession, answer);
   const upstream = caller.server;
   const refuse = (error: unknown): never => {
     if (error instanceof ProxyRefusal) throw new ProtocolError(error.code, error.message, error.data);
     throw error;
+  };
+  /** An upstream error keeps its code; an unreachable upstream says so (never "method not found"). */
+  const refuseUpstream = (error: unknown): never => {
+    if (error instanceof ProtocolError) throw error;
+    const { code, message } = describeFailure(error);
+    throw new ProtocolError(code, message);
   };
   /**
    * Runs a request that goes upstream with a signal that aborts when the client goes away or, in a
@@ -77,7 +171,7 @@ export function proxyServer(
     const cursor = request.params?.cursor;
     const listed = await live(handler.mcpReq, (signal) =>
       upstreams.use(upstream, (client) => client.listTools(cursor ? { cursor } : undefined, { signal })),
-    ).catch(refuse);
+    ).catch(refuseUpstream);
     await registerDiscoveredTools(ctx, caller, listed.tools as Record<string, unknown>[]);
     return {
       tools: cursor ? listed.tools : [...listed.tools, checkStatusTool],
@@ -96,23 +190,38 @@ export function proxyServer(
             void handler.mcpReq
               .notify({ method: 'notifications/progress', params: { progressToken, ...progress } })
               .catch(() => undefined);
-    const result = await live(handler.mcpReq, (signal) =>
-      callThroughProxy(ctx, upstreams, caller, request.params.name, args, { signal, onProgress }),
-    ).catch(refuse);
+    // The upstream's sampling, elicitation and roots requests during the call go to this client:
+    // a 2025-era session's, which takes requests on the call's answer stream. A 2026-era client
+    // takes none (its revision asks through input_required results, which are not relayed).
+    // A request still unanswered when the call ends is given up (the upstream stopped waiting).
+    const asker = mcpSession && legacy ? askClient(server, relay, mcpSession, handler.mcpReq) : undefined;
+    const ended = new AbortController();
+    const result = await live(handler.mcpReq, (signal) => {
+      const ask: CallRelay['ask'] =
+        asker &&
+        ((question, cancelled) => asker(question, AbortSignal.any([signal, ended.signal, cancelled])));
+      return callThroughProxy(ctx, upstreams, caller, request.params.name, args, { signal, onProgress, ask });
+    })
+      .catch(refuse)
+      .finally(() => ended.abort());
     return result as never;
   });
 
   if (capabilities.resources) {
     server.setRequestHandler('resources/list', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.listResources(r.params, { signal }))),
+      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.listResources(r.params, { signal }))).catch(
+        refuseUpstream,
+      ),
     );
     server.setRequestHandler('resources/templates/list', (r, h) =>
       live(h.mcpReq, (signal) =>
         upstreams.use(upstream, (c) => c.listResourceTemplates(r.params, { signal })),
-      ),
+      ).catch(refuseUpstream),
     );
     server.setRequestHandler('resources/read', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.readResource(r.params, { signal }))),
+      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.readResource(r.params, { signal }))).catch(
+        refuseUpstream,
+      ),
     );
   }
   if (capabilities.resources?.subscribe) {
@@ -124,28 +233,36 @@ export function proxyServer(
           .use(upstream, (c) => c.subscribeResource({ uri: params.uri }))
           .catch((error: unknown) => {
             relay.unsubscribe(upstream.id, mcpSession, params.uri);
-            throw error;
+            refuseUpstream(error);
           });
       }
       return {};
     });
     server.setRequestHandler('resources/unsubscribe', async ({ params }) => {
       if (mcpSession && relay.unsubscribe(upstream.id, mcpSession, params.uri))
-        await upstreams.use(upstream, (c) => c.unsubscribeResource({ uri: params.uri }));
+        await upstreams
+          .use(upstream, (c) => c.unsubscribeResource({ uri: params.uri }))
+          .catch(refuseUpstream);
       return {};
     });
   }
   if (capabilities.prompts) {
     server.setRequestHandler('prompts/list', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.listPrompts(r.params, { signal }))),
+      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.listPrompts(r.params, { signal }))).catch(
+        refuseUpstream,
+      ),
     );
     server.setRequestHandler('prompts/get', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.getPrompt(r.params, { signal }))),
+      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.getPrompt(r.params, { signal }))).catch(
+        refuseUpstream,
+      ),
     );
   }
   if (capabilities.completions) {
     server.setRequestHandler('completion/complete', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.complete(r.params, { signal }))),
+      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.complete(r.params, { signal }))).catch(
+        refuseUpstream,
+      ),
     );
   }
   if (capabilities.logging) {

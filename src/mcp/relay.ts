@@ -23,6 +23,13 @@ export interface UpstreamNotification {
   params?: Record<string, unknown>;
 }
 
+/** A client's JSON-RPC answer to a request of the proxy's: a result or an error. */
+export interface ClientAnswer {
+  id: unknown;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+}
+
 export type RelayMessage =
   | { type: 'cancel'; session: string; request: unknown }
   | { type: 'level'; session: string; level: string }
@@ -62,6 +69,11 @@ export class McpRelay {
   private readonly subscribers = new Map<string, Map<string, Set<string>>>();
   /** 2026-era listen requests, which never end by themselves, and when each has ended. */
   private readonly listens = new Map<AbortController, Promise<void>>();
+  /**
+   * Requests the proxy sent to a 2025-era session's client (sampling, elicitation, roots: the
+   * upstream's, during a call) that wait for the client's answer, by `<session> <request id>`.
+   */
+  private readonly asked = new Map<string, (answer: ClientAnswer) => void>();
 
   /** Set when instances share a database: tells the others what this one cannot settle alone. */
   broadcast: ((message: RelayMessage) => void) | null = null;
@@ -169,6 +181,28 @@ export class McpRelay {
     }
   }
 
+  /** Whether any 2025-era session has its stream open here. */
+  get hasStreams(): boolean {
+    return this.streams.size > 0;
+  }
+
+  /** Sends a notification on one session's stream, if it is open here; true when sent. */
+  notifySession(serverId: string, sessionId: string, notification: UpstreamNotification): boolean {
+    const stream = this.streams.get(serverId)?.get(sessionId);
+    stream?.send(notification);
+    return stream !== undefined;
+  }
+
+  /** The resource URIs sessions here are subscribed to on the server (renewed on a new connection). */
+  subscribedUris(serverId: string): string[] {
+    return [...(this.subscribers.get(serverId)?.keys() ?? [])];
+  }
+
+  /** Whether a session here waits on the server's notifications (a GET stream or a subscription). */
+  listensTo(serverId: string): boolean {
+    return (this.streams.get(serverId)?.size ?? 0) > 0 || (this.subscribers.get(serverId)?.size ?? 0) > 0;
+  }
+
   /** resources/subscribe: true when the session is the first here, so the upstream must be asked. */
   subscribe(serverId: string, sessionId: string, uri: string): boolean {
     const byUri = this.subscribers.get(serverId) ?? new Map<string, Set<string>>();
@@ -236,6 +270,27 @@ export class McpRelay {
       if (isLog && stream.level && !atLeast(notification.params?.level, stream.level)) continue;
       stream.send(notification);
     }
+  }
+
+  /**
+   * A request the proxy sends to a 2025-era session's client: its answer comes back in a later POST
+   * of the session (`answer`), which must reach this instance. `settle` is called once, with the
+   * answer; call `done` when the request ends either way.
+   */
+  expectAnswer(sessionId: string, requestId: string, settle: (answer: ClientAnswer) => void) {
+    const key = `${sessionId} ${JSON.stringify(requestId)}`;
+    this.asked.set(key, (answer) => {
+      this.asked.delete(key);
+      settle(answer);
+    });
+    return { done: () => this.asked.delete(key) };
+  }
+
+  /** A response a session's client posted: true when it answers a request of the proxy's here. */
+  answer(sessionId: string, message: ClientAnswer): boolean {
+    const settle = this.asked.get(`${sessionId} ${JSON.stringify(message.id)}`);
+    settle?.(message);
+    return settle !== undefined;
   }
 
   /**

@@ -15,7 +15,12 @@ import {
   type Workspace,
 } from '../store/workspaces.ts';
 import { configError, crossCheck, type ParsedConfig, type WorkspaceConfig } from './config-file.ts';
-import { listMcpServers, removeMcpServersExcept, upsertMcpServer } from '../store/mcp-servers.ts';
+import {
+  DEFAULT_CALL_TIMEOUT_SECONDS,
+  listMcpServers,
+  removeMcpServersExcept,
+  upsertMcpServer,
+} from '../store/mcp-servers.ts';
 import type { ServiceContext } from './context.ts';
 import { checkTarget } from './network-targets.ts';
 import type { FieldIssue } from './errors.ts';
@@ -136,6 +141,8 @@ export async function applyConfig(
             : keeps
               ? known.headersSealed
               : ctx.sealer.seal('{}'),
+          // Declarative like the rest of the file: left out, it is the default again.
+          callTimeoutSeconds: server.call_timeout_seconds ?? DEFAULT_CALL_TIMEOUT_SECONDS,
           createdAt: now,
         });
       }
@@ -201,10 +208,16 @@ export async function exportConfig(ctx: ServiceContext, workspace: Workspace): P
   if (webhook) config.webhook = { url: webhook.url };
   if (current.slackChannel) config.slack = { channel: current.slackChannel };
   config.rules = rules as RuleDefinition[];
-  config.mcp_servers = (await listMcpServers(ctx.db, workspace.id)).map(({ slug, name, url }) => ({
-    slug,
-    name,
-    url,
-  }));
+  // The default call timeout is left out, as a file that leaves it out means it.
+  config.mcp_servers = (await listMcpServers(ctx.db, workspace.id)).map(
+    ({ slug, name, url, callTimeoutSeconds }) => ({
+      slug,
+      name,
+      url,
+      ...(callTimeoutSeconds === DEFAULT_CALL_TIMEOUT_SECONDS
+        ? {}
+        : { call_timeout_seconds: callTimeoutSeconds }),
+    }),
+  );
   return config;
 }

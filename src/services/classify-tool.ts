@@ -5,7 +5,7 @@
  */
 import type { ServiceContext } from './context.ts';
 import { decideHold } from './decide-hold.ts';
-import { findTool } from '../store/tools.ts';
+import { findTool, listTools } from '../store/tools.ts';
 import { pendingHoldIdsOfTool } from '../store/holds.ts';
 
 /** Enough for any real backlog; a larger one is decided in the inbox. */
@@ -56,3 +56,6 @@ export async function approveWaitingHolds(
   }
   return counts;
 }
+
+/** The tools the workspace has seen or classified (the Rules and MCP servers pages). */
+export const toolsOf = (ctx: ServiceContext, workspaceId: string) => listTools(ctx.db, workspaceId);

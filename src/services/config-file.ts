@@ -5,9 +5,11 @@
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { compilePattern, OPERATORS, type RuleDefinition } from '../domain/rules.ts';
+import { MAX_CALL_TIMEOUT_SECONDS } from '../store/mcp-servers.ts';
 import { type FieldIssue, ServiceError } from './errors.ts';
 
 const TOOL_NAME = /^[A-Za-z0-9_.:/-]{1,200}$/;
+const CALL_TIMEOUT_ERROR = `must be a whole number of seconds from 1 to ${MAX_CALL_TIMEOUT_SECONDS}`;
 const TOOL_GLOB = /^[A-Za-z0-9_.:/*?-]{1,200}$/;
 
 /**
@@ -171,6 +173,14 @@ const configSchema = z.strictObject({
             z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'must be an HTTP header name'),
             z.string().max(8000),
           )
+          .optional(),
+        // How long a tools/call may wait for the upstream's answer (progress restarts the clock).
+        // Absent: the default, 15 minutes.
+        call_timeout_seconds: z
+          .number({ error: CALL_TIMEOUT_ERROR })
+          .int({ error: CALL_TIMEOUT_ERROR })
+          .min(1, { error: CALL_TIMEOUT_ERROR })
+          .max(MAX_CALL_TIMEOUT_SECONDS, { error: CALL_TIMEOUT_ERROR })
           .optional(),
       }),
     )

@@ -17,6 +17,10 @@ export interface ServiceContext {
   legacyFreeMonthlyHolds: number;
   /** Requests a minute per workspace to the MCP endpoints; 0: no limit. */
   mcpRateLimit: number;
+  /** Requests a minute per member to the app's pages (APP_RATE_LIMIT); 0: no limit. */
+  appRateLimit: number;
+  /** Requests a minute per member to the widget API (WIDGET_RATE_LIMIT); 0: no limit. */
+  widgetRateLimit: number;
   compiledRuleSets: CompiledRuleSets;
   /** Absent when SMTP_URL is not set: no e-mail is sent. */
   mailer: Mailer | null;

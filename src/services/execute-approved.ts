@@ -1,15 +1,22 @@
 /**
  * After an approval the proxy makes the upstream call itself, right away (decisions.md, MCP proxy):
  * approved → executed when the upstream answers (even with isError), → failed when it cannot be
- * reached or answers a JSON-RPC error. A call is claimed before it runs, so it never runs twice.
+ * reached or answers a JSON-RPC error, or when the call was sent and its answer never came (the
+ * server's call timeout, a connection lost mid-request): then its outcome is `unknown`, it is never
+ * run again, and its approvers are told. A call is claimed before it runs, so it never runs twice.
  */
+import type { Hold } from '../domain/hold.ts';
 import { findHold, listStaleExecutions, updateHoldState } from '../store/holds.ts';
 import { findMcpServer } from '../store/mcp-servers.ts';
 import type { ServiceContext } from './context.ts';
 import { describeFailure, recordExecution, type Upstreams } from './proxy-call.ts';
 
-/** A claim older than this belonged to an instance that died mid-call: the outcome is unknown. */
+/**
+ * A claim this much older than its server's call timeout belonged to an instance that died mid-call:
+ * the outcome is unknown. While a call runs past its timeout on progress, its claim is renewed.
+ */
 export const STALE_CLAIM_MS = 3 * 60_000;
+const RENEW_CLAIM_MS = 60_000;
 
 /** Takes the hold for this instance; false when it is not approved or someone else took it. */
 async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
@@ -26,6 +33,19 @@ async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
   });
 }
 
+/**
+ * Moves a running claim's time forward (its stored start: the sweep below reads it as the claim's
+ * age; the start recorded with the outcome is the first one), so a call that progress keeps alive
+ * past its timeout is not taken for a dead instance's.
+ */
+async function renewClaim(ctx: ServiceContext, hold: Hold): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const current = await findHold(tx, hold.workspaceId, hold.id, true);
+    if (current?.status !== 'approved' || current.execution?.status !== 'running') return;
+    await updateHoldState(tx, { ...current, execution: { ...current.execution, startedAt: ctx.now() } });
+  });
+}
+
 export async function executeApproved(
   ctx: ServiceContext,
   upstreams: Upstreams,
@@ -35,27 +55,51 @@ export async function executeApproved(
   if (!claimed) return;
   const server = await findMcpServer(ctx.db, claimed.mcpServerId!);
   const startedAt = claimed.execution.startedAt;
+  let renewedAt = startedAt;
+  let renewing = Promise.resolve();
+  const onProgress = () => {
+    if (ctx.now() - renewedAt < RENEW_CLAIM_MS) return;
+    renewedAt = ctx.now();
+    renewing = renewing.then(() => renewClaim(ctx, claimed)).catch(() => undefined);
+  };
   try {
     if (!server) throw new Error('the MCP server was removed');
-    const result = await upstreams.callTool(server, claimed.toolName, claimed.arguments);
+    const result = await upstreams.callTool(server, claimed.toolName, claimed.arguments, { onProgress });
+    await renewing;
     await recordExecution(ctx, claimed, { status: 'executed', startedAt, outcome: result });
   } catch (error) {
+    await renewing;
     await recordExecution(ctx, claimed, { status: 'failed', startedAt, outcome: describeFailure(error) });
   }
 }
 
-/** Calls that were running on an instance that died: never re-run (they may have run), marked failed. */
+/**
+ * Calls that were running on an instance that died: never re-run (they may have run), marked failed
+ * with outcome unknown (their approvers are told). A call counts as dead once its claim is older than
+ * its server's call timeout plus STALE_CLAIM_MS. Returns how many were marked.
+ */
 export async function failStaleExecutions(ctx: ServiceContext): Promise<number> {
-  const stale = await listStaleExecutions(ctx.db, ctx.now() - STALE_CLAIM_MS);
-  for (const { id, workspaceId } of stale) {
+  const now = ctx.now();
+  let marked = 0;
+  for (const { id, workspaceId } of await listStaleExecutions(ctx.db, now - STALE_CLAIM_MS)) {
     const hold = await findHold(ctx.db, workspaceId, id);
-    if (hold?.execution) {
-      await recordExecution(ctx, hold, {
-        status: 'failed',
-        startedAt: hold.execution.startedAt,
-        outcome: { code: -32001, message: 'Interrupted: the outcome of the upstream call is unknown' },
-      });
-    }
+    if (!hold?.execution || hold.mcpServerId === null) continue;
+    const server = await findMcpServer(ctx.db, hold.mcpServerId);
+    const timeoutMs = (server?.callTimeoutSeconds ?? 0) * 1000;
+    if (hold.execution.startedAt >= now - STALE_CLAIM_MS - timeoutMs) continue;
+    const outcome = {
+      code: -32001,
+      message:
+        'Interrupted: the instance running the call stopped; the call may or may not have run upstream',
+      outcome: 'unknown',
+    };
+    const done = await recordExecution(ctx, hold, {
+      status: 'failed',
+      startedAt: hold.execution.startedAt,
+      outcome,
+    });
+    // Unless the call's own outcome was recorded meanwhile.
+    if (done.execution?.outcome === outcome) marked += 1;
   }
-  return stale.length;
+  return marked;
 }

@@ -5,7 +5,7 @@
 import { decisionBlocker, type DecisionBlocker } from '../domain/four-eyes.ts';
 import type { Hold } from '../domain/hold.ts';
 import type { HoldFacts } from '../domain/hold-facts.ts';
-import { entryTimeAt, lastEntrySeq, listEntries } from '../store/evidence.ts';
+import { entryDataAt, entryTimeAt, entryTypesFrom, lastEntrySeq } from '../store/evidence.ts';
 import { type HoldDecisionRow, listHoldDecisions } from '../store/holds.ts';
 import { listMembers, type Member } from '../store/members.ts';
 import { listGroups } from '../store/rule-sets.ts';
@@ -30,10 +30,14 @@ export async function submissionFacts(ctx: ServiceContext, hold: Hold): Promise<
     if (time === undefined || time < at) low = middle + 1;
     else high = middle;
   }
-  const entries = await listEntries(ctx.db, hold.workspaceId, hold.workspaceId, low, low + SCAN - 1, SCAN);
-  for (const entry of entries) {
-    if (entry.type !== 'hold.submitted') continue;
-    const data = JSON.parse(entry.data) as { hold?: string; facts?: HoldFacts };
+  // Entries carry the action's arguments (up to a megabyte each): only the submissions are read,
+  // one at a time, and the hold's own is nearly always the first.
+  for (const { seq, type } of await entryTypesFrom(ctx.db, hold.workspaceId, low, SCAN)) {
+    if (type !== 'hold.submitted') continue;
+    const data = JSON.parse((await entryDataAt(ctx.db, hold.workspaceId, seq)) ?? '{}') as {
+      hold?: string;
+      facts?: HoldFacts;
+    };
     if (data.hold === hold.id) return data.facts ?? null;
   }
   return null;

@@ -6,7 +6,8 @@
 export class HoldEvents {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly watchers = new Map<string, Set<(event: 'changed' | 'closed') => void>>();
-  private readonly everything = new Set<() => void>();
+  /** Called with the hold that changed, or with nothing when any may have (`wakeAll`). */
+  private readonly everything = new Set<(holdId?: string, workspaceId?: string) => void>();
   private closed = false;
 
   /** Set when instances share a database: tells the other instances of a change published here. */
@@ -20,7 +21,7 @@ export class HoldEvents {
 
   /** A change, made here or on another instance: wakes its waiters and watchers. */
   deliver(holdId: string, workspaceId: string): void {
-    for (const listener of this.everything) listener();
+    for (const listener of this.everything) listener(holdId, workspaceId);
     for (const watch of this.watchers.get(workspaceId) ?? []) watch('changed');
     const set = this.waiters.get(holdId);
     if (!set) return;
@@ -28,8 +29,8 @@ export class HoldEvents {
     for (const wake of set) wake();
   }
 
-  /** Hears of every change to any hold (workers); returns the unsubscribe. */
-  watchAll(listener: () => void): () => void {
+  /** Hears of every change to any hold (workers, MCP sessions); returns the unsubscribe. */
+  watchAll(listener: (holdId?: string, workspaceId?: string) => void): () => void {
     this.everything.add(listener);
     return () => this.everything.delete(listener);
   }

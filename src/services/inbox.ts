@@ -1,11 +1,18 @@
 /** What the app shows a member: the holds waiting for them, the history, one hold in full. */
-import { type Hold, isApprover } from '../domain/hold.ts';
+import { type Environment, type Hold, type HoldStatus, isApprover } from '../domain/hold.ts';
+import { compileGlob } from '../domain/rules.ts';
+import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import {
+  type HoldDecisionRow,
   type HoldFilters,
+  type HoldLine,
+  listDecisionsOfHolds,
   listHoldDecisions,
+  listArgumentsById,
   listHolds,
+  listLinesById,
   listPendingApprovers,
-  listPendingHolds,
+  listPendingLines,
   pendingDecidedBy,
 } from '../store/holds.ts';
 import type { Member } from '../store/members.ts';
@@ -13,24 +20,216 @@ import { groupsOfMember } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
 import { getHold } from './read-hold.ts';
 
-const INBOX_LIMIT = 500;
+/**
+ * The most pending holds a member's lists consider, soonest deadline first. Far more than a person works
+ * through; past it the inbox says how many it left out rather than slowing every page down.
+ */
+export const WAITING_CAP = 10_000;
+export const INBOX_PAGE_SIZE = 50;
 
-/** Pending holds this member may decide and has not decided yet, newest first. */
-export async function inboxOf(ctx: ServiceContext, member: Member): Promise<Hold[]> {
+export interface InboxFilters {
+  /** A glob over the tool's name (`payments.*`). */
+  tool?: string;
+  connection?: string;
+  /** The agent's id or its label, exactly. */
+  agent?: string;
+  rule?: string;
+  environment?: Environment;
+  /** Words found in the tool, the agent (id or label) or the reference, any case. */
+  text?: string;
+}
+
+export type InboxOrder = 'deadline' | 'newest';
+
+/** Where a page starts or ends: the sort key and id of a line, as the URL carries it. */
+export type InboxCursor = { key: number; id: string };
+
+export interface InboxQuery {
+  filters: InboxFilters;
+  order: InboxOrder;
+  /** The page after this line, or (with `before`) the page before it. */
+  after?: InboxCursor | null;
+  before?: InboxCursor | null;
+  limit?: number;
+}
+
+export interface WaitingLine extends HoldLine {
+  /** Who decided so far, oldest first (four-eyes holds). */
+  decisions: (HoldDecisionRow & { holdId: string })[];
+}
+
+export interface InboxPage {
+  lines: WaitingLine[];
+  /** Holds waiting for the member that match the filters. */
+  matching: number;
+  /** Holds waiting for the member, filters aside. */
+  waiting: number;
+  /** Whether more than WAITING_CAP pending holds exist, the rest not considered. */
+  capped: boolean;
+  next: InboxCursor | null;
+  previous: InboxCursor | null;
+  /** The values the filters can take among the waiting holds. */
+  choices: { connections: string[]; rules: string[]; environments: string[] };
+}
+
+/** The sort key of a line in an order: ascending keys, ties broken by id. */
+export const sortKey = (line: Pick<HoldLine, 'expiresAt' | 'createdAt'>, order: InboxOrder) =>
+  order === 'newest' ? -line.createdAt : (line.expiresAt ?? Number.MAX_SAFE_INTEGER);
+
+const compare = (a: InboxCursor, b: InboxCursor) => a.key - b.key || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function matcher({ tool, connection, agent, rule, environment, text }: InboxFilters) {
+  const toolGlob = tool ? compileGlob(tool) : null;
+  const words = (text ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+  return (line: HoldLine) =>
+    (!toolGlob || toolGlob(line.toolName)) &&
+    (!connection || line.connection === connection) &&
+    (!agent || line.agentId === agent || line.agentLabel === agent) &&
+    (!rule || line.ruleName === rule) &&
+    (!environment || line.environment === environment) &&
+    words.every((word) =>
+      [line.toolName, line.agentId, line.agentLabel ?? '', line.id].some((field) =>
+        field.toLowerCase().includes(word),
+      ),
+    );
+}
+
+const distinct = (values: (string | null)[]) =>
+  [...new Set(values.filter((value): value is string => value !== null))].sort();
+
+/**
+ * One page of the holds waiting for this member: pending, not expired, theirs to decide, not decided
+ * by them; filtered, in the order asked, after or before a cursor. Arguments are never read, only
+ * their summaries.
+ */
+export async function inboxPage(ctx: ServiceContext, member: Member, query: InboxQuery): Promise<InboxPage> {
+  const limit = query.limit ?? INBOX_PAGE_SIZE;
   const [pending, waitsForMember] = await Promise.all([
-    listPendingHolds(ctx.db, member.workspaceId, INBOX_LIMIT),
+    listPendingLines(ctx.db, member.workspaceId, WAITING_CAP + 1),
     waitingFilter(ctx, member),
   ]);
-  return pending.filter(waitsForMember);
+  const capped = pending.length > WAITING_CAP;
+  const waiting = pending.slice(0, WAITING_CAP).filter(waitsForMember);
+  const cursorOf = (line: HoldLine): InboxCursor => ({ key: sortKey(line, query.order), id: line.id });
+  const matching = waiting.filter(matcher(query.filters)).sort((a, b) => compare(cursorOf(a), cursorOf(b)));
+  let start = 0;
+  let end = Math.min(limit, matching.length);
+  if (query.before) {
+    end = matching.findIndex((line) => compare(cursorOf(line), query.before!) >= 0);
+    if (end < 0) end = matching.length;
+    start = Math.max(0, end - limit);
+  } else if (query.after) {
+    start = matching.findIndex((line) => compare(cursorOf(line), query.after!) > 0);
+    if (start < 0) start = matching.length;
+    end = Math.min(start + limit, matching.length);
+  }
+  const shown = matching.slice(start, end);
+  const decisions = await listDecisionsOfHolds(
+    ctx.db,
+    shown.filter((line) => line.approvalsReceived > 0).map((line) => line.id),
+  );
+  return {
+    lines: shown.map((line) => ({ ...line, decisions: decisions.filter((d) => d.holdId === line.id) })),
+    matching: matching.length,
+    waiting: waiting.length,
+    capped,
+    next: end < matching.length ? cursorOf(shown.at(-1)!) : null,
+    previous: start > 0 && shown.length > 0 ? cursorOf(shown[0]!) : null,
+    choices: {
+      connections: distinct(waiting.map((line) => line.connection)),
+      rules: distinct(waiting.map((line) => line.ruleName)),
+      environments: distinct(waiting.map((line) => line.environment)),
+    },
+  };
+}
+
+export interface InboxChanges {
+  /** Holds waiting for the member, filters aside (the count every page shows). */
+  waiting: number;
+  /** Holds matching the filters that started waiting after `since` and are not shown. */
+  arrived: number;
+  /** Shown holds that no longer wait for the member, and why. */
+  left: { id: string; status: HoldStatus; decisions: { name: string; verdict: string; mine: boolean }[] }[];
+  /** Shown holds that still wait, with the approvals they have so far (four-eyes). */
+  approvals: { id: string; received: number; required: number; names: string[] }[];
 }
 
 /**
- * The ids of the holds `inboxOf` lists, read without their arguments: every page shows their count,
- * and loading each hold's arguments for it made every page as slow as the largest holds.
+ * What changed for a page of the inbox (or a hold's page) since it was drawn at `since`: how many
+ * holds arrived, and which of the `shown` ones stopped waiting for the member, so the page can say
+ * so in place without moving anything.
  */
+export async function inboxChanges(
+  ctx: ServiceContext,
+  member: Member,
+  shown: readonly string[],
+  filters: InboxFilters,
+  since: number,
+): Promise<InboxChanges> {
+  const [pending, waitsForMember] = await Promise.all([
+    listPendingLines(ctx.db, member.workspaceId, WAITING_CAP),
+    waitingFilter(ctx, member),
+  ]);
+  const waiting = pending.filter(waitsForMember);
+  const waitingIds = new Set(waiting.map((line) => line.id));
+  const shownIds = new Set(shown);
+  const matches = matcher(filters);
+  const gone = shown.filter((id) => !waitingIds.has(id));
+  const stillShown = waiting.filter((line) => shownIds.has(line.id));
+  const approved = stillShown.filter((line) => line.approvalsReceived > 0).map((line) => line.id);
+  const [lines, decisions] = await Promise.all([
+    listLinesById(ctx.db, member.workspaceId, gone),
+    listDecisionsOfHolds(ctx.db, [...gone, ...approved]),
+  ]);
+  return {
+    waiting: waiting.length,
+    arrived: waiting.filter((line) => line.createdAt > since && !shownIds.has(line.id) && matches(line))
+      .length,
+    left: lines.map((line) => ({
+      id: line.id,
+      status: line.status,
+      decisions: decisions
+        .filter((d) => d.holdId === line.id)
+        .map((d) => ({ name: d.name, verdict: d.verdict, mine: d.memberId === member.id })),
+    })),
+    approvals: stillShown.map((line) => ({
+      id: line.id,
+      received: line.approvalsReceived,
+      required: line.approvalsRequired,
+      names: decisions.filter((d) => d.holdId === line.id && d.verdict === 'approve').map((d) => d.name),
+    })),
+  };
+}
+
+/**
+ * The holds waiting for this member, soonest deadline first, each with its action summarized in
+ * `budget` characters (the widget's list). Only arguments short enough to fit are read: longer ones
+ * cannot be complete, and their stored summary says enough.
+ */
+export async function waitingSummariesOf(
+  ctx: ServiceContext,
+  member: Member,
+  budget: number,
+  limit: number,
+): Promise<(HoldLine & { summary: ActionSummary })[]> {
+  const { lines } = await inboxPage(ctx, member, { filters: {}, order: 'deadline', limit });
+  const small = lines.filter((line) => line.argumentsSize <= budget * 2).map((line) => line.id);
+  const args = await listArgumentsById(ctx.db, member.workspaceId, small);
+  return lines.map((line) => {
+    const full = args.get(line.id);
+    return {
+      ...line,
+      summary: full
+        ? summarizeAction(line.toolName, full, budget)
+        : { text: `${nameText(line.toolName)}(${line.argumentsSummary})`, complete: false },
+    };
+  });
+}
+
+/** The ids of the holds waiting for this member, read without their arguments (the count every page shows). */
 export async function waitingIdsOf(ctx: ServiceContext, member: Member): Promise<string[]> {
   const [pending, waitsForMember] = await Promise.all([
-    listPendingApprovers(ctx.db, member.workspaceId, INBOX_LIMIT),
+    listPendingApprovers(ctx.db, member.workspaceId, WAITING_CAP),
     waitingFilter(ctx, member),
   ]);
   return pending.filter(waitsForMember).map((hold) => hold.id);
@@ -49,14 +248,62 @@ async function waitingFilter(ctx: ServiceContext, member: Member) {
     isApprover(hold.approvers, member, groups);
 }
 
+/**
+ * One page of the workspace's history, newest first: `limit` holds matching the filters, older than
+ * `before`, the nearest ones newer than `after`, or the newest (also when fewer than a page are newer
+ * than `after`). With the cursors of the pages either side, each null when no hold matches there.
+ * Keyset paging, so pages meet exactly whatever arrives meanwhile. The tool filter is the rules' glob
+ * (`compileGlob`): SQL narrows by LIKE, each line is checked here, batch after batch until the page is
+ * full. Arguments are never read, only their stored summaries.
+ */
 export async function historyOf(
   ctx: ServiceContext,
   workspaceId: string,
   filters: HoldFilters,
-  before: { createdAt: number; id: string } | null,
+  page: { before?: Pick<Hold, 'createdAt' | 'id'> | null; after?: Pick<Hold, 'createdAt' | 'id'> | null },
   limit = 50,
-): Promise<Hold[]> {
-  return listHolds(ctx.db, workspaceId, filters, before, limit);
+): Promise<{
+  lines: HoldLine[];
+  newer: Pick<Hold, 'createdAt' | 'id'> | null;
+  older: Pick<Hold, 'createdAt' | 'id'> | null;
+}> {
+  const glob = filters.tool ? compileGlob(filters.tool) : null;
+  const read = async (
+    direction: 'older' | 'newer',
+    from: Pick<Hold, 'createdAt' | 'id'> | null,
+    want: number,
+  ) => {
+    const batch = glob ? Math.max(want, 200) : want;
+    const found: HoldLine[] = [];
+    for (;;) {
+      const lines = await listHolds(ctx.db, workspaceId, filters, { direction, from }, batch);
+      found.push(...(glob ? lines.filter((line) => glob(line.toolName)) : lines));
+      if (found.length >= want || lines.length < batch) return found.slice(0, want);
+      from = lines.at(-1)!;
+    }
+  };
+  const cursor = (line: HoldLine | undefined) => (line ? { createdAt: line.createdAt, id: line.id } : null);
+  const any = async (direction: 'older' | 'newer', from: Pick<Hold, 'createdAt' | 'id'> | null) =>
+    from !== null && (await read(direction, from, 1)).length > 0;
+
+  if (page.after) {
+    const newer = await read('newer', page.after, limit + 1);
+    if (newer.length > limit) {
+      const lines = newer.slice(0, limit).reverse();
+      const older = cursor(lines.at(-1));
+      return { lines, newer: cursor(lines[0]), older: (await any('older', older)) ? older : null };
+    }
+  }
+  const before = page.after ? null : (page.before ?? null);
+  const found = await read('older', before, limit + 1);
+  const lines = found.slice(0, limit);
+  // An empty page after a cursor still leads back to what is newer than that cursor.
+  const first = cursor(lines[0]) ?? before;
+  return {
+    lines,
+    newer: before && (await any('newer', first)) ? first : null,
+    older: found.length > limit ? cursor(lines.at(-1)) : null,
+  };
 }
 
 export async function holdDetail(ctx: ServiceContext, workspaceId: string, holdId: string) {

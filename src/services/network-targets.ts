@@ -101,7 +101,14 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
  * `guardedLookup`, and redirects are refused (they could carry the upstream's credentials elsewhere).
  */
 export function guardedFetch(allowPrivate: boolean) {
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup(allowPrivate) } });
+  // No time limits of the HTTP client's own (undici's default is 300 s for headers and between body
+  // chunks): an upstream may answer a tools/call only when it is done, or keep a stream quiet for long.
+  // The MCP requests bound every wait: the server's call_timeout_seconds, the connect timeout.
+  const dispatcher = new Agent({
+    connect: { lookup: guardedLookup(allowPrivate) },
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
   const fetch = ((input: string | URL, init?: RequestInit) =>
     undiciFetch(input, {
       ...(init as object),

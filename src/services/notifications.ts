@@ -5,9 +5,17 @@
  * its Slack messages are updated, links answer "already decided", and an outcome mail follows.
  */
 import { randomInt } from 'node:crypto';
-import { channelSummary, outcomeMail, requestMail, slackMessage, smsText } from '../channels/messages.ts';
+import {
+  channelSummary,
+  outcomeMail,
+  requestMail,
+  slackMessage,
+  smsText,
+  unknownOutcomeMail,
+} from '../channels/messages.ts';
 import type { Slack, SlackPosted } from '../channels/slack.ts';
 import type { Sms } from '../channels/sms.ts';
+import { outcomeUnknown } from '../domain/envelope.ts';
 import { type Hold, isApprover } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
 import type { Sql } from '../store/db.ts';
@@ -144,6 +152,40 @@ export async function notifyChange(tx: Sql, ctx: ServiceContext, hold: Hold): Pr
   }
 }
 
+/**
+ * Inside the transaction that recorded an approved call's outcome as unknown (sent upstream, never
+ * answered): it may or may not have happened, so a person has to look. Every approver of the hold gets
+ * an outcome e-mail saying so (whatever channels they chose for requests: no other channel has an
+ * outcome message), and the hold's Slack messages show it.
+ */
+export async function notifyUnknownOutcome(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
+  const at = ctx.now();
+  const base = { workspaceId: hold.workspaceId, holdId: hold.id, at, replyCode: null };
+  const sent = await listNotificationsOfHold(tx, hold.id);
+  if (sent.some((job) => job.channel === 'slack' && job.kind === 'request')) {
+    await insertNotification(tx, {
+      ...base,
+      id: randomId('ntf_', 16),
+      memberId: null,
+      channel: 'slack',
+      kind: 'refresh',
+    });
+  }
+  if (!ctx.mailer) return;
+  const groups = await listGroups(tx, hold.workspaceId);
+  for (const member of await listMembers(tx, hold.workspaceId)) {
+    const memberGroups = [...groups].filter(([, ids]) => ids.includes(member.id)).map(([name]) => name);
+    if (!isApprover(hold.approvers, member, memberGroups)) continue;
+    await insertNotification(tx, {
+      ...base,
+      id: randomId('ntf_', 16),
+      memberId: member.id,
+      channel: 'email',
+      kind: 'outcome',
+    });
+  }
+}
+
 export const claimNotifications = (ctx: ServiceContext, limit: number) =>
   ctx.db.transaction((tx) => claimDueNotifications(tx, ctx.now(), CLAIM_MS, limit));
 
@@ -192,7 +234,9 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
             hold,
             await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'email' }),
           )
-        : outcomeMail(workspace, hold);
+        : outcomeUnknown(hold)
+          ? unknownOutcomeMail(workspace, hold, `${ctx.publicUrl}/app/holds/${hold.id}`)
+          : outcomeMail(workspace, hold);
     await ctx.mailer.send({ to: member.email, ...message });
     return { state: 'sent' };
   }

@@ -4,7 +4,7 @@
  * at once with the envelope; denied calls are refused with -32003. Identical calls are one operation.
  */
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
-import { envelopeContent, envelopeOf, unknownReference } from '../domain/envelope.ts';
+import { envelopeContent, envelopeOf, type EnvelopeStatus, unknownReference } from '../domain/envelope.ts';
 import type { Environment, Hold } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN, randomId } from '../domain/ids.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
@@ -16,6 +16,7 @@ import type { ServiceContext } from './context.ts';
 import { ServiceError } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
+import { notifyUnknownOutcome } from './notifications.ts';
 import { getHold } from './read-hold.ts';
 import { sha256Hex } from './hashing.ts';
 import { statusUrl, submitHold } from './submit-hold.ts';
@@ -30,13 +31,29 @@ export interface CallToolResult {
   [key: string]: unknown;
 }
 
-/** The port to upstream MCP servers (the proxy's client pool). */
-/** What a live client call relays: its cancellation, and the upstream's progress back to it. */
+/** What the upstream may ask of the client while a call runs: the MCP client features. */
+export interface ClientFeatureRequest {
+  method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list';
+  params?: Record<string, unknown>;
+}
+
+/**
+ * What a live client call relays: its cancellation, the upstream's progress back to it, and the
+ * upstream's requests to a client (sampling, elicitation, roots) made during the call.
+ */
 export interface CallRelay {
   signal?: AbortSignal;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Sends such a request to the client that made the call (on the call's answer stream) and
+   * resolves with the client's result, or rejects with its JSON-RPC error (`code`, `message`,
+   * `data`). `signal` aborts it (the upstream cancelled its request). Absent when no client can be
+   * asked: an approved call runs with no client there, and a 2026-era client takes no requests.
+   */
+  ask?: (request: ClientFeatureRequest, signal: AbortSignal) => Promise<Record<string, unknown>>;
 }
 
+/** The port to upstream MCP servers (the proxy's client pool). */
 export interface Upstreams {
   callTool(
     server: McpServer,
@@ -44,6 +61,8 @@ export interface Upstreams {
     args: Record<string, unknown>,
     relay?: CallRelay,
   ): Promise<CallToolResult>;
+  /** Every tool the upstream lists now, all pages. */
+  listTools(server: McpServer, signal?: AbortSignal): Promise<Record<string, unknown>[]>;
 }
 
 export interface ProxyCaller {
@@ -51,8 +70,10 @@ export interface ProxyCaller {
   environment: Environment;
   server: McpServer;
   agent: { id: string; label: string | null };
-  /** X-Service-Session, or the agent's id: the frame in which identical calls are one operation. */
+  /** The frame in which identical calls are one operation (X-Service-Session, else the MCP session). */
   session: string;
+  /** The 2025-era MCP session the call came in: its stream hears when a held call is decided. */
+  mcpSession: string | null;
 }
 
 /** A refusal the transport sends as a JSON-RPC error. */
@@ -81,6 +102,9 @@ export const checkStatusTool = {
 const hasOutputSchema = (definition: Record<string, unknown> | null | undefined) =>
   !!definition?.outputSchema;
 
+/** Envelope states in which the action was not carried out as asked. */
+const NOT_DONE = new Set<EnvelopeStatus>(['denied', 'expired', 'error']);
+
 /** The held, denied, approved or executed state of a hold as a tool result. */
 function answerFor(
   ctx: ServiceContext,
@@ -89,11 +113,14 @@ function answerFor(
 ) {
   const envelope = envelopeOf(hold, statusUrl(ctx, hold.id), options);
   const result = hold.execution?.status === 'executed' ? (hold.execution.outcome as CallToolResult) : null;
+  // A rejection, an expiry or a failed execution is an error for the model: the action was not carried
+  // out as asked (and an outcome that is not known says so in its message).
+  // A client also validates a tool's declared output, which a held answer does not have: there a held
+  // answer is marked an error too, to pass that check.
+  const failed = NOT_DONE.has(envelope.status) || result?.isError === true;
   return {
     content: [...envelopeContent(envelope), ...(result?.content ?? [])],
-    // A client validates a tool's declared output; a held answer has none, so it is marked an error
-    // there (and only there) to pass that check.
-    ...((options.outputSchema && envelope.status !== 'executed') || result?.isError ? { isError: true } : {}),
+    ...(failed || (options.outputSchema && envelope.status !== 'executed') ? { isError: true } : {}),
     ...(result?.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
   };
 }
@@ -117,6 +144,31 @@ export async function checkStatus(ctx: ServiceContext, caller: ProxyCaller, args
   return answerFor(ctx, await getHold(ctx, caller.workspace.id, reference));
 }
 
+/** The upstream's answer to a tool it does not have (the MCP SDK's servers: invalid params). */
+export const UNKNOWN_TOOL_CODE = -32602;
+
+/**
+ * Whether the upstream lists this tool: it did when it was last listed, or it does now (its list is
+ * asked for once more, and what it lists is registered, as tools/list does). When it cannot be
+ * listed (the upstream is down), it is taken as listed: the call is held or denied by the rules, and
+ * an approved one runs when the upstream is back.
+ */
+async function upstreamHasTool(
+  ctx: ServiceContext,
+  upstreams: Upstreams,
+  caller: ProxyCaller,
+  name: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const known = await findTool(ctx.db, caller.workspace.id, caller.server.name, name);
+  if (known?.definition) return true;
+  // An upstream that cannot list its tools now cannot say either: the rules decide, as for any call.
+  const listed = await upstreams.listTools(caller.server, signal).catch(() => null);
+  if (listed === null) return true;
+  await registerDiscoveredTools(ctx, caller, listed);
+  return listed.some((tool) => tool.name === name);
+}
+
 export async function callThroughProxy(
   ctx: ServiceContext,
   upstreams: Upstreams,
@@ -132,6 +184,9 @@ export async function callThroughProxy(
   if (jsonDepth(args) > MAX_JSON_DEPTH)
     throw new ProxyRefusal(-32602, `Arguments must not be nested deeper than ${MAX_JSON_DEPTH} levels`);
   const { workspace, server } = caller;
+  // A name the upstream does not have is answered as the upstream would: no hold, nobody paged.
+  if (!(await upstreamHasTool(ctx, upstreams, caller, name, relay.signal)))
+    throw new ProxyRefusal(UNKNOWN_TOOL_CODE, `Tool ${name} not found`);
   const callKey = sha256Hex(
     canonicalJson({ server: server.id, tool: name, arguments: args, session: caller.session }),
   );
@@ -150,7 +205,14 @@ export async function callThroughProxy(
         toolName: name,
         arguments: args,
         agent: caller.agent,
-        context: { mcp_server: server.slug, session: caller.session },
+        context: {
+          mcp_server: server.slug,
+          session: caller.session,
+          // The session whose stream hears the decision, when the frame is another (X-Service-Session).
+          ...(caller.mcpSession && caller.mcpSession !== caller.session
+            ? { mcp_session: caller.mcpSession }
+            : {}),
+        },
         idempotencyKey: randomId('mcp_', 16),
         proxy: { mcpServerId: server.id, callKey },
       },
@@ -175,29 +237,50 @@ export async function callThroughProxy(
     await recordExecution(ctx, hold, { status: 'executed', startedAt, outcome: result });
     return result;
   } catch (error) {
-    const failure = relay.signal?.aborted
+    const failure: CallFailure = relay.signal?.aborted
       ? { code: -32000, message: 'The client cancelled the call' }
       : describeFailure(error);
     await recordExecution(ctx, hold, { status: 'failed', startedAt, outcome: failure });
-    throw new ProxyRefusal(failure.code, failure.message);
+    // A timeout is -32001 "Request timed out"; an unanswered call says so in `data` as well.
+    throw new ProxyRefusal(failure.code, failure.message, failure.outcome && { outcome: failure.outcome });
   }
 }
 
-/** A JSON-RPC error from upstream keeps its code; anything else is "upstream unavailable". */
-export function describeFailure(error: unknown): { code: number; message: string } {
-  const { code, message } = error as { code?: unknown; message?: string };
+/** Why a proxied call has no result: stored as the execution's error and answered as a JSON-RPC error. */
+export interface CallFailure {
+  code: number;
+  message: string;
+  /** `unknown`: the request was sent and never answered, so it may or may not have run upstream. */
+  outcome?: 'unknown';
+}
+
+/**
+ * A call that was sent and never answered (the port's errors with `outcome: 'unknown'`: its server's
+ * call timeout passed, -32001, or the connection was lost mid-request) keeps its code and says it may
+ * or may not have run. A JSON-RPC error from upstream keeps its code. A request timeout elsewhere is
+ * -32001 "Request timed out". Anything else never got to the upstream: "cannot be reached".
+ */
+export function describeFailure(error: unknown): CallFailure {
+  const { code, message, outcome } = error as { code?: unknown; message?: string; outcome?: unknown };
+  const text = (fallback: string) =>
+    String(message ?? fallback)
+      .replace(/^MCP error -?\d+: /, '')
+      .slice(0, 500);
   if (typeof code === 'number' && Number.isSafeInteger(code) && code < 0) {
-    return {
-      code,
-      message: String(message ?? 'upstream error')
-        .replace(/^MCP error -?\d+: /, '')
-        .slice(0, 500),
-    };
+    return outcome === 'unknown'
+      ? { code, message: text('No answer from the upstream MCP server'), outcome: 'unknown' }
+      : { code, message: text('upstream error') };
   }
+  // The MCP SDK's own timeout (SdkErrorCode.RequestTimeout), of a request other than tools/call.
+  if (code === 'REQUEST_TIMEOUT') return { code: -32001, message: 'Request timed out' };
   return { code: -32000, message: 'The upstream MCP server cannot be reached' };
 }
 
-/** Stores what the proxy ran, with its evidence entry; an approved hold becomes executed or failed. */
+/**
+ * Stores what the proxy ran, with its evidence entry, once; an approved hold becomes executed or
+ * failed. When an approved call's outcome is unknown (sent, never answered) its approvers are told, in
+ * the same transaction. Returns the hold as it is now.
+ */
 export async function recordExecution(
   ctx: ServiceContext,
   hold: Hold,
@@ -206,6 +289,8 @@ export async function recordExecution(
   const done = await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, hold.workspaceId);
     const current = (await findHold(tx, hold.workspaceId, hold.id, true))!;
+    // Recorded once: a late answer after the stale sweep (or the reverse) changes nothing.
+    if (current.execution && current.execution.status !== 'running') return current;
     const next: Hold = {
       ...current,
       status: current.status === 'approved' ? execution.status : current.status,
@@ -221,6 +306,9 @@ export async function recordExecution(
           }
         : { error: execution.outcome }),
     });
+    const unknown = (execution.outcome as { outcome?: unknown } | null)?.outcome === 'unknown';
+    if (execution.status === 'failed' && unknown && current.status === 'approved')
+      await notifyUnknownOutcome(tx, ctx, next);
     return next;
   });
   ctx.holdEvents.publish(hold.id, hold.workspaceId);
@@ -260,4 +348,25 @@ export async function registerDiscoveredTools(
       });
     }
   });
+}
+
+/** What a session is told when a call it held changed: where to say it, and the answer it now has. */
+export interface HeldCallNotice {
+  serverId: string;
+  mcpSession: string;
+  status: Hold['status'];
+  answer: CallToolResult;
+}
+
+/** For a change to a hold: the notice its MCP session gets, or null (not a held proxy call, or no session). */
+export async function heldCallNotice(
+  ctx: ServiceContext,
+  workspaceId: string,
+  holdId: string,
+): Promise<HeldCallNotice | null> {
+  const hold = await findHold(ctx.db, workspaceId, holdId);
+  const mcpSession = hold?.context.mcp_session ?? hold?.context.session;
+  if (!hold || hold.mcpServerId === null || typeof mcpSession !== 'string') return null;
+  if (hold.submitStatus !== 'pending' || hold.status === 'pending') return null;
+  return { serverId: hold.mcpServerId, mcpSession, status: hold.status, answer: answerFor(ctx, hold) };
 }

@@ -251,3 +251,17 @@ export async function deliveryLog(
     })),
   );
 }
+
+/** The workspace's webhook endpoint, if it has one. */
+export const webhookEndpointOf = (ctx: ServiceContext, workspaceId: string) =>
+  findWebhookEndpoint(ctx.db, workspaceId);
+
+/** One event of the workspace's delivery log; another workspace's is as unknown as a missing one. */
+export async function webhookEventOf(ctx: ServiceContext, workspaceId: string, id: string) {
+  const event = await findWebhookEvent(ctx.db, id);
+  return event && event.workspaceId === workspaceId ? event : null;
+}
+
+/** How many deliveries gave up, counted up to `limit`. */
+export const deadDeliveries = async (ctx: ServiceContext, workspaceId: string, limit: number) =>
+  (await listWebhookEvents(ctx.db, workspaceId, { state: 'dead', limit })).length;

@@ -79,6 +79,22 @@ export async function listEntries(
   return rows.map((row) => ({ ...row, orgId }));
 }
 
+/** The seq and type of up to `limit` entries from `from` on, without their data (which may be large). */
+export const entryTypesFrom = (sql: Sql, workspaceId: string, from: number, limit: number) =>
+  sql.all<{ seq: number; type: string }>(
+    'SELECT seq, type FROM evidence WHERE workspace_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3',
+    [workspaceId, from, limit],
+  );
+
+/** The data of the entry `seq`, as stored (JSON text). */
+export const entryDataAt = async (sql: Sql, workspaceId: string, seq: number) =>
+  (
+    await sql.one<{ data: string }>('SELECT data FROM evidence WHERE workspace_id = $1 AND seq = $2', [
+      workspaceId,
+      seq,
+    ])
+  )?.data;
+
 /** When the entry `seq` was appended (ISO text, which sorts as time does); undefined for none. */
 export async function entryTimeAt(sql: Sql, workspaceId: string, seq: number): Promise<string | undefined> {
   const row = await sql.one<{ occurred_at: string }>(

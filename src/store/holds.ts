@@ -1,4 +1,5 @@
 import type { Execution, Hold } from '../domain/hold.ts';
+import { summarizeArguments } from '../domain/summary.ts';
 import type { Sql } from './db.ts';
 
 const columns = `id, workspace_id AS "workspaceId", environment, connection, tool_name AS "toolName",
@@ -39,13 +40,18 @@ function toHold(row: HoldRow | undefined): Hold | undefined {
   };
 }
 
+/** How long the summary of a hold's arguments kept for lists may be. */
+export const LINE_SUMMARY_LENGTH = 160;
+
 export async function insertHold(sql: Sql, hold: Hold): Promise<void> {
+  const args = JSON.stringify(hold.arguments);
   await sql.run(
     `INSERT INTO holds (id, workspace_id, environment, connection, tool_name, agent_id, agent_label, arguments, context,
        idempotency_key, fingerprint, submit_status, status, rule_name, approvers, approvals_required, approvals_received,
-       created_at, expires_at, verdict, reason, channel, decided_at, mcp_server_id, call_key)
+       created_at, expires_at, verdict, reason, channel, decided_at, mcp_server_id, call_key, arguments_summary,
+       arguments_size)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-       $24, $25)`,
+       $24, $25, $26, $27)`,
     [
       hold.id,
       hold.workspaceId,
@@ -54,7 +60,7 @@ export async function insertHold(sql: Sql, hold: Hold): Promise<void> {
       hold.toolName,
       hold.agentId,
       hold.agentLabel,
-      JSON.stringify(hold.arguments),
+      args,
       JSON.stringify(hold.context),
       hold.idempotencyKey,
       hold.fingerprint,
@@ -72,6 +78,8 @@ export async function insertHold(sql: Sql, hold: Hold): Promise<void> {
       hold.decidedAt,
       hold.mcpServerId,
       hold.callKey,
+      summarizeArguments(hold.arguments, LINE_SUMMARY_LENGTH).text,
+      args.length,
     ],
   );
 }
@@ -228,19 +236,129 @@ export async function listCallsForReplay(
   return rows.map((row) => ({ ...row, arguments: JSON.parse(row.arguments) }));
 }
 
-export async function listPendingHolds(sql: Sql, workspaceId: string, limit: number): Promise<Hold[]> {
-  const rows = await sql.all<HoldRow>(
-    `SELECT ${columns} FROM holds WHERE workspace_id = $1 AND status = 'pending' ORDER BY created_at DESC, id DESC LIMIT $2`,
+/** A hold as a list shows it: everything but its arguments, which are summarized. */
+export interface HoldLine extends Pick<
+  Hold,
+  | 'id'
+  | 'environment'
+  | 'connection'
+  | 'toolName'
+  | 'agentId'
+  | 'agentLabel'
+  | 'status'
+  | 'ruleName'
+  | 'approvers'
+  | 'approvalsRequired'
+  | 'approvalsReceived'
+  | 'createdAt'
+  | 'expiresAt'
+  | 'verdict'
+  | 'decidedAt'
+> {
+  /** At most LINE_SUMMARY_LENGTH characters: `amount=4200, currency="EUR"`. */
+  argumentsSummary: string;
+  /** The arguments' length as JSON, in characters. */
+  argumentsSize: number;
+}
+
+/** Holds stored before summaries were kept (migration 015) have theirs made on reading, while small. */
+const LEGACY_SUMMARY_SOURCE = 64 * 1024;
+
+/**
+ * Nothing here reads `arguments`: on SQLite a column stored after a large value costs a walk through
+ * its overflow pages, so these are all read from the covering index holds_pending_lines for the inbox.
+ */
+const lineColumns = `id, environment, connection, tool_name AS "toolName", agent_id AS "agentId",
+  agent_label AS "agentLabel", status, rule_name AS "ruleName", approvers, approvals_required AS "approvalsRequired",
+  approvals_received AS "approvalsReceived", created_at AS "createdAt", expires_at AS "expiresAt", verdict,
+  decided_at AS "decidedAt", arguments_summary AS "argumentsSummary", arguments_size AS "argumentsSize"`;
+
+type LineRow = Omit<HoldLine, 'approvers' | 'argumentsSummary'> & {
+  approvers: string;
+  argumentsSummary: string | null;
+};
+
+/** Rows as lines; the few stored before migration 015 get a summary made from their arguments. */
+async function toLines(sql: Sql, rows: LineRow[]): Promise<HoldLine[]> {
+  const legacy = rows.filter((row) => row.argumentsSummary === null).map((row) => row.id);
+  const sources = new Map<string, string | null>();
+  if (legacy.length > 0) {
+    const found = await sql.all<{ id: string; source: string | null }>(
+      `SELECT id, CASE WHEN length(arguments) <= ${LEGACY_SUMMARY_SOURCE} THEN arguments END AS source
+       FROM holds WHERE id IN (${legacy.map((_, i) => `$${i + 1}`).join(', ')})`,
+      legacy,
+    );
+    for (const { id, source } of found) sources.set(id, source);
+  }
+  return rows.map((row) => {
+    const source = sources.get(row.id) ?? null;
+    const argumentsSummary =
+      row.argumentsSummary ??
+      (source === null
+        ? `${row.argumentsSize} characters of arguments`
+        : summarizeArguments(JSON.parse(source) as Record<string, unknown>, LINE_SUMMARY_LENGTH).text);
+    return { ...row, argumentsSummary, approvers: JSON.parse(row.approvers) as string[] };
+  });
+}
+
+/** A workspace's pending holds as lines, soonest deadline first (index holds_pending_lines). */
+export async function listPendingLines(sql: Sql, workspaceId: string, limit: number): Promise<HoldLine[]> {
+  const rows = await sql.all<LineRow>(
+    `SELECT ${lineColumns} FROM holds WHERE workspace_id = $1 AND status = 'pending'
+     ORDER BY expires_at IS NULL, expires_at, id LIMIT $2`,
     [workspaceId, limit],
   );
-  return rows.map((row) => toHold(row)!);
+  return toLines(sql, rows);
+}
+
+/** These holds of the workspace as lines, in no particular order; unknown ids are left out. */
+export async function listLinesById(
+  sql: Sql,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<HoldLine[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql.all<LineRow>(
+    `SELECT ${lineColumns} FROM holds WHERE workspace_id = $1 AND id IN (${ids.map((_, i) => `$${i + 2}`).join(', ')})`,
+    [workspaceId, ...ids],
+  );
+  return toLines(sql, rows);
+}
+
+/** The arguments of these holds of the workspace, parsed. */
+export async function listArgumentsById(
+  sql: Sql,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<Map<string, Record<string, unknown>>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql.all<{ id: string; arguments: string }>(
+    `SELECT id, arguments FROM holds WHERE workspace_id = $1 AND id IN (${ids.map((_, i) => `$${i + 2}`).join(', ')})`,
+    [workspaceId, ...ids],
+  );
+  return new Map(rows.map((row) => [row.id, JSON.parse(row.arguments) as Record<string, unknown>]));
+}
+
+/** The member decisions of these holds, oldest first. */
+export async function listDecisionsOfHolds(
+  sql: Sql,
+  holdIds: readonly string[],
+): Promise<(HoldDecisionRow & { holdId: string })[]> {
+  if (holdIds.length === 0) return [];
+  return sql.all(
+    `SELECT d.hold_id AS "holdId", d.member_id AS "memberId", m.name, m.email, d.verdict, d.comment, d.channel,
+       d.decided_at AS "decidedAt"
+     FROM hold_decisions d JOIN members m ON m.id = d.member_id
+     WHERE d.hold_id IN (${holdIds.map((_, i) => `$${i + 1}`).join(', ')}) ORDER BY d.decided_at`,
+    [...holdIds],
+  );
 }
 
 /** Pending holds without their arguments: enough to tell whom each waits for (a count on every page). */
 export async function listPendingApprovers(sql: Sql, workspaceId: string, limit: number) {
   const rows = await sql.all<{ id: string; approvers: string; expiresAt: number | null }>(
     `SELECT id, approvers, expires_at AS "expiresAt" FROM holds WHERE workspace_id = $1 AND status = 'pending'
-     ORDER BY created_at DESC, id DESC LIMIT $2`,
+     ORDER BY expires_at IS NULL, expires_at, id LIMIT $2`,
     [workspaceId, limit],
   );
   return rows.map((row) => ({ ...row, approvers: JSON.parse(row.approvers) as string[] }));
@@ -248,43 +366,69 @@ export async function listPendingApprovers(sql: Sql, workspaceId: string, limit:
 
 export interface HoldFilters {
   status?: string;
+  /**
+   * A glob over the tool's name (`payments.*`: `*` any run of characters, `?` one, the rest literal).
+   * listHolds reads it as a LIKE pattern that matches at least what `compileGlob` matches (SQLite's LIKE
+   * ignores ASCII case), so the caller checks each line with `compileGlob`.
+   */
   tool?: string;
+  /** The agent's id or its label, exactly. */
   agent?: string;
+  /** Created at or after (epoch ms). */
   from?: number;
+  /** Created before (epoch ms). */
   to?: number;
 }
 
-/** Newest first; `before` is the (createdAt, id) of the last hold of the previous page. */
+/**
+ * Up to `limit` holds of the workspace as lines (never their arguments), read away from a (createdAt, id)
+ * cursor on index holds_by_workspace_created_id: `older` ones newest first (from the newest when
+ * `from` is null), `newer` ones oldest first.
+ */
 export async function listHolds(
   sql: Sql,
   workspaceId: string,
   filters: HoldFilters,
-  before: { createdAt: number; id: string } | null,
+  page: { direction: 'older' | 'newer'; from: { createdAt: number; id: string } | null },
   limit: number,
-): Promise<Hold[]> {
+): Promise<HoldLine[]> {
   const params: unknown[] = [workspaceId];
   const where = ['workspace_id = $1'];
   const add = (clause: string, value: unknown) => {
     params.push(value);
-    where.push(clause.replace('?', `$${params.length}`));
+    where.push(clause.replaceAll('?', `$${params.length}`));
   };
   if (filters.status) add('status = ?', filters.status);
-  if (filters.tool) add('tool_name = ?', filters.tool);
-  if (filters.agent) add('agent_id = ?', filters.agent);
+  if (filters.tool) {
+    // `\`, `%` and `_` are literal; `*` is `%`. A `?` is one UTF-16 unit for compileGlob but LIKE counts
+    // characters, so a run of n `?` may be as few as n/2 characters (outside the BMP): `_…_%` then.
+    const like = filters.tool.replace(/[\\%_*]|\?+/g, (part) =>
+      part === '*'
+        ? '%'
+        : part[0] !== '?'
+          ? `\\${part}`
+          : part.length === 1
+            ? '_'
+            : `${'_'.repeat(Math.ceil(part.length / 2))}%`,
+    );
+    add(`tool_name LIKE ? ESCAPE '\\'`, like);
+  }
+  if (filters.agent) add('(agent_id = ? OR agent_label = ?)', filters.agent);
   if (filters.from !== undefined) add('created_at >= ?', filters.from);
   if (filters.to !== undefined) add('created_at < ?', filters.to);
-  if (before) {
-    params.push(before.createdAt, before.id);
-    where.push(
-      `(created_at < $${params.length - 1} OR (created_at = $${params.length - 1} AND id < $${params.length}))`,
-    );
+  const newer = page.direction === 'newer';
+  if (page.from) {
+    params.push(page.from.createdAt, page.from.id);
+    const [at, id, than] = [`$${params.length - 1}`, `$${params.length}`, newer ? '>' : '<'];
+    where.push(`(created_at ${than} ${at} OR (created_at = ${at} AND id ${than} ${id}))`);
   }
   params.push(limit);
-  const rows = await sql.all<HoldRow>(
-    `SELECT ${columns} FROM holds WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+  const order = newer ? 'created_at, id' : 'created_at DESC, id DESC';
+  const rows = await sql.all<LineRow>(
+    `SELECT ${lineColumns} FROM holds WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT $${params.length}`,
     params,
   );
-  return rows.map((row) => toHold(row)!);
+  return toLines(sql, rows);
 }
 
 export interface HoldDecisionRow {

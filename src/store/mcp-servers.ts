@@ -7,10 +7,18 @@ export interface McpServer {
   name: string;
   url: string;
   headersSealed: string;
+  /** How long a tools/call may wait for the upstream's answer; its progress restarts the clock. */
+  callTimeoutSeconds: number;
   createdAt: number;
 }
 
-const columns = `id, workspace_id AS "workspaceId", slug, name, url, headers_sealed AS "headersSealed", created_at AS "createdAt"`;
+/** `call_timeout_seconds` when the workspace file leaves it out: 15 minutes (decisions.md, MCP). */
+export const DEFAULT_CALL_TIMEOUT_SECONDS = 900;
+/** The bounds of `call_timeout_seconds`: a second to a day. */
+export const MAX_CALL_TIMEOUT_SECONDS = 86_400;
+
+const columns = `id, workspace_id AS "workspaceId", slug, name, url, headers_sealed AS "headersSealed",
+  call_timeout_seconds AS "callTimeoutSeconds", created_at AS "createdAt"`;
 
 export const listMcpServers = (sql: Sql, workspaceId: string) =>
   sql.all<McpServer>(
@@ -30,10 +38,11 @@ export const findMcpServer = (sql: Sql, id: string) =>
 /** Inserts or updates by slug; a removed server declared again comes back with its id. */
 export async function upsertMcpServer(sql: Sql, server: McpServer): Promise<void> {
   await sql.run(
-    `INSERT INTO mcp_servers (id, workspace_id, slug, name, url, headers_sealed, created_at, removed_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)
+    `INSERT INTO mcp_servers (id, workspace_id, slug, name, url, headers_sealed, call_timeout_seconds, created_at, removed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)
      ON CONFLICT (workspace_id, slug) DO UPDATE SET name = excluded.name, url = excluded.url,
-       headers_sealed = excluded.headers_sealed, removed_at = NULL`,
+       headers_sealed = excluded.headers_sealed, call_timeout_seconds = excluded.call_timeout_seconds,
+       removed_at = NULL`,
     [
       server.id,
       server.workspaceId,
@@ -41,6 +50,7 @@ export async function upsertMcpServer(sql: Sql, server: McpServer): Promise<void
       server.name,
       server.url,
       server.headersSealed,
+      server.callTimeoutSeconds,
       server.createdAt,
     ],
   );

@@ -1,12 +1,19 @@
-/** Versioned migrations: `migrations/NNN_name.sql`, each applied once, in order, in its own transaction. */
+/**
+ * Versioned migrations: `migrations/NNN_name.sql`, each applied once, in order, in its own transaction.
+ * `NNN_name.sqlite.sql` and `NNN_name.postgres.sql` are one version written for each engine, where the
+ * two need different things (an index one of them cannot hold).
+ */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Db } from './db.ts';
 
 const directory = new URL('./migrations/', import.meta.url);
 
-export function listMigrations() {
+export function listMigrations(dialect: Db['dialect']) {
   return readdirSync(directory)
-    .filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name))
+    .filter((name) => {
+      const engine = name.match(/^\d{3}_[a-z0-9_]+(?:\.(sqlite|postgres))?\.sql$/);
+      return engine !== null && (engine[1] === undefined || engine[1] === dialect);
+    })
     .sort()
     .map((name) => ({
       version: Number(name.slice(0, 3)),
@@ -21,7 +28,7 @@ export async function migrate(db: Db): Promise<number[]> {
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)',
   );
   const applied: number[] = [];
-  for (const migration of listMigrations()) {
+  for (const migration of listMigrations(db.dialect)) {
     const done = await db.transaction(async (tx) => {
       // Instances starting together wait here for each other instead of racing on the DDL.
       if (db.dialect === 'postgres') await tx.one('SELECT pg_advisory_xact_lock(7294001)');

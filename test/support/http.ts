@@ -1,4 +1,5 @@
 /** Small HTTP helpers for tests: JSON in, JSON (or text) out. */
+import assert from 'node:assert/strict';
 
 export interface Answer {
   status: number;
@@ -56,4 +57,16 @@ export async function rpcMessages(response: Response): Promise<any[]> {
       .map((line) => JSON.parse(line.slice(5)));
   }
   return text ? [JSON.parse(text)] : [];
+}
+
+/** The JSON-RPC error a rejected MCP client promise carries (fails the test when it resolves). */
+export async function rpcFailure(
+  promise: Promise<unknown>,
+): Promise<{ code: number; message: string; data?: unknown }> {
+  const outcome = await promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  if (!('error' in outcome)) assert.fail(`expected a JSON-RPC error, got ${JSON.stringify(outcome.value)}`);
+  return outcome.error as { code: number; message: string; data?: unknown };
 }

@@ -1,6 +1,6 @@
 /** Admin pages: registered here, one module each. */
 import type { FastifyInstance } from 'fastify';
-import type { PageDeps } from '../plugin.ts';
+import type { PageDeps } from '../respond.ts';
 import { brandingPages } from './admin/branding.ts';
 import { keyPages } from './admin/keys.ts';
 import { mcpServerPages } from './admin/mcp-servers.ts';

@@ -16,7 +16,7 @@ import {
   SESSION_COOKIE,
   sendPage,
   sessionCookie,
-} from '../plugin.ts';
+} from '../respond.ts';
 
 const SESSION_SECONDS = SESSION_DAYS * 86_400;
 

@@ -11,7 +11,7 @@ import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
 import { type Html, html } from '../html.ts';
 import { holdFacts } from '../hold-view.ts';
 import { layout } from '../layout.ts';
-import { field, type Form, type PageDeps, problemPage, sendPage } from '../plugin.ts';
+import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import { conditionsView } from '../views/conditions.ts';
 import { decidedInWords, fourEyesView } from '../views/four-eyes.ts';
 

@@ -1,137 +1,413 @@
-/** The inbox (holds waiting for me), one hold in full, the decision form, history, live events, evidence and its export. */
-import { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
-import type { Hold } from '../../domain/hold.ts';
+/**
+ * The approver's desk: the holds waiting for me as a compact list (filters and paging in the URL) with
+ * the selected one in full beside it; a hold's own page; deciding; what changed since a page was drawn
+ * (the live updates mark it in place); live events.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { decideHold } from '../../services/decide-hold.ts';
 import { ServiceError } from '../../services/errors.ts';
-import { historyOf, holdDetail, inboxOf, waitingIdsOf } from '../../services/inbox.ts';
+import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
+import {
+  type InboxChanges,
+  type InboxCursor,
+  type InboxFilters,
+  type InboxPage,
+  inboxChanges,
+  inboxPage,
+  holdDetail,
+  waitingIdsOf,
+} from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
-import { newestCheckpoint } from '../../services/publish-checkpoints.ts';
-import { verifyChain } from '../../services/verify-chain.ts';
-import { exportEvidence } from '../../services/export-evidence.ts';
-import { type Html, html, time, when } from '../html.ts';
-import { holdFacts } from '../hold-view.ts';
+import { appPath } from '../app-path.ts';
+import { type Html, html, when } from '../html.ts';
 import { layout } from '../layout.ts';
-import { field, type Form, type PageDeps, problemPage, sendPage } from '../plugin.ts';
+import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
+import { holdLineView } from '../views/hold-line.ts';
+import { holdPanelView } from '../views/hold-panel.ts';
 
-const STATUSES = ['pending', 'approved', 'rejected', 'expired', 'auto_allowed', 'executed', 'failed'];
+const CURSOR = /^(-?\d{1,16})_(svc_pa_[A-Za-z0-9_-]{1,64})$/;
+const text = (max: number) => z.string().trim().max(max).optional();
 
-const status = (hold: Hold) =>
-  html`<span class="status ${hold.status}">${hold.status.replace('_', ' ')}</span>`;
+/** The inbox's URL: filters, order, a page cursor and the selected hold. */
+const InboxUrl = z.object({
+  tool: text(200),
+  connection: text(200),
+  agent: text(200),
+  rule: text(200),
+  env: z.enum(['', 'live', 'test']).optional(),
+  q: text(200),
+  order: z.enum(['deadline', 'newest']).optional(),
+  after: z.string().regex(CURSOR).optional(),
+  before: z.string().regex(CURSOR).optional(),
+  hold: z.string().regex(HOLD_REFERENCE_PATTERN).optional(),
+  notice: z.string().max(40).optional(),
+});
+type InboxUrl = z.infer<typeof InboxUrl>;
 
-const progress = (hold: Hold) =>
-  hold.approvalsRequired > 1
-    ? html`<span class="progress">${hold.approvalsReceived} of ${hold.approvalsRequired} approvals</span>`
-    : null;
+/** The decision form: where to return is a path of the app (anything else returns to the inbox). */
+const DecideForm = z.object({
+  verdict: z.enum(['approve', 'reject']),
+  comment: z.string(),
+  back: z.string().transform((value) => appPath(value) ?? '/app/inbox'),
+  next: z.string().transform((value) => (HOLD_REFERENCE_PATTERN.test(value) ? value : null)),
+});
 
-function decisionForm(hold: Hold, session: AppSession, canDecide: boolean): Html | null {
-  if (hold.status !== 'pending' || !canDecide || session.member.role === 'viewer') return null;
-  return html`<form method="post" action="/app/holds/${hold.id}/decide" class="decide">
-    <input type="hidden" name="_csrf" value="${session.csrfToken}" />
-    <label for="comment-${hold.id}">Comment (optional)</label>
-    <textarea id="comment-${hold.id}" name="comment" maxlength="2000"></textarea>
-    <div class="buttons">
-      <button type="submit" name="verdict" value="approve" class="approve">Approve</button>
-      <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
+const FIELD_NAMES: Record<string, string> = {
+  tool: 'Tool',
+  connection: 'Connection',
+  agent: 'Agent',
+  rule: 'Rule',
+  env: 'Environment',
+  q: 'Search',
+  order: 'Order',
+  after: 'Page',
+  before: 'Page',
+  hold: 'Hold',
+  notice: 'Notice',
+};
+
+/** The parsed URL, or which of its fields is not understood (named, never echoed). */
+function parseInboxUrl(query: unknown): { url: InboxUrl } | { problem: string } {
+  const parsed = InboxUrl.safeParse(query ?? {});
+  if (parsed.success) return { url: parsed.data };
+  const names = [
+    ...new Set(parsed.error.issues.map((issue) => FIELD_NAMES[String(issue.path[0])] ?? 'A field')),
+  ];
+  return { problem: `${names.join(', ')}: not understood. Change the filter or start again from the inbox.` };
+}
+
+const cursorOf = (value: string | undefined): InboxCursor | null => {
+  const match = value?.match(CURSOR);
+  return match ? { key: Number(match[1]), id: match[2]! } : null;
+};
+const cursorText = (cursor: InboxCursor) => `${cursor.key}_${cursor.id}`;
+
+function filtersOf(url: InboxUrl): InboxFilters {
+  return {
+    tool: url.tool || undefined,
+    connection: url.connection || undefined,
+    agent: url.agent || undefined,
+    rule: url.rule || undefined,
+    environment: url.env || undefined,
+    text: url.q || undefined,
+  };
+}
+
+/** `/app/inbox?…` with the URL's filters and order, changed by `set` (an undefined value drops a key). */
+function inboxHref(url: InboxUrl, set: Partial<Record<keyof InboxUrl, string | undefined>> = {}): string {
+  const kept: [string, string][] = [];
+  for (const key of [
+    'tool',
+    'connection',
+    'agent',
+    'rule',
+    'env',
+    'q',
+    'order',
+    'after',
+    'before',
+    'hold',
+  ] as const) {
+    const value = key in set ? set[key] : url[key];
+    if (value) kept.push([key, value]);
+  }
+  const query = new URLSearchParams(kept).toString();
+  return query ? `/app/inbox?${query}` : '/app/inbox';
+}
+
+const NOTICES: Record<string, string> = {
+  approved: 'Approved.',
+  rejected: 'Rejected.',
+  recorded: 'Your approval is recorded; more are needed.',
+  closed: 'Not decided: that hold was decided or expired before your answer.',
+  already_decided: 'Not decided: you have decided that hold already; each member counts once.',
+};
+
+/** In words, why a shown hold no longer waits for the reader: `Approved by Ada Admin`. */
+export function leftInWords(left: InboxChanges['left'][number]): string {
+  const by = (verdict: string) => {
+    const names = left.decisions.filter((d) => d.verdict === verdict).map((d) => (d.mine ? 'you' : d.name));
+    return names.length ? ` by ${names.join(' and ')}` : '';
+  };
+  switch (left.status) {
+    case 'approved':
+    case 'executed':
+    case 'failed':
+      return `Approved${by('approve')}${left.status === 'approved' ? '' : ` · ${left.status}`}`;
+    case 'rejected':
+      return `Rejected${by('reject')}`;
+    case 'expired':
+      return 'Expired without a decision';
+    case 'pending': {
+      const mine = left.decisions.find((d) => d.mine);
+      return mine
+        ? `You ${mine.verdict === 'approve' ? 'approved' : 'rejected'}; it waits for others`
+        : 'No longer waits for you';
+    }
+    default:
+      return left.status.replace('_', ' ');
+  }
+}
+
+function filterForm(url: InboxUrl, page: InboxPage): Html {
+  const input = (name: 'tool' | 'agent' | 'q', label: Html | string, type = 'text') =>
+    html`<div class="${name === 'q' ? 'search' : null}">
+      <label for="f-${name}">${label}</label
+      ><input id="f-${name}" name="${name}" type="${type}" value="${url[name] ?? ''}" maxlength="200" />
+    </div>`;
+  const select = (name: 'connection' | 'rule' | 'env', label: string, values: string[]) =>
+    html`<div>
+      <label for="f-${name}">${label}</label
+      ><select id="f-${name}" name="${name}">
+        <option value="">Any</option>
+        ${values.map((value) => html`<option value="${value}" ${url[name] === value ? html`selected` : null}>${value}</option>`)}
+      </select>
+    </div>`;
+  const narrowed = [url.tool, url.agent, url.connection, url.rule, url.env].some(Boolean);
+  const changed = narrowed || !!url.q || url.order === 'newest';
+  return html`<form
+    method="get"
+    action="/app/inbox"
+    class="filters"
+    role="search"
+    aria-label="Filter the inbox"
+  >
+    ${input('q', html`Search <span class="muted">tool, agent, reference</span>`, 'search')}
+    <div>
+      <label for="f-order">Order</label
+      ><select id="f-order" name="order">
+        <option value="deadline">Deadline soonest</option>
+        <option value="newest" ${url.order === 'newest' ? html`selected` : null}>Newest first</option>
+      </select>
     </div>
+    <div class="filter-buttons">
+      <button type="submit">Filter</button>${when(changed, () => html` <a href="/app/inbox">Clear</a>`)}
+    </div>
+    <details class="more-filters" ${narrowed ? html`open` : null}>
+      <summary>More filters${narrowed ? ' (in use)' : ''}</summary>
+      <div>
+        ${input('tool', html`Tool <span class="muted">glob: payments.*</span>`)}
+        ${input('agent', html`Agent <span class="muted">id or label</span>`)}
+        ${select('connection', 'Connection', page.choices.connections)}
+        ${select('rule', 'Rule', page.choices.rules)}
+        ${select('env', 'Environment', page.choices.environments)}
+      </div>
+    </details>
   </form>`;
 }
 
-function holdCard(hold: Hold, session: AppSession, canDecide: boolean): Html {
-  return html`<article class="card hold" id="hold-${hold.id}" aria-labelledby="title-${hold.id}">
-    <header>
-      <h2 id="title-${hold.id}"><a href="/app/holds/${hold.id}">${hold.toolName}</a></h2>
-      <span>${status(hold)} ${progress(hold)}</span>
-    </header>
-    ${holdFacts(hold)} ${decisionForm(hold, session, canDecide)}
-  </article>`;
+/** `path` with these query parameters set (null ones dropped), keeping the ones it has. */
+function withQuery(path: string, set: Record<string, string | null>): string {
+  const url = new URL(path, 'http://app.invalid');
+  for (const [key, value] of Object.entries(set)) {
+    if (value === null) url.searchParams.delete(key);
+    else url.searchParams.set(key, value);
+  }
+  return `${url.pathname}${url.search}`;
 }
 
+/** The keyboard's keys, opened with `?` (app.js), and the confirmation of a decision made with them. */
+const keysDialog = () =>
+  html`<dialog id="keys" aria-labelledby="keys-title">
+      <h2 id="keys-title">Keyboard</h2>
+      <dl class="keys">
+        <dt><kbd>j</kbd> / <kbd>k</kbd></dt>
+        <dd>next / previous hold</dd>
+        <dt><kbd>Enter</kbd></dt>
+        <dd>open the hold</dd>
+        <dt><kbd>a</kbd></dt>
+        <dd>approve the open hold (asks first)</dd>
+        <dt><kbd>r</kbd></dt>
+        <dd>reject the open hold (asks first)</dd>
+        <dt><kbd>c</kbd></dt>
+        <dd>write a comment</dd>
+        <dt><kbd>?</kbd></dt>
+        <dd>this list</dd>
+      </dl>
+      <form method="dialog"><button type="submit">Close</button></form>
+    </dialog>
+    <dialog id="confirm" aria-labelledby="confirm-title">
+      <form method="dialog">
+        <h2 id="confirm-title"></h2>
+        <p class="confirm-action"><code></code></p>
+        <p class="muted confirm-agent"></p>
+        <div class="buttons">
+          <button type="submit" value="yes" class="confirm-yes"></button>
+          <button type="submit" value="no" class="secondary">Cancel</button>
+        </div>
+      </form>
+    </dialog>`;
+
 export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
-  const page = async (
-    session: AppSession,
-    active: string,
-    title: string,
-    body: Html,
-    notice?: string | null,
-  ) =>
-    layout(
-      { title, session, active, notice, pending: (await waitingIdsOf(ctx, session.member)).length },
-      body,
-    );
+  const pendingOf = async (session: AppSession) => (await waitingIdsOf(ctx, session.member)).length;
 
-  app.get<{ Querystring: { notice?: string } }>('/app/inbox', async (request, reply) => {
-    const session = request.appSession!;
-    const holds = await inboxOf(ctx, session.member);
-    const body = html`<h1>Waiting for you <span class="badge">${holds.length}</span></h1>
-      ${holds.length === 0 ? html`<p class="empty card">Nothing waits for your decision.</p>` : holds.map((hold) => holdCard(hold, session, true))}`;
-    const notice = {
-      approved: 'Approved.',
-      rejected: 'Rejected.',
-      recorded: 'Your approval is recorded; more are needed.',
-    }[request.query.notice ?? ''];
-    return sendPage(
-      reply,
-      layout({ title: 'Inbox', session, active: 'inbox', pending: holds.length, notice }, body),
-    );
-  });
-
-  app.get<{ Params: { id: string } }>('/app/holds/:id', async (request, reply) => {
-    const session = request.appSession!;
-    if (!HOLD_REFERENCE_PATTERN.test(request.params.id))
-      return problemPage(reply, 404, 'Not found', 'No such hold.', session);
-    const detail = await holdDetail(ctx, session.workspace.id, request.params.id).catch((error: unknown) => {
+  /** The selected hold in full, or null when it is not of this workspace. */
+  async function panelOf(session: AppSession, id: string, back: string, next: string | null) {
+    const detail = await holdDetail(ctx, session.workspace.id, id).catch((error: unknown) => {
       if (error instanceof ServiceError) return null;
       throw error;
     });
+    if (!detail) return null;
+    const [facts, fourEyes] = await Promise.all([
+      submissionFacts(ctx, detail.hold),
+      fourEyesOf(ctx, detail.hold, session.member),
+    ]);
+    return {
+      title: detail.hold.toolName,
+      view: holdPanelView({ hold: detail.hold, facts, fourEyes, session, back, next }),
+    };
+  }
+
+  app.get('/app/inbox', async (request, reply) => {
+    const session = request.appSession!;
+    const parsed = parseInboxUrl(request.query);
+    if ('problem' in parsed) return problemPage(reply, 400, 'Not understood', parsed.problem, session);
+    const { url } = parsed;
+    const drawnAt = ctx.now();
+    const page = await inboxPage(ctx, session.member, {
+      filters: filtersOf(url),
+      order: url.order ?? 'deadline',
+      after: cursorOf(url.after),
+      before: cursorOf(url.before),
+    });
+    const lines = page.lines;
+    const chosen = url.hold ?? lines[0]?.id ?? null;
+    const index = lines.findIndex((line) => line.id === chosen);
+    // After a decision the next line is selected, or the one before when it was the last.
+    const next = index < 0 ? null : ((lines[index + 1] ?? lines[index - 1] ?? null)?.id ?? null);
+    const back = inboxHref(url, { hold: undefined });
+    const panel = chosen === null ? null : await panelOf(session, chosen, back, next);
+    const selection = url.hold && panel ? 'chosen' : panel ? 'default' : 'none';
+    const lineHref = (id: string) => inboxHref(url, { hold: id });
+    const body = html`<div class="desk" data-selection="${selection}" data-drawn-at="${drawnAt}">
+        <section class="queue" aria-labelledby="queue-title">
+          <div class="heading">
+            <h1 id="queue-title">
+              Waiting for you <span class="badge">${page.matching}</span>${when(
+                page.matching !== page.waiting,
+                () => html` <span class="muted">of ${page.waiting}</span>`,
+              )}
+            </h1>
+            <button type="button" class="link keys-help" aria-keyshortcuts="?">Keyboard: ?</button>
+          </div>
+          ${filterForm(url, page)}
+          <p class="arrivals" role="status">
+            <a href="${inboxHref(url, { after: undefined, before: undefined, hold: undefined })}" hidden></a>
+          </p>
+          ${when(page.capped, () => html`<p class="notice">More holds wait than the inbox lists at once: filter to see the rest.</p>`)}
+          ${
+            lines.length === 0
+              ? html`<p class="empty card">
+                  ${page.waiting === 0 ? 'Nothing waits for your decision.' : 'No waiting hold matches these filters.'}
+                </p>`
+              : html`<ol class="lines" aria-label="Holds waiting for you">
+                  ${lines.map((line) => holdLineView(line, { href: lineHref(line.id), selected: line.id === chosen }))}
+                </ol>`
+          }
+          <nav class="pager" aria-label="Pages">
+            ${when(page.previous, () => html`<a href="${inboxHref(url, { before: cursorText(page.previous!), after: undefined, hold: undefined })}" rel="prev">← Earlier</a>`)}
+            ${when(page.next, () => html`<a href="${inboxHref(url, { after: cursorText(page.next!), before: undefined, hold: undefined })}" rel="next">Later →</a>`)}
+          </nav>
+        </section>
+        <section class="detail" aria-label="Selected hold">
+          ${when(selection === 'chosen', () => html`<p class="back-to-list"><a href="${back}">← All waiting holds</a></p>`)}
+          ${panel?.view ?? html`<p class="empty card">Select a hold to see it in full.</p>`}
+        </section>
+      </div>
+      ${keysDialog()}`;
+    return sendPage(
+      reply,
+      layout(
+        {
+          title: 'Inbox',
+          session,
+          active: 'inbox',
+          pending: page.waiting,
+          notice: NOTICES[url.notice ?? ''],
+        },
+        body,
+      ),
+    );
+  });
+
+  // What changed since a page was drawn: the live updates of the inbox and of a hold's page.
+  app.get<{ Querystring: Record<string, string | undefined> }>(
+    '/app/inbox/changes',
+    async (request, reply) => {
+      const session = request.appSession!;
+      const { shown = '', since = '', ...rest } = request.query;
+      const parsed = parseInboxUrl(rest);
+      const ids = shown.split(',').filter((id) => HOLD_REFERENCE_PATTERN.test(id));
+      if ('problem' in parsed || ids.length > 200 || !/^\d{1,16}$/.test(since)) {
+        return reply.code(400).send({ error: 'not_understood' });
+      }
+      const changes = await inboxChanges(ctx, session.member, ids, filtersOf(parsed.url), Number(since));
+      return reply.header('Cache-Control', 'no-store').send({
+        waiting: changes.waiting,
+        arrived: changes.arrived,
+        left: changes.left.map((left) => ({ id: left.id, status: left.status, note: leftInWords(left) })),
+        approvals: changes.approvals
+          .filter((progress) => progress.required > 1)
+          .map((progress) => ({ ...progress, names: progress.names.join(', ') })),
+      });
+    },
+  );
+
+  app.get<{ Params: { id: string } }>('/app/holds/:id', async (request, reply) => {
+    const session = request.appSession!;
+    const id = request.params.id;
+    const back = `/app/holds/${id}`;
+    const panel = HOLD_REFERENCE_PATTERN.test(id) ? await panelOf(session, id, back, null) : null;
+    if (!panel) return problemPage(reply, 404, 'Not found', 'No such hold.', session);
+    const notice = NOTICES[String((request.query as Record<string, unknown>).notice ?? '')];
+    const body = html`<div class="hold-page" data-drawn-at="${ctx.now()}">
+        <p><a href="/app/inbox">← Inbox</a></p>
+        ${panel.view}
+      </div>
+      ${keysDialog()}`;
+    return sendPage(
+      reply,
+      layout(
+        { title: panel.title, session, active: 'inbox', pending: await pendingOf(session), notice },
+        body,
+      ),
+    );
+  });
+
+  app.get<{ Params: { id: string } }>('/app/holds/:id/arguments.json', async (request, reply) => {
+    const session = request.appSession!;
+    const id = request.params.id;
+    const detail = HOLD_REFERENCE_PATTERN.test(id)
+      ? await holdDetail(ctx, session.workspace.id, id).catch((error: unknown) => {
+          if (error instanceof ServiceError) return null;
+          throw error;
+        })
+      : null;
     if (!detail) return problemPage(reply, 404, 'Not found', 'No such hold.', session);
-    const mine = (await waitingIdsOf(ctx, session.member)).includes(detail.hold.id);
-    const body = html`<p><a href="/app/inbox">← Inbox</a></p>
-      ${holdCard(detail.hold, session, mine)}
-      <section class="card">
-        <h2>Decisions</h2>
-        ${
-          detail.decisions.length === 0
-            ? html`<p class="muted">None yet.</p>`
-            : html`<table class="responsive">
-                <thead>
-                  <tr>
-                    <th>Member</th>
-                    <th>Verdict</th>
-                    <th>Channel</th>
-                    <th>When</th>
-                    <th>Comment</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${detail.decisions.map(
-                    (d) =>
-                      html`<tr>
-                        <td>${d.name} <span class="muted">${d.email}</span></td>
-                        <td>${d.verdict}</td>
-                        <td>${d.channel}</td>
-                        <td>${time(d.decidedAt)}</td>
-                        <td>${d.comment ?? ''}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>`
-        }
-        ${when(detail.hold.decidedAt !== null, () => html`<p>Outcome: <strong>${detail.hold.verdict}</strong> via ${detail.hold.channel}${detail.hold.reason ? html` — ${detail.hold.reason}` : null}</p>`)}
-        <p class="muted">Reference <code>${detail.hold.id}</code> · environment ${detail.hold.environment}</p>
-      </section>`;
-    return sendPage(reply, await page(session, 'inbox', detail.hold.toolName, body));
+    return reply
+      .type('application/json; charset=utf-8')
+      .header('Content-Disposition', `attachment; filename="${detail.hold.id}-arguments.json"`)
+      .header('Cache-Control', 'no-store')
+      .header('X-Content-Type-Options', 'nosniff')
+      .send(JSON.stringify(detail.hold.arguments, null, 2));
   });
 
   app.post<{ Params: { id: string }; Body: Form }>('/app/holds/:id/decide', async (request, reply) => {
     const session = request.appSession!;
-    const verdict = field(request.body, 'verdict');
-    if (!HOLD_REFERENCE_PATTERN.test(request.params.id) || (verdict !== 'approve' && verdict !== 'reject')) {
-      return problemPage(reply, 400, 'Not understood', 'Choose approve or reject.', session);
+    const form = DecideForm.safeParse({
+      verdict: field(request.body, 'verdict'),
+      comment: field(request.body, 'comment'),
+      back: field(request.body, 'back'),
+      next: field(request.body, 'next'),
+    });
+    if (!HOLD_REFERENCE_PATTERN.test(request.params.id) || !form.success) {
+      return problemWithCount(reply, session, 400, 'Not understood', 'Choose approve or reject.');
     }
     if (session.member.role === 'viewer')
-      return problemPage(reply, 403, 'Not allowed', 'Viewers do not decide.', session);
+      return problemWithCount(reply, session, 403, 'Not allowed', 'Viewers do not decide.');
+    const { verdict, comment, back, next } = form.data;
     let result;
     try {
       result = await decideHold(ctx, {
@@ -139,162 +415,63 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
         holdId: request.params.id,
         memberId: session.member.id,
         verdict,
-        comment: field(request.body, 'comment'),
+        comment,
         channel: 'inbox',
       });
     } catch (error) {
       if (error instanceof ServiceError)
-        return problemPage(
+        return problemWithCount(
           reply,
+          session,
           error.code === 'not_found' ? 404 : 422,
           'Not decided',
           error.message,
-          session,
         );
       throw error;
     }
-    const messages: Record<string, [number, string]> = {
-      not_an_approver: [403, 'You are not among the approvers of this hold.'],
-      already_decided: [409, 'You have decided this hold already; each member counts once.'],
-      closed: [409, `This hold is ${result.hold.status} already.`],
-    };
-    const problem = messages[result.outcome];
-    if (problem) return problemPage(reply, problem[0], 'Not decided', problem[1], session);
-    const notice = result.hold.status === 'pending' ? 'recorded' : result.hold.status;
-    return reply.redirect(`/app/inbox?notice=${notice}`, 303);
-  });
-
-  app.get<{ Querystring: Record<string, string | undefined> }>('/app/history', async (request, reply) => {
-    const session = request.appSession!;
-    const q = request.query;
-    const day = (value: string | undefined) =>
-      value && /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : undefined;
-    const to = day(q.to);
-    const filters = {
-      status: STATUSES.includes(q.status ?? '') ? q.status : undefined,
-      tool: q.tool?.slice(0, 200) || undefined,
-      agent: q.agent?.slice(0, 200) || undefined,
-      from: day(q.from),
-      to: to === undefined ? undefined : to + 86_400_000,
-    };
-    const before = q.before?.match(/^(\d+)_(svc_pa_[A-Za-z0-9_-]+)$/);
-    const holds = await historyOf(
-      ctx,
-      session.workspace.id,
-      filters,
-      before ? { createdAt: Number(before[1]), id: before[2]! } : null,
-      51,
+    if (result.outcome === 'not_an_approver')
+      return problemWithCount(
+        reply,
+        session,
+        403,
+        'Not decided',
+        'You are not among the approvers of this hold.',
+      );
+    // Back where the decision was made, with what became of it; a hold decided meanwhile stays selected.
+    const decided = result.outcome === 'closed' || result.outcome === 'already_decided';
+    const notice = decided
+      ? result.outcome
+      : result.hold.status === 'pending'
+        ? 'recorded'
+        : result.hold.status;
+    const select = decided ? request.params.id : next;
+    return reply.redirect(
+      withQuery(back, { notice, hold: back.startsWith('/app/inbox') ? select : null }),
+      303,
     );
-    const more = holds.length > 50 ? holds[49]! : null;
-    const shown = holds.slice(0, 50);
-    const keep = new URLSearchParams(
-      Object.entries(q).filter(([k, v]) => k !== 'before' && v) as [string, string][],
+  });
+
+  /** A problem page whose header still counts what waits for the member. */
+  async function problemWithCount(
+    reply: FastifyReply,
+    session: AppSession,
+    status: number,
+    title: string,
+    message: string,
+  ) {
+    return sendPage(
+      reply,
+      layout(
+        { title, session, pending: await pendingOf(session) },
+        html`<div class="narrow card">
+          <h1>${title}</h1>
+          <p>${message}</p>
+          <p><a href="/app/inbox">Back to the inbox</a></p>
+        </div>`,
+      ),
+      status,
     );
-    const body = html`<h1>History</h1>
-      <form method="get" action="/app/history" class="filters" role="search">
-        <div>
-          <label for="f-status">Status</label
-          ><select id="f-status" name="status">
-            <option value="">Any</option>
-            ${STATUSES.map((s) => html`<option value="${s}" ${q.status === s ? html` selected` : null}>${s.replace('_', ' ')}</option>`)}
-          </select>
-        </div>
-        <div>
-          <label for="f-tool">Tool</label
-          ><input id="f-tool" name="tool" type="text" value="${q.tool ?? ''}" />
-        </div>
-        <div>
-          <label for="f-agent">Agent</label
-          ><input id="f-agent" name="agent" type="text" value="${q.agent ?? ''}" />
-        </div>
-        <div>
-          <label for="f-from">From</label
-          ><input id="f-from" name="from" type="date" value="${q.from ?? ''}" />
-        </div>
-        <div><label for="f-to">To</label><input id="f-to" name="to" type="date" value="${q.to ?? ''}" /></div>
-        <div><button type="submit">Filter</button></div>
-      </form>
-      ${
-        shown.length === 0
-          ? html`<p class="empty card">No holds match.</p>`
-          : html`<table class="responsive">
-              <thead>
-                <tr>
-                  <th>Requested</th>
-                  <th>Tool</th>
-                  <th>Agent</th>
-                  <th>Status</th>
-                  <th>Decided</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${shown.map(
-                  (h) =>
-                    html`<tr>
-                      <td>${time(h.createdAt)}</td>
-                      <td>
-                        <a href="/app/holds/${h.id}">${h.toolName}</a>
-                        <span class="muted">${h.connection}</span>
-                      </td>
-                      <td>${h.agentLabel ?? h.agentId}</td>
-                      <td>${status(h)}</td>
-                      <td>${time(h.decidedAt)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
-      ${when(more, () => html`<p><a href="/app/history?${keep.toString()}${keep.size ? '&' : ''}before=${more!.createdAt}_${more!.id}">Older →</a></p>`)}`;
-    return sendPage(reply, await page(session, 'history', 'History', body));
-  });
-
-  app.get('/app/evidence', async (request, reply) => {
-    const session = request.appSession!;
-    const result = await verifyChain(ctx, session.workspace.id);
-    const published = await newestCheckpoint(ctx, session.workspace.id);
-    const body = html`<h1>Evidence chain</h1>
-      <section class="card">
-        <p>
-          ${result.valid ? html`<span class="status approved">intact</span>` : html`<span class="status rejected">broken</span>`}
-          ${result.checked} entries checked ${time(Date.parse(result.verified_at))}.
-        </p>
-        ${when(result.first_invalid, () => html`<p class="error" role="alert">First problem at entry ${result.first_invalid!.seq}: ${result.first_invalid!.reason.replaceAll('_', ' ')}.</p>`)}
-        <dl class="facts">
-          <dt>Head</dt>
-          <dd>${result.head ? html`#${result.head.seq} <code>${result.head.hash}</code>` : '—'}</dd>
-          <dt>Signed checkpoint</dt>
-          <dd>
-            ${result.checkpoint ? html`#${result.checkpoint.seq}, key <code>${result.checkpoint.key_id}</code>, ${time(Date.parse(result.checkpoint.signed_at))}` : '—'}
-          </dd>
-          <dt>Last published</dt>
-          <dd>
-            ${published ? html`#${published.seq} <code>${published.hash}</code>, ${time(published.published_at)}` : '—'}
-          </dd>
-        </dl>
-        <p class="muted">
-          Anyone can check this chain: <code>GET /api/v1/audit/verify</code>, and the public keys at
-          <a href="/.well-known/approvals-audit-key">/.well-known/approvals-audit-key</a>. Keep the published
-          checkpoints somewhere else (<code>GET /api/v1/audit/checkpoints</code>, or the
-          <code>evidence.checkpoint</code> webhook event): a chain rewritten after one was published no longer
-          holds it.
-        </p>
-        <p>
-          <a href="/app/evidence/export" download>Download every entry</a> (JSON Lines) to check the chain
-          offline with the SDK's <code>verifyEvidenceExport</code>.
-        </p>
-      </section>`;
-    return sendPage(reply, await page(session, 'evidence', 'Evidence', body));
-  });
-
-  app.get('/app/evidence/export', async (request, reply) => {
-    const { workspace } = request.appSession!;
-    const day = new Date(ctx.now()).toISOString().slice(0, 10);
-    return reply
-      .type('application/x-ndjson; charset=utf-8')
-      .header('Content-Disposition', `attachment; filename="evidence-${workspace.slug}-${day}.jsonl"`)
-      .header('Cache-Control', 'no-store')
-      .send(Readable.from(exportEvidence(ctx, workspace.id)));
-  });
+  }
 
   // Live updates: one event per change to the workspace's holds; the page refetches itself.
   app.get('/app/events', async (request, reply) => {

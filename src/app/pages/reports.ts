@@ -7,7 +7,7 @@ import { waitingIdsOf } from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { html } from '../html.ts';
 import { layout } from '../layout.ts';
-import { type PageDeps, sendPage } from '../plugin.ts';
+import { type PageDeps, sendPage } from '../respond.ts';
 
 type Query = Record<string, string | undefined>;
 

@@ -16,7 +16,7 @@ import type { EmbedTokenSummary } from '../../store/notifications.ts';
 import { copyable } from '../copyable.ts';
 import { type Html, html, time } from '../html.ts';
 import { layout } from '../layout.ts';
-import { field, type Form, type PageDeps, problemPage, sendPage } from '../plugin.ts';
+import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 
 /** The tokens that still work, each with a button that revokes it (an admin sees the workspace's). */
 function tokenTable(tokens: EmbedTokenSummary[], session: AppSession): Html {

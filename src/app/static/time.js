@@ -36,7 +36,9 @@
     const text = el.classList.contains('countdown')
       ? ms <= now
         ? `expired ${relative(ms, now)}`
-        : `${relative(ms, now)} (${clock.format(ms)})`
+        : el.classList.contains('short')
+          ? relative(ms, now)
+          : `${relative(ms, now)} (${clock.format(ms)})`
       : `${local.format(ms)} · ${relative(ms, now)}`;
     if (el.textContent !== text) el.textContent = text;
   }

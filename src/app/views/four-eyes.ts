@@ -52,7 +52,7 @@ export function fourEyesView({ hold, decisions, remaining, blocker }: FourEyes):
   const pending = hold.status === 'pending';
   return html`<section class="four-eyes" aria-label="Approvals">
     <p class="line">
-      <strong>${hold.approvalsReceived} of ${hold.approvalsRequired}</strong>
+      <strong class="count">${hold.approvalsReceived} of ${hold.approvalsRequired}</strong>
       approval${hold.approvalsRequired === 1 ? '' : 's'}${pending ? html` · waiting for ${approversInWords(hold.approvers)}` : null}
     </p>
     ${when(

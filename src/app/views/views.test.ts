@@ -138,7 +138,7 @@ test('four eyes: who decided with their comment, who still can, why the reader c
     blocker: 'already_decided',
   }).toString();
   assertInert(out);
-  assert.match(out, /<strong>1 of 2<\/strong>\s*approvals · waiting for finance or an admin/);
+  assert.match(out, /<strong class="count">1 of 2<\/strong>\s*approvals · waiting for finance or an admin/);
   assert.match(out, /Alice&lt;script&gt;.*<\/strong> approved/);
   assert.match(out, /<blockquote>ok &quot;&gt;&lt;img/);
   assert.match(out, /Can still decide: Bob&quot;&gt;/);
@@ -196,4 +196,34 @@ test('times: UTC text names its zone; the relative form', () => {
   assert.equal(relativeText(now + 3 * 3_600_000, now), 'in 3 h');
   assert.equal(relativeText(now - 2 * 86_400_000, now), '2 d ago');
   assert.equal(relativeText(now + 20_000, now), 'now');
+});
+
+test('a hold line: names and the summary escaped, hidden characters shown, approvals so far', async () => {
+  const { holdLineView, approvalsText } = await import('./hold-line.ts');
+  const line = {
+    id: 'svc_pa_x',
+    environment: 'live' as const,
+    connection: `c${IMG}`,
+    toolName: `t${SCRIPT}`,
+    agentId: HIDDEN,
+    agentLabel: `${HIDDEN}${IMG}`,
+    status: 'pending' as const,
+    ruleName: SCRIPT,
+    approvers: ['role:admin'],
+    approvalsRequired: 2,
+    approvalsReceived: 1,
+    createdAt: 0,
+    expiresAt: 60_000,
+    verdict: null,
+    decidedAt: null,
+    argumentsSummary: `memo=${JSON.stringify(SCRIPT)}`,
+    argumentsSize: 40,
+    decisions: [{ name: `Ada${IMG}`, verdict: 'approve' }],
+  };
+  const out = holdLineView(line, { href: '/app/inbox?hold=svc_pa_x&q=<b>', selected: true }).toString();
+  assertInert(out);
+  assert.match(out, /evil\\u202egnp\.exe\\u200b/);
+  assert.match(out, /href="\/app\/inbox\?hold=svc_pa_x&amp;q=&lt;b&gt;" aria-current="true"/);
+  assert.match(out, /1 of 2 · Ada&quot;&gt;&lt;img/);
+  assert.equal(approvalsText({ approvalsRequired: 1, approvalsReceived: 0 }, []), null);
 });

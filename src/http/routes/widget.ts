@@ -6,24 +6,31 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { channelSummary } from '../../channels/messages.ts';
+import { SUMMARY_LENGTH } from '../../channels/messages.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { decideFromWidget, memberOfEmbedToken } from '../../services/channel-decisions.ts';
 import type { ServiceContext } from '../../services/context.ts';
-import { inboxOf } from '../../services/inbox.ts';
+import { waitingSummariesOf } from '../../services/inbox.ts';
 import { sendError } from '../errors.ts';
-import { refuseUnauthenticated } from '../guard.ts';
+import { limitMember, refuseUnauthenticated } from '../guard.ts';
 import type { RateCounter } from '../rate-limiter.ts';
 
 const script = readFileSync(new URL('../../app/static/widget.js', import.meta.url), 'utf8');
+
+/** So the embedding page's script can read how long to wait after a 429. */
+const EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset';
 
 function cors(reply: FastifyReply) {
   return reply
     .header('Access-Control-Allow-Origin', '*')
     .header('Access-Control-Allow-Headers', 'authorization, content-type')
     .header('Access-Control-Allow-Methods', 'GET, POST')
-    .header('Access-Control-Max-Age', '600');
+    .header('Access-Control-Max-Age', '600')
+    .header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
 }
+
+/** The widget lists the holds closest to their deadline; the app has the rest. */
+const WIDGET_HOLDS = 100;
 
 const bearer = (request: FastifyRequest) => request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
 
@@ -31,11 +38,19 @@ export async function widgetRoutes(
   app: FastifyInstance,
   { ctx, counter }: { ctx: ServiceContext; counter: RateCounter },
 ) {
-  /** The token's member; otherwise 401, or 429 once an IP has guessed too often (brute force). */
+  /**
+   * The token's member; otherwise 401, or 429 once an IP has guessed too often (brute force), or once
+   * the member is over their widget quota (WIDGET_RATE_LIMIT, whichever of their embed tokens is used).
+   */
   async function memberOf(request: FastifyRequest, reply: FastifyReply) {
     const member = await memberOfEmbedToken(ctx, bearer(request));
-    if (!member) await refuseUnauthenticated(counter, ctx, request, reply);
-    return member;
+    if (!member) {
+      await refuseUnauthenticated(counter, ctx, request, reply);
+      return undefined;
+    }
+    if (await limitMember(counter, ctx, reply, member, 'widget')) return member;
+    sendError(reply, 429, 'rate_limited');
+    return undefined;
   }
 
   // Every answer, errors included (bad JSON, 401), carries CORS, so a caller sees the real status.
@@ -56,11 +71,10 @@ export async function widgetRoutes(
   app.get('/widget/api/holds', async (request, reply) => {
     const member = await memberOf(request, reply);
     if (!member) return reply;
-    const holds = await inboxOf(ctx, member);
+    const holds = await waitingSummariesOf(ctx, member, SUMMARY_LENGTH.widget, WIDGET_HOLDS);
     return reply.header('Cache-Control', 'no-store').send({
       member: { name: member.name },
-      holds: holds.map((hold) => {
-        const summary = channelSummary(hold, 'widget');
+      holds: holds.map(({ summary, ...hold }) => {
         return {
           id: hold.id,
           connection: hold.connection,

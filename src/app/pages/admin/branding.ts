@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { type Html, html, when } from '../../html.ts';
-import { field, type Form, type PageDeps, sendPage } from '../../plugin.ts';
+import { field, type Form, type PageDeps, sendPage } from '../../respond.ts';
 import {
   ADMIN,
   adminPage,

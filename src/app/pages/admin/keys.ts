@@ -10,7 +10,7 @@ import { ServiceError } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { copyable } from '../../copyable.ts';
 import { type Html, html, time, when } from '../../html.ts';
-import { field, type Form, type PageDeps, sendPage } from '../../plugin.ts';
+import { field, type Form, type PageDeps, sendPage } from '../../respond.ts';
 import { ADMIN, adminPage, checked, confirmCard, csrfField, describedBy, fieldError } from './shared.ts';
 
 const KEY_ID = /^key_[A-Za-z0-9_-]{1,40}$/;

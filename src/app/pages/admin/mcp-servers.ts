@@ -10,10 +10,16 @@ import type { WorkspaceConfig } from '../../../services/config-file.ts';
 import type { ServiceContext } from '../../../services/context.ts';
 import type { FieldIssue } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
-import { findMcpServerBySlug, listMcpServers, type McpServer } from '../../../store/mcp-servers.ts';
-import { listTools, type Tool } from '../../../store/tools.ts';
+import { mcpServerOf, mcpServersOf } from '../../../services/mcp-servers.ts';
+import { toolsOf } from '../../../services/classify-tool.ts';
+import {
+  DEFAULT_CALL_TIMEOUT_SECONDS,
+  MAX_CALL_TIMEOUT_SECONDS,
+  type McpServer,
+} from '../../../store/mcp-servers.ts';
+import type { Tool } from '../../../store/tools.ts';
 import { type Html, html, time, when } from '../../html.ts';
-import { field, type Form, type PageDeps, problemPage, sendPage } from '../../plugin.ts';
+import { field, type Form, type PageDeps, problemPage, sendPage } from '../../respond.ts';
 import {
   ADMIN,
   adminPage,
@@ -34,13 +40,26 @@ const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const TEST_TIMEOUT_MS = 15_000;
 const MAX_PAGES = 20;
 const DESCRIPTION_SHOWN = 160;
-const FIELDS = ['slug', 'name', 'url', 'headers'] as const;
+const FIELDS = ['slug', 'name', 'url', 'headers', 'call_timeout_seconds'] as const;
 const LABELS: Record<string, string> = {
   slug: 'Slug',
   name: 'Name',
   url: 'Upstream URL',
   headers: 'Headers',
+  call_timeout_seconds: 'Call timeout',
 };
+const CALL_TIMEOUT_ERROR = `Must be a whole number of seconds from 1 to ${MAX_CALL_TIMEOUT_SECONDS}.`;
+
+/** 900 → "15 minutes", 45 → "45 seconds", 7200 → "2 hours". */
+function durationText(seconds: number): string {
+  const [count, unit] =
+    seconds % 3600 === 0
+      ? [seconds / 3600, 'hour']
+      : seconds % 60 === 0
+        ? [seconds / 60, 'minute']
+        : [seconds, 'second'];
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
+}
 
 const NOTICES: Record<string, string> = {
   registered: 'MCP server registered. Agents reach it through its proxy URL with an API key.',
@@ -55,6 +74,8 @@ interface ServerValues {
   url: string;
   /** Whether header lines were typed: they are never sent back to the browser. */
   headersTyped: boolean;
+  /** The call timeout in seconds as typed (empty: the default). */
+  callTimeout: string;
   /** The names of the stored headers (edit only). */
   stored: string[];
   clear: boolean;
@@ -66,6 +87,7 @@ const blankServer: ServerValues = {
   name: '',
   url: '',
   headersTyped: false,
+  callTimeout: '',
   stored: [],
   clear: false,
 };
@@ -313,6 +335,15 @@ function serverCard(
                 <span class="muted">(values stored encrypted, never shown)</span>`
         }
       </dd>
+      <dt>Call timeout</dt>
+      <dd>
+        ${durationText(server.callTimeoutSeconds)}${
+          server.callTimeoutSeconds === DEFAULT_CALL_TIMEOUT_SECONDS
+            ? html` <span class="muted">(the default)</span>`
+            : null
+        }
+        <span class="muted">without an answer or progress from the server</span>
+      </dd>
     </dl>
     ${toolTable(server, tools)}
   </section>`;
@@ -412,6 +443,32 @@ function serverForm(session: AppSession, values: ServerValues, errors: Record<st
           stored headers (send none)</label
         >`,
     )}
+    <label for="s-call_timeout_seconds"
+      >Call timeout in seconds
+      <span class="muted"
+        >(optional; default ${DEFAULT_CALL_TIMEOUT_SECONDS}, ${durationText(DEFAULT_CALL_TIMEOUT_SECONDS)}; 1
+        to ${MAX_CALL_TIMEOUT_SECONDS})</span
+      ></label
+    >
+    <input
+      id="s-call_timeout_seconds"
+      name="call_timeout_seconds"
+      type="number"
+      min="1"
+      max="${MAX_CALL_TIMEOUT_SECONDS}"
+      step="1"
+      inputmode="numeric"
+      value="${values.callTimeout}"
+      placeholder="${DEFAULT_CALL_TIMEOUT_SECONDS}"
+      aria-describedby="s-call_timeout_seconds-note${errors.call_timeout_seconds ? ' s-call_timeout_seconds-error' : ''}"
+      ${errors.call_timeout_seconds ? html` aria-invalid="true"` : null}
+    />
+    ${fieldError('s-call_timeout_seconds', errors.call_timeout_seconds)}
+    <p class="muted" id="s-call_timeout_seconds-note" style="margin:0">
+      How long a tool call, allowed or approved, may wait for the server's answer. Progress the server reports
+      starts the clock again. A call that times out is not run again: an approved one is marked “outcome
+      unknown” and its approvers are told.
+    </p>
     <div class="buttons">
       <button type="submit">${edit ? 'Save changes' : 'Register server'}</button>
       ${when(edit, () => html`<a class="button secondary" href="/app/admin/mcp-servers">Cancel</a>`)}
@@ -426,6 +483,7 @@ function valuesOfForm(body: Form): ServerValues {
     name: field(body, 'name'),
     url: field(body, 'url'),
     headersTyped: field(body, 'headers') !== '',
+    callTimeout: field(body, 'call_timeout_seconds').trim(),
     stored: [],
     clear: field(body, 'clear_headers') === 'yes',
   };
@@ -442,8 +500,8 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
       tested?: { slug: string; result: TestResult };
     } = {},
   ) => {
-    const servers = await listMcpServers(ctx.db, session.workspace.id);
-    const tools = await listTools(ctx.db, session.workspace.id);
+    const servers = await mcpServersOf(ctx, session.workspace.id);
+    const tools = await toolsOf(ctx, session.workspace.id);
     const body = html`<h1>MCP servers</h1>
       ${issueSummary(options.problems ?? [])}
       <p class="muted">
@@ -511,7 +569,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
     async (request, reply) => {
       const session = request.appSession!;
       const slug = request.query.slug ?? '';
-      const server = SLUG.test(slug) ? await findMcpServerBySlug(ctx.db, session.workspace.id, slug) : null;
+      const server = SLUG.test(slug) ? await mcpServerOf(ctx, session.workspace.id, slug) : null;
       if (!server)
         return problemPage(reply, 404, 'Not found', 'No MCP server of that slug in this workspace.', session);
       return sendPage(
@@ -522,6 +580,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
           slug: server.slug,
           name: server.name,
           url: server.url,
+          callTimeout: String(server.callTimeoutSeconds),
           stored: headerNames(ctx, server),
         }),
       );
@@ -542,6 +601,9 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
 
     const parsed = parseHeaderLines(typeof request.body?.headers === 'string' ? request.body.headers : '');
     if ('error' in parsed) errors.headers = parsed.error;
+    // Empty: the default. Out of bounds is for the file's check to say (its words, next to the field).
+    if (values.callTimeout !== '' && !/^\d{1,9}$/.test(values.callTimeout))
+      errors.call_timeout_seconds = CALL_TIMEOUT_ERROR;
     const servers = (await currentConfig(ctx, session)).mcp_servers ?? [];
     let index = servers.findIndex((server) => server.slug === values.slug);
     if (values.mode === 'add' && index >= 0) {
@@ -552,7 +614,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
       errors.name = `Is the name of server “${namesake.slug}”: each server needs a connection name of its own.`;
     }
     if (values.mode === 'edit') {
-      const stored = index < 0 ? null : await findMcpServerBySlug(ctx.db, session.workspace.id, values.slug);
+      const stored = index < 0 ? null : await mcpServerOf(ctx, session.workspace.id, values.slug);
       if (!stored)
         return problemPage(reply, 404, 'Not found', 'No MCP server of that slug in this workspace.', session);
       values.stored = headerNames(ctx, stored);
@@ -561,6 +623,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
 
     const headers = 'headers' in parsed ? parsed.headers : {};
     const entry: ServerEntry = { slug: values.slug, name: values.name, url: values.url };
+    if (values.callTimeout !== '') entry.call_timeout_seconds = Number(values.callTimeout);
     // A new registration never inherits the headers of a removed server of the same slug.
     if (values.mode === 'add' || Object.keys(headers).length > 0 || values.clear) entry.headers = headers;
     if (index < 0) index = servers.length;
@@ -581,7 +644,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
   app.post<{ Body: Form }>('/app/admin/mcp-servers/test', ADMIN, async (request, reply) => {
     const session = request.appSession!;
     const slug = field(request.body, 'slug');
-    const server = SLUG.test(slug) ? await findMcpServerBySlug(ctx.db, session.workspace.id, slug) : null;
+    const server = SLUG.test(slug) ? await mcpServerOf(ctx, session.workspace.id, slug) : null;
     if (!server)
       return problemPage(reply, 404, 'Not found', 'No MCP server of that slug in this workspace.', session);
     const result = await testConnection(ctx, server);

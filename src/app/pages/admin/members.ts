@@ -5,7 +5,7 @@ import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import { type AppSession, INVITE_DAYS, inviteLink } from '../../../services/sign-in.ts';
 import { copyable } from '../../copyable.ts';
 import { type Html, html, when } from '../../html.ts';
-import { field, fields, type Form, type PageDeps, problemPage, sendPage } from '../../plugin.ts';
+import { field, fields, type Form, type PageDeps, problemPage, sendPage } from '../../respond.ts';
 import {
   ADMIN,
   adminPage,

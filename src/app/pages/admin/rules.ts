@@ -7,14 +7,14 @@ import type { FastifyInstance } from 'fastify';
 import { type Classification, DEFAULT_TIMEOUT_MINUTES } from '../../../domain/policy.ts';
 import { describeTypeMismatch, OPERATORS, type RuleDefinition } from '../../../domain/rules.ts';
 import { crossCheck, type WorkspaceConfig } from '../../../services/config-file.ts';
-import { approveWaitingHolds, waitingHoldsOfTool } from '../../../services/classify-tool.ts';
+import { approveWaitingHolds, toolsOf, waitingHoldsOfTool } from '../../../services/classify-tool.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { type SimulationReport, simulatePolicy } from '../../../services/simulate-policy.ts';
-import { listTools, type Tool } from '../../../store/tools.ts';
+import type { Tool } from '../../../store/tools.ts';
 import { type Html, html, time, when } from '../../html.ts';
 import { VERB } from '../../views/conditions.ts';
-import { field, fields, type Form, type PageDeps, problemPage, sendPage } from '../../plugin.ts';
+import { field, fields, type Form, type PageDeps, problemPage, sendPage } from '../../respond.ts';
 import {
   ADMIN,
   adminPage,
@@ -975,7 +975,7 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
     options: { notice?: string | null; problems?: string[] } = {},
   ) => {
     const config = await currentConfig(ctx, session);
-    const tools = await listTools(ctx.db, session.workspace.id);
+    const tools = await toolsOf(ctx, session.workspace.id);
     const body = html`<div class="heading">
         <h1>Rules</h1>
         <a class="button" href="/app/admin/rules/new">New rule</a>
@@ -1002,7 +1002,7 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
     } = {},
   ) => {
     const config = await currentConfig(ctx, session);
-    const context = formContext(await listTools(ctx.db, session.workspace.id), config);
+    const context = formContext(await toolsOf(ctx, session.workspace.id), config);
     const errors = options.errors ?? {};
     const summary = [
       ...Object.entries(errors).map(([key, message]) => `${labelOf(key)}: ${message}`),

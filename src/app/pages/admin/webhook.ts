@@ -14,16 +14,14 @@ import {
   rotateWebhookSecret,
   ROTATION_OVERLAP_MS,
   sendTestEvent,
+  webhookEndpointOf,
+  webhookEventOf,
+  deadDeliveries,
 } from '../../../services/webhooks.ts';
-import {
-  findWebhookEndpoint,
-  findWebhookEvent,
-  listWebhookEvents,
-  type WebhookEndpoint,
-} from '../../../store/webhooks.ts';
+import type { WebhookEndpoint } from '../../../store/webhooks.ts';
 import { copyable } from '../../copyable.ts';
 import { type Html, html, time, when } from '../../html.ts';
-import { field, type Form, type PageDeps, problemPage, sendPage } from '../../plugin.ts';
+import { field, type Form, type PageDeps, problemPage, sendPage } from '../../respond.ts';
 import {
   ADMIN,
   adminPage,
@@ -338,11 +336,9 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
       errors?: Record<string, string>;
     } = {},
   ) => {
-    const endpoint = await findWebhookEndpoint(ctx.db, session.workspace.id);
+    const endpoint = await webhookEndpointOf(ctx, session.workspace.id);
     const entries = await deliveryLog(ctx, session.workspace.id, { state: options.filter, limit: SHOWN });
-    const dead = (
-      await listWebhookEvents(ctx.db, session.workspace.id, { state: 'dead', limit: DEAD_COUNTED })
-    ).length;
+    const dead = await deadDeliveries(ctx, session.workspace.id, DEAD_COUNTED);
     const body = html`<h1>Webhook</h1>
       ${options.before ?? null} ${issueSummary(options.problems ?? [])}
       <p class="muted">
@@ -407,7 +403,7 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
         422,
       );
     if (!url) return refused({ url: 'Enter the URL of your receiver.' });
-    const before = await findWebhookEndpoint(ctx.db, session.workspace.id);
+    const before = await webhookEndpointOf(ctx, session.workspace.id);
     const result = await applyWebhook(session, { url });
     if ('issues' in result) {
       const errors: Record<string, string> = {};
@@ -431,7 +427,7 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
 
   app.post<{ Body: Form }>(`${PAGE}/rotate`, ADMIN, async (request, reply) => {
     const session = request.appSession!;
-    const endpoint = await findWebhookEndpoint(ctx.db, session.workspace.id);
+    const endpoint = await webhookEndpointOf(ctx, session.workspace.id);
     if (!endpoint) return notFoundPage(reply, session);
     if (field(request.body, 'confirm') !== 'yes') {
       const body = confirmCard(session, {
@@ -456,7 +452,7 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
       if (error instanceof ServiceError && error.code === 'not_found') return notFoundPage(reply, session);
       throw error;
     }
-    const rotated = await findWebhookEndpoint(ctx.db, session.workspace.id);
+    const rotated = await webhookEndpointOf(ctx, session.workspace.id);
     const until = rotated?.previousUntil ?? ctx.now() + ROTATION_OVERLAP_MS;
     const shown = secretBox(
       'New signing secret',
@@ -471,7 +467,7 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
 
   app.post<{ Body: Form }>(`${PAGE}/remove`, ADMIN, async (request, reply) => {
     const session = request.appSession!;
-    const endpoint = await findWebhookEndpoint(ctx.db, session.workspace.id);
+    const endpoint = await webhookEndpointOf(ctx, session.workspace.id);
     if (!endpoint) return notFoundPage(reply, session);
     if (field(request.body, 'confirm') !== 'yes') {
       const body = confirmCard(session, {
@@ -513,8 +509,8 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
     if (field(request.body, 'all') === 'dead') ids = 'all-dead';
     else {
       const id = field(request.body, 'id');
-      const event = EVENT_ID.test(id) ? await findWebhookEvent(ctx.db, id) : null;
-      if (!event || event.workspaceId !== session.workspace.id)
+      const event = EVENT_ID.test(id) ? await webhookEventOf(ctx, session.workspace.id, id) : null;
+      if (!event)
         return problemPage(reply, 404, 'Not found', 'No such webhook event in this workspace.', session);
       ids = [id];
     }

@@ -1,0 +1,81 @@
+/**
+ * One hold in full, as the inbox shows the selected hold and its own page shows it: why it waits,
+ * four-eyes, the action, and the decision form when the reader may decide. A live update marks the
+ * panel in place (`.left-note`) when the hold is decided elsewhere; it never replaces it.
+ */
+import type { Hold } from '../../domain/hold.ts';
+import type { HoldFacts } from '../../domain/hold-facts.ts';
+import { summarizeAction } from '../../domain/summary.ts';
+import type { AppSession } from '../../services/sign-in.ts';
+import { type Html, html, when } from '../html.ts';
+import { holdFacts } from '../hold-view.ts';
+import { conditionsView } from './conditions.ts';
+import { type FourEyes, fourEyesView } from './four-eyes.ts';
+
+export interface HoldPanel {
+  hold: Hold;
+  facts: HoldFacts | null;
+  fourEyes: Omit<FourEyes, 'hold'>;
+  session: AppSession;
+  /** Where the decision returns to (a path of the app), and the hold to select there next. */
+  back: string;
+  next: string | null;
+}
+
+/** What a confirmation names: the action, cut to a line. */
+export const actionLine = (hold: Pick<Hold, 'toolName' | 'arguments'>) =>
+  summarizeAction(hold.toolName, hold.arguments, 120).text;
+
+const statusBadge = (hold: Hold) =>
+  html`<span class="status ${hold.status}">${hold.status.replace('_', ' ')}</span>`;
+
+function decisionForm({ hold, session, back, next }: HoldPanel): Html {
+  const agent = hold.agentLabel ?? hold.agentId;
+  return html`<form
+    method="post"
+    action="/app/holds/${hold.id}/decide"
+    class="decide"
+    data-action="${actionLine(hold)}"
+    data-agent="${agent}"
+  >
+    <input type="hidden" name="_csrf" value="${session.csrfToken}" />
+    <input type="hidden" name="back" value="${back}" />
+    ${when(next, () => html`<input type="hidden" name="next" value="${next}" />`)}
+    <label for="comment-${hold.id}">Comment (optional)</label>
+    <textarea id="comment-${hold.id}" name="comment" maxlength="2000"></textarea>
+    <div class="buttons">
+      <button type="submit" name="verdict" value="approve" class="approve">Approve</button>
+      <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
+    </div>
+  </form>`;
+}
+
+export function holdPanelView(panel: HoldPanel): Html {
+  const { hold, facts, fourEyes } = panel;
+  const canDecide = hold.status === 'pending' && fourEyes.blocker === null;
+  return html`<article
+    class="card hold"
+    id="hold-${hold.id}"
+    data-hold="${hold.id}"
+    ${canDecide ? html`data-waiting` : null}
+    aria-labelledby="title-${hold.id}"
+  >
+    <header>
+      <h2 id="title-${hold.id}"><a href="/app/holds/${hold.id}">${hold.toolName}</a></h2>
+      <span>${statusBadge(hold)}</span>
+    </header>
+    <p class="left-note" role="status" hidden></p>
+    ${conditionsView(facts, hold.ruleName)} ${fourEyesView({ hold, ...fourEyes })}
+    ${holdFacts(hold, { facts, fullJsonHref: `/app/holds/${hold.id}/arguments.json` })}
+    ${when(
+      hold.verdict !== null,
+      () =>
+        html`<p>
+          Outcome: <strong>${hold.verdict}</strong> via
+          ${hold.channel}${hold.reason ? html` — ${hold.reason}` : null}
+        </p>`,
+    )}
+    ${when(canDecide, () => decisionForm(panel))}
+    <p class="muted">Reference <code>${hold.id}</code> · environment ${hold.environment}</p>
+  </article>`;
+}

@@ -1,0 +1,30 @@
+/** Many holds at once, through the submission service (the API's 120 a minute would take hours). */
+import { type HoldSubmission, submitHold } from '../../src/services/submit-hold.ts';
+import type { ServiceContext } from '../../src/services/context.ts';
+import type { Workspace } from '../../src/store/workspaces.ts';
+
+/** Submits `count` holds made by `make(i)`, in order; returns their ids. */
+export async function seedHolds(
+  ctx: ServiceContext,
+  workspace: Workspace,
+  count: number,
+  make: (i: number) => Partial<HoldSubmission> & Pick<HoldSubmission, 'toolName'>,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const { body } = await submitHold(
+      ctx,
+      { workspace, environment: 'live' },
+      {
+        connection: 'SDK',
+        arguments: {},
+        agent: { id: 'billing-bot', label: 'Billing bot' },
+        context: {},
+        idempotencyKey: `seed-${i}-${Math.random().toString(36).slice(2)}`,
+        ...make(i),
+      },
+    );
+    ids.push(body.id);
+  }
+  return ids;
+}
