@@ -1,5 +1,7 @@
 /** The HTTP server: Core API, status pages, operations endpoints and docs. Transports stay thin. */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyRequest, type HTTPMethods } from 'fastify';
 import { appPlugin } from '../app/plugin.ts';
 import { mcpRoutes } from '../mcp/endpoint.ts';
@@ -47,6 +49,33 @@ export interface HttpServerOptions {
   routes?: 'all' | 'operations';
 }
 
+/**
+ * At shutdown, every connection is closed as soon as it carries no request. Node closes those that
+ * finished one, but not those that never sent any (a browser's preconnect): each would hold the stop
+ * until its request timeout (300 s). A connection busy with requests closes when the last one ends.
+ */
+function closeQuietConnections(app: FastifyInstance) {
+  const inFlight = new Map<Socket, number>();
+  let closing = false;
+  app.server.on('connection', (socket: Socket) => {
+    inFlight.set(socket, 0);
+    socket.once('close', () => inFlight.delete(socket));
+  });
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    response.once('close', () => {
+      const left = (inFlight.get(socket) ?? 1) - 1;
+      inFlight.set(socket, left);
+      if (closing && left === 0) socket.destroySoon();
+    });
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+    for (const [socket, requests] of inFlight) if (requests === 0) socket.destroySoon();
+  });
+}
+
 export function buildHttpServer({
   ctx,
   metrics,
@@ -73,6 +102,8 @@ export function buildHttpServer({
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
   });
+
+  closeQuietConnections(app);
 
   // JSON only; an empty body is "no body" (valid for /wait). Parse errors never quote the input.
   app.removeAllContentTypeParsers();
