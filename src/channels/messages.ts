@@ -8,7 +8,7 @@
  */
 import { outcomeUnknown } from '../domain/envelope.ts';
 import { fourEyesLine } from '../domain/four-eyes.ts';
-import type { Hold } from '../domain/hold.ts';
+import { type Hold, isWithdrawn } from '../domain/hold.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import { utcText } from '../domain/time-text.ts';
 import { html } from '../app/html.ts';
@@ -33,7 +33,11 @@ const OUTCOME: Record<string, string> = {
 const UNKNOWN_OUTCOME = 'Approved; whether it was carried out is unknown';
 
 export const outcomeOf = (hold: Hold) =>
-  outcomeUnknown(hold) ? UNKNOWN_OUTCOME : (OUTCOME[hold.status] ?? hold.status);
+  outcomeUnknown(hold)
+    ? UNKNOWN_OUTCOME
+    : isWithdrawn(hold)
+      ? 'Withdrawn by the agent before a decision'
+      : (OUTCOME[hold.status] ?? hold.status);
 
 /** Characters of a summary each channel has room for (tool and arguments). */
 export const SUMMARY_LENGTH = { slack: 500, sms: 100, widget: 300 } as const;

@@ -2,7 +2,7 @@
  * What an MCP client sees of a hold (interface.md, "Answer to a held call"): one sentence for the
  * human and the same state as JSON under `service`.
  */
-import type { Hold } from './hold.ts';
+import { type Hold, isWithdrawn } from './hold.ts';
 import { summarizeAction } from './summary.ts';
 
 export type EnvelopeStatus =
@@ -72,7 +72,9 @@ function sentence(status: EnvelopeStatus, hold: Hold, summary: string): string {
     case 'executed':
       return `${summary} was approved and carried out (reference ${hold.id}); its result follows.`;
     case 'denied':
-      return `${summary} was denied${hold.reason ? `: ${hold.reason}` : ''} (reference ${hold.id}). Do not retry it.`;
+      return isWithdrawn(hold)
+        ? `${summary} was withdrawn before anyone decided: its MCP client cancelled the task (reference ${hold.id}). You may ask again with a new call.`
+        : `${summary} was denied${hold.reason ? `: ${hold.reason}` : ''} (reference ${hold.id}). Do not retry it.`;
     case 'expired':
       return `${summary} expired without a decision (reference ${hold.id}). You may ask again with a new call.`;
     default:
@@ -100,7 +102,11 @@ export function envelopeOf(
     status,
     reference: hold.id,
     status_url: statusUrl,
-    ...(status === 'error' && outcomeUnknown(hold) ? UNKNOWN_SHAPE : SHAPE[status]),
+    ...(status === 'error' && outcomeUnknown(hold)
+      ? UNKNOWN_SHAPE
+      : isWithdrawn(hold)
+        ? SHAPE.expired // nobody refused it: a new call may ask again
+        : SHAPE[status]),
     message: sentence(status, hold, summary),
     action: { tool: hold.toolName, arguments: hold.arguments, summary },
     expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),

@@ -4,7 +4,8 @@ export type HoldStatus =
   'pending' | 'approved' | 'rejected' | 'expired' | 'auto_allowed' | 'executed' | 'failed';
 export type SubmitStatus = 'allowed' | 'pending' | 'denied';
 export type Verdict = 'approve' | 'reject';
-export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'widget' | 'rule';
+/** `rule`: decided by a rule at submission; `agent`: withdrawn by its agent (an MCP task cancelled). */
+export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'widget' | 'rule' | 'agent';
 export type Environment = 'live' | 'test';
 
 export const SDK_CONNECTION = 'SDK';
@@ -94,6 +95,25 @@ export type HoldRecord = ReturnType<typeof holdRecord>;
 /** A pending hold past its deadline expires; expiry is never an approval. */
 export function expireHold(hold: Hold): Hold {
   return { ...hold, status: 'expired' };
+}
+
+/** The channel of a hold its agent withdrew (the MCP client cancelled its task). */
+export const WITHDRAWN_CHANNEL = 'agent';
+export const WITHDRAWN_REASON = 'Withdrawn by the agent before a decision: its MCP client cancelled the task';
+
+export const isWithdrawn = (hold: Pick<Hold, 'status' | 'channel'>) =>
+  hold.status === 'rejected' && hold.channel === WITHDRAWN_CHANNEL;
+
+/** A pending hold its agent no longer wants: closed as a rejection on the agent's channel. */
+export function withdrawHold(hold: Hold, at: number): Hold {
+  return {
+    ...hold,
+    status: 'rejected',
+    verdict: 'reject',
+    reason: WITHDRAWN_REASON,
+    channel: WITHDRAWN_CHANNEL,
+    decidedAt: at,
+  };
 }
 
 export interface MemberDecision {

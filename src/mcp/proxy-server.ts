@@ -16,14 +16,17 @@ import type { ServiceContext } from '../services/context.ts';
 import {
   callThroughProxy,
   type CallRelay,
+  CHECK_STATUS_TOOL,
   checkStatusTool,
   type ProxyCaller,
   describeFailure,
   ProxyRefusal,
   registerDiscoveredTools,
 } from '../services/proxy-call.ts';
+import { taskOf } from '../services/held-call-tasks.ts';
 import { setMcpSessionLogLevel } from '../store/mcp-servers.ts';
 import { type ClientAnswer, isLogLevel, type McpRelay } from './relay.ts';
+import { createTaskResult, serveTasks, taskCapabilities, wantsTask } from './tasks.ts';
 import type { UpstreamPool } from './upstream.ts';
 
 export interface ProxyRequest {
@@ -134,7 +137,7 @@ export function proxyServer(
   { caller, mcpSession, legacy }: ProxyRequest,
   offered: ServerCapabilities | null,
 ): Server {
-  const capabilities = capabilitiesFrom(offered, legacy);
+  const capabilities = { ...capabilitiesFrom(offered, legacy), ...taskCapabilities(legacy) };
   const server = new ProxyMcpServer({ name: 'approvals-proxy', version: '1' }, { capabilities });
   // Answers of this session's client to requests the proxy relayed to it during a call.
   if (mcpSession) server.takeAnswer = (answer) => relay.answer(mcpSession, answer);
@@ -173,8 +176,15 @@ export function proxyServer(
       upstreams.use(upstream, (client) => client.listTools(cursor ? { cursor } : undefined, { signal })),
     ).catch(refuseUpstream);
     await registerDiscoveredTools(ctx, caller, listed.tools as Record<string, unknown>[]);
+    // Any call may wait for people: a 2025-era client may ask for a task for each (not the status check).
+    const tools = legacy
+      ? listed.tools.map((tool) => ({
+          ...tool,
+          execution: { ...tool.execution, taskSupport: 'optional' as const },
+        }))
+      : listed.tools;
     return {
-      tools: cursor ? listed.tools : [...listed.tools, checkStatusTool],
+      tools: cursor ? tools : [...tools, checkStatusTool],
       ...(listed.nextCursor ? { nextCursor: listed.nextCursor } : {}),
     };
   });
@@ -196,7 +206,7 @@ export function proxyServer(
     // A request still unanswered when the call ends is given up (the upstream stopped waiting).
     const asker = mcpSession && legacy ? askClient(server, relay, mcpSession, handler.mcpReq) : undefined;
     const ended = new AbortController();
-    const result = await live(handler.mcpReq, (signal) => {
+    const answer = await live(handler.mcpReq, (signal) => {
       const ask: CallRelay['ask'] =
         asker &&
         ((question, cancelled) => asker(question, AbortSignal.any([signal, ended.signal, cancelled])));
@@ -204,8 +214,21 @@ export function proxyServer(
     })
       .catch(refuse)
       .finally(() => ended.abort());
-    return result as never;
+    // A client with tasks gets one for a call that waits for people (2025: for every call it asked
+    // one for, since it then expects a task; one allowed has already ended). The SDK checks every
+    // tools/call answer as a tool result, which has content: an empty list passes that check, and
+    // clients read the task (`task`, or `resultType: "task"`).
+    if (wantsTask(legacy, request.params, handler.mcpReq.envelope)) {
+      // The status check is not listed for tasks (2025: "method not found" when asked as one).
+      if (!answer.hold && legacy)
+        throw new ProtocolError(-32601, `${CHECK_STATUS_TOOL} does not run as a task`);
+      if (answer.hold && (legacy || answer.hold.status === 'pending'))
+        return { content: [], ...createTaskResult(taskOf(ctx, answer.hold), legacy) } as never;
+    }
+    return answer.result as never;
   });
+
+  serveTasks(server, ctx, caller, legacy);
 
   if (capabilities.resources) {
     server.setRequestHandler('resources/list', (r, h) =>

@@ -19,7 +19,7 @@ export interface DecisionInput {
   memberId: string;
   verdict: Verdict;
   comment?: string | null;
-  channel: Exclude<DecisionChannel, 'rule'>;
+  channel: Exclude<DecisionChannel, 'rule' | 'agent'>;
 }
 
 export type DecisionResult =

@@ -1,5 +1,5 @@
 /** What the app shows a member: the holds waiting for them, the history, one hold in full. */
-import { type Environment, type Hold, type HoldStatus, isApprover } from '../domain/hold.ts';
+import { type Environment, type Hold, type HoldStatus, isApprover, isWithdrawn } from '../domain/hold.ts';
 import { compileGlob } from '../domain/rules.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import {
@@ -149,7 +149,12 @@ export interface InboxChanges {
   /** Holds matching the filters that started waiting after `since` and are not shown. */
   arrived: number;
   /** Shown holds that no longer wait for the member, and why. */
-  left: { id: string; status: HoldStatus; decisions: { name: string; verdict: string; mine: boolean }[] }[];
+  left: {
+    id: string;
+    status: HoldStatus;
+    withdrawn: boolean;
+    decisions: { name: string; verdict: string; mine: boolean }[];
+  }[];
   /** Shown holds that still wait, with the approvals they have so far (four-eyes). */
   approvals: { id: string; received: number; required: number; names: string[] }[];
 }
@@ -188,6 +193,7 @@ export async function inboxChanges(
     left: lines.map((line) => ({
       id: line.id,
       status: line.status,
+      withdrawn: isWithdrawn(line),
       decisions: decisions
         .filter((d) => d.holdId === line.id)
         .map((d) => ({ name: d.name, verdict: d.verdict, mine: d.memberId === member.id })),

@@ -106,7 +106,7 @@ const hasOutputSchema = (definition: Record<string, unknown> | null | undefined)
 const NOT_DONE = new Set<EnvelopeStatus>(['denied', 'expired', 'error']);
 
 /** The held, denied, approved or executed state of a hold as a tool result. */
-function answerFor(
+export function answerFor(
   ctx: ServiceContext,
   hold: Hold,
   options: { deduplicated?: boolean; outputSchema?: boolean } = {},
@@ -169,6 +169,12 @@ async function upstreamHasTool(
   return listed.some((tool) => tool.name === name);
 }
 
+/** A proxied call's answer, and the hold it made or joined (none for `service_check_status`). */
+export interface ProxyAnswer {
+  result: CallToolResult;
+  hold?: Hold;
+}
+
 export async function callThroughProxy(
   ctx: ServiceContext,
   upstreams: Upstreams,
@@ -176,8 +182,8 @@ export async function callThroughProxy(
   name: string,
   args: Record<string, unknown>,
   relay: CallRelay = {},
-): Promise<CallToolResult> {
-  if (name === CHECK_STATUS_TOOL) return checkStatus(ctx, caller, args);
+): Promise<ProxyAnswer> {
+  if (name === CHECK_STATUS_TOOL) return { result: await checkStatus(ctx, caller, args) };
   // The Core API's limits: a tool name is stored with the hold, arguments are hashed and stored.
   if (name.length < 1 || name.length > 200)
     throw new ProxyRefusal(-32602, 'The tool name must be 1-200 characters');
@@ -228,14 +234,19 @@ export async function callThroughProxy(
   if (hold.status === 'rejected' && hold.channel === 'rule') refuseDenied(ctx, hold, deduplicated);
   if (hold.status !== 'auto_allowed') {
     const tool = await findTool(ctx.db, workspace.id, server.name, name);
-    return answerFor(ctx, hold, { deduplicated, outputSchema: hasOutputSchema(tool?.definition) });
+    return {
+      result: answerFor(ctx, hold, { deduplicated, outputSchema: hasOutputSchema(tool?.definition) }),
+      hold,
+    };
   }
   // Allowed: run it now and answer with the upstream's own result.
   const startedAt = ctx.now();
   try {
     const result = await upstreams.callTool(server, name, args, relay);
-    await recordExecution(ctx, hold, { status: 'executed', startedAt, outcome: result });
-    return result;
+    return {
+      result,
+      hold: await recordExecution(ctx, hold, { status: 'executed', startedAt, outcome: result }),
+    };
   } catch (error) {
     const failure: CallFailure = relay.signal?.aborted
       ? { code: -32000, message: 'The client cancelled the call' }

@@ -253,6 +253,7 @@ export interface HoldLine extends Pick<
   | 'createdAt'
   | 'expiresAt'
   | 'verdict'
+  | 'channel'
   | 'decidedAt'
 > {
   /** At most LINE_SUMMARY_LENGTH characters: `amount=4200, currency="EUR"`. */
@@ -271,7 +272,7 @@ const LEGACY_SUMMARY_SOURCE = 64 * 1024;
 const lineColumns = `id, environment, connection, tool_name AS "toolName", agent_id AS "agentId",
   agent_label AS "agentLabel", status, rule_name AS "ruleName", approvers, approvals_required AS "approvalsRequired",
   approvals_received AS "approvalsReceived", created_at AS "createdAt", expires_at AS "expiresAt", verdict,
-  decided_at AS "decidedAt", arguments_summary AS "argumentsSummary", arguments_size AS "argumentsSize"`;
+  channel, decided_at AS "decidedAt", arguments_summary AS "argumentsSummary", arguments_size AS "argumentsSize"`;
 
 type LineRow = Omit<HoldLine, 'approvers' | 'argumentsSummary'> & {
   approvers: string;
@@ -470,7 +471,8 @@ export async function findOpenProxyHold(
 ): Promise<Hold | undefined> {
   const row = await sql.one<HoldRow>(
     `SELECT ${columns} FROM holds WHERE workspace_id = $1 AND call_key = $2
-       AND status NOT IN ('expired', 'failed', 'auto_allowed') ORDER BY created_at DESC LIMIT 1`,
+       AND status NOT IN ('expired', 'failed', 'auto_allowed') AND NOT (status = 'rejected' AND channel = 'agent')
+     ORDER BY created_at DESC LIMIT 1`,
     [workspaceId, callKey],
   );
   return toHold(row);

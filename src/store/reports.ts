@@ -42,8 +42,9 @@ function scoped(scope: ReportScope): { where: string; params: unknown[] } {
 const count = (value: unknown) => Number(value ?? 0);
 
 // Who decided a hold: a rule (allowed at once, or denied by a rule), or people (a verdict from a person).
+// A hold its agent withdrew (channel `agent`) was decided by neither: it counts as undecided.
 const BY_RULE = "(h.channel = 'rule' OR (h.verdict IS NULL AND h.submit_status = 'allowed'))";
-const BY_PEOPLE = "(h.verdict IS NOT NULL AND h.channel <> 'rule')";
+const BY_PEOPLE = "(h.verdict IS NOT NULL AND h.channel NOT IN ('rule', 'agent'))";
 const WAITED = "h.submit_status = 'pending'";
 
 export async function outcomeCounts(sql: Sql, scope: ReportScope) {
@@ -66,7 +67,7 @@ export async function decisionTotals(sql: Sql, scope: ReportScope) {
        SUM(CASE WHEN h.status = 'expired' THEN 1 ELSE 0 END) AS expired,
        SUM(CASE WHEN h.approvals_required >= 2 THEN 1 ELSE 0 END) AS four_eyes,
        SUM(CASE WHEN h.approvals_required >= 2 AND h.verdict = 'approve' THEN 1 ELSE 0 END) AS four_eyes_approved,
-       SUM(CASE WHEN h.approvals_required >= 2 AND h.verdict = 'reject' THEN 1 ELSE 0 END) AS four_eyes_rejected,
+       SUM(CASE WHEN h.approvals_required >= 2 AND ${BY_PEOPLE} AND h.verdict = 'reject' THEN 1 ELSE 0 END) AS four_eyes_rejected,
        SUM(CASE WHEN h.approvals_required >= 2 AND h.status = 'expired' THEN 1 ELSE 0 END) AS four_eyes_expired
      FROM holds h WHERE ${where}`,
     params,

@@ -137,7 +137,7 @@ export function leftInWords(left: InboxChanges['left'][number]): string {
     case 'failed':
       return `Approved${by('approve')}${left.status === 'approved' ? '' : ` · ${left.status}`}`;
     case 'rejected':
-      return `Rejected${by('reject')}`;
+      return left.withdrawn ? 'Withdrawn by the agent' : `Rejected${by('reject')}`;
     case 'expired':
       return 'Expired without a decision';
     case 'pending': {

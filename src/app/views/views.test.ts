@@ -215,6 +215,7 @@ test('a hold line: names and the summary escaped, hidden characters shown, appro
     createdAt: 0,
     expiresAt: 60_000,
     verdict: null,
+    channel: null,
     decidedAt: null,
     argumentsSummary: `memo=${JSON.stringify(SCRIPT)}`,
     argumentsSize: 40,

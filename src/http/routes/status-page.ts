@@ -3,6 +3,8 @@
  * arguments or agent. Unknown and malformed references get the very same 404 page.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { outcomeUnknown } from '../../domain/envelope.ts';
+import { type Hold, isWithdrawn } from '../../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { utcText } from '../../domain/time-text.ts';
 import type { ServiceContext } from '../../services/context.ts';
@@ -20,6 +22,13 @@ const STATUS_TEXT: Record<string, string> = {
   executed: 'Approved and executed',
   failed: 'Approved, execution failed',
 };
+
+const statusText = (hold: Hold) =>
+  outcomeUnknown(hold)
+    ? 'Approved; whether it was carried out is unknown'
+    : isWithdrawn(hold)
+      ? 'Withdrawn by the agent before a decision'
+      : STATUS_TEXT[hold.status];
 
 /** In UTC, saying so: the page has no script and does not know its reader's zone. */
 const when = (ms: number | null) =>
@@ -45,10 +54,7 @@ export function statusPageRoutes(
     const { hold, workspace } = status;
     const logo = workspace.logoUrl ? `<img src="${escapeHtml(workspace.logoUrl)}" alt="">` : '';
     const rows = [
-      [
-        'Status',
-        `<span class="status ${escapeHtml(hold.status)}">${escapeHtml(STATUS_TEXT[hold.status])}</span>`,
-      ],
+      ['Status', `<span class="status ${escapeHtml(hold.status)}">${escapeHtml(statusText(hold))}</span>`],
       ['Reference', `<code>${escapeHtml(hold.id)}</code>`],
       ['Requested', when(hold.createdAt)],
       hold.decidedAt !== null ? ['Decided', when(hold.decidedAt)] : null,
@@ -59,6 +65,6 @@ export function statusPageRoutes(
 <dl>${rows.map(([label, value]) => `<dt>${label}</dt><dd>${value}</dd>`).join('')}</dl>`;
     return reply
       .type('text/html; charset=utf-8')
-      .send(page(`Action ${STATUS_TEXT[hold.status]}`, body, workspace.accentColor ?? undefined));
+      .send(page(`Action ${statusText(hold)}`, body, workspace.accentColor ?? undefined));
   });
 }

@@ -3,4 +3,4 @@
 -- `arguments` walks that value's overflow pages, a megabyte for each hold.
 CREATE INDEX holds_pending_lines ON holds (workspace_id, expires_at, id, status, environment, connection,
   tool_name, agent_id, agent_label, rule_name, approvers, approvals_required, approvals_received, created_at,
-  verdict, decided_at, arguments_summary, arguments_size) WHERE status = 'pending';
+  verdict, channel, decided_at, arguments_summary, arguments_size) WHERE status = 'pending';

@@ -1,0 +1,94 @@
+/**
+ * Held MCP calls as tasks (src/domain/held-task.ts): a task is read, awaited and cancelled by the
+ * client of the MCP server that made it, with a key of its workspace. Cancelling withdraws the hold:
+ * closed as the agent's rejection, with its evidence entry, webhook event and the approvers told, in
+ * one transaction.
+ */
+import { heldTask, type HeldTask } from '../domain/held-task.ts';
+import { type Hold, isWithdrawn, withdrawHold } from '../domain/hold.ts';
+import { HOLD_REFERENCE_PATTERN } from '../domain/ids.ts';
+import { findHold, updateHoldState } from '../store/holds.ts';
+import type { ServiceContext } from './context.ts';
+import { openChain } from './evidence.ts';
+import { expireIfOverdue } from './expire-holds.ts';
+import { notifyChange } from './notifications.ts';
+import { answerFor, type ProxyCaller } from './proxy-call.ts';
+import { getHold } from './read-hold.ts';
+import { statusUrl } from './submit-hold.ts';
+import { emitHoldEvent } from './webhooks.ts';
+
+export const taskOf = (ctx: ServiceContext, hold: Hold): HeldTask =>
+  heldTask(hold, answerFor(ctx, hold), statusUrl(ctx, hold.id));
+
+/** The hold behind a task id, if it is a call made through this caller's MCP server. */
+async function heldCall(ctx: ServiceContext, caller: ProxyCaller, taskId: string): Promise<Hold | null> {
+  if (!HOLD_REFERENCE_PATTERN.test(taskId)) return null;
+  const hold = await findHold(ctx.db, caller.workspace.id, taskId);
+  if (!hold || hold.mcpServerId !== caller.server.id) return null;
+  // Read through getHold: a hold past its deadline is expired first, never shown as working.
+  return getHold(ctx, hold.workspaceId, hold.id);
+}
+
+export async function findHeldTask(ctx: ServiceContext, caller: ProxyCaller, taskId: string) {
+  const hold = await heldCall(ctx, caller, taskId);
+  return hold && taskOf(ctx, hold);
+}
+
+/**
+ * The task once it is no longer working (decided, expired, carried out), or as it is when the client
+ * goes away or the service stops. Woken by every change to the hold, on any instance.
+ */
+export async function settledHeldTask(
+  ctx: ServiceContext,
+  caller: ProxyCaller,
+  taskId: string,
+  signal: AbortSignal,
+): Promise<HeldTask | null> {
+  for (;;) {
+    const hold = await heldCall(ctx, caller, taskId);
+    if (!hold) return null;
+    const task = taskOf(ctx, hold);
+    if (task.status !== 'working' || signal.aborted) return task;
+    const untilDeadline =
+      hold.status === 'pending' && hold.expiresAt !== null ? hold.expiresAt - ctx.now() : 60_000;
+    if ((await ctx.holdEvents.wait(hold.id, Math.min(untilDeadline, 60_000), signal)) === 'closed')
+      return taskOf(ctx, (await heldCall(ctx, caller, taskId)) ?? hold);
+  }
+}
+
+export type CancelOutcome = 'cancelled' | 'not_found' | 'finished';
+
+/**
+ * The client no longer wants the call: a pending hold is withdrawn (approvers see it closed; a later
+ * decision changes nothing). One already decided, expired or carried out is `finished`.
+ */
+export async function cancelHeldTask(
+  ctx: ServiceContext,
+  caller: ProxyCaller,
+  taskId: string,
+): Promise<CancelOutcome> {
+  const hold = await heldCall(ctx, caller, taskId);
+  if (!hold) return 'not_found';
+  if (isWithdrawn(hold)) return 'cancelled';
+  const outcome = await ctx.db.transaction(async (tx) => {
+    const chain = await openChain(tx, ctx, hold.workspaceId);
+    const current = (await findHold(tx, hold.workspaceId, hold.id, true))!;
+    const now = ctx.now();
+    if (current.status !== 'pending' || (current.expiresAt !== null && current.expiresAt <= now))
+      return 'finished' as const;
+    const next = withdrawHold(current, now);
+    await updateHoldState(tx, next);
+    await emitHoldEvent(tx, ctx, next);
+    await notifyChange(tx, ctx, next);
+    await chain.append('hold.withdrawn', {
+      hold: hold.id,
+      channel: next.channel,
+      reason: next.reason,
+      agent: { id: caller.agent.id },
+    });
+    return 'cancelled' as const;
+  });
+  if (outcome === 'finished') await expireIfOverdue(ctx, hold.workspaceId, hold.id);
+  ctx.holdEvents.publish(hold.id, hold.workspaceId);
+  return outcome;
+}
