@@ -188,7 +188,7 @@ describe('the inbox in a browser', { skip: browserSkip, concurrency: 1 }, () => 
     assert.equal(answer.headers().location, `/app/inbox?hold=${second}&notice=closed`);
     await page.goto(`${t.url}${answer.headers().location}`);
     await page.getByText('that hold was decided or expired before your answer').waitFor();
-    assert.match(await page.locator(`#hold-${second}`).innerText(), /Outcome: reject/);
+    assert.match(await page.locator(`#hold-${second}`).innerText(), /Outcome: Rejected, reject via inbox/);
     assert.equal(await page.locator('#pending-count').innerText(), '2');
     // A page that could not count (a URL not understood) still shows the count: the script asks.
     await page.goto(`${t.url}/app/inbox?order=sideways`);

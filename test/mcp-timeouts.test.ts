@@ -348,6 +348,14 @@ for (const backend of backends) {
           assert.match(checked.message, /Do not retry/);
           assert.doesNotMatch(checked.message, /ask again/);
 
+          // What people see: the public status page and the hold's page in the app.
+          const status = await (await fetch(`${t.url}/a/${held.reference}`)).text();
+          assert.match(status, /Approved; whether it was carried out is unknown/);
+          const { get, signIn } = appClient(t);
+          const page = await get(await signIn(workspace, 'admin@acme.test'), `/app/holds/${held.reference}`);
+          assert.match(page.text, /Approved; whether it was carried out is unknown/);
+          assert.match(page.text, /it may or may not have happened/);
+
           // The evidence.
           const failed = (await evidenceOf(workspace, held.reference)).find((e) => e.type === 'hold.failed');
           assert.equal(failed?.data.error.outcome, 'unknown');

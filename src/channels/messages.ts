@@ -6,9 +6,9 @@
  * E-mails show every argument in full. Slack, SMS (and the widget) have room for a summary only: they
  * offer a one-click decision only when it shows every argument, a link to review it otherwise.
  */
-import { outcomeUnknown } from '../domain/envelope.ts';
+import { outcomeText } from '../domain/outcome-text.ts';
 import { fourEyesLine } from '../domain/four-eyes.ts';
-import { type Hold, isWithdrawn } from '../domain/hold.ts';
+import type { Hold } from '../domain/hold.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import { utcText } from '../domain/time-text.ts';
 import { html } from '../app/html.ts';
@@ -20,24 +20,6 @@ export interface Branding {
   accentColor: string | null;
   logoUrl: string | null;
 }
-
-const OUTCOME: Record<string, string> = {
-  approved: 'Approved',
-  rejected: 'Rejected',
-  expired: 'Expired: no decision before the deadline',
-  executed: 'Approved and carried out',
-  failed: 'Approved; carrying it out failed',
-};
-
-/** An approved call that was sent and never answered (envelope.ts, `outcomeUnknown`). */
-const UNKNOWN_OUTCOME = 'Approved; whether it was carried out is unknown';
-
-export const outcomeOf = (hold: Hold) =>
-  outcomeUnknown(hold)
-    ? UNKNOWN_OUTCOME
-    : isWithdrawn(hold)
-      ? 'Withdrawn by the agent before a decision'
-      : (OUTCOME[hold.status] ?? hold.status);
 
 /** Characters of a summary each channel has room for (tool and arguments). */
 export const SUMMARY_LENGTH = { slack: 500, sms: 100, widget: 300 } as const;
@@ -110,7 +92,7 @@ export function requestMail(brand: Branding, hold: Hold, link: string): Omit<Mai
 }
 
 export function outcomeMail(brand: Branding, hold: Hold): Omit<MailMessage, 'to'> {
-  const outcome = outcomeOf(hold);
+  const outcome = outcomeText(hold);
   const subject = `${outcome.split(':')[0]}: ${subjectAction(hold)}`;
   const by = hold.channel && hold.channel !== 'rule' ? ` (decided via ${hold.channel})` : '';
   const summary = fullAction(hold);
@@ -213,10 +195,12 @@ export function slackMessage(
     });
   } else {
     const by = hold.channel && hold.channel !== 'rule' ? ` (via ${hold.channel})` : '';
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(outcomeOf(hold))}*${by}` } });
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(outcomeText(hold))}*${by}` } });
   }
   // The notification text is mrkdwn too: escaped, so no `<!channel>` or disguised link gets through.
-  const text = mrkdwn(hold.status === 'pending' ? `Approval needed: ${head}` : `${outcomeOf(hold)}: ${head}`);
+  const text = mrkdwn(
+    hold.status === 'pending' ? `Approval needed: ${head}` : `${outcomeText(hold)}: ${head}`,
+  );
   return { text, blocks };
 }
 

@@ -3,8 +3,10 @@
  * four-eyes, the action, and the decision form when the reader may decide. A live update marks the
  * panel in place (`.left-note`) when the hold is decided elsewhere; it never replaces it.
  */
+import { outcomeUnknown } from '../../domain/envelope.ts';
 import type { Hold } from '../../domain/hold.ts';
 import type { HoldFacts } from '../../domain/hold-facts.ts';
+import { outcomeText } from '../../domain/outcome-text.ts';
 import { summarizeAction } from '../../domain/summary.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { type Html, html, when } from '../html.ts';
@@ -71,8 +73,14 @@ export function holdPanelView(panel: HoldPanel): Html {
       hold.verdict !== null,
       () =>
         html`<p>
-          Outcome: <strong>${hold.verdict}</strong> via
+          Outcome: <strong>${outcomeText(hold)}</strong>, ${hold.verdict} via
           ${hold.channel}${hold.reason ? html` — ${hold.reason}` : null}
+          ${
+            outcomeUnknown(hold)
+              ? html`<br />The call was sent and its answer never came: it may or may not have happened. Check
+                  in the upstream system.`
+              : null
+          }
         </p>`,
     )}
     ${when(canDecide, () => decisionForm(panel))}

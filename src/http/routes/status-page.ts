@@ -3,8 +3,7 @@
  * arguments or agent. Unknown and malformed references get the very same 404 page.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { outcomeUnknown } from '../../domain/envelope.ts';
-import { type Hold, isWithdrawn } from '../../domain/hold.ts';
+import { outcomeText } from '../../domain/outcome-text.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { utcText } from '../../domain/time-text.ts';
 import type { ServiceContext } from '../../services/context.ts';
@@ -12,23 +11,6 @@ import { getPublicStatus } from '../../services/read-hold.ts';
 import { limitAnonymous } from '../guard.ts';
 import { escapeHtml, PAGE_SECURITY_HEADERS, page } from '../html.ts';
 import type { RateCounter } from '../rate-limiter.ts';
-
-const STATUS_TEXT: Record<string, string> = {
-  pending: 'Waiting for a decision',
-  approved: 'Approved',
-  rejected: 'Rejected',
-  expired: 'Expired without a decision',
-  auto_allowed: 'Allowed by policy',
-  executed: 'Approved and executed',
-  failed: 'Approved, execution failed',
-};
-
-const statusText = (hold: Hold) =>
-  outcomeUnknown(hold)
-    ? 'Approved; whether it was carried out is unknown'
-    : isWithdrawn(hold)
-      ? 'Withdrawn by the agent before a decision'
-      : STATUS_TEXT[hold.status];
 
 /** In UTC, saying so: the page has no script and does not know its reader's zone. */
 const when = (ms: number | null) =>
@@ -54,7 +36,7 @@ export function statusPageRoutes(
     const { hold, workspace } = status;
     const logo = workspace.logoUrl ? `<img src="${escapeHtml(workspace.logoUrl)}" alt="">` : '';
     const rows = [
-      ['Status', `<span class="status ${escapeHtml(hold.status)}">${escapeHtml(statusText(hold))}</span>`],
+      ['Status', `<span class="status ${escapeHtml(hold.status)}">${escapeHtml(outcomeText(hold))}</span>`],
       ['Reference', `<code>${escapeHtml(hold.id)}</code>`],
       ['Requested', when(hold.createdAt)],
       hold.decidedAt !== null ? ['Decided', when(hold.decidedAt)] : null,
@@ -65,6 +47,6 @@ export function statusPageRoutes(
 <dl>${rows.map(([label, value]) => `<dt>${label}</dt><dd>${value}</dd>`).join('')}</dl>`;
     return reply
       .type('text/html; charset=utf-8')
-      .send(page(`Action ${statusText(hold)}`, body, workspace.accentColor ?? undefined));
+      .send(page(`Action ${outcomeText(hold)}`, body, workspace.accentColor ?? undefined));
   });
 }
