@@ -1,22 +1,41 @@
 /** Runs the decision engine for one call inside the submit transaction. */
 import { type Classification, decide, type Outcome } from '../domain/policy.ts';
-import { type Call, type CompiledRule, compileRule, matchRules, scopeKey } from '../domain/rules.ts';
+import {
+  type Call,
+  type CompiledRule,
+  compileRule,
+  type FrequencyScope,
+  matchRules,
+  scopeKey,
+} from '../domain/rules.ts';
 import type { Sql } from '../store/db.ts';
 import { countRecentCalls } from '../store/holds.ts';
-import { findRuleSet, findRuleSetVersion } from '../store/rule-sets.ts';
+import { findRuleSet } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
 
 /** Compiled rule sets by workspace, valid while the stored version is unchanged (any instance may apply). */
 export type CompiledRuleSets = Map<string, { version: number; rules: CompiledRule[] }>;
 
-async function compiledRules(tx: Sql, ctx: ServiceContext, workspaceId: string): Promise<CompiledRule[]> {
-  const version = await findRuleSetVersion(tx, workspaceId);
+async function compiledRules(tx: Sql, ctx: ServiceContext, workspaceId: string, version: number) {
   const cached = ctx.compiledRuleSets.get(workspaceId);
   if (cached?.version === version) return cached.rules;
   const stored = await findRuleSet(tx, workspaceId);
   const rules = stored.rules.map(compileRule);
   ctx.compiledRuleSets.set(workspaceId, { version: stored.version, rules });
   return rules;
+}
+
+/**
+ * The frequency scopes the call would be counted in under the rules this process compiled last, so
+ * the submission can count them in the statement that takes its lock. Only a guess: the version read
+ * under the lock decides, and a scope not counted then is counted by `evaluateCall`.
+ */
+export function likelyScopes(ctx: ServiceContext, workspaceId: string, call: Call, now: number) {
+  const cached = ctx.compiledRuleSets.get(workspaceId);
+  if (!cached) return [];
+  const scopes = new Map<string, FrequencyScope>();
+  for (const { scope } of matchRules(cached.rules, call)) if (scope) scopes.set(scopeKey(scope), scope);
+  return [...scopes.values()].map((scope) => ({ scope, since: now - scope.windowMs }));
 }
 
 export async function evaluateCall(
@@ -26,14 +45,19 @@ export async function evaluateCall(
   call: Call,
   classification: Classification | null,
   now: number,
+  /** Read under the lock: the rule set's version, and the calls counted per scope key. */
+  known: { ruleSetVersion: number; counted: Map<string, number> },
 ): Promise<Outcome> {
-  const matches = matchRules(await compiledRules(tx, ctx, workspaceId), call);
+  const matches = matchRules(await compiledRules(tx, ctx, workspaceId, known.ruleSetVersion), call);
   // Counted inside the transaction that holds the workspace's chain lock: concurrent submits, on any
-  // instance, see each other's calls.
+  // instance, see each other's calls. This call is one of them.
   const counts = new Map<string, number>();
   for (const { scope } of matches) {
     if (!scope || counts.has(scopeKey(scope))) continue;
-    counts.set(scopeKey(scope), 1 + (await countRecentCalls(tx, workspaceId, scope, now - scope.windowMs)));
+    const counted =
+      known.counted.get(scopeKey(scope)) ??
+      (await countRecentCalls(tx, workspaceId, scope, now - scope.windowMs));
+    counts.set(scopeKey(scope), 1 + counted);
   }
   return decide({ classification, matches, counts });
 }

@@ -1,7 +1,8 @@
 /** Appending to a workspace's hash chain, inside the caller's transaction. */
 import { checkpointInput, type EvidenceEntry, entryHashInput } from '../../packages/sdk/src/chain.ts';
 import type { Sql } from '../store/db.ts';
-import { appendEntry, lockChainHead } from '../store/evidence.ts';
+import { appendEntriesStatements, lockChainHead } from '../store/evidence.ts';
+import { type Statement, writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -10,41 +11,66 @@ export interface Chain {
 }
 
 /**
- * Locks the workspace's chain head for the rest of the transaction: appends (and everything else
- * the transaction does) are serialized per workspace, so the chain has no gap and no fork.
+ * Entries made in memory after a locked head: `append` computes each (its hash links it to the one
+ * before), `writes()` gives the statements that store them and move the head, signed once for the
+ * last entry. The caller sends them in its transaction, with whatever else it writes.
  */
-export async function openChain(tx: Sql, ctx: ServiceContext, workspaceId: string): Promise<Chain> {
-  const head = await lockChainHead(tx, workspaceId);
-  if (!head) throw new Error('workspace has no evidence chain');
+export function chainAfter(ctx: ServiceContext, workspaceId: string, head: { seq: number; hash: string }) {
   let { seq, hash } = head;
+  let pending: EvidenceEntry[] = [];
   return {
-    async append(type, data) {
-      const occurredAt = new Date(ctx.now()).toISOString();
+    append(type: string, data: Record<string, unknown>): EvidenceEntry {
       const unsigned = {
         seq: seq + 1,
         prev_hash: hash,
         orgId: workspaceId,
         type,
-        occurred_at: occurredAt,
+        occurred_at: new Date(ctx.now()).toISOString(),
         data,
       };
       const entry: EvidenceEntry = { ...unsigned, hash: sha256Hex(entryHashInput(unsigned)) };
+      pending.push(entry);
+      seq = entry.seq;
+      hash = entry.hash;
+      return entry;
+    },
+    /** The statements for the entries appended since the last call (none: nothing to write). */
+    writes(): Statement[] {
+      const last = pending.at(-1);
+      if (!last) return [];
+      const entries = pending;
+      pending = [];
       const checkpoint = {
         orgId: workspaceId,
-        seq: entry.seq,
-        hash: entry.hash,
-        signed_at: occurredAt,
+        seq: last.seq,
+        hash: last.hash,
+        signed_at: last.occurred_at,
         key_id: ctx.signer.keyId,
       };
-      await appendEntry(tx, workspaceId, entry, {
-        seq: entry.seq,
-        hash: entry.hash,
-        signedAt: occurredAt,
+      return appendEntriesStatements(workspaceId, entries, {
+        seq: last.seq,
+        hash: last.hash,
+        signedAt: last.occurred_at,
         keyId: ctx.signer.keyId,
         signature: ctx.signer.sign(checkpointInput(checkpoint)),
       });
-      seq = entry.seq;
-      hash = entry.hash;
+    },
+  };
+}
+
+/**
+ * Locks the workspace's chain head for the rest of the transaction: appends (and everything else
+ * the transaction does) are serialized per workspace, so the chain has no gap and no fork. Each
+ * append is stored at once.
+ */
+export async function openChain(tx: Sql, ctx: ServiceContext, workspaceId: string): Promise<Chain> {
+  const head = await lockChainHead(tx, workspaceId);
+  if (!head) throw new Error('workspace has no evidence chain');
+  const chain = chainAfter(ctx, workspaceId, head);
+  return {
+    async append(type, data) {
+      const entry = chain.append(type, data);
+      await writeTogether(tx, ctx.db.dialect, chain.writes());
       return entry;
     },
   };

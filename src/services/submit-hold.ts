@@ -3,16 +3,19 @@ import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import type { Environment, Hold, SubmitStatus } from '../domain/hold.ts';
 import { newHoldReference } from '../domain/ids.ts';
 import type { Outcome } from '../domain/policy.ts';
+import { scopeKey } from '../domain/rules.ts';
 import { UniqueViolationError } from '../store/db.ts';
-import { countHoldsSince, findHoldByIdempotencyKey, findOpenProxyHold, insertHold } from '../store/holds.ts';
-import { findTool, recordToolSeen } from '../store/tools.ts';
+import { findHold, findHoldByIdempotencyKey, insertHoldStatement } from '../store/holds.ts';
+import { writeTogether } from '../store/statements.ts';
+import { lockForSubmission } from '../store/submissions.ts';
+import { toolSeenStatement } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, ServiceError } from './errors.ts';
-import { evaluateCall } from './evaluate-call.ts';
+import { evaluateCall, likelyScopes } from './evaluate-call.ts';
 import { notifyApprovers } from './notifications.ts';
 import { emitHoldEvent } from './webhooks.ts';
-import { openChain } from './evidence.ts';
+import { chainAfter } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
 export interface HoldSubmission {
@@ -71,55 +74,60 @@ export async function submitHold(
 ): Promise<SubmitResult> {
   const { workspace } = caller;
   const fingerprint = actionFingerprint(submission);
-  const earlier = await findHoldByIdempotencyKey(ctx.db, workspace.id, submission.idempotencyKey);
-  if (earlier) return replay(ctx, earlier, fingerprint);
   const { proxy } = submission;
+  const call = {
+    connection: submission.connection,
+    toolName: submission.toolName,
+    agentId: submission.agent.id,
+    arguments: submission.arguments,
+  };
+  // Counted from a moment before the lock: a wait for it can only widen the window (more calls count).
+  const scopes = likelyScopes(ctx, workspace.id, call, ctx.now());
 
   try {
     const submitted = await ctx.db.transaction(async (tx) => {
-      // The chain lock serializes submits per workspace: the checks below cannot race.
-      const chain = await openChain(tx, ctx, workspace.id);
-      const raced = await findHoldByIdempotencyKey(tx, workspace.id, submission.idempotencyKey);
-      if (raced) return replay(ctx, raced, fingerprint);
-      // An identical proxy call while its operation is open (or done) is that operation again.
-      const same = proxy && (await findOpenProxyHold(tx, workspace.id, proxy.callKey));
-      if (same) return result(ctx, same, false);
-
-      const now = ctx.now();
-      if (workspace.plan === 'legacy_free') {
-        const used = await countHoldsSince(tx, workspace.id, startOfMonth(now));
-        if (used >= ctx.legacyFreeMonthlyHolds) {
-          throw new ServiceError('hold_limit_reached', 'monthly hold limit reached');
-        }
-      }
-
-      const tool = await findTool(tx, workspace.id, submission.connection, submission.toolName);
-      if (!tool?.firstSeenAt)
-        await recordToolSeen(tx, workspace.id, submission.connection, submission.toolName, now);
-      if (!tool) {
-        await chain.append('tool.registered', {
-          connection: submission.connection,
-          tool_name: submission.toolName,
-          classification: 'new',
-        });
-      }
-      const call = {
+      // One statement takes the chain lock, which serializes submits per workspace, and reads what the
+      // checks below need: they cannot race. The writes go in a second (writeTogether).
+      const state = await lockForSubmission(tx, {
+        workspaceId: workspace.id,
+        idempotencyKey: submission.idempotencyKey,
+        callKey: proxy?.callKey ?? null,
         connection: submission.connection,
         toolName: submission.toolName,
-        agentId: submission.agent.id,
-        arguments: submission.arguments,
-      };
-      const outcome = await evaluateCall(tx, ctx, workspace.id, call, tool?.classification ?? null, now);
+        countSince: workspace.plan === 'legacy_free' ? startOfMonth(ctx.now()) : null,
+        scopes: scopes.map(({ scope, since }) => ({ scope, since })),
+      });
+      if (!state) throw new Error('workspace has no evidence chain');
+      if (state.replayId)
+        return replay(ctx, (await findHold(tx, workspace.id, state.replayId))!, fingerprint);
+      // An identical proxy call while its operation is open (or done) is that operation again.
+      if (state.openId) return result(ctx, (await findHold(tx, workspace.id, state.openId))!, false);
+
+      const now = ctx.now();
+      if (state.holdsSince !== null && state.holdsSince >= ctx.legacyFreeMonthlyHolds) {
+        throw new ServiceError('hold_limit_reached', 'monthly hold limit reached');
+      }
+      const { tool } = state;
+      const counted = new Map(scopes.map(({ scope }, i) => [scopeKey(scope), state.counts[i]!]));
+      const outcome = await evaluateCall(tx, ctx, workspace.id, call, tool?.classification ?? null, now, {
+        ruleSetVersion: state.ruleSetVersion,
+        counted,
+      });
       const hold = newHold(submission, outcome, {
         workspace,
         environment: caller.environment,
         fingerprint,
         now,
       });
-      await insertHold(tx, hold);
-      await emitHoldEvent(tx, ctx, hold);
-      await notifyApprovers(tx, ctx, hold);
-      await chain.append('hold.submitted', {
+      const chain = chainAfter(ctx, workspace.id, state.head);
+      if (!tool) {
+        chain.append('tool.registered', {
+          connection: submission.connection,
+          tool_name: submission.toolName,
+          classification: 'new',
+        });
+      }
+      chain.append('hold.submitted', {
         hold: hold.id,
         environment: hold.environment,
         connection: hold.connection,
@@ -136,6 +144,16 @@ export async function submitHold(
         expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
         reason: hold.reason,
       });
+      await writeTogether(tx, ctx.db.dialect, [
+        ...(tool?.firstSeenAt
+          ? []
+          : [toolSeenStatement(workspace.id, submission.connection, submission.toolName, now)]),
+        insertHoldStatement(hold),
+        ...chain.writes(),
+      ]);
+      // Only a denial (with a webhook) and a hold that waits for people write more.
+      await emitHoldEvent(tx, ctx, hold);
+      await notifyApprovers(tx, ctx, hold);
       return result(ctx, hold, true);
     });
     if (submitted.created) ctx.holdEvents.publish(submitted.hold.id, workspace.id);

@@ -1,6 +1,7 @@
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import type { Checkpoint, EvidenceEntry } from '../../packages/sdk/src/chain.ts';
 import type { Sql } from './db.ts';
+import type { Statement } from './statements.ts';
 
 export interface ChainHead {
   seq: number;
@@ -40,23 +41,33 @@ export function checkpointOf(head: ChainHead | undefined): Checkpoint | null {
   };
 }
 
-export async function appendEntry(sql: Sql, workspaceId: string, entry: EvidenceEntry, head: ChainHead) {
-  await sql.run(
-    'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-    [
-      workspaceId,
-      entry.seq,
-      entry.prev_hash,
-      entry.type,
-      entry.occurred_at,
-      canonicalJson(entry.data),
-      entry.hash,
-    ],
-  );
-  await sql.run(
-    'UPDATE evidence_heads SET seq = $2, hash = $3, signed_at = $4, key_id = $5, signature = $6 WHERE workspace_id = $1',
-    [workspaceId, head.seq, head.hash, head.signedAt, head.keyId, head.signature],
-  );
+/** Entries appended in order, and the chain's head moved to the last of them (with its signature). */
+export function appendEntriesStatements(
+  workspaceId: string,
+  entries: readonly EvidenceEntry[],
+  head: ChainHead,
+): Statement[] {
+  const values = entries.map((_, i) => `($1, ${[2, 3, 4, 5, 6, 7].map((n) => `$${n + i * 6}`).join(', ')})`);
+  return [
+    {
+      text: `INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ${values.join(', ')}`,
+      params: [
+        workspaceId,
+        ...entries.flatMap((entry) => [
+          entry.seq,
+          entry.prev_hash,
+          entry.type,
+          entry.occurred_at,
+          canonicalJson(entry.data),
+          entry.hash,
+        ]),
+      ],
+    },
+    {
+      text: 'UPDATE evidence_heads SET seq = $2, hash = $3, signed_at = $4, key_id = $5, signature = $6 WHERE workspace_id = $1',
+      params: [workspaceId, head.seq, head.hash, head.signedAt, head.keyId, head.signature],
+    },
+  ];
 }
 
 /** An entry as stored: `data` is its canonical JSON text, exactly what the hash covers. */

@@ -1,6 +1,7 @@
 import type { Execution, Hold } from '../domain/hold.ts';
 import { summarizeArguments } from '../domain/summary.ts';
 import type { Sql } from './db.ts';
+import type { Statement } from './statements.ts';
 
 const columns = `id, workspace_id AS "workspaceId", environment, connection, tool_name AS "toolName",
   agent_id AS "agentId", agent_label AS "agentLabel", arguments, context, idempotency_key AS "idempotencyKey",
@@ -43,16 +44,16 @@ function toHold(row: HoldRow | undefined): Hold | undefined {
 /** How long the summary of a hold's arguments kept for lists may be. */
 export const LINE_SUMMARY_LENGTH = 160;
 
-export async function insertHold(sql: Sql, hold: Hold): Promise<void> {
+export function insertHoldStatement(hold: Hold): Statement {
   const args = JSON.stringify(hold.arguments);
-  await sql.run(
-    `INSERT INTO holds (id, workspace_id, environment, connection, tool_name, agent_id, agent_label, arguments, context,
+  return {
+    text: `INSERT INTO holds (id, workspace_id, environment, connection, tool_name, agent_id, agent_label, arguments, context,
        idempotency_key, fingerprint, submit_status, status, rule_name, approvers, approvals_required, approvals_received,
        created_at, expires_at, verdict, reason, channel, decided_at, mcp_server_id, call_key, arguments_summary,
        arguments_size)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
        $24, $25, $26, $27)`,
-    [
+    params: [
       hold.id,
       hold.workspaceId,
       hold.environment,
@@ -81,7 +82,7 @@ export async function insertHold(sql: Sql, hold: Hold): Promise<void> {
       summarizeArguments(hold.arguments, LINE_SUMMARY_LENGTH).text,
       args.length,
     ],
-  );
+  };
 }
 
 /** `lock` takes a row lock on PostgreSQL, for a read that is followed by a state change. */
@@ -138,12 +139,6 @@ export async function updateHoldState(sql: Sql, hold: Hold): Promise<void> {
   );
 }
 
-export const countHoldsSince = async (sql: Sql, workspaceId: string, since: number) =>
-  (await sql.one<{ n: number }>(
-    'SELECT COUNT(*) AS n FROM holds WHERE workspace_id = $1 AND created_at >= $2',
-    [workspaceId, since],
-  ))!.n;
-
 /** Pending holds whose deadline has passed, oldest deadline first. */
 export const listOverdueHolds = (sql: Sql, now: number, limit: number) =>
   sql.all<{ id: string; workspaceId: string }>(
@@ -180,14 +175,19 @@ export const hasDecided = async (sql: Sql, holdId: string, memberId: string) =>
   ])) !== undefined;
 
 /** Calls of the workspace after `since` (epoch ms), narrowed to a connection and tool and/or an agent. */
-export async function countRecentCalls(
-  sql: Sql,
-  workspaceId: string,
-  scope: { connection: string; toolName: string | null; agentId: string | null },
-  since: number,
-): Promise<number> {
-  const params: unknown[] = [workspaceId, since];
-  let filter = '';
+export interface CallScope {
+  connection: string;
+  toolName: string | null;
+  agentId: string | null;
+}
+
+/**
+ * The count of a workspace's calls in a frequency scope since `since`, as a subquery whose parameters
+ * are appended to `params` (`$1` is the workspace).
+ */
+export function recentCallsCount(scope: CallScope, since: number, params: unknown[]): string {
+  params.push(since);
+  let filter = ` AND created_at > $${params.length}`;
   if (scope.toolName !== null) {
     params.push(scope.connection, scope.toolName);
     filter += ` AND connection = $${params.length - 1} AND tool_name = $${params.length}`;
@@ -196,11 +196,18 @@ export async function countRecentCalls(
     params.push(scope.agentId);
     filter += ` AND agent_id = $${params.length}`;
   }
-  const row = await sql.one<{ n: number }>(
-    `SELECT COUNT(*) AS n FROM holds WHERE workspace_id = $1 AND created_at > $2${filter}`,
-    params,
-  );
-  return row!.n;
+  return `(SELECT COUNT(*) FROM holds WHERE workspace_id = $1${filter})`;
+}
+
+export async function countRecentCalls(
+  sql: Sql,
+  workspaceId: string,
+  scope: CallScope,
+  since: number,
+): Promise<number> {
+  const params: unknown[] = [workspaceId];
+  const count = recentCallsCount(scope, since, params);
+  return (await sql.one<{ n: number }>(`SELECT ${count} AS n`, params))!.n;
 }
 
 export interface ReplayedCall {
@@ -464,15 +471,21 @@ export async function pendingDecidedBy(
 }
 
 /** The newest proxy operation with this call key that a repeat joins (not expired, failed or auto-allowed). */
+/**
+ * An open proxy operation for a call key (the placeholder of its parameter): an identical call's hold
+ * that has not ended without running (expired, failed, allowed) and was not withdrawn by its agent.
+ */
+export const openProxyHoldWhere = (callKey: string) =>
+  `call_key = ${callKey} AND status NOT IN ('expired', 'failed', 'auto_allowed')
+   AND NOT (status = 'rejected' AND channel = 'agent')`;
+
 export async function findOpenProxyHold(
   sql: Sql,
   workspaceId: string,
   callKey: string,
 ): Promise<Hold | undefined> {
   const row = await sql.one<HoldRow>(
-    `SELECT ${columns} FROM holds WHERE workspace_id = $1 AND call_key = $2
-       AND status NOT IN ('expired', 'failed', 'auto_allowed') AND NOT (status = 'rejected' AND channel = 'agent')
-     ORDER BY created_at DESC LIMIT 1`,
+    `SELECT ${columns} FROM holds WHERE workspace_id = $1 AND ${openProxyHoldWhere('$2')} ORDER BY created_at DESC LIMIT 1`,
     [workspaceId, callKey],
   );
   return toHold(row);

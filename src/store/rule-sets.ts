@@ -1,10 +1,6 @@
 import type { RuleDefinition } from '../domain/rules.ts';
 import type { Sql } from './db.ts';
 
-export const findRuleSetVersion = async (sql: Sql, workspaceId: string) =>
-  (await sql.one<{ version: number }>('SELECT version FROM rule_sets WHERE workspace_id = $1', [workspaceId]))
-    ?.version ?? 0;
-
 export async function findRuleSet(
   sql: Sql,
   workspaceId: string,

@@ -1,5 +1,6 @@
 import type { Classification } from '../domain/policy.ts';
 import type { Sql } from './db.ts';
+import type { Statement } from './statements.ts';
 
 export interface Tool {
   workspaceId: string;
@@ -52,19 +53,17 @@ export async function recordDiscoveredTool(
 }
 
 /** The first call of a tool registers it as `new`; a tool classified ahead of use only gets its first-seen time. */
-export async function recordToolSeen(
-  sql: Sql,
+/** A tool named for the first time: registered as `new`, or its first sighting noted if classified before. */
+export const toolSeenStatement = (
   workspaceId: string,
   connection: string,
   name: string,
   at: number,
-) {
-  await sql.run(
-    `INSERT INTO tools (workspace_id, connection, name, classification, first_seen_at) VALUES ($1, $2, $3, 'new', $4)
+): Statement => ({
+  text: `INSERT INTO tools (workspace_id, connection, name, classification, first_seen_at) VALUES ($1, $2, $3, 'new', $4)
      ON CONFLICT (workspace_id, connection, name) DO UPDATE SET first_seen_at = $4 WHERE tools.first_seen_at IS NULL`,
-    [workspaceId, connection, name, at],
-  );
-}
+  params: [workspaceId, connection, name, at],
+});
 
 export async function classifyTool(
   sql: Sql,
