@@ -12,6 +12,9 @@ function isProxyAddress(text: string): boolean {
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
+/** The largest quota a setting or a workspace override may give (requests or calls a minute). */
+export const MAX_RATE_LIMIT = 1_000_000;
+
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** What this instance does: the API and app, the background workers, or both. */
@@ -27,6 +30,9 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LEGACY_FREE_MONTHLY_HOLDS: z.coerce.number().int().min(0).default(1000),
+  // The Core API quota, requests a minute per workspace and bucket (the contract's 120 by default), and
+  // the MCP tool calls a minute per API key. `approvals workspace limits` overrides either for one workspace.
+  API_RATE_LIMIT: z.coerce.number().int().min(1).max(MAX_RATE_LIMIT).default(120),
   MCP_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
   // Requests a minute per member, apart from the workspace's API buckets. The app's live updates refetch
   // an open page on every change to the workspace's holds (at most 10 times a second per tab), so a
@@ -99,6 +105,7 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     dataDir: settings.DATA_DIR,
     logLevel: settings.LOG_LEVEL,
     legacyFreeMonthlyHolds: settings.LEGACY_FREE_MONTHLY_HOLDS,
+    apiRateLimit: settings.API_RATE_LIMIT,
     mcpRateLimit: settings.MCP_RATE_LIMIT,
     appRateLimit: settings.APP_RATE_LIMIT,
     widgetRateLimit: settings.WIDGET_RATE_LIMIT,

@@ -50,6 +50,7 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     holdEvents: new HoldEvents(),
     publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
     legacyFreeMonthlyHolds: config.legacyFreeMonthlyHolds,
+    apiRateLimit: config.apiRateLimit,
     mcpRateLimit: config.mcpRateLimit,
     appRateLimit: config.appRateLimit,
     widgetRateLimit: config.widgetRateLimit,

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { Checkpoint } from '../../packages/sdk/src/chain.ts';
 import { type TrustedKeys, verifyEvidenceExport } from '../../packages/sdk/src/evidence.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig, MAX_RATE_LIMIT } from '../config.ts';
 import { describeTypeMismatch } from '../domain/rules.ts';
 import { openContext } from '../runtime.ts';
 import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
@@ -20,12 +20,21 @@ import { inviteLink } from '../services/sign-in.ts';
 import { deliveryLog, redeliver, rotateWebhookSecret } from '../services/webhooks.ts';
 import { type SimulationReport, simulatePolicy } from '../services/simulate-policy.ts';
 import { verifyChain } from '../services/verify-chain.ts';
-import { createWorkspace, requireWorkspace } from '../services/workspaces.ts';
+import {
+  createWorkspace,
+  LIMIT_RANGE,
+  type LimitName,
+  requireWorkspace,
+  setWorkspaceLimits,
+  type WorkspaceLimits,
+  workspaceLimits,
+} from '../services/workspaces.ts';
 import { migrate } from '../store/migrate.ts';
 import { openDb } from '../store/open.ts';
 
 const USAGE = `usage: approvals <command> [--json]
   workspace create <slug> --name <name> [--plan legacy_free]
+  workspace limits <slug> [--v1 <n>|default] [--mcp <n>|default]
   keys create --workspace <slug> --env live|test [--name <name>]
   keys revoke <key-id>
   apply --workspace <slug> -f <file.yaml|file.json>
@@ -56,6 +65,8 @@ const options = {
   against: { type: 'string' },
   export: { type: 'string' },
   key: { type: 'string' },
+  v1: { type: 'string' },
+  mcp: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -90,6 +101,25 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     const workspace = await createWorkspace(ctx, { slug, name: required(values, 'name'), plan });
     const out = { id: workspace.id, slug: workspace.slug, name: workspace.name };
     return [out, `Created workspace ${out.slug} (${out.id}).`];
+  }
+  if (command === 'workspace limits' && words.length <= 3) {
+    const slug = words[2];
+    if (!slug) throw new UsageError('workspace limits needs a slug');
+    // Checked before anything is read, so a bad value changes nothing.
+    const changes: Partial<Record<LimitName, number | null>> = {};
+    for (const name of ['v1', 'mcp'] as const) {
+      const text = values[name];
+      if (text !== undefined) changes[name] = limitOption(name, text);
+    }
+    const workspace = await requireWorkspace(ctx, slug);
+    if (Object.keys(changes).length === 0) {
+      const limits = workspaceLimits(ctx, workspace);
+      return [limits, describeLimits(limits)];
+    }
+    const result = await setWorkspaceLimits(ctx, workspace, changes);
+    const limits = workspaceLimits(ctx, result.workspace);
+    const what = result.changed ? `Changed the limits of ${slug}.` : `The limits of ${slug} were already so.`;
+    return [{ ...limits, changed: result.changed }, `${what}\n${describeLimits(limits)}`];
   }
   if (command === 'keys create') {
     const env = required(values, 'env');
@@ -228,6 +258,24 @@ function readText(file: string): string {
   } catch {
     throw new UsageError(`cannot read ${file}`);
   }
+}
+
+/** `--v1 6000` → 6000; `--v1 default` → null (the deployment's setting). */
+function limitOption(name: LimitName, text: string): number | null {
+  if (text === 'default') return null;
+  const value = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
+  if (!(value >= 1 && value <= MAX_RATE_LIMIT)) throw new UsageError(`--${name} must be ${LIMIT_RANGE}`);
+  return value;
+}
+
+function describeLimits(limits: WorkspaceLimits): string {
+  const source = (limit: WorkspaceLimits['v1']) =>
+    limit.source === 'workspace' ? 'set for this workspace' : 'the deployment default';
+  const mcp = limits.mcp.limit === 0 ? 'no limit' : `${limits.mcp.limit} a minute per API key`;
+  return [
+    `Core API (--v1): ${limits.v1.limit} requests a minute per bucket (${source(limits.v1)})`,
+    `MCP tool calls (--mcp): ${mcp} (${source(limits.mcp)})`,
+  ].join('\n');
 }
 
 /** `30d`, `12h`, `90m` → milliseconds. */

@@ -6,12 +6,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate, type Caller } from '../services/api-keys.ts';
 import type { ServiceContext } from '../services/context.ts';
+import type { Workspace } from '../store/workspaces.ts';
 import { sendError } from './errors.ts';
 import { checkLimit, type Limit, type RateCounter } from './rate-limiter.ts';
 
 export type Bucket = 'v1' | 'v1-wait' | 'v1-reports' | 'v1-verify';
 
-export const WORKSPACE_LIMIT = 120;
 export const ANONYMOUS_LIMIT = 20;
 
 /** A member's own buckets: people clicking never use the agents' workspace quota, nor the other way round. */
@@ -77,20 +77,25 @@ export async function guardApi(
     return false;
   }
   request.caller = caller;
-  if (await limitWorkspace(counter, ctx, reply, caller.workspace.id, bucket)) return true;
+  if (await limitWorkspace(counter, ctx, reply, caller.workspace, bucket)) return true;
   sendError(reply, 429, 'rate_limited');
   return false;
 }
 
-/** Counts a request in the workspace's bucket and sets the RateLimit headers; false when over quota. */
+/**
+ * Counts a request in the workspace's bucket and sets the RateLimit headers; false when over quota. The
+ * quota is the workspace's own (`approvals workspace limits`), else API_RATE_LIMIT; both come with the
+ * caller, without a query of their own.
+ */
 async function limitWorkspace(
   counter: RateCounter,
   ctx: ServiceContext,
   reply: FastifyReply,
-  workspaceId: string,
+  workspace: Workspace,
   bucket: Bucket,
 ): Promise<boolean> {
-  const limit = await checkLimit(counter, `ws:${workspaceId}:${bucket}`, WORKSPACE_LIMIT, ctx.now());
+  const quota = workspace.apiRateLimit ?? ctx.apiRateLimit;
+  const limit = await checkLimit(counter, `ws:${workspace.id}:${bucket}`, quota, ctx.now());
   setLimitHeaders(reply, limit);
   return limit.allowed;
 }
@@ -116,22 +121,22 @@ export async function limitMember(
 }
 
 /**
- * Counts the `calls` tools/call messages of one MCP request against its API key's quota
- * (MCP_RATE_LIMIT a minute per key; other MCP messages are not counted) and sets the RateLimit
- * headers. False as soon as one is over quota: the caller answers with a JSON-RPC error.
+ * Counts the `calls` tools/call messages of one MCP request against its API key's quota (a minute per
+ * key: the workspace's own, else MCP_RATE_LIMIT; other MCP messages are not counted) and sets the
+ * RateLimit headers. False as soon as one is over quota: the caller answers with a JSON-RPC error.
  */
 export async function limitMcpCalls(
   counter: RateCounter,
   ctx: ServiceContext,
   reply: FastifyReply,
-  keyId: string,
+  caller: Caller,
   calls: number,
 ): Promise<boolean> {
-  const quota = ctx.mcpRateLimit;
+  const quota = caller.workspace.mcpRateLimit ?? ctx.mcpRateLimit;
   if (quota === 0 || calls === 0) return true;
   let limit: Limit | undefined;
   for (let i = 0; i < calls; i++) {
-    limit = await checkLimit(counter, `key:${keyId}:mcp-calls`, quota, ctx.now());
+    limit = await checkLimit(counter, `key:${caller.key.id}:mcp-calls`, quota, ctx.now());
     if (!limit.allowed) break;
   }
   setLimitHeaders(reply, limit!);

@@ -70,7 +70,8 @@ the workspace's rules answer at once with \`allowed\`, \`pending\` or \`denied\`
 \`svc_test_…\`). A missing, malformed, unknown or revoked key gives 401 with \`WWW-Authenticate: Bearer\`.
 
 **Rate limits.** Each operation counts against one bucket (\`x-rate-limit-bucket\`): 120 requests per fixed
-60-second window per workspace and bucket. Requests without a valid key, and the public status page, share
+60-second window per workspace and bucket by default; the operator may set another quota for the deployment
+or for one workspace, and \`RateLimit-Limit\` gives the one in force. Requests without a valid key, and the public status page, share
 20 requests per minute per client IP. Every \`/api/v1\` answer carries \`RateLimit-Limit\`, \`RateLimit-Remaining\`
 and \`RateLimit-Reset\`; a 429 adds \`Retry-After\`. If counting fails, requests are let through.
 
@@ -442,7 +443,7 @@ export function openApiDocument(publicUrl: string) {
       headers: {
         'RateLimit-Limit': {
           description:
-            'Requests allowed in the window: 120 per workspace and bucket, or 20 per client IP without a valid key.',
+            'Requests allowed in the window: the quota per workspace and bucket (120 unless the operator set another), or 20 per client IP without a valid key.',
           schema: { type: 'integer' },
         },
         'RateLimit-Remaining': {

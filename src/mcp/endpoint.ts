@@ -169,7 +169,7 @@ export function mcpRoutes(
         if (!isJsonRpcBody(body))
           return jsonRpcError(reply, 400, -32600, 'Invalid Request: not a JSON-RPC message');
         // Tool calls count, per API key; connecting, listing, notifications and streams do not.
-        if (!(await limitMcpCalls(counter, ctx, reply, auth.key.id, toolCallsIn(body))))
+        if (!(await limitMcpCalls(counter, ctx, reply, auth, toolCallsIn(body))))
           return jsonRpcError(reply, 429, -32000, 'Rate limited: too many tool calls for this API key');
       }
       const server = await findMcpServerBySlug(ctx.db, auth.workspace.id, request.params.slug);

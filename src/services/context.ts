@@ -15,7 +15,9 @@ export interface ServiceContext {
   holdEvents: HoldEvents;
   publicUrl: string;
   legacyFreeMonthlyHolds: number;
-  /** Requests a minute per workspace to the MCP endpoints; 0: no limit. */
+  /** Requests a minute per workspace and Core API bucket (API_RATE_LIMIT), unless the workspace sets its own. */
+  apiRateLimit: number;
+  /** Tool calls a minute per API key to the MCP endpoints (MCP_RATE_LIMIT), unless the workspace sets its own; 0: no limit. */
   mcpRateLimit: number;
   /** Requests a minute per member to the app's pages (APP_RATE_LIMIT); 0: no limit. */
   appRateLimit: number;

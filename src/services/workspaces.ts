@@ -1,12 +1,15 @@
 import { GENESIS_HASH } from '../../packages/sdk/src/chain.ts';
+import { MAX_RATE_LIMIT } from '../config.ts';
 import { newWorkspaceId } from '../domain/ids.ts';
 import { UniqueViolationError } from '../store/db.ts';
 import { insertChainHead } from '../store/evidence.ts';
 import {
   countWorkspaces,
+  findWorkspace,
   findWorkspaceBySlug,
   insertWorkspace,
   type Plan,
+  updateWorkspaceRateLimits,
   type Workspace,
 } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
@@ -41,6 +44,8 @@ export async function createWorkspace(
     logoUrl: null,
     accentColor: null,
     slackChannel: null,
+    apiRateLimit: null,
+    mcpRateLimit: null,
     createdAt: ctx.now(),
   };
   try {
@@ -78,4 +83,73 @@ export async function requireWorkspace(ctx: ServiceContext, slug: string): Promi
   const workspace = await findWorkspaceBySlug(ctx.db, slug);
   if (!workspace) throw notFound('workspace');
   return workspace;
+}
+
+/** The two quotas an operator may set per workspace: `v1` (the Core API's buckets) and `mcp`. */
+export type LimitName = 'v1' | 'mcp';
+
+/** A quota in force: the workspace's own, or the deployment's setting. */
+export interface EffectiveLimit {
+  limit: number;
+  source: 'workspace' | 'deployment';
+}
+
+export interface WorkspaceLimits {
+  slug: string;
+  /** Requests a minute per Core API bucket (v1, v1-wait, v1-reports, v1-verify). */
+  v1: EffectiveLimit;
+  /** Tool calls a minute per API key through the MCP endpoints; 0: no limit (MCP_RATE_LIMIT=0). */
+  mcp: EffectiveLimit;
+}
+
+export const LIMIT_RANGE = `a whole number from 1 to ${MAX_RATE_LIMIT}, or default`;
+
+/** The quotas in force for a workspace, with this process's settings as the deployment's. */
+export function workspaceLimits(ctx: ServiceContext, workspace: Workspace): WorkspaceLimits {
+  const effective = (override: number | null, setting: number): EffectiveLimit =>
+    override === null ? { limit: setting, source: 'deployment' } : { limit: override, source: 'workspace' };
+  return {
+    slug: workspace.slug,
+    v1: effective(workspace.apiRateLimit, ctx.apiRateLimit),
+    mcp: effective(workspace.mcpRateLimit, ctx.mcpRateLimit),
+  };
+}
+
+/**
+ * Sets a workspace's own quotas (null: back to the deployment's setting); a limit not given stays.
+ * Only the operator's command line calls this: neither the workspace file nor the app can. A change is
+ * recorded as `workspace.limits_changed` with the old and new overrides; setting what is already set
+ * changes nothing and records nothing.
+ */
+export async function setWorkspaceLimits(
+  ctx: ServiceContext,
+  workspace: Workspace,
+  changes: Partial<Record<LimitName, number | null>>,
+): Promise<{ workspace: Workspace; changed: boolean }> {
+  for (const name of ['v1', 'mcp'] as const) {
+    const value = changes[name];
+    if (value === undefined || value === null) continue;
+    if (!Number.isSafeInteger(value) || value < 1 || value > MAX_RATE_LIMIT)
+      throw invalid(name, `must be ${LIMIT_RANGE}`);
+  }
+  return ctx.db.transaction(async (tx) => {
+    const chain = await openChain(tx, ctx, workspace.id);
+    // Read under the chain's lock: the old values are those this change replaces.
+    const current = await findWorkspace(tx, workspace.id);
+    if (!current) throw notFound('workspace');
+    const columns = { v1: 'apiRateLimit', mcp: 'mcpRateLimit' } as const;
+    const changed: Partial<Record<LimitName, { from: number | null; to: number | null }>> = {};
+    const update: { apiRateLimit?: number | null; mcpRateLimit?: number | null } = {};
+    for (const name of ['v1', 'mcp'] as const) {
+      const to = changes[name];
+      const from = current[columns[name]];
+      if (to === undefined || to === from) continue;
+      changed[name] = { from, to };
+      update[columns[name]] = to;
+    }
+    if (Object.keys(changed).length === 0) return { workspace: current, changed: false };
+    await updateWorkspaceRateLimits(tx, workspace.id, update);
+    await chain.append('workspace.limits_changed', changed);
+    return { workspace: { ...current, ...update }, changed: true };
+  });
 }

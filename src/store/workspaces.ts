@@ -11,16 +11,25 @@ export interface Workspace {
   accentColor: string | null;
   /** The Slack channel id (`C…`) the workspace's waiting holds are posted to; null: none. */
   slackChannel: string | null;
+  /**
+   * The operator's override of the Core API quota (requests a minute per bucket) and of the MCP quota
+   * (tool calls a minute per API key); null: the deployment's setting. Loaded with every authenticated
+   * request, so the rate limits need no query of their own.
+   */
+  apiRateLimit: number | null;
+  mcpRateLimit: number | null;
   createdAt: number;
 }
 
 const columns = `id, slug, name, plan, logo_url AS "logoUrl", accent_color AS "accentColor",
-  slack_channel AS "slackChannel", created_at AS "createdAt"`;
+  slack_channel AS "slackChannel", api_rate_limit AS "apiRateLimit", mcp_rate_limit AS "mcpRateLimit",
+  created_at AS "createdAt"`;
 
 export async function insertWorkspace(sql: Sql, workspace: Workspace): Promise<void> {
   await sql.run(
-    `INSERT INTO workspaces (id, slug, name, plan, logo_url, accent_color, slack_channel, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    `INSERT INTO workspaces (id, slug, name, plan, logo_url, accent_color, slack_channel, api_rate_limit,
+       mcp_rate_limit, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
       workspace.id,
       workspace.slug,
@@ -29,6 +38,8 @@ export async function insertWorkspace(sql: Sql, workspace: Workspace): Promise<v
       workspace.logoUrl,
       workspace.accentColor,
       workspace.slackChannel,
+      workspace.apiRateLimit,
+      workspace.mcpRateLimit,
       workspace.createdAt,
     ],
   );
@@ -59,6 +70,25 @@ export async function updateWorkspaceSlackChannel(
   channel: string | null,
 ): Promise<void> {
   await sql.run('UPDATE workspaces SET slack_channel = $2 WHERE id = $1', [id, channel]);
+}
+
+/** Sets the rate-limit overrides given (null: back to the deployment's setting); others stay. */
+export async function updateWorkspaceRateLimits(
+  sql: Sql,
+  id: string,
+  limits: { apiRateLimit?: number | null; mcpRateLimit?: number | null },
+): Promise<void> {
+  const sets: string[] = [];
+  const params: unknown[] = [id];
+  for (const [column, value] of [
+    ['api_rate_limit', limits.apiRateLimit],
+    ['mcp_rate_limit', limits.mcpRateLimit],
+  ] as const) {
+    if (value === undefined) continue;
+    params.push(value);
+    sets.push(`${column} = $${params.length}`);
+  }
+  if (sets.length > 0) await sql.run(`UPDATE workspaces SET ${sets.join(', ')} WHERE id = $1`, params);
 }
 
 export const countWorkspaces = async (sql: Sql) =>
