@@ -308,7 +308,10 @@ export class UpstreamPool {
     const connecting = this.calling
       .exit(() => this.connect(server))
       .then(
-        (connection) => this.connected(server, connection),
+        (connection) => {
+          this.watchStream(server, connection);
+          return this.connected(server, connection);
+        },
         (error: unknown) => {
           this.lost(server);
           throw error;
@@ -334,6 +337,29 @@ export class UpstreamPool {
       for (const method of LIST_CHANGED) this.listener(server.id, { method });
     }
     return connection;
+  }
+
+  /**
+   * A 2025-era upstream's standing stream gone for good (the upstream forgot the session, 400 or 404,
+   * or the SDK gave up reconnecting): nothing would arrive on this connection again, so it is dropped
+   * and the server taken as lost — while sessions here wait on it, it is reconnected, and their
+   * subscriptions renewed. Failed requests reach this handler too; `use` deals with those.
+   */
+  private watchStream(server: McpServer, connection: Connection): void {
+    connection.client.onerror = (error: Error & { code?: unknown; data?: { status?: unknown } }) => {
+      const forgotten =
+        error.code === 'CLIENT_HTTP_FAILED_TO_OPEN_STREAM' && [400, 404].includes(Number(error.data?.status));
+      if (!forgotten && !/^Maximum reconnection attempts/.test(error.message)) return;
+      const entry = this.connections.get(server.id);
+      // Only this connection, and once: a newer one may have replaced it (two errors can come at once).
+      void entry
+        ?.then((current) => {
+          if (current !== connection || this.connections.get(server.id) !== entry) return;
+          this.drop(server.id);
+          this.lost(server);
+        })
+        .catch(() => undefined);
+    };
   }
 
   /** The upstream cannot be reached: while sessions here wait on it, try again, less and less often. */
