@@ -1,11 +1,18 @@
 /**
  * The crash harness: the service under a mixed load (new holds, retried idempotency keys, four-eyes
- * decisions by decision link, webhook deliveries) is killed with SIGKILL at random moments, round
- * after round. Afterwards: no acknowledged hold lost and none duplicated by a retried key; no
- * acknowledged decision lost, none counted twice; every decision has exactly one evidence entry;
- * the chains verify; every webhook event is delivered.
+ * decisions by decision link, webhook deliveries) is crashed at random moments, round after round.
+ * Afterwards: no acknowledged hold lost and none duplicated by a retried key; no acknowledged
+ * decision lost, none counted twice; every decision has exactly one evidence entry; the chains
+ * verify; every webhook event is delivered.
  *
- * CRASH_SEED repeats a run (the seed is printed); CRASH_ROUNDS sets the number of kills.
+ * Two variants. On every backend the service is killed with SIGKILL. On a private PostgreSQL cluster
+ * (test/support/private-postgres.ts) PostgreSQL itself is crashed (`pg_ctl stop -m immediate`) and
+ * started again: in some rounds while the service keeps running (it answers 503 `unavailable`
+ * meanwhile, which acknowledges nothing, and must be back by itself), in others together with a
+ * SIGKILL of the service.
+ *
+ * CRASH_SEED repeats a run (the seed is printed); CRASH_ROUNDS sets the number of service kills,
+ * CRASH_PG_ROUNDS the number of PostgreSQL crashes.
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
@@ -20,6 +27,11 @@ import { findMemberByEmail } from '../src/store/members.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { backends, type Storage } from './support/backends.ts';
 import { type Answer, call, submission } from './support/http.ts';
+import {
+  type PrivatePostgres,
+  privatePostgresSkip,
+  startPrivatePostgres,
+} from './support/private-postgres.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import {
   killServerProcesses,
@@ -27,9 +39,10 @@ import {
   startServerProcess,
   storageSettings,
 } from './support/server-process.ts';
-import { sleep } from './support/wait.ts';
+import { sleep, until } from './support/wait.ts';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 8);
+const PG_ROUNDS = Number(process.env.CRASH_PG_ROUNDS ?? 4);
 const APPROVERS = ['ann@acme.test', 'bob@acme.test'];
 
 after(killServerProcesses);
@@ -50,6 +63,8 @@ interface Submission {
   workspace: number;
   body: ReturnType<typeof submission>;
   answer?: Answer;
+  /** The round that acknowledged it (named when it is lost). */
+  round?: number;
 }
 
 interface Decision {
@@ -58,18 +73,42 @@ interface Decision {
   member: string;
   verdict: 'approve' | 'reject';
   path: string;
+  /** The round that acknowledged it (named when it is lost). */
+  round?: number;
 }
+
+/**
+ * What ends a round: `service`, a SIGKILL of the service; `postgres`, PostgreSQL crashed and started
+ * again under the running service, which is then stopped gracefully; `both`, PostgreSQL crashed and
+ * the service killed, in a random order.
+ */
+type Round = 'service' | 'postgres' | 'both';
+
+interface Plan {
+  rounds: Round[];
+  /** Rounds that share a workspace (each within its 120-a-minute quota). */
+  roundsPerWorkspace: number;
+  /** The cluster to crash, for `postgres` and `both` rounds. */
+  cluster?: PrivatePostgres;
+}
+
+const seedOf = (t: test.TestContext) => {
+  const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
+  t.diagnostic(`CRASH_SEED=${seed}`);
+  return seed;
+};
 
 describe('crash harness: kill -9 at random moments under load', { timeout: 300_000 }, () => {
   for (const backend of backends) {
     test(`${ROUNDS} kills on ${backend.name}`, { skip: backend.skip }, async (t) => {
-      const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
-      t.diagnostic(`CRASH_SEED=${seed}`);
-      const rand = random(seed);
+      const rand = random(seedOf(t));
       const storage = await backend.create();
       const hook = await startReceiver();
       try {
-        await run(t, storage, hook, rand);
+        await run(t, storage, hook, rand, {
+          rounds: Array<Round>(ROUNDS).fill('service'),
+          roundsPerWorkspace: 2,
+        });
       } finally {
         await killServerProcesses();
         await hook.close();
@@ -77,13 +116,40 @@ describe('crash harness: kill -9 at random moments under load', { timeout: 300_0
       }
     });
   }
+
+  test(
+    `${PG_ROUNDS} PostgreSQL crashes (pg_ctl stop -m immediate) on a private cluster`,
+    { skip: privatePostgresSkip },
+    async (t) => {
+      const rand = random(seedOf(t));
+      const cluster = await startPrivatePostgres();
+      let hook: Receiver | undefined;
+      try {
+        hook = await startReceiver();
+        // Alternately: PostgreSQL alone under the running service, then PostgreSQL and the service.
+        const rounds = Array.from({ length: PG_ROUNDS }, (_, i): Round =>
+          i % 2 === 0 ? 'postgres' : 'both',
+        );
+        await run(t, cluster.storage(), hook, rand, { rounds, roundsPerWorkspace: 1, cluster });
+      } catch (error) {
+        t.diagnostic(`PostgreSQL log:\n${cluster.log().split('\n').slice(-40).join('\n')}`);
+        throw error;
+      } finally {
+        await killServerProcesses();
+        await hook?.close();
+        await cluster.cleanup();
+      }
+    },
+  );
 });
 
-async function run(t: test.TestContext, storage: Storage, hook: Receiver, rand: () => number) {
+async function run(t: test.TestContext, storage: Storage, hook: Receiver, rand: () => number, plan: Plan) {
   const settings = {
     PUBLIC_URL: 'http://approvals.test',
     ALLOW_PRIVATE_TARGETS: 'true',
     TRUST_PROXY: 'true',
+    // An unexpected 500 logs its cause: the failure messages quote the service's output.
+    LOG_LEVEL: 'error',
   };
   const withContext = async <T>(work: (ctx: Awaited<ReturnType<typeof openContext>>) => Promise<T>) => {
     const ctx = await openContext(
@@ -95,10 +161,12 @@ async function run(t: test.TestContext, storage: Storage, hook: Receiver, rand: 
       await ctx.db.close();
     }
   };
-  // A workspace per two rounds keeps each within its 120-a-minute quota (kept across restarts on PostgreSQL).
+  // Workspaces are shared by `roundsPerWorkspace` rounds, so each stays within its 120-a-minute quota
+  // (kept across restarts on PostgreSQL).
+  const workspaceCount = Math.ceil(plan.rounds.length / plan.roundsPerWorkspace) + 1;
   const workspaces: { workspace: Workspace; key: string }[] = await withContext(async (ctx) => {
     const made = [];
-    for (let i = 0; i < Math.ceil(ROUNDS / 2) + 1; i++) {
+    for (let i = 0; i < workspaceCount; i++) {
       const workspace = await createWorkspace(ctx, {
         slug: `crash-${i}-${Date.now().toString(36)}`,
         name: 'Acme',
@@ -131,15 +199,18 @@ webhook: { url: "${hook.url}" }
   const undecided: Decision[] = [];
   const minted = new Set<string>();
   const failures: string[] = [];
+  let unavailableAnswers = 0;
+  // Submissions answered 503 whose retry found the hold: committed, the answer lost in the crash.
+  let committedUnanswered = 0;
 
   // Decision links for the waiting four-eyes holds acknowledged so far, made while no server runs.
   const mintLinks = () =>
     withContext(async (ctx) => {
-      for (const { workspace, answer } of acknowledged) {
+      for (const { workspace, answer, round } of acknowledged) {
         if (answer!.body.status !== 'pending') continue;
         const { workspace: ws } = workspaces[workspace]!;
         const hold = await findHold(ctx.db, ws.id, answer!.body.id);
-        assert.ok(hold, `acknowledged hold ${answer!.body.id} is lost`);
+        assert.ok(hold, `hold ${answer!.body.id}, acknowledged in round ${round}, is lost`);
         if (hold.status !== 'pending') continue;
         for (const email of APPROVERS) {
           if (minted.has(`${hold.id} ${email}`)) continue;
@@ -171,44 +242,90 @@ webhook: { url: "${hook.url}" }
       redirect: 'manual',
     });
 
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < plan.rounds.length; round++) {
+    const kind = plan.rounds[round]!;
+    const began = Date.now();
+    const cluster = plan.cluster;
+    if (kind !== 'service') assert.ok(cluster, `a ${kind} round needs a private PostgreSQL`);
     await mintLinks();
     const server = await startServerProcess(storage, settings);
-    const ws = Math.floor(round / 2);
+    const ws = Math.floor(round / plan.roundsPerWorkspace);
     const { key } = workspaces[ws]!;
+    // `killed`: the service was killed, and what fails after is the kill's. `stopped`: the load ends.
     let killed = false;
-    // Until the kill; a failure before it (an unexpected answer) fails the test, one after is the kill's.
+    let stopped = false;
+    // PostgreSQL is away from its crash until the service is ready again; `outages` counts crashes.
+    let down = false;
+    let outages = 0;
+    // A request may be answered 503 `unavailable` if an outage overlapped it (taken before it is sent).
+    const overlap = () => {
+      const [wasDown, crashes] = [down, outages];
+      return (status: number, text: string) => {
+        const fine = status === 503 && (wasDown || down || outages !== crashes) && /unavailable/i.test(text);
+        if (fine) unavailableAnswers++;
+        return fine;
+      };
+    };
+    const unexpected = (what: string, status: number, text: string) =>
+      assert.fail(
+        `round ${round} (${kind}): ${what} answered ${status}: ${text.slice(0, 300)}\n${server.output().slice(-2000)}`,
+      );
+    // Until the round ends; a failure before a kill (an unexpected answer) fails the test, one after is the kill's.
     const loop = async (work: () => Promise<unknown>) => {
-      while (!killed)
+      while (!stopped)
         await work().catch((error: unknown) => {
           if (!killed) failures.push(String(error));
         });
     };
+    // New submissions and retried keys per round; a PostgreSQL round adds more once it is back.
     let submissions = 0;
+    let submitBudget = 25;
     const submitter = () =>
       loop(async () => {
-        if (submissions++ >= 25) return sleep(5);
+        if (submissions >= submitBudget) return sleep(5);
+        submissions++;
         const entry: Submission = {
           workspace: ws,
           body: submission({ tool_name: rand() < 0.6 ? 'pay' : 'ship_it', arguments: { n: rand() } }),
         };
-        try {
-          entry.answer = await call(server.url, 'POST', '/api/v1/holds', { key, body: entry.body });
-        } catch {
-          // cut off by the kill
+        // Sent again as a client would while the answer is 503 `unavailable`: a try cut off by the
+        // crash may have committed, and then the same key answers 200 with that hold.
+        for (let tries = 1; ; tries++) {
+          const unavailable = overlap();
+          let answer: Answer;
+          try {
+            answer = await call(server.url, 'POST', '/api/v1/holds', { key, body: entry.body });
+          } catch (error) {
+            cutOff.push(entry); // cut off by the kill (a failure if there was none)
+            throw error;
+          }
+          if (answer.status === 201 || (answer.status === 200 && tries > 1 && answer.body.id)) {
+            if (answer.status === 200) committedUnanswered++;
+            entry.answer = answer;
+            entry.round = round;
+            acknowledged.push(entry);
+            return;
+          }
+          if (!unavailable(answer.status, answer.text))
+            return unexpected('a submission', answer.status, answer.text);
+          if (stopped) return cutOff.push(entry);
+          await sleep(20); // a client's pause before it tries again
         }
-        if (entry.answer?.status === 201) acknowledged.push(entry);
-        else if (entry.answer)
-          assert.fail(`submission answered ${entry.answer.status}: ${entry.answer.text}`);
-        else cutOff.push(entry);
       });
     let retries = 0;
+    let retryBudget = 12;
     const retrier = () =>
       loop(async () => {
         const mine = acknowledged.filter((entry) => entry.workspace === ws);
-        if (retries++ >= 12 || mine.length === 0) return sleep(5);
+        if (retries >= retryBudget || mine.length === 0) return sleep(5);
+        retries++;
         const entry = mine[Math.floor(rand() * mine.length)]!;
+        const unavailable = overlap();
         const again = await call(server.url, 'POST', '/api/v1/holds', { key, body: entry.body });
+        if (unavailable(again.status, again.text)) {
+          retries--;
+          return sleep(20);
+        }
         if (again.status !== 200 || again.body.id !== entry.answer!.body.id)
           duplicates.push(`${entry.body.idempotency_key}: ${again.status} ${again.text}`);
       });
@@ -216,26 +333,83 @@ webhook: { url: "${hook.url}" }
       loop(async () => {
         const decision = undecided.shift();
         if (!decision) return sleep(5);
+        const unavailable = overlap();
+        let answer: Response;
+        let text: string;
         try {
-          const answer = await decide(server, decision);
-          await answer.text();
-          if (answer.status === 200) decided.push(decision);
-          else if (answer.status === 409)
-            undecided.push(decision); // its hold was closed meanwhile, or a cut-off try committed
-          else assert.fail(`decision answered ${answer.status}`);
-        } catch {
+          answer = await decide(server, decision);
+          text = await answer.text();
+        } catch (error) {
           undecided.push(decision); // cut off: try again after the restart
+          throw error;
         }
+        if (answer.status === 200) decided.push({ ...decision, round });
+        else if (answer.status === 409)
+          undecided.push(decision); // its hold was closed meanwhile, or a cut-off try committed
+        else if (unavailable(answer.status, text)) {
+          undecided.push(decision); // not recorded, or recorded without an answer: tried again
+          await sleep(20);
+        } else unexpected('a decision', answer.status, text);
       });
     const load = Promise.all([submitter(), submitter(), retrier(), decider(), decider()]);
+    const acknowledgements = () => acknowledged.length + decided.length;
+    const killService = async () => {
+      killed = true;
+      stopped = true;
+      server.child.kill('SIGKILL');
+      assert.deepEqual(await server.exited, { code: null, signal: 'SIGKILL' });
+    };
+    const crashPostgres = async () => {
+      down = true;
+      outages++;
+      await cluster!.crashStop();
+    };
+
     await sleep(30 + rand() * 400);
-    killed = true;
-    server.child.kill('SIGKILL');
-    assert.deepEqual(await server.exited, { code: null, signal: 'SIGKILL' });
-    await load;
+    if (kind === 'service') {
+      await killService();
+      await load;
+    } else if (kind === 'postgres') {
+      await crashPostgres();
+      await sleep(rand() * 300); // how long it stays down, part of the seeded schedule
+      await cluster!.restart();
+      // The service comes back by itself: its pool connects again on the next query.
+      await until(
+        `round ${round}: the service ready again after PostgreSQL restarted`,
+        async () => ((await fetch(`${server.url}/readyz`)).status === 200 ? true : undefined),
+        30_000,
+      );
+      down = false;
+      // ...and serves again: more load now, and wait until some of it is acknowledged.
+      submitBudget = submissions + 15;
+      retryBudget = retries + 6;
+      const before = acknowledgements();
+      await until(
+        `round ${round}: an acknowledged answer after PostgreSQL restarted`,
+        () => (acknowledgements() > before ? true : undefined),
+        30_000,
+      );
+      await sleep(rand() * 200);
+      stopped = true;
+      await load;
+      server.child.kill('SIGTERM');
+      assert.equal((await server.exited).code, 0, `round ${round}: graceful stop\n${server.output()}`);
+    } else {
+      // Both, in a random order, a random moment apart.
+      const [first, second] = rand() < 0.5 ? [crashPostgres, killService] : [killService, crashPostgres];
+      await first();
+      await sleep(rand() * 100);
+      await second();
+      await load;
+      await cluster!.restart();
+      down = false;
+    }
+    t.diagnostic(`round ${round} (${kind}): ${Date.now() - began} ms`);
   }
   t.diagnostic(
-    `${acknowledged.length} holds acknowledged, ${cutOff.length} cut off; ${decided.length} decisions acknowledged`,
+    `${acknowledged.length} holds acknowledged, ${cutOff.length} cut off; ${decided.length} decisions acknowledged; ` +
+      `${unavailableAnswers} answers 503 unavailable during PostgreSQL outages, ` +
+      `${committedUnanswered} of them for a submission that had committed`,
   );
   assert.deepEqual(failures, [], 'unexpected answers under load');
   assert.deepEqual(duplicates, [], 'a retried key made another hold or another answer');
@@ -265,7 +439,7 @@ webhook: { url: "${hook.url}" }
     const ids = workspaces.map(({ workspace }) => workspace.id);
     const inWorkspaces = `workspace_id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`;
     // Holds: every acknowledged one is there, once per idempotency key.
-    for (const { workspace, body, answer } of acknowledged) {
+    for (const { workspace, body, answer, round } of acknowledged) {
       const rows = await db.all<{ id: string }>(
         'SELECT id FROM holds WHERE workspace_id = $1 AND idempotency_key = $2',
         [workspaces[workspace]!.workspace.id, body.idempotency_key],
@@ -273,7 +447,7 @@ webhook: { url: "${hook.url}" }
       assert.deepEqual(
         rows.map((row) => row.id),
         [answer!.body.id],
-        'an acknowledged hold, exactly once',
+        `the hold acknowledged in round ${round}, exactly once`,
       );
     }
     // Decisions: every acknowledged one is there with its verdict.
@@ -283,7 +457,11 @@ webhook: { url: "${hook.url}" }
          WHERE d.hold_id = $1 AND m.email = $2`,
         [decision.holdId, decision.member],
       );
-      assert.equal(row?.verdict, decision.verdict, `decision of ${decision.member} on ${decision.holdId}`);
+      assert.equal(
+        row?.verdict,
+        decision.verdict,
+        `decision of ${decision.member} on ${decision.holdId}, acknowledged in round ${decision.round}`,
+      );
     }
     // Each hold counts each member once, agrees with its decisions, and has one evidence entry each.
     const holds = await db.all<{
@@ -322,7 +500,8 @@ webhook: { url: "${hook.url}" }
     }
     // Webhooks: every event is delivered, and arrived at the receiver. An attempt cut off by a kill
     // keeps its 30 s claim before it is tried again.
-    const deadline = Date.now() + 60_000;
+    const waited = Date.now();
+    const deadline = waited + 60_000;
     for (;;) {
       const pending = await db.one<{ n: number }>(
         `SELECT COUNT(*) AS n FROM webhook_events WHERE ${inWorkspaces} AND state <> 'delivered'`,
@@ -332,6 +511,7 @@ webhook: { url: "${hook.url}" }
       assert.ok(Date.now() < deadline, `${pending!.n} webhook events still undelivered`);
       await sleep(250);
     }
+    t.diagnostic(`webhook events all delivered after ${Date.now() - waited} ms`);
     const events = await db.all<{ id: string }>(`SELECT id FROM webhook_events WHERE ${inWorkspaces}`, ids);
     const received = new Set(hook.requests.map((request) => String(request.headers['x-service-delivery'])));
     for (const { id } of events) assert.ok(received.has(id), `event ${id} never arrived`);
