@@ -1,12 +1,16 @@
 /**
  * Hold submissions under load, from autocannon in a process of its own (bench/load.ts), on loopback,
  * against the service as its own process (`src/main.ts`):
- * - on each backend, beside the floor: the same server's `GET /healthz` (same framework, hooks and
- *   logging, no work). `POST /api/v1/holds` for a tool classified allow (answered at once) and for one
- *   that needs approval (pending): requests per second as fast as the service answers, and p50 and
- *   p99 at a fixed rate.
- * - on PostgreSQL: auto-allowed holds per second with one, two and three instances on one database,
- *   beside one instance.
+ * - on each backend, beside their floors (bench/floors.ts, measured first in the same run): the
+ *   database work of a submission made directly with the service's driver and settings, 24
+ *   transactions at a time over the same 600 workspaces, and paced at the same fixed rate.
+ *   `POST /api/v1/holds` for a tool classified allow (answered at once) and for one that needs
+ *   approval (pending): holds per second as fast as the service answers, and p50 and p99 at a fixed
+ *   rate. The same server's `GET /healthz` (same framework, hooks and logging, no work) is measured
+ *   beside them, as a figure of its own.
+ * - on PostgreSQL: auto-allowed holds per second with 24 connections into one workspace (every
+ *   submission waits for the same chain lock), beside the same transactions into one workspace; and
+ *   with one, two and three instances on one database, beside one instance.
  * After each run the database must hold every hold that was acknowledged: durability is measured too.
  */
 import { spawn } from 'node:child_process';
@@ -24,15 +28,26 @@ import {
   type ServerProcess,
   startServerProcess,
 } from '../test/support/server-process.ts';
+import { closedFloor, openPostgresFloor, openSqliteFloor, pacedFloor } from './floors.ts';
 import { compared, type Figure } from './lib.ts';
 import type { Load, LoadResult } from './load.ts';
 
-/** 120 submissions a minute per workspace: enough workspaces that no run meets the limit. */
+/** 120 submissions a minute per workspace (the default quota): enough workspaces that no run meets it. */
 const WORKSPACES = 600;
 const SECONDS = 8;
 /** A multiple of 1, 2 and 3, so the instances get the same share of connections. */
 const CONNECTIONS = 24;
 const RATE = 200;
+/** Each floor runs this long before it is counted (connections, prepared statements, caches). */
+const FLOOR_WARMUP = 1;
+/**
+ * The one-workspace run sends thousands of submissions a minute into one workspace: its service gets
+ * the operator's setting API_RATE_LIMIT (src/config.ts) at its largest. The quota is still counted,
+ * as in every other run; only its limit is higher. Checked on the service's RateLimit-Limit header
+ * before the run: a service that does not apply the setting would answer 429, and the figure is then
+ * skipped with the reason.
+ */
+const ONE_WORKSPACE_QUOTA = 1_000_000;
 const ALLOWED = 'read_balance';
 const PENDING = 'send_invoice';
 
@@ -63,14 +78,14 @@ function load(spec: Load): Promise<LoadResult> {
   });
 }
 
-/** WORKSPACES workspaces configured alike, each with a live key, made through the services. */
-async function seed(ctx: ServiceContext): Promise<string[]> {
+/** `count` workspaces configured alike, each with a live key, made through the services. */
+async function seed(ctx: ServiceContext, count: number, prefix = 'load'): Promise<string[]> {
   const keys: string[] = [];
   const config = parseConfig(JSON.stringify(CONFIG));
-  for (let first = 0; first < WORKSPACES; first += 20) {
+  for (let first = 0; first < count; first += 20) {
     const made = await Promise.all(
-      Array.from({ length: Math.min(20, WORKSPACES - first) }, async (_, n) => {
-        const workspace = await createWorkspace(ctx, { slug: `load-${first + n}`, name: 'Load' });
+      Array.from({ length: Math.min(20, count - first) }, async (_, n) => {
+        const workspace = await createWorkspace(ctx, { slug: `${prefix}-${first + n}`, name: 'Load' });
         await applyConfig(ctx, workspace, config);
         return (await createApiKey(ctx, { workspace, env: 'live' })).key;
       }),
@@ -120,8 +135,103 @@ async function stop(services: ServerProcess[]) {
   await Promise.all(services.map((service) => service.exited));
 }
 
-/** Healthz, allowed and pending, at full speed and at RATE, on one instance. */
-async function oneInstance(name: string, storage: Storage, ctx: ServiceContext, keys: string[]) {
+interface Floors {
+  figures: Figure[];
+  /** Submission-shaped transactions over WORKSPACES workspaces, CONNECTIONS at a time. */
+  spread: Figure;
+  /** The same into one workspace (PostgreSQL). */
+  one?: Figure;
+  p50: Figure;
+  p99: Figure;
+}
+
+/** The floors of `name`'s submission figures (bench/floors.ts), before its service starts. */
+async function measureFloors(name: 'sqlite' | 'postgres'): Promise<Floors> {
+  const { db, workspaces } = await (name === 'postgres' ? openPostgresFloor : openSqliteFloor)(WORKSPACES);
+  const figure = (text: string, value: number, unit: string, note?: string): Figure => ({
+    bench: 'holds',
+    figure: `${name}: floor, ${text}`,
+    value,
+    unit,
+    ...(note && { note }),
+  });
+  const how =
+    name === 'postgres'
+      ? 'pg Pool of 10 as the service, statements prepared; BEGIN, the head FOR UPDATE, hold + evidence + head in one statement of CTEs, COMMIT'
+      : 'node:sqlite as the service (WAL, synchronous = FULL) and its group commit; head read, hold, evidence, head update in a savepoint';
+  const closed = async (kind: 'submission' | 'insertOnly', spread: string[], label: string) => {
+    const result = await closedFloor(db, spread, kind, {
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      warmupSeconds: FLOOR_WARMUP,
+      label,
+    });
+    return {
+      result,
+      note: `${result.committed} transactions in ${SECONDS} s, all committed and found stored`,
+    };
+  };
+  try {
+    const figures: Figure[] = [];
+    const spreadRun = await closed('submission', workspaces, 'floor');
+    let spread = figure(
+      `submission's transaction, ${WORKSPACES} workspaces, ${CONNECTIONS} connections, tx/s`,
+      spreadRun.result.perSecond,
+      '/s',
+      `${spreadRun.note}; ${how}`,
+    );
+    let one: Figure | undefined;
+    if (name === 'postgres') {
+      const insertRun = await closed('insertOnly', workspaces, 'floor, one INSERT');
+      const insert = figure(
+        `one INSERT per transaction, ${CONNECTIONS} connections, tx/s`,
+        insertRun.result.perSecond,
+        '/s',
+        `${insertRun.note}; the same hold row, one prepared INSERT committed on its own, no lock`,
+      );
+      const oneRun = await closed('submission', workspaces.slice(0, 1), 'floor, one workspace');
+      // What the chain lock and the rows cost over the bare commit of one row.
+      spread = compared(spread, insert);
+      one = compared(
+        figure(
+          `submission's transaction, one workspace, ${CONNECTIONS} connections, tx/s`,
+          oneRun.result.perSecond,
+          '/s',
+          `${oneRun.note}; every transaction waits for the same head's row lock`,
+        ),
+        insert,
+      );
+      figures.push(insert, spread, one);
+    } else {
+      figures.push(spread);
+    }
+    const pacedRun = await pacedFloor(db, workspaces, {
+      rate: RATE,
+      seconds: SECONDS,
+      label: 'floor, paced',
+    });
+    const p50 = figure(
+      `submission's transaction, p50 at ${RATE}/s`,
+      pacedRun.p50,
+      'ms',
+      `${pacedRun.committed} transactions, evenly paced, each timed from when it was due, all found stored`,
+    );
+    const p99 = figure(`submission's transaction, p99 at ${RATE}/s`, pacedRun.p99, 'ms');
+    figures.push(p50, p99);
+    return { figures, spread, one, p50, p99 };
+  } finally {
+    await db.close();
+  }
+}
+
+/** Healthz, allowed and pending, at full speed and at RATE, on one instance, beside the floors. */
+async function oneInstance(
+  name: string,
+  storage: Storage,
+  ctx: ServiceContext,
+  keys: string[],
+  floors: Floors,
+) {
   const figures: Figure[] = [];
   const service = await startServerProcess(storage, serviceSettings);
   try {
@@ -133,15 +243,15 @@ async function oneInstance(name: string, storage: Storage, ctx: ServiceContext, 
     await submitRun(ctx, { ...full, seconds: 2, target: submit(ALLOWED) }, 'warm-up');
     await submitRun(ctx, { ...full, seconds: 2, target: submit(PENDING) }, 'warm-up');
 
-    const floor = await healthRun({ ...full, target: { kind: 'healthz' } }, 'healthz');
-    const floorFigure = (figure: string, value: number, unit: string): Figure => ({
+    // The same server doing no work: a figure of its own, no longer the submissions' floor.
+    const health = await healthRun({ ...full, target: { kind: 'healthz' } }, 'healthz');
+    const healthFigure = (figure: string, value: number, unit: string): Figure => ({
       bench: 'holds',
       figure: `${name}: GET /healthz, ${figure}`,
       value,
       unit,
     });
-    const floorRate = floorFigure(`${CONNECTIONS} connections, req/s`, floor.perSecond, '/s');
-    figures.push(floorRate);
+    figures.push(healthFigure(`${CONNECTIONS} connections, req/s`, health.perSecond, '/s'));
     for (const [label, tool] of [
       ['auto-allowed', ALLOWED],
       ['pending', PENDING],
@@ -156,15 +266,16 @@ async function oneInstance(name: string, storage: Storage, ctx: ServiceContext, 
             unit: '/s',
             note: `${result.requests} holds in ${SECONDS} s, all acknowledged 201 and found stored`,
           },
-          floorRate,
+          floors.spread,
         ),
       );
     }
 
-    const floorFixed = await healthRun({ ...fixed, target: { kind: 'healthz' } }, 'healthz');
-    const p50Floor = floorFigure(`p50 at ${RATE}/s`, floorFixed.p50, 'ms');
-    const p99Floor = floorFigure(`p99 at ${RATE}/s`, floorFixed.p99, 'ms');
-    figures.push(p50Floor, p99Floor);
+    const healthFixed = await healthRun({ ...fixed, target: { kind: 'healthz' } }, 'healthz');
+    figures.push(
+      healthFigure(`p50 at ${RATE}/s`, healthFixed.p50, 'ms'),
+      healthFigure(`p99 at ${RATE}/s`, healthFixed.p99, 'ms'),
+    );
     for (const [label, tool] of [
       ['auto-allowed', ALLOWED],
       ['pending', PENDING],
@@ -177,14 +288,72 @@ async function oneInstance(name: string, storage: Storage, ctx: ServiceContext, 
         unit: 'ms',
       });
       figures.push(
-        compared(figure('p50', result.p50), p50Floor),
-        compared(figure('p99', result.p99), p99Floor),
+        compared(figure('p50', result.p50), floors.p50),
+        compared(figure('p99', result.p99), floors.p99),
       );
     }
   } finally {
     await stop([service]);
   }
   return figures;
+}
+
+/**
+ * Auto-allowed submissions from CONNECTIONS connections into one workspace, on one instance whose
+ * quota is raised (ONE_WORKSPACE_QUOTA), beside the same transactions into one workspace.
+ */
+async function oneWorkspace(
+  storage: Storage,
+  ctx: ServiceContext,
+  key: string,
+  floor: Figure,
+): Promise<{ figures: Figure[]; skipped: { figure: string; reason: string }[] }> {
+  const name = 'postgres: submit auto-allowed, one workspace, holds/s';
+  const service = await startServerProcess(storage, {
+    ...serviceSettings,
+    API_RATE_LIMIT: String(ONE_WORKSPACE_QUOTA),
+  });
+  try {
+    const probe = await fetch(`${service.url}/api/v1/holds`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        tool_name: ALLOWED,
+        arguments: { amount: 100, currency: 'EUR', invoice: 'INV-probe' },
+        agent_identity: { id: 'load-agent', label: 'Load agent' },
+        idempotency_key: `probe-${Date.now().toString(36)}`,
+      }),
+    });
+    await probe.arrayBuffer();
+    const limit = Number(probe.headers.get('ratelimit-limit'));
+    if (probe.status !== 201 || limit < ONE_WORKSPACE_QUOTA)
+      return {
+        figures: [],
+        skipped: [
+          {
+            figure: name,
+            reason: `the service did not raise its per-workspace quota with API_RATE_LIMIT=${ONE_WORKSPACE_QUOTA} (answered ${probe.status}, RateLimit-Limit ${probe.headers.get('ratelimit-limit')})`,
+          },
+        ],
+      };
+    const spec = {
+      urls: [service.url],
+      connections: CONNECTIONS,
+      target: { kind: 'submit' as const, tool: ALLOWED, keys: [key] },
+    };
+    await submitRun(ctx, { ...spec, seconds: 2 }, 'warm-up, one workspace');
+    const result = await submitRun(ctx, { ...spec, seconds: SECONDS }, 'one workspace');
+    const figure: Figure = {
+      bench: 'holds',
+      figure: name,
+      value: result.perSecond,
+      unit: '/s',
+      note: `${result.requests} holds in ${SECONDS} s from ${CONNECTIONS} connections with one workspace's key, all acknowledged 201 and found stored; API_RATE_LIMIT=${ONE_WORKSPACE_QUOTA}`,
+    };
+    return { figures: [compared(figure, floor)], skipped: [] };
+  } finally {
+    await stop([service]);
+  }
 }
 
 /** Auto-allowed submissions spread over one, two and three instances on one PostgreSQL. */
@@ -232,9 +401,19 @@ export async function run() {
       const settings = { ...storage.env, DATABASE_URL: storage.env.DATABASE_URL ?? '', PUBLIC_URL: '' };
       const ctx = await openContext(loadConfig({ ...settings, LOG_LEVEL: 'silent' }));
       try {
-        const keys = await seed(ctx);
-        figures.push(...(await oneInstance(backend.name, storage, ctx, keys)));
-        if (backend.name === 'postgres') figures.push(...(await scaleOut(storage, ctx, keys)));
+        const keys = await seed(ctx, WORKSPACES);
+        const floors = await measureFloors(backend.name);
+        figures.push(...floors.figures);
+        figures.push(...(await oneInstance(backend.name, storage, ctx, keys, floors)));
+        if (backend.name === 'postgres') {
+          // A workspace of its own: the runs over WORKSPACES must not find one of theirs over its quota
+          // (PostgreSQL counts it in the database, for every instance, for the rest of the minute).
+          const [own] = await seed(ctx, 1, 'one');
+          const one = await oneWorkspace(storage, ctx, own!, floors.one!);
+          figures.push(...one.figures);
+          skipped.push(...one.skipped);
+          figures.push(...(await scaleOut(storage, ctx, keys)));
+        }
       } finally {
         await ctx.db.close();
         await storage.drop();

@@ -35,6 +35,23 @@ export function compared(figure: Figure, floor: Figure): Figure {
   };
 }
 
+/**
+ * What is wrong with `figure`, if anything: its value, its floor's value and its ratio must each be
+ * a positive, finite number (a time, a rate, a size or a ratio of two of them can be nothing else).
+ * `npm run bench` refuses a run with such a figure rather than write it.
+ */
+export function figureProblems(figure: Figure): string[] {
+  const bad = (value: number | undefined) => value !== undefined && !(Number.isFinite(value) && value > 0);
+  const problems: string[] = [];
+  if (typeof figure.value !== 'number' || bad(figure.value))
+    problems.push(`value ${figure.value} ${figure.unit}`);
+  if (figure.floor && bad(figure.floor.value))
+    problems.push(`floor "${figure.floor.figure}" ${figure.floor.value} ${figure.floor.unit}`);
+  if (figure.ratio !== undefined && bad(figure.ratio)) problems.push(`ratio ${figure.ratio}`);
+  if (figure.floor && figure.ratio === undefined) problems.push('a floor without a ratio');
+  return problems;
+}
+
 /** Microseconds since `start` (from `process.hrtime.bigint()`). */
 export const microsSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1000;
 

@@ -3,6 +3,8 @@
  * same call made directly to server-everything. Each client is the v2 SDK client on one kept
  * connection (one 2025-era session), calling sequentially. When the `mcp-proxy` package is
  * installed, the same call through it (a peer proxy: no rules, no evidence) is a third column.
+ * Then the same three columns with SESSIONS sessions calling at once (one call in flight on each),
+ * in calls per second: what the proxy takes in when many agents call, beside the upstream alone.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Server } from '@modelcontextprotocol/server';
@@ -13,6 +15,11 @@ const WARMUP = 200;
 const CALLS = 3_000;
 const BUDGET_MS = 10_000;
 const ROUNDS = 3;
+/** Sessions calling at once in the concurrent figures, each its own client and connection. */
+const SESSIONS = 16;
+/** Each column's share of a round of the concurrent figures, and its warm-up before the first. */
+const CONCURRENT_MS = 2_000;
+const CONCURRENT_WARMUP_MS = 500;
 
 export interface Skipped {
   figure: string;
@@ -55,6 +62,47 @@ async function measure(clients: Record<string, Client>) {
     Object.entries(measured).map(([name, { samples, totalMicros }]) => [
       name,
       { samples, perSecond: samples.length / (totalMicros / 1e6) },
+    ]),
+  );
+}
+
+/**
+ * `echo` on every client at once, each calling again as soon as it is answered, for `ms`; every answer
+ * must be the upstream's own. Calls answered, and the time from the start to the last answer.
+ */
+async function flood(clients: Client[], label: string, ms: number) {
+  const end = performance.now() + ms;
+  const start = performance.now();
+  let calls = 0;
+  await Promise.all(
+    clients.map(async (client, session) => {
+      for (let i = 0; performance.now() < end; i++) {
+        const message = `${label}-${session}-${i}`;
+        const result = await client.callTool({ name: 'echo', arguments: { message } });
+        const text = (result.content as { type: string; text?: string }[])[0]?.text;
+        if (text !== `Echo: ${message}`) throw new Error(`${label}: echo answered ${JSON.stringify(result)}`);
+        calls += 1;
+      }
+    }),
+  );
+  return { calls, micros: (performance.now() - start) * 1000 };
+}
+
+/** SESSIONS clients per column, taking turns ROUNDS times as the sequential figures do: calls/s each. */
+async function measureConcurrent(columns: Record<string, Client[]>) {
+  const totals = Object.fromEntries(Object.keys(columns).map((name) => [name, { calls: 0, micros: 0 }]));
+  for (const [name, clients] of Object.entries(columns)) await flood(clients, name, CONCURRENT_WARMUP_MS);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, clients] of Object.entries(columns)) {
+      const { calls, micros } = await flood(clients, `${name}-${round}`, CONCURRENT_MS);
+      totals[name]!.calls += calls;
+      totals[name]!.micros += micros;
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(totals).map(([name, { calls, micros }]) => [
+      name,
+      { calls, perSecond: calls / (micros / 1e6) },
     ]),
   );
 }
@@ -141,6 +189,24 @@ export async function run(): Promise<{ figures: Figure[]; skipped: Skipped[] }> 
     }
 
     const measured = await measure(columns);
+
+    // SESSIONS sessions per column, each a client of its own (a new session, a new connection).
+    const sessions = async (url: string, headers: Record<string, string> = {}) => {
+      const opened: Client[] = [];
+      for (let i = 0; i < SESSIONS; i++) {
+        const client = await connect(url, headers);
+        clients.push(client);
+        opened.push(client);
+      }
+      return opened;
+    };
+    const concurrentColumns: Record<string, Client[]> = {
+      direct: await sessions(everything.url),
+      proxy: await sessions(`${bench.service.url}/mcp/everything`, { authorization: `Bearer ${key}` }),
+    };
+    if (typeof peer !== 'string')
+      concurrentColumns.peer = await sessions(peer.url, { 'x-api-key': 'bench-key' });
+    const concurrent = await measureConcurrent(concurrentColumns);
     const floor = figures(
       'echo direct to server-everything',
       measured.direct!,
@@ -160,6 +226,36 @@ export async function run(): Promise<{ figures: Figure[]; skipped: Skipped[] }> 
       );
       result.push(...peered.map((figure, i) => compared(figure, floor[i]!)));
     }
+    const concurrentFigure = (name: string, column: string, note: string): Figure => ({
+      bench: 'mcp',
+      figure: `${name}, ${SESSIONS} sessions, calls/s`,
+      value: concurrent[column]!.perSecond,
+      unit: '/s',
+      note: `${note}; ${concurrent[column]!.calls} calls`,
+    });
+    const concurrentFloor = concurrentFigure(
+      'echo direct to server-everything',
+      'direct',
+      `the floor: ${SESSIONS} v2 SDK clients, a session and a kept connection each, all calling at once (one call in flight each), ${ROUNDS} rounds of ${CONCURRENT_MS / 1000} s taking turns`,
+    );
+    result.push(
+      concurrentFloor,
+      compared(
+        concurrentFigure(
+          'echo through the proxy',
+          'proxy',
+          'the same clients through the proxy: a hold per call, SQLite',
+        ),
+        concurrentFloor,
+      ),
+    );
+    if (concurrent.peer)
+      result.push(
+        compared(
+          concurrentFigure('echo through mcp-proxy (peer)', 'peer', 'the same clients through mcp-proxy'),
+          concurrentFloor,
+        ),
+      );
     return { figures: result, skipped };
   } finally {
     for (const client of clients) await client.close().catch(() => undefined);

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { format as prettier, resolveConfig } from 'prettier';
-import type { Figure } from './lib.ts';
+import { type Figure, figureProblems } from './lib.ts';
 
 interface Results {
   machine: Record<string, unknown>;
@@ -67,6 +67,23 @@ function table(figures: Figure[]): string {
   ].join('\n');
 }
 
+/**
+ * A figure that is not a positive, finite number (nor its floor, nor its ratio: see `figureProblems`)
+ * fails the run loudly, by name, and nothing is written: results.json and the table only ever hold
+ * figures that can be true. True when the run is refused.
+ */
+function refused(figures: Figure[]): boolean {
+  const bad = figures.flatMap((figure) => {
+    const problems = figureProblems(figure);
+    return problems.length > 0 ? [`  ${figure.bench} / ${figure.figure}: ${problems.join('; ')}`] : [];
+  });
+  if (bad.length === 0) return false;
+  console.error(`\n${bad.length} figure(s) not a positive, finite number:\n${bad.join('\n')}`);
+  console.error('nothing written: bench/results.json and docs/performance.md are as they were');
+  process.exitCode = 1;
+  return true;
+}
+
 async function main() {
   const asked = process.argv.slice(2);
   const unknown = asked.filter((name) => !(name in BENCHMARKS));
@@ -82,6 +99,8 @@ async function main() {
     const started = Date.now();
     console.error(`running ${name}…`);
     const outcome = await BENCHMARKS[name]!();
+    // A bad figure ends the run at once, before the next benchmark takes the machine.
+    if (refused(outcome.figures)) return;
     figures.push(...outcome.figures);
     skipped.push(...outcome.skipped.map((s) => ({ bench: name, ...s })));
     console.error(`${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -122,6 +141,8 @@ async function main() {
     figures: [...others(previous.figures), ...kept],
     skipped: [...others(previous.skipped), ...skipped],
   };
+  // The figures kept from earlier runs too: the table is written from all of them.
+  if (refused(results.figures)) return;
   const json = JSON.stringify(results);
   writeFileSync(file, await prettier(json, { ...(await resolveConfig(file)), filepath: file }));
   console.error(`\nwrote ${file}`);
