@@ -89,8 +89,8 @@ async function closedLoop(load: Load): Promise<LoadResult> {
 
 /**
  * `send` started on a fixed schedule, `rate` a second evenly spaced for `seconds`, whatever the answers
- * do (an open loop, as wrk2 does). Each latency counts from when the call was due, so a stall is not
- * hidden, but never from before the call was made: a timer may fire up to a millisecond early (Node
+ * do (an open loop, as wrk2 does). A call sent late is timed from when it was due, so a stall is not
+ * hidden; a call sent early from when it was sent: a timer may fire up to a millisecond early (Node
  * keeps its timers on the event loop's clock, whole milliseconds read at the start of each turn), and a
  * call made 0.4 ms before its due time and answered in 0.3 ms would otherwise take -0.1 ms. That is how
  * `GET /healthz, p50 at 200/s` once read -0.129 ms (and a submission's ratio to it -9.52).
@@ -110,7 +110,7 @@ export async function paced(
     const due = start + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
-    const from = Math.max(due, performance.now());
+    const from = Math.min(due, performance.now());
     calls.push(
       send(i).then(
         () => void latencies.push(performance.now() - from),

@@ -221,6 +221,8 @@ function applyDdl(schema: Schema, script: string, where: string) {
       schema.delete(m[1]!);
     } else if ((m = statement.match(/^DROP TABLE (?:IF EXISTS )?(\w+)$/i))) {
       schema.delete(m[1]!);
+    } else if ((m = statement.match(/^ALTER TABLE (\w+) SET (?:UN)?LOGGED$/i))) {
+      table(schema, m[1]!, where); // durability only: the columns stay
     } else if (/^(ALTER|CREATE|DROP) TABLE\b/i.test(statement)) {
       assert.fail(`${where}: this test does not understand "${statement}"; teach applyDdl`);
     }

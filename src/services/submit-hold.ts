@@ -86,9 +86,9 @@ export async function submitHold(
 
   try {
     const submitted = await ctx.db.transaction(async (tx) => {
-      // One statement takes the chain lock, which serializes submits per workspace, and reads what the
-      // checks below need: they cannot race. The writes go in a second (writeTogether).
-      const state = await lockForSubmission(tx, {
+      // One round trip takes the chain lock, which serializes submits per workspace, and reads what the
+      // checks below need: they cannot race. The writes go in a second (writeTogether), then commit.
+      const state = await lockForSubmission(tx, ctx.db.dialect, {
         workspaceId: workspace.id,
         idempotencyKey: submission.idempotencyKey,
         callKey: proxy?.callKey ?? null,

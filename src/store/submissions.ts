@@ -2,9 +2,10 @@
  * What a submission reads once it holds its workspace's chain lock, in one statement: the chain's
  * head, whether the idempotency key or an identical proxy call already has a hold, the rule set's
  * version, the tool's classification, the holds of the month (plans with a monthly limit), and the
- * recent calls of each frequency scope asked. The lock is its own statement before it: a PostgreSQL
- * statement that waits for a row lock still reads with the snapshot it started with, and would miss
- * what the holder it waited for committed (the frequency counts, the idempotency key).
+ * recent calls of each frequency scope asked. A PostgreSQL statement that waits for a row lock still
+ * reads with the snapshot it started with, and would miss what the holder it waited for committed
+ * (the frequency counts, the idempotency key): there the lock and the read go to one function that
+ * takes the lock first (migration 019), one round trip; on SQLite they are two statements.
  */
 import type { Classification } from '../domain/policy.ts';
 import type { Sql } from './db.ts';
@@ -27,6 +28,7 @@ export interface SubmissionState {
 
 export async function lockForSubmission(
   sql: Sql,
+  dialect: 'sqlite' | 'postgres',
   ask: {
     workspaceId: string;
     idempotencyKey: string;
@@ -37,7 +39,6 @@ export async function lockForSubmission(
     scopes: { scope: CallScope; since: number }[];
   },
 ): Promise<SubmissionState | undefined> {
-  if (!(await lockChainHead(sql, ask.workspaceId))) return undefined;
   const params: unknown[] = [ask.workspaceId, ask.idempotencyKey, ask.connection, ask.toolName];
   const optional = (value: unknown, select: (placeholder: string) => string) => {
     if (value === null) return 'NULL';
@@ -56,17 +57,16 @@ export async function lockForSubmission(
   const counts = ask.scopes.map(
     ({ scope, since }, i) => `${recentCallsCount(scope, since, params)} AS c${i}`,
   );
-  const row = await sql.one<Record<string, unknown>>(
-    `SELECT h.seq, h.hash,
+  const query = `SELECT h.seq, h.hash,
        (SELECT id FROM holds WHERE workspace_id = $1 AND idempotency_key = $2) AS "replayId",
        ${openId} AS "openId",
        COALESCE((SELECT version FROM rule_sets WHERE workspace_id = $1), 0) AS "ruleSetVersion",
        t.name AS "toolName", t.classification, t.first_seen_at AS "firstSeenAt",
        ${holdsSince} AS "holdsSince"${counts.map((count) => `,\n       ${count}`).join('')}
      FROM evidence_heads h LEFT JOIN tools t ON t.workspace_id = h.workspace_id AND t.connection = $3 AND t.name = $4
-     WHERE h.workspace_id = $1`,
-    params,
-  );
+     WHERE h.workspace_id = $1`;
+  const row =
+    dialect === 'postgres' ? await readAfterLock(sql, query, params) : await readLocked(sql, query, params);
   if (!row) return undefined;
   const number = (value: unknown) => (value === null ? null : Number(value));
   return {
@@ -81,4 +81,22 @@ export async function lockForSubmission(
     holdsSince: number(row.holdsSince),
     counts: ask.scopes.map((_, i) => Number(row[`c${i}`])),
   };
+}
+
+async function readLocked(sql: Sql, query: string, params: unknown[]) {
+  if (!(await lockChainHead(sql, params[0] as string))) return undefined;
+  return sql.one<Record<string, unknown>>(query, params);
+}
+
+/** The function's parameters are one text array: `$n` becomes `($1)[n]`, cast back to its type. */
+async function readAfterLock(sql: Sql, query: string, params: unknown[]) {
+  const inner = query.replace(
+    /\$(\d+)/g,
+    (_, n: string) => `($1)[${n}]::${typeof params[Number(n) - 1] === 'number' ? 'bigint' : 'text'}`,
+  );
+  const row = await sql.one<{ read: Record<string, unknown> }>(
+    'SELECT read_after_chain_lock($1, $2, $3) AS read',
+    [params[0], inner, params.map(String)],
+  );
+  return row?.read;
 }

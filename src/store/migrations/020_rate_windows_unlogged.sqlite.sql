@@ -1,0 +1,2 @@
+-- Nothing on SQLite: the embedded deployment counts rate limits in memory.
+SELECT 1;
