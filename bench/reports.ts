@@ -1,4 +1,7 @@
-/** The oversight and activity reports over 100,000 holds as CSV and PDF (issue 9): time, bytes and peak RSS. */
+/**
+ * The oversight and activity reports over 100,000 holds as CSV and PDF (issue 9): time, bytes and peak
+ * RSS. The activity PDF is also compared with the activity CSV of the same holds (issue 22).
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -445,32 +448,51 @@ async function onBackend(name: string, storage: Storage): Promise<Figure[]> {
     note: 'floor of the activity reports: their keyset SELECT through ctx.db.all, no approvers, nothing rendered; median of 3',
   };
   const figures: Figure[] = [countFloor, rowsFloor];
+  const measured: Record<string, { time: Figure; growth: Figure }> = {};
   for (const report of REPORTS) {
-    const measured = await measureReport(storage, prepared.key, report.path);
-    check(report.name, measured.body);
+    const result = await measureReport(storage, prepared.key, report.path);
+    check(report.name, result.body);
     const time: Figure = {
       bench: 'reports',
       figure: `${report.name}, ${name}`,
-      value: measured.ms,
+      value: result.ms,
       unit: 'ms',
       ...(report === REPORTS[0] && {
         note: 'one GET from the service in a child process (after a warm-up over an empty period), whole body read',
       }),
     };
+    const growth: Figure = {
+      bench: 'reports',
+      figure: `${report.name} peak RSS growth, ${name}`,
+      value: result.growthMiB,
+      unit: 'MiB',
+      ...(report === REPORTS[0] && {
+        note: `memory is the service process's peak RSS growth during the request (VmHWM reset before, minus VmRSS before: ${result.beforeMiB.toFixed(0)} MiB here)`,
+      }),
+    };
+    measured[report.name] = { time, growth };
     figures.push(
       compared(time, report.name.startsWith('oversight') ? countFloor : rowsFloor),
-      { bench: 'reports', figure: `${report.name} size, ${name}`, value: measured.body.bytes, unit: 'bytes' },
-      {
-        bench: 'reports',
-        figure: `${report.name} peak RSS growth, ${name}`,
-        value: measured.growthMiB,
-        unit: 'MiB',
-        ...(report === REPORTS[0] && {
-          note: `memory is the service process's peak RSS growth during the request (VmHWM reset before, minus VmRSS before: ${measured.beforeMiB.toFixed(0)} MiB here)`,
-        }),
-      },
+      { bench: 'reports', figure: `${report.name} size, ${name}`, value: result.body.bytes, unit: 'bytes' },
+      growth,
     );
   }
+  // Issue 22: the activity PDF beside the activity CSV of the same holds, read from the same storage.
+  const [csv, pdf] = [measured['activity CSV']!, measured['activity PDF']!];
+  figures.push(
+    compared(
+      {
+        ...pdf.time,
+        figure: `activity PDF against the activity CSV, ${name}`,
+        note: 'the same GET as the activity PDF figure, beside the activity CSV of the same holds',
+      },
+      csv.time,
+    ),
+    compared(
+      { ...pdf.growth, figure: `activity PDF peak RSS growth against the activity CSV, ${name}` },
+      csv.growth,
+    ),
+  );
   return figures;
 }
 

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { inflateSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { appClient } from './support/app-client.ts';
@@ -487,6 +488,45 @@ for (const backend of backends) {
           if (path === 'activity') assert.ok(joined.includes(agent), text);
           assert.doesNotMatch(text, /SDK \/…/);
         }
+      },
+    );
+
+    test(
+      'activity PDF: accents, quotes and PDF string syntax read back as written; every stream inflates',
+      { skip: pdftotextSkip },
+      async () => {
+        // Each value fits its column, so it reads back on one line. An unbalanced parenthesis or a
+        // backslash would end or change a PDF string that did not escape it.
+        const approver = 'Zoë Œ) \\ “Ops”';
+        const agent = 'bot-é (x \\ €';
+        const { workspace: accents, key: accentsKey } = await t.workspace({
+          config: POLICY.replace('name: Admin,', `name: "${approver.replaceAll('\\', '\\\\')}",`),
+        });
+        clock.to(6000);
+        const body = { tool_name: 'send_invoice', agent_identity: { id: agent }, idempotency_key: 'accents' };
+        const held = await call(t.url, 'POST', '/api/v1/holds', { key: accentsKey, body });
+        assert.equal(held.status, 201);
+        await decideAs(t, accents.id, held.body.id, 'approve', 'admin@acme.test');
+        const response = await fetch(`${t.url}/api/v1/reports/activity?${PERIOD}&format=pdf`, {
+          headers: { authorization: `Bearer ${accentsKey}` },
+        });
+        const bytes = Buffer.from(await response.arrayBuffer());
+        const file = join(t.storage.env.DATA_DIR, `report-${Math.random()}.pdf`);
+        writeFileSync(file, bytes);
+        const text = (await run('pdftotext', ['-raw', file, '-'])).stdout;
+        // Each cell whole, and the next one after it: nothing of the syntax around a string shows.
+        assert.ok(text.includes(` ${agent} live approved approve / inbox ${approver} 2026-06-01 `), text);
+        // Every compressed stream is a whole zlib stream: inflateSync checks its end and checksum.
+        const pdf = bytes.toString('latin1');
+        let streams = 0;
+        for (const match of pdf.matchAll(/<<([^<>]*)>>\nstream\n/g)) {
+          if (!match[1]!.includes('/FlateDecode')) continue;
+          const length = Number(/\/Length (\d+)/.exec(match[1]!)![1]);
+          const start = match.index + match[0].length;
+          assert.doesNotThrow(() => inflateSync(bytes.subarray(start, start + length)), `stream ${streams}`);
+          streams += 1;
+        }
+        assert.ok(streams > 0, 'compressed streams');
       },
     );
 
