@@ -331,7 +331,8 @@ export async function startSlowUpstream(): Promise<SlowUpstream> {
           signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
         });
         step += 1;
-        if (call.progress && Date.now() < until && !signal.aborted) {
+        // One notification per whole second before the end, counted (a timer may fire a little early).
+        if (call.progress && step < seconds && !signal.aborted) {
           await context.mcpReq
             .notify({ method: 'notifications/progress', params: { progressToken: token!, progress: step } })
             .catch(() => undefined);
