@@ -7,12 +7,14 @@ import { smsClient } from './channels/sms.ts';
 import { createMetrics } from './http/metrics.ts';
 import { MemoryRateCounter, SharedRateCounter } from './http/rate-limiter.ts';
 import { connectRedisRateCounter } from './http/redis-rate-counter.ts';
+import { describeSafely } from './http/errors.ts';
 import { buildHttpServer } from './http/server.ts';
 import { loadAuditSigner } from './services/audit-signer.ts';
 import { loadSealer } from './services/secrets.ts';
 import { checkSharedSlackChannel } from './services/workspaces.ts';
 import type { ServiceContext } from './services/context.ts';
 import { HoldEvents } from './services/hold-events.ts';
+import { ExecutionRecorder } from './services/record-execution.ts';
 import type { Db } from './store/db.ts';
 import { openDb } from './store/open.ts';
 import { shareEvents } from './store/postgres-events.ts';
@@ -43,11 +45,12 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     { signingKey: config.auditSigningKey, trustedKeys: config.auditTrustedKeys },
     now(),
   );
-  return {
+  const ctx: ServiceContext = {
     db,
     now,
     signer,
     holdEvents: new HoldEvents(),
+    executions: new ExecutionRecorder(() => ctx),
     publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
     legacyFreeMonthlyHolds: config.legacyFreeMonthlyHolds,
     apiRateLimit: config.apiRateLimit,
@@ -73,6 +76,7 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
       retryScale: config.notifyRetryScale,
     },
   };
+  return ctx;
 }
 
 export async function startService(
@@ -109,6 +113,8 @@ export async function startService(
     trustProxy: config.trustProxy,
   });
   if (redis) redis.log = app.log;
+  ctx.executions.onError = (error) =>
+    app.log.warn(describeSafely(error), 'results of allowed MCP calls could not be recorded; trying again');
   if (ctx.db.dialect === 'postgres' && !config.secretsKey)
     app.log.warn(
       'SECRETS_KEY is not set: credentials are sealed with a key file in DATA_DIR. Several instances ' +
@@ -150,6 +156,7 @@ export async function startService(
         await redis?.close();
         ctx.holdEvents.close();
         await app.close();
+        await ctx.executions.close();
         await upstreams.close();
         ctx.mailer?.close();
         await ctx.db.close();

@@ -4,6 +4,7 @@ import type { AuditSigner } from './audit-signer.ts';
 import type { CompiledRuleSets } from './evaluate-call.ts';
 import type { HoldEvents } from './hold-events.ts';
 import type { NotificationChannels } from './notifications.ts';
+import type { ExecutionRecorder } from './record-execution.ts';
 import type { Sealer } from './secrets.ts';
 
 /** What every use case gets: storage, time, and the few settings services need. */
@@ -13,6 +14,8 @@ export interface ServiceContext {
   now: () => number;
   signer: AuditSigner;
   holdEvents: HoldEvents;
+  /** Allowed proxy calls' results, recorded behind their answers. */
+  executions: ExecutionRecorder;
   publicUrl: string;
   legacyFreeMonthlyHolds: number;
   /** Requests a minute per workspace and Core API bucket (API_RATE_LIMIT), unless the workspace sets its own. */

@@ -5,18 +5,17 @@
  * server's call timeout, a connection lost mid-request): then its outcome is `unknown`, it is never
  * run again, and its approvers are told. A call is claimed before it runs, so it never runs twice.
  */
-import type { Hold } from '../domain/hold.ts';
 import { findHold, listStaleExecutions, updateHoldState } from '../store/holds.ts';
 import { findMcpServer } from '../store/mcp-servers.ts';
 import type { ServiceContext } from './context.ts';
-import { describeFailure, recordExecution, type Upstreams } from './proxy-call.ts';
+import { describeFailure, type Upstreams } from './proxy-call.ts';
+import { recordExecution, renewingOnProgress } from './record-execution.ts';
 
 /**
- * A claim this much older than its server's call timeout belonged to an instance that died mid-call:
- * the outcome is unknown. While a call runs past its timeout on progress, its claim is renewed.
+ * A running call this much older than its server's call timeout belonged to an instance that died
+ * mid-call: the outcome is unknown. While a call runs past its timeout on progress, its start is renewed.
  */
 export const STALE_CLAIM_MS = 3 * 60_000;
-const RENEW_CLAIM_MS = 60_000;
 
 /** Takes the hold for this instance; false when it is not approved or someone else took it. */
 async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
@@ -33,19 +32,6 @@ async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
   });
 }
 
-/**
- * Moves a running claim's time forward (its stored start: the sweep below reads it as the claim's
- * age; the start recorded with the outcome is the first one), so a call that progress keeps alive
- * past its timeout is not taken for a dead instance's.
- */
-async function renewClaim(ctx: ServiceContext, hold: Hold): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
-    const current = await findHold(tx, hold.workspaceId, hold.id, true);
-    if (current?.status !== 'approved' || current.execution?.status !== 'running') return;
-    await updateHoldState(tx, { ...current, execution: { ...current.execution, startedAt: ctx.now() } });
-  });
-}
-
 export async function executeApproved(
   ctx: ServiceContext,
   upstreams: Upstreams,
@@ -55,27 +41,24 @@ export async function executeApproved(
   if (!claimed) return;
   const server = await findMcpServer(ctx.db, claimed.mcpServerId!);
   const startedAt = claimed.execution.startedAt;
-  let renewedAt = startedAt;
-  let renewing = Promise.resolve();
-  const onProgress = () => {
-    if (ctx.now() - renewedAt < RENEW_CLAIM_MS) return;
-    renewedAt = ctx.now();
-    renewing = renewing.then(() => renewClaim(ctx, claimed)).catch(() => undefined);
-  };
+  const renewing = renewingOnProgress(ctx, claimed);
   try {
     if (!server) throw new Error('the MCP server was removed');
-    const result = await upstreams.callTool(server, claimed.toolName, claimed.arguments, { onProgress });
-    await renewing;
+    const result = await upstreams.callTool(server, claimed.toolName, claimed.arguments, {
+      onProgress: renewing.onProgress,
+    });
+    await renewing.settled();
     await recordExecution(ctx, claimed, { status: 'executed', startedAt, outcome: result });
   } catch (error) {
-    await renewing;
+    await renewing.settled();
     await recordExecution(ctx, claimed, { status: 'failed', startedAt, outcome: describeFailure(error) });
   }
 }
 
 /**
- * Calls that were running on an instance that died: never re-run (they may have run), marked failed
- * with outcome unknown (their approvers are told). A call counts as dead once its claim is older than
+ * Calls that were running on an instance that died (approved calls it claimed, allowed calls whose
+ * result it had not recorded): never re-run (they may have run), marked failed with outcome unknown
+ * (an approved call's approvers are told). A call counts as dead once its stored start is older than
  * its server's call timeout plus STALE_CLAIM_MS. Returns how many were marked.
  */
 export async function failStaleExecutions(ctx: ServiceContext): Promise<number> {

@@ -8,7 +8,7 @@ import { envelopeContent, envelopeOf, type EnvelopeStatus, unknownReference } fr
 import type { Environment, Hold } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN, randomId } from '../domain/ids.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
-import { findHold, findOpenProxyHold, updateHoldState } from '../store/holds.ts';
+import { findHold, findOpenProxyHold } from '../store/holds.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 import { findTool, listTools, recordDiscoveredTool } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
@@ -16,8 +16,8 @@ import type { ServiceContext } from './context.ts';
 import { ServiceError } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
-import { notifyUnknownOutcome } from './notifications.ts';
 import { getHold } from './read-hold.ts';
+import { renewingOnProgress } from './record-execution.ts';
 import { sha256Hex } from './hashing.ts';
 import { statusUrl, submitHold } from './submit-hold.ts';
 
@@ -239,19 +239,26 @@ export async function callThroughProxy(
       hold,
     };
   }
-  // Allowed: run it now and answer with the upstream's own result.
-  const startedAt = ctx.now();
+  // Allowed: run it now and answer with the upstream's own result; the result is recorded right after.
+  const startedAt = hold.execution?.startedAt ?? ctx.now();
+  const renewing = renewingOnProgress(ctx, hold);
+  const onProgress: CallRelay['onProgress'] = (progress) => {
+    renewing.onProgress();
+    relay.onProgress?.(progress);
+  };
   try {
-    const result = await upstreams.callTool(server, name, args, relay);
-    return {
-      result,
-      hold: await recordExecution(ctx, hold, { status: 'executed', startedAt, outcome: result }),
-    };
+    const result = await upstreams.callTool(server, name, args, { ...relay, onProgress });
+    await renewing.settled();
+    ctx.executions.record(hold, { status: 'executed', startedAt, outcome: result });
+    // The hold as it will be once its result is recorded.
+    const completed = { status: 'executed' as const, startedAt, completedAt: ctx.now(), outcome: result };
+    return { result, hold: { ...hold, execution: completed } };
   } catch (error) {
     const failure: CallFailure = relay.signal?.aborted
       ? { code: -32000, message: 'The client cancelled the call' }
       : describeFailure(error);
-    await recordExecution(ctx, hold, { status: 'failed', startedAt, outcome: failure });
+    await renewing.settled();
+    ctx.executions.record(hold, { status: 'failed', startedAt, outcome: failure });
     // A timeout is -32001 "Request timed out"; an unanswered call says so in `data` as well.
     throw new ProxyRefusal(failure.code, failure.message, failure.outcome && { outcome: failure.outcome });
   }
@@ -285,45 +292,6 @@ export function describeFailure(error: unknown): CallFailure {
   // The MCP SDK's own timeout (SdkErrorCode.RequestTimeout), of a request other than tools/call.
   if (code === 'REQUEST_TIMEOUT') return { code: -32001, message: 'Request timed out' };
   return { code: -32000, message: 'The upstream MCP server cannot be reached' };
-}
-
-/**
- * Stores what the proxy ran, with its evidence entry, once; an approved hold becomes executed or
- * failed. When an approved call's outcome is unknown (sent, never answered) its approvers are told, in
- * the same transaction. Returns the hold as it is now.
- */
-export async function recordExecution(
-  ctx: ServiceContext,
-  hold: Hold,
-  execution: { status: 'executed' | 'failed'; startedAt: number; outcome: unknown },
-): Promise<Hold> {
-  const done = await ctx.db.transaction(async (tx) => {
-    const chain = await openChain(tx, ctx, hold.workspaceId);
-    const current = (await findHold(tx, hold.workspaceId, hold.id, true))!;
-    // Recorded once: a late answer after the stale sweep (or the reverse) changes nothing.
-    if (current.execution && current.execution.status !== 'running') return current;
-    const next: Hold = {
-      ...current,
-      status: current.status === 'approved' ? execution.status : current.status,
-      execution: { ...execution, completedAt: ctx.now() },
-    };
-    await updateHoldState(tx, next);
-    await chain.append(`hold.${execution.status}`, {
-      hold: hold.id,
-      ...(execution.status === 'executed'
-        ? {
-            is_error: (execution.outcome as CallToolResult).isError === true,
-            result_sha256: sha256Hex(canonicalJson(execution.outcome)),
-          }
-        : { error: execution.outcome }),
-    });
-    const unknown = (execution.outcome as { outcome?: unknown } | null)?.outcome === 'unknown';
-    if (execution.status === 'failed' && unknown && current.status === 'approved')
-      await notifyUnknownOutcome(tx, ctx, next);
-    return next;
-  });
-  ctx.holdEvents.publish(hold.id, hold.workspaceId);
-  return done;
 }
 
 /**

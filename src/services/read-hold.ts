@@ -11,6 +11,8 @@ const overdue = (ctx: ServiceContext, hold: Hold) =>
 
 /** The hold as it stands; one found past its deadline is expired first, so no reader sees it pending. */
 export async function getHold(ctx: ServiceContext, workspaceId: string, holdId: string): Promise<Hold> {
+  // An allowed call answered by this instance is read with its result.
+  await ctx.executions.settled(holdId);
   const hold = await findHold(ctx.db, workspaceId, holdId);
   if (!hold) throw notFound('hold');
   return overdue(ctx, hold) ? ((await expireIfOverdue(ctx, workspaceId, holdId)) ?? hold) : hold;

@@ -201,6 +201,11 @@ function newHold(
     decidedAt: denied ? at.now : null,
     mcpServerId: submission.proxy?.mcpServerId ?? null,
     callKey: submission.proxy?.callKey ?? null,
-    execution: null,
+    // An allowed proxy call goes upstream right after this commit: stored as running, so a process
+    // that dies before its result is recorded leaves it for the stale sweep (outcome unknown).
+    execution:
+      submission.proxy && outcome.effect === 'allow'
+        ? { status: 'running', startedAt: at.now, completedAt: null, outcome: null }
+        : null,
   };
 }

@@ -50,9 +50,9 @@ export function insertHoldStatement(hold: Hold): Statement {
     text: `INSERT INTO holds (id, workspace_id, environment, connection, tool_name, agent_id, agent_label, arguments, context,
        idempotency_key, fingerprint, submit_status, status, rule_name, approvers, approvals_required, approvals_received,
        created_at, expires_at, verdict, reason, channel, decided_at, mcp_server_id, call_key, arguments_summary,
-       arguments_size)
+       arguments_size, execution_status, execution_started_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-       $24, $25, $26, $27)`,
+       $24, $25, $26, $27, $28, $29)`,
     params: [
       hold.id,
       hold.workspaceId,
@@ -81,6 +81,9 @@ export function insertHoldStatement(hold: Hold): Statement {
       hold.callKey,
       summarizeArguments(hold.arguments, LINE_SUMMARY_LENGTH).text,
       args.length,
+      // A new hold's execution is at most running: an allowed proxy call about to go upstream.
+      hold.execution?.status ?? null,
+      hold.execution?.startedAt ?? null,
     ],
   };
 }
@@ -491,14 +494,15 @@ export async function findOpenProxyHold(
   return toHold(row);
 }
 
-/** Approved proxy holds nobody has started to run yet, oldest first. */
 /** Upstream calls still marked running that started before `startedBefore` (index holds_running_executions). */
 export const listStaleExecutions = (sql: Sql, startedBefore: number) =>
   sql.all<{ id: string; workspaceId: string }>(
     `SELECT id, workspace_id AS "workspaceId" FROM holds
-     WHERE status = 'approved' AND execution_status = 'running' AND execution_started_at < $1`,
+     WHERE execution_status = 'running' AND execution_started_at < $1`,
     [startedBefore],
   );
+
+/** Approved proxy holds nobody has started to run yet, oldest first. */
 
 export const listHoldsToExecute = (sql: Sql, limit: number) =>
   sql.all<{ id: string; workspaceId: string }>(
