@@ -89,8 +89,9 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   },
   {
     kind: 'worker',
-    reason: 'job claims: due notifications and webhook events of every workspace, FOR UPDATE SKIP LOCKED',
-    functions: { claimDueNotifications: 2, claimDueEvents: 2 },
+    reason:
+      'job claims: due notifications and webhook events of every workspace (a read whether any is due, then FOR UPDATE SKIP LOCKED)',
+    functions: { anyDueNotification: 1, claimDueNotifications: 2, anyDueEvent: 1, claimDueEvents: 2 },
   },
   {
     kind: 'worker',

@@ -22,6 +22,7 @@ import type { Sql } from '../store/db.ts';
 import { findHoldByReference, listHoldDecisions } from '../store/holds.ts';
 import { findMemberById, listMembers, type Member } from '../store/members.ts';
 import {
+  anyDueNotification,
   claimDueNotifications,
   findNotification,
   finishNotification,
@@ -186,8 +187,11 @@ export async function notifyUnknownOutcome(tx: Sql, ctx: ServiceContext, hold: H
   }
 }
 
-export const claimNotifications = (ctx: ServiceContext, limit: number) =>
-  ctx.db.transaction((tx) => claimDueNotifications(tx, ctx.now(), CLAIM_MS, limit));
+export async function claimNotifications(ctx: ServiceContext, limit: number): Promise<string[]> {
+  // Most rounds (every hold change starts one) find nothing due.
+  if (!(await anyDueNotification(ctx.db, ctx.now()))) return [];
+  return ctx.db.transaction((tx) => claimDueNotifications(tx, ctx.now(), CLAIM_MS, limit));
+}
 
 /** One attempt at one job; a failure is retried on the schedule, then the job is given up. */
 export async function sendNotification(ctx: ServiceContext, id: string): Promise<void> {

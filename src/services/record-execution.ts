@@ -191,12 +191,16 @@ export class ExecutionRecorder {
       byWorkspace.set(queued.hold.workspaceId, list);
     }
     const ctx = this.context();
-    await ctx.db.transaction(async (tx) => {
-      for (const workspaceId of [...byWorkspace.keys()].sort()) {
-        const chain = await openChain(tx, ctx, workspaceId);
-        for (const { hold, execution } of byWorkspace.get(workspaceId)!)
-          await storeExecution(tx, ctx, chain, hold, execution);
-      }
-    });
+    // Lazy: the answers are out already, and a result lost with the machine leaves a running call.
+    await ctx.db.transaction(
+      async (tx) => {
+        for (const workspaceId of [...byWorkspace.keys()].sort()) {
+          const chain = await openChain(tx, ctx, workspaceId);
+          for (const { hold, execution } of byWorkspace.get(workspaceId)!)
+            await storeExecution(tx, ctx, chain, hold, execution);
+        }
+      },
+      { lazy: true },
+    );
   }
 }

@@ -8,6 +8,7 @@ import { randomId } from '../domain/ids.ts';
 import { eventBody, eventOf, MAX_ATTEMPTS, retryDelay, testEventBody } from '../domain/webhooks.ts';
 import type { Sql } from '../store/db.ts';
 import {
+  anyDueEvent,
   claimDueEvents,
   deleteWebhookEndpoint,
   disableWebhookEndpoint,
@@ -163,8 +164,11 @@ export type Send = (
 ) => Promise<{ statusCode: number | null; error: string | null; retryAfterMs?: number }>;
 
 /** Takes up to `limit` due events for one attempt each (see `attemptDelivery`). */
-export const claimDeliveries = (ctx: ServiceContext, limit: number) =>
-  ctx.db.transaction((tx) => claimDueEvents(tx, ctx.now(), CLAIM_MS, limit));
+export async function claimDeliveries(ctx: ServiceContext, limit: number): Promise<string[]> {
+  // Most rounds (every hold change starts one) find nothing due.
+  if (!(await anyDueEvent(ctx.db, ctx.now()))) return [];
+  return ctx.db.transaction((tx) => claimDueEvents(tx, ctx.now(), CLAIM_MS, limit));
+}
 
 /** One attempt at a claimed event, and its outcome: delivered, retried later, dead, or the endpoint disabled. */
 export async function attemptDelivery(

@@ -17,8 +17,13 @@ export interface Sql {
 
 export interface Db extends Sql {
   readonly dialect: 'sqlite' | 'postgres';
-  /** One transaction: everything inside commits together or not at all. */
-  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * One transaction: everything inside commits together or not at all. `lazy`: what it writes may
+   * wait for the next commit's sync to disk (SQLite: no sync of its own, so the event loop is not
+   * held for it; it survives a crash of the process at once, and of the machine with the next
+   * commit). PostgreSQL commits every transaction durably (its sync does not hold the event loop).
+   */
+  transaction<T>(work: (tx: Sql) => Promise<T>, options?: { lazy?: boolean }): Promise<T>;
   close(): Promise<void>;
 }
 

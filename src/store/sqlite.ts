@@ -66,6 +66,7 @@ export function openSqlite(file: string): Db {
   // answered before the shared COMMIT is durable; one that fails is rolled back alone.
   interface Queued {
     work: (tx: Sql) => Promise<unknown>;
+    lazy: boolean;
     resolve: (result: unknown) => void;
     reject: (error: unknown) => void;
   }
@@ -74,9 +75,13 @@ export function openSqlite(file: string): Db {
     const waiting = batch;
     batch = [];
     while (waiting.length > 0) {
+      // A batch of lazy transactions only is not synced: the next commit's sync covers it (WAL).
+      const lazy = waiting.every((item) => item.lazy);
       try {
+        if (lazy) db.exec('PRAGMA synchronous = NORMAL');
         guard(() => db.exec('BEGIN IMMEDIATE'));
       } catch (error) {
+        if (lazy) db.exec('PRAGMA synchronous = FULL');
         for (const item of waiting) item.reject(error);
         return;
       }
@@ -103,6 +108,8 @@ export function openSqlite(file: string): Db {
         if (db.isTransaction) db.exec('ROLLBACK');
         for (const { item } of done) item.reject(error);
         continue;
+      } finally {
+        if (lazy && !db.isTransaction) db.exec('PRAGMA synchronous = FULL');
       }
       for (const { item, result } of done) item.resolve(result);
     }
@@ -114,9 +121,14 @@ export function openSqlite(file: string): Db {
     one: (text, params) => serialize(() => direct.one(text, params)),
     run: (text, params) => serialize(() => direct.run(text, params)),
     exec: (text) => serialize(() => direct.exec(text)),
-    transaction: <T>(work: (tx: Sql) => Promise<T>) =>
+    transaction: <T>(work: (tx: Sql) => Promise<T>, options: { lazy?: boolean } = {}) =>
       new Promise<T>((resolve, reject) => {
-        batch.push({ work, resolve: resolve as (result: unknown) => void, reject });
+        batch.push({
+          work,
+          lazy: options.lazy === true,
+          resolve: resolve as (result: unknown) => void,
+          reject,
+        });
         // setImmediate runs after this turn's I/O callbacks, so every request read in it joins.
         if (batch.length === 1) setImmediate(() => void serialize(commitBatch));
       }),

@@ -77,12 +77,18 @@ export async function insertWebhookEvent(
  * Takes up to `limit` due events for one attempt: pending, due, not taken by a live claim, and with
  * an enabled endpoint. On PostgreSQL concurrent instances skip each other's rows.
  */
+/** Events due at `$1`, not claimed by anyone, for an endpoint that is not disabled. */
+const DUE = `webhook_events e JOIN webhook_endpoints p ON p.workspace_id = e.workspace_id
+  WHERE e.state = 'pending' AND e.next_attempt_at <= $1 AND (e.claimed_until IS NULL OR e.claimed_until < $1)
+    AND p.disabled_at IS NULL`;
+
+/** Whether any event is due: a read, so that a round with nothing to do takes no lock. */
+export const anyDueEvent = async (sql: Sql, now: number) =>
+  (await sql.one(`SELECT 1 AS due FROM ${DUE} LIMIT 1`, [now])) !== undefined;
+
 export async function claimDueEvents(sql: Sql, now: number, claimMs: number, limit: number) {
   const due = await sql.all<{ id: string }>(
-    `SELECT e.id FROM webhook_events e JOIN webhook_endpoints p ON p.workspace_id = e.workspace_id
-     WHERE e.state = 'pending' AND e.next_attempt_at <= $1 AND (e.claimed_until IS NULL OR e.claimed_until < $1)
-       AND p.disabled_at IS NULL
-     ORDER BY e.next_attempt_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED`,
+    `SELECT e.id FROM ${DUE} ORDER BY e.next_attempt_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED`,
     [now, limit],
   );
   for (const { id } of due) {
