@@ -5,9 +5,9 @@
  * Same as the service:
  * - the driver and its settings: a `pg` Pool of 10 connections (src/store/postgres.ts), one checked
  *   out per transaction, statements with parameters prepared once per connection under a name;
- *   node:sqlite with WAL, `synchronous = FULL`, foreign keys on and the same group commit
- *   (src/store/sqlite.ts: the transactions begun in one turn of the event loop share one
- *   `BEGIN IMMEDIATE … COMMIT`, each in a savepoint of its own; none is answered before the COMMIT);
+ *   on SQLite the service's own adapter (src/store/sqlite.ts: WAL, the transactions begun in one turn
+ *   of the event loop share one `BEGIN IMMEDIATE … COMMIT`, each in a savepoint of its own, none
+ *   answered before a sync of the log that began after the COMMIT, made off the event loop);
  * - the tables: a schema (PostgreSQL) or a file (SQLite) of its own, made by the service's own
  *   migrations, so the holds, evidence and evidence_heads tables have the same columns, keys, foreign
  *   keys and indexes (each hold row updates the same seven indexes);
@@ -18,7 +18,7 @@
  *   `lockChainHead` sends; a plain SELECT inside the write transaction on SQLite), then the hold, the
  *   evidence entry and the head's update; on PostgreSQL in one statement of data-modifying CTEs, as
  *   the service's `writeTogether` sends them, on SQLite one after another; then COMMIT, durable
- *   (`synchronous_commit = on`, the server's default; `synchronous = FULL`);
+ *   (`synchronous_commit = on`, the server's default; SQLite's log synced before the answer);
  * - the concurrency: 24 transactions at a time over the same 600 workspaces (or one), or paced at the
  *   same fixed rate as the load generator (`paced`, bench/load.ts).
  *
@@ -32,7 +32,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { openDb } from '../src/store/open.ts';
 import { postgres } from '../test/support/backends.ts';
@@ -218,68 +217,32 @@ export async function openPostgresFloor(workspaces: number): Promise<{ db: Floor
   }
 }
 
-/** A fresh SQLite file migrated by the service's migrations, opened as the service opens its own. */
+/**
+ * A fresh SQLite file migrated by the service's migrations, opened with the service's own adapter
+ * (src/store/sqlite.ts): its settings, its group commit and its sync of the log off the event loop.
+ */
 export async function openSqliteFloor(workspaces: number): Promise<{ db: FloorDb; workspaces: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'approvals-floor-'));
   try {
-    await (await openDb({ dataDir: dir })).close();
-    const sqlite = new DatabaseSync(join(dir, 'approvals.db'));
-    // The service's settings (src/store/sqlite.ts).
-    sqlite.exec(
-      'PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
-    );
-    const statement = (text: string) =>
-      sqlite.prepare(text.replace(/\$(\d+)/g, '?$1').replace(/\bFOR UPDATE\b/, ''));
-    const lockHead = statement(LOCK_HEAD);
-    const insertHold = statement(INSERT_HOLD);
-    const insertEntry = statement(INSERT_ENTRY);
-    const updateHead = statement(UPDATE_HEAD);
-    const ids = await seedWorkspaces(async (text) => sqlite.exec(text), workspaces);
-
-    // The service's group commit, for work that is synchronous here: the transactions asked for in one
-    // turn of the event loop run in savepoints of one BEGIN IMMEDIATE … COMMIT, answered after the COMMIT.
-    let batch: { work: () => void; resolve: () => void; reject: (error: unknown) => void }[] = [];
-    const commitBatch = () => {
-      const waiting = batch;
-      batch = [];
-      try {
-        sqlite.exec('BEGIN IMMEDIATE');
-        for (const { work } of waiting) {
-          sqlite.exec('SAVEPOINT tx');
-          work();
-          sqlite.exec('RELEASE tx');
-        }
-        sqlite.exec('COMMIT');
-      } catch (error) {
-        if (sqlite.isTransaction) sqlite.exec('ROLLBACK');
-        for (const { reject } of waiting) reject(error);
-        return;
-      }
-      for (const { resolve } of waiting) resolve();
-    };
-    const transaction = (work: () => void) =>
-      new Promise<void>((resolve, reject) => {
-        batch.push({ work, resolve, reject });
-        if (batch.length === 1) setImmediate(commitBatch);
-      });
-
+    const sqlite = await openDb({ dataDir: dir });
+    const ids = await seedWorkspaces((text) => sqlite.exec(text), workspaces);
     const db: FloorDb = {
       submission: (workspace) =>
-        transaction(() => {
-          const head = lockHead.get(workspace) as { seq: number; hash: string };
+        sqlite.transaction(async (tx) => {
+          const head = (await tx.one<{ seq: number; hash: string }>(LOCK_HEAD, [workspace]))!;
           const now = Date.now();
           const hold = holdParams(workspace, now);
           const [entry, moved] = entryParams(workspace, head, hold, now);
-          insertHold.run(...(hold as never[]));
-          insertEntry.run(...(entry as never[]));
-          updateHead.run(...(moved as never[]));
+          await tx.run(INSERT_HOLD, hold);
+          await tx.run(INSERT_ENTRY, entry);
+          await tx.run(UPDATE_HEAD, moved);
         }),
-      insertOnly: (workspace) =>
-        transaction(() => void insertHold.run(...(holdParams(workspace, Date.now()) as never[]))),
-      countHolds: async () =>
-        Number((sqlite.prepare('SELECT COUNT(*) AS n FROM holds').get() as { n: number }).n),
+      async insertOnly(workspace) {
+        await sqlite.transaction((tx) => tx.run(INSERT_HOLD, holdParams(workspace, Date.now())));
+      },
+      countHolds: async () => Number((await sqlite.one<{ n: number }>('SELECT COUNT(*) AS n FROM holds'))!.n),
       async close() {
-        sqlite.close();
+        await sqlite.close();
         rmSync(dir, { recursive: true, force: true });
       },
     };

@@ -158,7 +158,7 @@ async function measureFloors(name: 'sqlite' | 'postgres'): Promise<Floors> {
   const how =
     name === 'postgres'
       ? 'pg Pool of 10 as the service, statements prepared; BEGIN, the head FOR UPDATE, hold + evidence + head in one statement of CTEs, COMMIT'
-      : 'node:sqlite as the service (WAL, synchronous = FULL) and its group commit; head read, hold, evidence, head update in a savepoint';
+      : "the service's SQLite adapter (WAL synced off the event loop, group commit); head read, hold, evidence, head update in a savepoint";
   const closed = async (kind: 'submission' | 'insertOnly', spread: string[], label: string) => {
     const result = await closedFloor(db, spread, kind, {
       connections: CONNECTIONS,

@@ -111,28 +111,5 @@ for (const backend of backends) {
         assert.deepEqual(await ids('c-after'), ['c-after']);
       },
     );
-
-    test(
-      'a lazy transaction is not synced on its own; one in the same batch as a durable one is',
-      { skip: backend.name === 'postgres' && 'PostgreSQL commits every transaction durably' },
-      async () => {
-        // SQLite's synchronous setting while each commits: 1 (NORMAL) does not sync, 2 (FULL) does.
-        const syncing = (tx: Parameters<Parameters<Db['transaction']>[0]>[0]) =>
-          tx.one<{ synchronous: number }>('PRAGMA synchronous').then((row) => Number(row?.synchronous));
-        assert.equal(await db.transaction(syncing, { lazy: true }), 1);
-        assert.equal(await db.transaction(syncing), 2);
-        // Begun in one turn, they share one commit: the durable one decides.
-        assert.deepEqual(
-          await Promise.all([db.transaction(syncing, { lazy: true }), db.transaction(syncing)]),
-          [2, 2],
-        );
-        // Lazy writes are stored like any other, and the setting is FULL again after them.
-        await db.transaction((tx) => tx.run("INSERT INTO scratch (id, note) VALUES ('d-0', 'lazy')"), {
-          lazy: true,
-        });
-        assert.deepEqual(await ids('d-'), ['d-0']);
-        assert.equal(Number((await db.one<{ synchronous: number }>('PRAGMA synchronous'))?.synchronous), 2);
-      },
-    );
   });
 }

@@ -11,17 +11,21 @@ export class HoldEvents {
   private closed = false;
 
   /** Set when instances share a database: tells the other instances of a change published here. */
-  broadcast: ((holdId: string, workspaceId: string) => void) | null = null;
+  broadcast: ((holdId: string, workspaceId: string, routine: boolean) => void) | null = null;
 
-  /** A hold was created or changed here. */
-  publish(holdId: string, workspaceId: string): void {
-    this.deliver(holdId, workspaceId);
-    this.broadcast?.(holdId, workspaceId);
+  /**
+   * A hold was created or changed here. `routine`: the change left nothing for the background work
+   * (no outbox row, no decision, nothing to run): an allowed call and its result. Its readers are
+   * woken, the workers are not.
+   */
+  publish(holdId: string, workspaceId: string, { routine = false }: { routine?: boolean } = {}): void {
+    this.deliver(holdId, workspaceId, routine);
+    this.broadcast?.(holdId, workspaceId, routine);
   }
 
   /** A change, made here or on another instance: wakes its waiters and watchers. */
-  deliver(holdId: string, workspaceId: string): void {
-    for (const listener of this.everything) listener(holdId, workspaceId);
+  deliver(holdId: string, workspaceId: string, routine = false): void {
+    if (!routine) for (const listener of this.everything) listener(holdId, workspaceId);
     for (const watch of this.watchers.get(workspaceId) ?? []) watch('changed');
     const set = this.waiters.get(holdId);
     if (!set) return;
@@ -29,7 +33,7 @@ export class HoldEvents {
     for (const wake of set) wake();
   }
 
-  /** Hears of every change to any hold (workers, MCP sessions); returns the unsubscribe. */
+  /** Hears of every change to any hold that may leave work (workers, MCP sessions); returns the unsubscribe. */
   watchAll(listener: (holdId?: string, workspaceId?: string) => void): () => void {
     this.everything.add(listener);
     return () => this.everything.delete(listener);

@@ -171,7 +171,8 @@ export class ExecutionRecorder {
       }
       for (const queued of batch) {
         this.done(queued);
-        this.context().holdEvents.publish(queued.hold.id, queued.hold.workspaceId);
+        // An allowed call's result leaves nothing for the workers.
+        this.context().holdEvents.publish(queued.hold.id, queued.hold.workspaceId, { routine: true });
       }
     }
     this.writing = null;

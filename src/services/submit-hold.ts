@@ -156,7 +156,11 @@ export async function submitHold(
       await notifyApprovers(tx, ctx, hold);
       return result(ctx, hold, true);
     });
-    if (submitted.created) ctx.holdEvents.publish(submitted.hold.id, workspace.id);
+    if (submitted.created) {
+      // An allowed hold leaves nothing for the workers (no outbox row, nobody to ask).
+      const routine = submitted.hold.status === 'auto_allowed';
+      ctx.holdEvents.publish(submitted.hold.id, workspace.id, { routine });
+    }
     return submitted;
   } catch (error) {
     // Another instance committed the same key between our two reads: answer with its hold.

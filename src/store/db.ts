@@ -18,10 +18,10 @@ export interface Sql {
 export interface Db extends Sql {
   readonly dialect: 'sqlite' | 'postgres';
   /**
-   * One transaction: everything inside commits together or not at all. `lazy`: what it writes may
-   * wait for the next commit's sync to disk (SQLite: no sync of its own, so the event loop is not
-   * held for it; it survives a crash of the process at once, and of the machine with the next
-   * commit). PostgreSQL commits every transaction durably (its sync does not hold the event loop).
+   * One transaction: everything inside commits together or not at all, and is answered once it is
+   * on disk. `lazy`: answered as soon as it is committed, before it is on disk (SQLite: it survives
+   * a crash of the process at once, of the machine with the next sync, which follows right away).
+   * PostgreSQL answers every transaction once it is on disk.
    */
   transaction<T>(work: (tx: Sql) => Promise<T>, options?: { lazy?: boolean }): Promise<T>;
   close(): Promise<void>;

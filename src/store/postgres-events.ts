@@ -16,7 +16,8 @@ interface Log {
 }
 
 type Message = { from: string } & (
-  { hold: string; workspace: string; mcp?: undefined } | { mcp: RelayMessage; hold?: undefined }
+  | { hold: string; workspace: string; routine?: boolean; mcp?: undefined }
+  | { mcp: RelayMessage; hold?: undefined }
 );
 
 const RECONNECT_MS = 1000;
@@ -48,7 +49,8 @@ export async function shareEvents(
         const message = JSON.parse(notification.payload ?? '{}') as Partial<Message>;
         if (message.from === instance) return;
         if (message.mcp) mcp.receive(message.mcp);
-        else if (message.hold && message.workspace) holds.deliver(message.hold, message.workspace);
+        else if (message.hold && message.workspace)
+          holds.deliver(message.hold, message.workspace, message.routine === true);
       } catch (error) {
         log.warn({ errorName: (error as Error).name }, 'instance events: a message was not understood');
       }
@@ -83,7 +85,8 @@ export async function shareEvents(
   }
 
   await connect();
-  holds.broadcast = (hold, workspace) => send({ from: instance, hold, workspace });
+  holds.broadcast = (hold, workspace, routine) =>
+    send({ from: instance, hold, workspace, ...(routine ? { routine } : {}) });
   mcp.broadcast = (message) => send({ from: instance, mcp: message });
   return {
     async close() {

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { type Db, type Sql, StorageUnavailableError, UniqueViolationError } from './db.ts';
+import { walSync } from './wal-sync.ts';
 
 /** `$1` → `?1`; row locks are PostgreSQL's (SQLite's write transactions are exclusive already). */
 function translate(text: string): string {
@@ -22,10 +23,12 @@ function mapError(error: unknown): unknown {
 export function openSqlite(file: string): Db {
   mkdirSync(dirname(file), { recursive: true });
   const db = new DatabaseSync(file);
-  // WAL with FULL sync: a commit is on disk before we answer, so an acknowledged write survives a crash.
+  // WAL, synced off the event loop (wal-sync.ts): a write is on disk before we answer, so an
+  // acknowledged write survives a crash of the process and of the machine.
   db.exec(
-    'PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
+    'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
   );
+  const wal = walSync(`${file}-wal`);
 
   const statements = new Map<string, StatementSync>();
   const prepare = (text: string) => {
@@ -62,8 +65,9 @@ export function openSqlite(file: string): Db {
   };
 
   // Group commit: the transactions begun in one turn of the event loop share one BEGIN…COMMIT, each
-  // in a savepoint of its own, so a burst waits for one sync to disk instead of one each. None is
-  // answered before the shared COMMIT is durable; one that fails is rolled back alone.
+  // in a savepoint of its own; one that fails is rolled back alone. None is answered before the
+  // shared COMMIT is on disk (a lazy one: before it is in the log), and while the log is synced the
+  // connection goes on with the next batch, which the next sync covers.
   interface Queued {
     work: (tx: Sql) => Promise<unknown>;
     lazy: boolean;
@@ -75,13 +79,9 @@ export function openSqlite(file: string): Db {
     const waiting = batch;
     batch = [];
     while (waiting.length > 0) {
-      // A batch of lazy transactions only is not synced: the next commit's sync covers it (WAL).
-      const lazy = waiting.every((item) => item.lazy);
       try {
-        if (lazy) db.exec('PRAGMA synchronous = NORMAL');
         guard(() => db.exec('BEGIN IMMEDIATE'));
       } catch (error) {
-        if (lazy) db.exec('PRAGMA synchronous = FULL');
         for (const item of waiting) item.reject(error);
         return;
       }
@@ -108,19 +108,27 @@ export function openSqlite(file: string): Db {
         if (db.isTransaction) db.exec('ROLLBACK');
         for (const { item } of done) item.reject(error);
         continue;
-      } finally {
-        if (lazy && !db.isTransaction) db.exec('PRAGMA synchronous = FULL');
       }
-      for (const { item, result } of done) item.resolve(result);
+      const durable = done.some(({ item }) => !item.lazy) ? wal.committed() : null;
+      for (const { item, result } of done) {
+        if (item.lazy || !durable) item.resolve(result);
+        else durable.then(() => item.resolve(result), item.reject);
+      }
     }
+  };
+  /** A write outside a transaction (it commits by itself) is answered once it is on disk too. */
+  const written = async <T>(result: T) => {
+    await wal.committed();
+    return result;
   };
 
   return {
     dialect: 'sqlite',
     all: (text, params) => serialize(() => direct.all(text, params)),
     one: (text, params) => serialize(() => direct.one(text, params)),
-    run: (text, params) => serialize(() => direct.run(text, params)),
-    exec: (text) => serialize(() => direct.exec(text)),
+    run: (text, params) =>
+      serialize(() => direct.run(text, params)).then((changes) => (changes > 0 ? written(changes) : changes)),
+    exec: (text) => serialize(() => direct.exec(text)).then(written),
     transaction: <T>(work: (tx: Sql) => Promise<T>, options: { lazy?: boolean } = {}) =>
       new Promise<T>((resolve, reject) => {
         batch.push({
@@ -134,6 +142,7 @@ export function openSqlite(file: string): Db {
       }),
     close: () =>
       serialize(async () => {
+        await wal.close();
         statements.clear();
         db.close();
       }),
