@@ -102,7 +102,7 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   {
     kind: 'secret',
     reason: 'the bearer token of every API request: its hash names the key, the key its workspace',
-    functions: { findApiKeyByHash: 1 },
+    functions: { findApiKeyWithWorkspace: 1 },
   },
   {
     kind: 'secret',

@@ -4,12 +4,12 @@ import { base64url, newKeyId, randomBytes } from '../domain/ids.ts';
 import {
   type ApiKey,
   findApiKey,
-  findApiKeyByHash,
+  findApiKeyWithWorkspace,
   insertApiKey,
   listApiKeys,
   markApiKeyRevoked,
 } from '../store/api-keys.ts';
-import { findWorkspace, type Workspace } from '../store/workspaces.ts';
+import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, notFound } from './errors.ts';
 import { openChain } from './evidence.ts';
@@ -67,10 +67,9 @@ export interface Caller {
 export async function authenticate(ctx: ServiceContext, token: string | undefined): Promise<Caller | null> {
   if (!token || !KEY_PATTERN.test(token)) return null;
   const keyHash = sha256Hex(token);
-  const key = await findApiKeyByHash(ctx.db, keyHash);
-  if (!key || key.revokedAt !== null || !equalInConstantTime(key.keyHash, keyHash)) return null;
-  const workspace = await findWorkspace(ctx.db, key.workspaceId);
-  return workspace ? { workspace, key } : null;
+  const found = await findApiKeyWithWorkspace(ctx.db, keyHash);
+  if (!found || found.key.revokedAt !== null || !equalInConstantTime(found.key.keyHash, keyHash)) return null;
+  return found;
 }
 
 export type ApiKeySummary = Omit<ApiKey, 'keyHash'>;

@@ -1,5 +1,6 @@
 import type { Environment } from '../domain/hold.ts';
 import type { Sql } from './db.ts';
+import { type Workspace, workspaceColumns } from './workspaces.ts';
 
 export interface ApiKey {
   id: string;
@@ -20,8 +21,39 @@ export async function insertApiKey(sql: Sql, key: ApiKey): Promise<void> {
   );
 }
 
-export const findApiKeyByHash = (sql: Sql, keyHash: string) =>
-  sql.one<ApiKey>(`SELECT ${columns} FROM api_keys WHERE key_hash = $1`, [keyHash]);
+/** The key with this hash and its workspace, in one read (every API request makes it). */
+export async function findApiKeyWithWorkspace(
+  sql: Sql,
+  keyHash: string,
+): Promise<{ key: ApiKey; workspace: Workspace } | undefined> {
+  const row = await sql.one<Workspace & { keyId: string; keyHash: string } & KeyFields>(
+    `SELECT k.id AS "keyId", k.env AS "keyEnv", k.name AS "keyName", k.key_hash AS "keyHash",
+       k.created_at AS "keyCreatedAt", k.revoked_at AS "keyRevokedAt", ${workspaceColumns('w')}
+     FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash = $1`,
+    [keyHash],
+  );
+  if (!row) return undefined;
+  const { keyId, keyEnv, keyName, keyHash: hash, keyCreatedAt, keyRevokedAt, ...workspace } = row;
+  return {
+    key: {
+      id: keyId,
+      workspaceId: workspace.id,
+      env: keyEnv,
+      name: keyName,
+      keyHash: hash,
+      createdAt: keyCreatedAt,
+      revokedAt: keyRevokedAt,
+    },
+    workspace,
+  };
+}
+
+type KeyFields = {
+  keyEnv: Environment;
+  keyName: string | null;
+  keyCreatedAt: number;
+  keyRevokedAt: number | null;
+};
 
 export const findApiKey = (sql: Sql, id: string) =>
   sql.one<ApiKey>(`SELECT ${columns} FROM api_keys WHERE id = $1 FOR UPDATE`, [id]);

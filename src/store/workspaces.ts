@@ -21,9 +21,13 @@ export interface Workspace {
   createdAt: number;
 }
 
-const columns = `id, slug, name, plan, logo_url AS "logoUrl", accent_color AS "accentColor",
-  slack_channel AS "slackChannel", api_rate_limit AS "apiRateLimit", mcp_rate_limit AS "mcpRateLimit",
-  created_at AS "createdAt"`;
+/** A workspace's columns, read from `table` (the table's name, or its alias in a join). */
+export const workspaceColumns = (table: string) =>
+  `${table}.id, ${table}.slug, ${table}.name, ${table}.plan, ${table}.logo_url AS "logoUrl",
+  ${table}.accent_color AS "accentColor", ${table}.slack_channel AS "slackChannel",
+  ${table}.api_rate_limit AS "apiRateLimit", ${table}.mcp_rate_limit AS "mcpRateLimit",
+  ${table}.created_at AS "createdAt"`;
+const columns = workspaceColumns('workspaces');
 
 export async function insertWorkspace(sql: Sql, workspace: Workspace): Promise<void> {
   await sql.run(
