@@ -170,6 +170,37 @@ for (const backend of backends) {
       assert.equal((verified.body as { valid: boolean }).valid, true);
     });
 
+    test(
+      'the stale sweep leaves alone a call whose result this instance still holds, waiting for the database',
+      { skip: backend.name === 'sqlite' && 'on SQLite the held lock would stop the sweep itself' },
+      async () => {
+        const { workspace, key } = await t.workspace({ config: CONFIG(slow.url) });
+        const client = await connect(key);
+        const name = label();
+        const answer = slowCall(client, { label: name, seconds: 1 });
+        await until('the call to reach the upstream', () => slow.call(name));
+        const { id } = (await storedHold(workspace))!;
+        const unlock = await holdChainLock(workspace);
+        try {
+          assert.equal((await answer).content[0]?.text, 'slept 1 s');
+          // Long enough for the sweep to take the call for a dead instance's, were its result not here.
+          t.clock.advance(STALE_CLAIM_MS + 31_000);
+          // A sweep that marks the call waits for the chain's lock; one that leaves it alone ends at
+          // once. 10 s is far more than a sweep takes.
+          const bound = new Promise<'waited'>((resolve) => setTimeout(resolve, 10_000, 'waited').unref());
+          const swept = await Promise.race([failStaleExecutions(t.service.ctx), bound]);
+          assert.notEqual(swept, 'waited', 'the sweep tried to mark a call whose result is here');
+          assert.equal((await storedHold(workspace))?.executionStatus, 'running');
+        } finally {
+          t.clock.advance(-(STALE_CLAIM_MS + 31_000));
+          await unlock();
+        }
+        await t.service.ctx.executions.settled(id);
+        const hold = await getHold(t.service.ctx, workspace.id, id);
+        assert.equal(hold.execution?.status, 'executed');
+      },
+    );
+
     test('a call whose result was never recorded (its process died) is marked failed, outcome unknown', async () => {
       const { workspace, key } = await t.workspace({ config: CONFIG(slow.url) });
       const client = await connect(key);

@@ -181,7 +181,7 @@ export function mcpRoutes(
         if (!reply.raw.writableFinished) gone.abort();
       });
       const webRequest = toWebRequest(request, ctx.publicUrl, gone.signal);
-      const legacy = request.method !== 'POST' || (await isLegacyRequest(webRequest.clone(), body));
+      const legacy = request.method !== 'POST' || (await isLegacyRequest(webRequest, body));
       const initialize = request.method === 'POST' && body?.method === 'initialize';
       let mcpSession: string | null = null;
       if (legacy && !initialize) {
@@ -304,13 +304,15 @@ async function sessionFor(
   return { id, logLevel: session.logLevel };
 }
 
+/**
+ * The request as the SDK's handler takes it, without its body: the handler and `isLegacyRequest` are
+ * given the body Fastify parsed (`parsedBody`) and never read one, so it is not serialized again.
+ */
 function toWebRequest(request: FastifyRequest, publicUrl: string, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined || name === 'content-length') continue;
     headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
-  const init: RequestInit = { method: request.method, headers, signal };
-  if (request.method === 'POST' && request.body !== undefined) init.body = JSON.stringify(request.body);
-  return new Request(new URL(request.url, publicUrl), init);
+  return new Request(new URL(request.url, publicUrl), { method: request.method, headers, signal });
 }

@@ -65,6 +65,8 @@ export async function failStaleExecutions(ctx: ServiceContext): Promise<number> 
   const now = ctx.now();
   let marked = 0;
   for (const { id, workspaceId } of await listStaleExecutions(ctx.db, now - STALE_CLAIM_MS)) {
+    // Its result is here, waiting for the database: it will be recorded, not guessed.
+    if (ctx.executions.holds(id)) continue;
     const hold = await findHold(ctx.db, workspaceId, id);
     if (!hold?.execution || hold.mcpServerId === null) continue;
     const server = await findMcpServer(ctx.db, hold.mcpServerId);

@@ -7,7 +7,7 @@
  */
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import type { Hold } from '../domain/hold.ts';
-import type { Sql } from '../store/db.ts';
+import { type Sql, StorageUnavailableError } from '../store/db.ts';
 import { findHold, updateHoldState } from '../store/holds.ts';
 import type { ServiceContext } from './context.ts';
 import { type Chain, openChain } from './evidence.ts';
@@ -115,15 +115,19 @@ interface Queued {
  * Allowed calls' results, recorded behind their answers: each result waits at most for the batch
  * being written, then goes with every other waiting one in one transaction (one commit for many).
  * Reads on this instance wait for a hold's queued result (`settled`), so an agent that reads its
- * hold after the answer sees it executed. A batch the database refuses is tried again; one still
- * queued when the process dies is a running call for the stale sweep.
+ * hold after the answer sees it executed. A batch the database cannot take (it is down) is tried
+ * again; a batch refused for another reason is written result by result, and a result that still
+ * fails is given up (logged). A result given up, or still queued when the process dies, is a running
+ * call for the stale sweep.
  */
 export class ExecutionRecorder {
   private queued: Queued[] = [];
   private writing: Promise<void> | null = null;
   private readonly pending = new Map<string, Promise<void>>();
   private closing = false;
-  /** Told when a batch could not be written (it is tried again). */
+  /** While the database refuses the queued results, reads do not wait for them. */
+  private failing = false;
+  /** Told when results could not be written (tried again, or given up). */
   onError: (error: unknown) => void = () => undefined;
 
   /** The context is read when writing: it holds this recorder. */
@@ -140,9 +144,18 @@ export class ExecutionRecorder {
     this.writing ??= this.writeQueued();
   }
 
-  /** Resolves once the hold's queued result (if any) is stored, or given up at shutdown. */
+  /**
+   * Resolves once the hold's queued result (if any) is stored or given up; at once while the
+   * database refuses the results (the read then answers with what is stored, or fails as it would).
+   */
   settled(holdId: string): Promise<void> {
+    if (this.failing) return Promise.resolve();
     return this.pending.get(holdId) ?? Promise.resolve();
+  }
+
+  /** Whether this instance still holds the hold's result (the stale sweep leaves such a call alone). */
+  holds(holdId: string): boolean {
+    return this.pending.has(holdId);
   }
 
   /** Writes what is queued (one more try when the database refuses) and stops retrying. */
@@ -152,30 +165,53 @@ export class ExecutionRecorder {
   }
 
   private async writeQueued(): Promise<void> {
-    // The results that come in this turn of the event loop go in the first batch too.
-    await new Promise((resolve) => setImmediate(resolve));
-    while (this.queued.length > 0) {
-      const batch = this.queued.splice(0, MAX_BATCH);
+    try {
+      // The results that come in this turn of the event loop go in the first batch too.
+      await new Promise((resolve) => setImmediate(resolve));
+      while (this.queued.length > 0) {
+        const batch = this.queued.splice(0, MAX_BATCH);
+        try {
+          await this.write(batch);
+          this.failing = false;
+          this.recorded(batch);
+        } catch (error) {
+          this.onError(error);
+          if (!(error instanceof StorageUnavailableError)) {
+            await this.oneByOne(batch);
+          } else if (this.closing) {
+            // Given up: the holds stay running, and the stale sweep marks them.
+            for (const queued of batch) this.done(queued);
+          } else {
+            this.failing = true;
+            this.queued.unshift(...batch);
+            await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+          }
+        }
+      }
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  /** A batch refused for a reason of its own: each result alone, so one cannot hold back the rest. */
+  private async oneByOne(batch: Queued[]) {
+    for (const queued of batch) {
       try {
-        await this.write(batch);
+        await this.write([queued]);
+        this.recorded([queued]);
       } catch (error) {
         this.onError(error);
-        if (this.closing) {
-          // Given up: the holds stay running, and the stale sweep marks them.
-          for (const queued of batch) this.done(queued);
-          continue;
-        }
-        this.queued.unshift(...batch);
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-        continue;
-      }
-      for (const queued of batch) {
         this.done(queued);
-        // An allowed call's result leaves nothing for the workers.
-        this.context().holdEvents.publish(queued.hold.id, queued.hold.workspaceId, { routine: true });
       }
     }
-    this.writing = null;
+  }
+
+  private recorded(batch: Queued[]) {
+    for (const queued of batch) {
+      this.done(queued);
+      // An allowed call's result leaves nothing for the workers.
+      this.context().holdEvents.publish(queued.hold.id, queued.hold.workspaceId, { routine: true });
+    }
   }
 
   private done(queued: Queued) {

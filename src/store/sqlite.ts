@@ -23,8 +23,8 @@ function mapError(error: unknown): unknown {
 export function openSqlite(file: string): Db {
   mkdirSync(dirname(file), { recursive: true });
   const db = new DatabaseSync(file);
-  // WAL, synced off the event loop (wal-sync.ts): a write is on disk before we answer, so an
-  // acknowledged write survives a crash of the process and of the machine.
+  // WAL, synced off the event loop (wal-sync.ts): a write is on disk before we answer it, and so is
+  // what a read sees, so an acknowledged write survives a crash of the process and of the machine.
   db.exec(
     'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
   );
@@ -110,6 +110,7 @@ export function openSqlite(file: string): Db {
         continue;
       }
       const durable = done.some(({ item }) => !item.lazy) ? wal.committed() : null;
+      if (!durable) wal.committedLazily();
       for (const { item, result } of done) {
         if (item.lazy || !durable) item.resolve(result);
         else durable.then(() => item.resolve(result), item.reject);
@@ -121,13 +122,20 @@ export function openSqlite(file: string): Db {
     await wal.committed();
     return result;
   };
+  /** A read is answered once what it could see is on disk: no reader acts on a commit a crash undoes. */
+  const read = async <T>(result: T) => {
+    await wal.caughtUp();
+    return result;
+  };
 
   return {
     dialect: 'sqlite',
-    all: (text, params) => serialize(() => direct.all(text, params)),
-    one: (text, params) => serialize(() => direct.one(text, params)),
+    all: <T>(text: string, params?: unknown[]) => serialize(() => direct.all<T>(text, params)).then(read),
+    one: <T>(text: string, params?: unknown[]) => serialize(() => direct.one<T>(text, params)).then(read),
     run: (text, params) =>
-      serialize(() => direct.run(text, params)).then((changes) => (changes > 0 ? written(changes) : changes)),
+      serialize(() => direct.run(text, params)).then((changes) =>
+        changes > 0 ? written(changes) : read(changes),
+      ),
     exec: (text) => serialize(() => direct.exec(text)).then(written),
     transaction: <T>(work: (tx: Sql) => Promise<T>, options: { lazy?: boolean } = {}) =>
       new Promise<T>((resolve, reject) => {

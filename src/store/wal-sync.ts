@@ -2,9 +2,10 @@
  * SQLite's write-ahead log synced to disk off the event loop. The connection commits with
  * `synchronous = NORMAL`: a commit's frames reach the log file (the operating system has them, so a
  * killed process loses nothing) but are not synced. A write is answered only once a sync of the log
- * that began after its commit has finished: what FULL guarantees, with the sync in libuv's thread
- * pool instead of the event loop, and every commit made meanwhile covered by the next one. SQLite
- * itself syncs the log before a checkpoint copies it into the database, and the database after.
+ * that began after its commit has finished, and a read only once every commit it could see is on
+ * disk: what FULL guarantees, with the sync in libuv's thread pool instead of the event loop, and
+ * every commit made meanwhile covered by the next one. SQLite itself syncs the log before a checkpoint
+ * copies it into the database, and the database after.
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import { StorageUnavailableError } from './db.ts';
@@ -12,6 +13,10 @@ import { StorageUnavailableError } from './db.ts';
 export interface WalSync {
   /** Call right after a commit, on the connection's turn; resolves once that commit is on disk. */
   committed(): Promise<void>;
+  /** A commit nobody waits for: the next sync, started now, covers it. */
+  committedLazily(): void;
+  /** Resolves once every commit made so far is on disk (before a read is answered). */
+  caughtUp(): Promise<void>;
   /** Waits for the syncs under way and lets go of the log. */
   close(): Promise<void>;
 }
@@ -22,42 +27,56 @@ export function walSync(logFile: string): WalSync {
   let synced = 0;
   let waiting: { upTo: number; resolve: () => void; reject: (error: unknown) => void }[] = [];
   let syncing: Promise<void> | null = null;
+  /**
+   * A sync that failed is final: the kernel may have dropped the pages it could not write and will
+   * not say so again, so a later sync that succeeds proves nothing about them. From then on every
+   * read and write fails as unavailable (as PostgreSQL stops on a failed fsync: the requests are
+   * answered 503 and logged with the cause); a restart recovers from what is on disk.
+   */
+  let failed: unknown = null;
   // Opened at the first sync and kept: SQLite keeps the same log file while a connection is open
-  // (it removes it when the last one closes, and truncates it in place otherwise).
+  // (it removes it when the last one closes, and otherwise rewrites it in place).
   let handle: FileHandle | null = null;
 
   async function syncAll() {
-    while (waiting.length > 0) {
+    while (failed === null && synced < commits) {
       // Every commit made before this sync starts is in the file, so this sync covers it.
       const upTo = commits;
       try {
-        handle ??= await open(logFile, 'r');
+        handle ??= await open(logFile, 'r+');
         await handle.datasync();
       } catch (error) {
-        const failed = waiting;
-        waiting = [];
-        // Nothing is known about the pages that failed: the next sync starts from a fresh handle.
-        await handle?.close().catch(() => undefined);
-        handle = null;
-        for (const commit of failed) commit.reject(new StorageUnavailableError(error));
-        continue;
+        failed = error;
+        break;
       }
       synced = upTo;
       const done = waiting.filter((commit) => commit.upTo <= synced);
       waiting = waiting.filter((commit) => commit.upTo > synced);
       for (const commit of done) commit.resolve();
     }
+    if (failed !== null) {
+      for (const commit of waiting) commit.reject(new StorageUnavailableError(failed));
+      waiting = [];
+    }
     syncing = null;
   }
 
+  const onDisk = (upTo: number) => {
+    if (failed !== null) return Promise.reject(new StorageUnavailableError(failed));
+    if (upTo <= synced) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      waiting.push({ upTo, resolve, reject });
+      syncing ??= syncAll();
+    });
+  };
+
   return {
-    committed() {
-      const upTo = (commits += 1);
-      return new Promise<void>((resolve, reject) => {
-        waiting.push({ upTo, resolve, reject });
-        syncing ??= syncAll();
-      });
+    committed: () => onDisk((commits += 1)),
+    committedLazily() {
+      commits += 1;
+      syncing ??= syncAll();
     },
+    caughtUp: () => onDisk(commits),
     async close() {
       await syncing;
       await handle?.close();

@@ -1,6 +1,6 @@
 /**
- * Child of test/sqlite-sync.test.ts, run under strace: rounds of writes to a fresh SQLite file,
- * printing `acked <name>` as each is answered. A round starts once the one before is answered, so
+ * Child of test/sqlite-sync.test.ts, run under strace: rounds of writes and reads of a fresh SQLite
+ * file, printing `acked <name>` as each is answered. A round starts once the one before is answered, so
  * the log writes seen before an answer are its own round's. `node sqlite-acks.ts <dir>`
  */
 import type { Sql } from '../../src/store/db.ts';
@@ -19,7 +19,9 @@ for (let round = 0; round < 3; round++) {
   );
   // A write outside a transaction commits by itself.
   await db.run('INSERT INTO acks (id) VALUES ($1)', [`w-${round}`]).then(acked(`w-${round}`));
-  // A lazy transaction is answered once committed, before the sync.
+  // A lazy transaction is answered once committed, without waiting for the sync; a read that sees
+  // its row is answered only once that row is on disk.
   await db.transaction(insert(`lazy-${round}`), { lazy: true }).then(acked(`lazy-${round}`));
+  await db.one('SELECT id FROM acks WHERE id = $1', [`lazy-${round}`]).then(acked(`read-${round}`));
 }
 await db.close();
