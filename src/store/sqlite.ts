@@ -145,8 +145,11 @@ export function openSqlite(file: string): Db {
           resolve: resolve as (result: unknown) => void,
           reject,
         });
-        // setImmediate runs after this turn's I/O callbacks, so every request read in it joins.
-        if (batch.length === 1) setImmediate(() => void serialize(commitBatch));
+        // setImmediate runs after this turn's I/O callbacks, so every request read in it joins; while
+        // the log is being synced, the batch also waits for that sync (it could not be answered
+        // before the next one), so more transactions share one commit and one sync.
+        if (batch.length === 1)
+          void wal.syncDone().then(() => setImmediate(() => void serialize(commitBatch)));
       }),
     close: () =>
       serialize(async () => {

@@ -17,6 +17,11 @@ export interface WalSync {
   committedLazily(): void;
   /** Resolves once every commit made so far is on disk (before a read is answered). */
   caughtUp(): Promise<void>;
+  /**
+   * Resolves when the sync under way, if any, is over: a commit made before then would wait for
+   * the next sync anyway, so the transactions that come meanwhile can wait to commit together.
+   */
+  syncDone(): Promise<void>;
   /** Waits for the syncs under way and lets go of the log. */
   close(): Promise<void>;
 }
@@ -27,6 +32,8 @@ export function walSync(logFile: string): WalSync {
   let synced = 0;
   let waiting: { upTo: number; resolve: () => void; reject: (error: unknown) => void }[] = [];
   let syncing: Promise<void> | null = null;
+  /** The `fdatasync` under way. */
+  let inFlight: Promise<void> | null = null;
   /**
    * A sync that failed is final: the kernel may have dropped the pages it could not write and will
    * not say so again, so a later sync that succeeds proves nothing about them. From then on every
@@ -44,10 +51,13 @@ export function walSync(logFile: string): WalSync {
       const upTo = commits;
       try {
         handle ??= await open(logFile, 'r+');
-        await handle.datasync();
+        inFlight = handle.datasync();
+        await inFlight;
       } catch (error) {
         failed = error;
         break;
+      } finally {
+        inFlight = null;
       }
       synced = upTo;
       const done = waiting.filter((commit) => commit.upTo <= synced);
@@ -77,6 +87,11 @@ export function walSync(logFile: string): WalSync {
       syncing ??= syncAll();
     },
     caughtUp: () => onDisk(commits),
+    syncDone: () =>
+      (inFlight ?? Promise.resolve()).then(
+        () => undefined,
+        () => undefined,
+      ),
     async close() {
       await syncing;
       await handle?.close();
