@@ -150,6 +150,21 @@ for (const backend of backends) {
       }
     });
 
+    test('calls go upstream over kept connections: more calls open no new one', async () => {
+      const { key } = await t.workspace({ config: CONFIG(slow.url) });
+      const client = await connect(key);
+      await slowCall(client, { label: label(), seconds: 0 });
+      const opened = slow.connections();
+      for (let i = 0; i < 20; i++) await slowCall(client, { label: label(), seconds: 0 });
+      assert.equal(slow.connections(), opened, 'twenty calls in a row opened connections');
+      // Four at once may open up to three more.
+      await Promise.all(Array.from({ length: 4 }, () => slowCall(client, { label: label(), seconds: 0 })));
+      assert.ok(
+        slow.connections() <= opened + 3,
+        `${slow.connections() - opened} connections for 4 calls at once`,
+      );
+    });
+
     test('many calls at once: every result recorded, the chain intact', async () => {
       const { workspace, key } = await t.workspace({ config: CONFIG(slow.url) });
       const sessions = await Promise.all(Array.from({ length: 4 }, () => connect(key)));

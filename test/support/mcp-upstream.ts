@@ -276,6 +276,8 @@ export interface SlowUpstream {
   url: string;
   /** Every tools/call it was given, oldest first. */
   calls: SlowCall[];
+  /** TCP connections it has accepted so far. */
+  connections(): number;
   /** The call with this label, once it arrived. */
   call(label: string): SlowCall | undefined;
   close(): Promise<void>;
@@ -345,11 +347,14 @@ export async function startSlowUpstream(): Promise<SlowUpstream> {
   });
   const serve = toNodeHandler(handler);
   const server = http.createServer((request, response) => void serve(request, response));
+  let connections = 0;
+  server.on('connection', () => (connections += 1));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     calls,
+    connections: () => connections,
     call: (label) => calls.find((call) => call.label === label),
     async close() {
       await handler.close();
