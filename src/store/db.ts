@@ -19,8 +19,9 @@ export interface Db extends Sql {
   readonly dialect: 'sqlite' | 'postgres';
   /**
    * One transaction: everything inside commits together or not at all, and is answered once it is
-   * on disk. `lazy`: answered as soon as it is committed, before it is on disk (SQLite: it survives
-   * a crash of the process at once, of the machine with the next sync, which follows right away).
+   * on disk. `lazy`: answered as soon as it is committed, and visible to readers, before it is on
+   * disk (SQLite: it survives a crash of the process at once, of the machine with the next sync,
+   * which follows right away).
    * PostgreSQL answers every transaction once it is on disk.
    */
   transaction<T>(work: (tx: Sql) => Promise<T>, options?: { lazy?: boolean }): Promise<T>;

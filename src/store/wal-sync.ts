@@ -3,7 +3,7 @@
  * `synchronous = NORMAL`: a commit's frames reach the log file (the operating system has them, so a
  * killed process loses nothing) but are not synced. A write is answered only once a sync of the log
  * that began after its commit has finished, and a read only once every commit it could see is on
- * disk: what FULL guarantees, with the sync in libuv's thread pool instead of the event loop, and
+ * disk (but for lazy ones, which are visible before: their callers chose that): what FULL guarantees, with the sync in libuv's thread pool instead of the event loop, and
  * every commit made meanwhile covered by the next one. SQLite itself syncs the log before a checkpoint
  * copies it into the database, and the database after.
  */
@@ -13,9 +13,9 @@ import { StorageUnavailableError } from './db.ts';
 export interface WalSync {
   /** Call right after a commit, on the connection's turn; resolves once that commit is on disk. */
   committed(): Promise<void>;
-  /** A commit nobody waits for: the next sync, started now, covers it. */
+  /** A commit nobody waits for, and readers need not wait for: the next sync, started now, covers it. */
   committedLazily(): void;
-  /** Resolves once every commit made so far is on disk (before a read is answered). */
+  /** Resolves once every commit made so far that is not lazy is on disk (before a read is answered). */
   caughtUp(): Promise<void>;
   /**
    * Resolves when the sync under way, if any, is over: a commit made before then would wait for
@@ -27,8 +27,9 @@ export interface WalSync {
 }
 
 export function walSync(logFile: string): WalSync {
-  /** Commits made so far, and how many of them a finished sync covers. */
+  /** Commits made so far, the last of them that was not lazy, and how many a finished sync covers. */
   let commits = 0;
+  let lastDurable = 0;
   let synced = 0;
   let waiting: { upTo: number; resolve: () => void; reject: (error: unknown) => void }[] = [];
   let syncing: Promise<void> | null = null;
@@ -81,12 +82,12 @@ export function walSync(logFile: string): WalSync {
   };
 
   return {
-    committed: () => onDisk((commits += 1)),
+    committed: () => onDisk((lastDurable = commits += 1)),
     committedLazily() {
       commits += 1;
       syncing ??= syncAll();
     },
-    caughtUp: () => onDisk(commits),
+    caughtUp: () => onDisk(lastDurable),
     syncDone: () =>
       (inFlight ?? Promise.resolve()).then(
         () => undefined,

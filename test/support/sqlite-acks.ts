@@ -10,7 +10,7 @@ const db = openSqlite(`${process.argv[2]}/acks.db`);
 await db.exec('CREATE TABLE acks (id TEXT PRIMARY KEY)');
 const acked = (name: string) => () => void process.stdout.write(`acked ${name}\n`);
 const insert = (id: string) => (tx: Sql) => tx.run('INSERT INTO acks (id) VALUES ($1)', [id]);
-for (let round = 0; round < 3; round++) {
+for (let round = 0; round < 6; round++) {
   // Four transactions begun in one turn share one commit.
   await Promise.all(
     Array.from({ length: 4 }, (_, i) =>
@@ -19,9 +19,11 @@ for (let round = 0; round < 3; round++) {
   );
   // A write outside a transaction commits by itself.
   await db.run('INSERT INTO acks (id) VALUES ($1)', [`w-${round}`]).then(acked(`w-${round}`));
-  // A lazy transaction is answered once committed, without waiting for the sync; a read that sees
-  // its row is answered only once that row is on disk.
+  // A lazy transaction is answered once committed, without waiting for the sync.
   await db.transaction(insert(`lazy-${round}`), { lazy: true }).then(acked(`lazy-${round}`));
-  await db.one('SELECT id FROM acks WHERE id = $1', [`lazy-${round}`]).then(acked(`read-${round}`));
+  // A read sent right behind a write sees its row, and is answered only once that row is on disk.
+  const write = db.run('INSERT INTO acks (id) VALUES ($1)', [`r-${round}`]);
+  const read = db.one('SELECT id FROM acks WHERE id = $1', [`r-${round}`]).then(acked(`read-${round}`));
+  await Promise.all([write, read]);
 }
 await db.close();
