@@ -7,10 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { getHold } from '../src/services/read-hold.ts';
 import { sqlite } from './support/backends.ts';
 import { type SlowUpstream, startSlowUpstream } from './support/mcp-upstream.ts';
+import { proxyClient } from './support/proxy-client.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 import { until } from './support/wait.ts';
 
@@ -37,17 +38,7 @@ after(async () => {
   await slow?.close();
 });
 
-async function connect(key: string) {
-  const client = new Client({ name: 'long-calls-test', version: '1' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${t.url}/mcp/slow`), {
-      requestInit: { headers: { Authorization: `Bearer ${key}` } },
-    }),
-  );
-  clients.push(client);
-  await client.listTools();
-  return client;
-}
+const connect = (key: string) => proxyClient(t.url, 'slow', key, clients);
 
 const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
 

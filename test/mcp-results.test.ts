@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { failStaleExecutions, STALE_CLAIM_MS } from '../src/services/execute-approved.ts';
 import { getHold } from '../src/services/read-hold.ts';
 import { lockChainHead } from '../src/store/evidence.ts';
@@ -15,6 +15,7 @@ import type { Workspace } from '../src/store/workspaces.ts';
 import { backends } from './support/backends.ts';
 import { call } from './support/http.ts';
 import { type SlowUpstream, startSlowUpstream } from './support/mcp-upstream.ts';
+import { proxyClient } from './support/proxy-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { until } from './support/wait.ts';
 
@@ -46,17 +47,7 @@ for (const backend of backends) {
       }
     });
 
-    async function connect(key: string) {
-      const client = new Client({ name: 'results-test', version: '1' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${t.url}/mcp/slow`), {
-          requestInit: { headers: { Authorization: `Bearer ${key}` } },
-        }),
-      );
-      clients.push(client);
-      await client.listTools();
-      return client;
-    }
+    const connect = (key: string) => proxyClient(t.url, 'slow', key, clients);
 
     const slowCall = (client: Client, args: { label: string; seconds: number; progress?: boolean }) =>
       client.callTool({ name: 'slow', arguments: args }, { timeout: 30_000 }) as Promise<ToolResult>;

@@ -7,13 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import {
-  Client,
-  ProtocolError,
-  SdkError,
-  SdkErrorCode,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import { Client, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { callToolOptions, UpstreamPool } from '../src/mcp/upstream.ts';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { ServiceError } from '../src/services/errors.ts';
@@ -27,6 +21,7 @@ import { appClient } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, rpcFailure } from './support/http.ts';
 import { type SlowUpstream, startSlowUpstream } from './support/mcp-upstream.ts';
+import { proxyClient } from './support/proxy-client.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 import { startSmtp, type TestSmtp } from './support/smtp.ts';
 import { until } from './support/wait.ts';
@@ -191,18 +186,7 @@ for (const backend of backends) {
         } }\n${extra}`,
       });
 
-    /** A client of the proxy that has listed the tools (so `slow` is known). */
-    async function connect(key: string) {
-      const client = new Client({ name: 'timeouts-test', version: '1' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${t.url}/mcp/slow`), {
-          requestInit: { headers: { Authorization: `Bearer ${key}` } },
-        }),
-      );
-      clients.push(client);
-      await client.listTools();
-      return client;
-    }
+    const connect = (key: string) => proxyClient(t.url, 'slow', key, clients);
 
     const slowCall = (
       client: Client,
