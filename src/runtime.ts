@@ -114,7 +114,10 @@ export async function startService(
   });
   if (redis) redis.log = app.log;
   ctx.executions.onError = (error) =>
-    app.log.warn(describeSafely(error), 'results of allowed MCP calls could not be recorded; trying again');
+    app.log.warn(
+      describeSafely(error),
+      'results of allowed MCP calls could not be recorded (tried again while the database is unavailable)',
+    );
   if (ctx.db.dialect === 'postgres' && !config.secretsKey)
     app.log.warn(
       'SECRETS_KEY is not set: credentials are sealed with a key file in DATA_DIR. Several instances ' +
