@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../services/context.ts';
 import { listCheckpoints } from '../../services/publish-checkpoints.ts';
 import { verifyChain } from '../../services/verify-chain.ts';
 import { fieldIssues, sendValidationError } from '../errors.ts';
-import { checkpointsQuerySchema, verifyQuerySchema } from '../schemas.ts';
+import { type CheckpointListBody, checkpointsQuerySchema, verifyQuerySchema } from '../schemas.ts';
 
 export function auditRoutes(
   app: FastifyInstance,
@@ -22,7 +22,8 @@ export function auditRoutes(
   app.get('/api/v1/audit/checkpoints', { config: { bucket: 'v1-verify' } }, async (request, reply) => {
     const parsed = checkpointsQuerySchema.safeParse(request.query);
     if (!parsed.success) return sendValidationError(reply, docsUrl(), fieldIssues(parsed.error));
-    return listCheckpoints(ctx, request.caller!.workspace.id, parsed.data);
+    const list: CheckpointListBody = await listCheckpoints(ctx, request.caller!.workspace.id, parsed.data);
+    return list;
   });
 
   app.get('/.well-known/approvals-audit-key', async (_request, reply) => {

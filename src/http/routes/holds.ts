@@ -1,12 +1,11 @@
 /** POST /api/v1/holds, GET /api/v1/holds/:id, POST /api/v1/holds/:id/wait. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { holdRecord, SDK_CONNECTION } from '../../domain/hold.ts';
-import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { getHold, waitForHold } from '../../services/read-hold.ts';
 import { submitHold } from '../../services/submit-hold.ts';
 import { fieldIssues, HttpError, sendValidationError } from '../errors.ts';
-import { holdSubmissionSchema, waitBodySchema } from '../schemas.ts';
+import { type HoldCreatedBody, holdParamsSchema, holdSubmissionSchema, waitBodySchema } from '../schemas.ts';
 
 export interface HoldRoutesOptions {
   ctx: ServiceContext;
@@ -15,9 +14,10 @@ export interface HoldRoutesOptions {
 }
 
 /** A malformed reference cannot exist: answer 404 without touching storage. */
-function reference(id: string): string {
-  if (!HOLD_REFERENCE_PATTERN.test(id)) throw new HttpError(404, 'not_found');
-  return id;
+function reference(params: unknown): string {
+  const parsed = holdParamsSchema.safeParse(params);
+  if (!parsed.success) throw new HttpError(404, 'not_found');
+  return parsed.data.id;
 }
 
 export function holdRoutes(app: FastifyInstance, { ctx, docsUrl, onSubmitted }: HoldRoutesOptions) {
@@ -42,34 +42,31 @@ export function holdRoutes(app: FastifyInstance, { ctx, docsUrl, onSubmitted }: 
         idempotencyKey: body.idempotency_key,
       },
     );
-    if (!result.created) return reply.code(200).header('Idempotent-Replayed', 'true').send(result.body);
-    onSubmitted(result.body.status);
-    return reply.code(201).send(result.body);
+    const answer = result.body satisfies HoldCreatedBody;
+    if (!result.created) return reply.code(200).header('Idempotent-Replayed', 'true').send(answer);
+    onSubmitted(answer.status);
+    return reply.code(201).send(answer);
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/holds/:id', { config: { bucket: 'v1' } }, async (request) => {
-    const hold = await getHold(ctx, request.caller!.workspace.id, reference(request.params.id));
+  app.get('/api/v1/holds/:id', { config: { bucket: 'v1' } }, async (request) => {
+    const hold = await getHold(ctx, request.caller!.workspace.id, reference(request.params));
     return holdRecord(hold);
   });
 
-  app.post<{ Params: { id: string } }>(
-    '/api/v1/holds/:id/wait',
-    { config: { bucket: 'v1-wait' } },
-    async (request, reply) => {
-      const id = reference(request.params.id);
-      const parsed = waitBodySchema.safeParse(request.body ?? {});
-      if (!parsed.success) return invalid(reply, parsed.error);
-      const timeoutMs = (parsed.data.timeout_seconds ?? 60) * 1000;
-      // A client that hangs up stops waiting at once, instead of holding a waiter until its timeout.
-      const gone = new AbortController();
-      const hangUp = () => reply.raw.writableFinished || gone.abort();
-      reply.raw.once('close', hangUp);
-      try {
-        const hold = await waitForHold(ctx, request.caller!.workspace.id, id, timeoutMs, gone.signal);
-        return holdRecord(hold);
-      } finally {
-        reply.raw.off('close', hangUp);
-      }
-    },
-  );
+  app.post('/api/v1/holds/:id/wait', { config: { bucket: 'v1-wait' } }, async (request, reply) => {
+    const id = reference(request.params);
+    const parsed = waitBodySchema.safeParse(request.body ?? {});
+    if (!parsed.success) return invalid(reply, parsed.error);
+    const timeoutMs = parsed.data.timeout_seconds * 1000;
+    // A client that hangs up stops waiting at once, instead of holding a waiter until its timeout.
+    const gone = new AbortController();
+    const hangUp = () => reply.raw.writableFinished || gone.abort();
+    reply.raw.once('close', hangUp);
+    try {
+      const hold = await waitForHold(ctx, request.caller!.workspace.id, id, timeoutMs, gone.signal);
+      return holdRecord(hold);
+    } finally {
+      reply.raw.off('close', hangUp);
+    }
+  });
 }

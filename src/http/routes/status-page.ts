@@ -3,6 +3,7 @@
  * arguments or agent. Unknown and malformed references get the very same 404 page.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { z } from 'zod';
 import { outcomeText } from '../../domain/outcome-text.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { utcText } from '../../domain/time-text.ts';
@@ -11,6 +12,7 @@ import { getPublicStatus } from '../../services/read-hold.ts';
 import { limitAnonymous } from '../guard.ts';
 import { escapeHtml, PAGE_SECURITY_HEADERS, page } from '../html.ts';
 import type { RateCounter } from '../rate-limiter.ts';
+import type { statusPageParamsSchema } from '../schemas.ts';
 
 /** In UTC, saying so: the page has no script and does not know its reader's zone. */
 const when = (ms: number | null) =>
@@ -27,7 +29,7 @@ export function statusPageRoutes(
   app: FastifyInstance,
   { ctx, counter }: { ctx: ServiceContext; counter: RateCounter },
 ) {
-  app.get<{ Params: { reference: string } }>('/a/:reference', async (request, reply) => {
+  app.get<{ Params: z.infer<typeof statusPageParamsSchema> }>('/a/:reference', async (request, reply) => {
     reply.headers({ ...PAGE_SECURITY_HEADERS, 'Cache-Control': 'no-store' });
     if (!(await limitAnonymous(counter, ctx, request, reply))) return reply;
     const { reference } = request.params;
