@@ -30,6 +30,12 @@ export interface RunningService {
   ctx: ServiceContext;
   app: FastifyInstance;
   url: string;
+  /**
+   * Runs a round of every worker now, one after the other (deadlines first: what they expire, the
+   * others send), and resolves when each has finished with the work it started. Tests call it when
+   * they move the clock, and to know that nothing more is on its way.
+   */
+  runWorkers(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -150,6 +156,9 @@ export async function startService(
     ctx,
     app,
     url: `http://127.0.0.1:${port}`,
+    async runWorkers() {
+      for (const worker of workers) await worker.settle();
+    },
     stop: () => {
       // Waiters answer with the current record, requests in flight finish, then storage closes.
       stopping ??= (async () => {

@@ -460,7 +460,8 @@ for (const backend of backends) {
 
       const count = receiver.received.length;
       await decided('approve');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The webhook worker has had a round after the decision and finished what it started.
+      await t.settled();
       assert.equal(receiver.received.length, count, 'nothing is sent without an endpoint');
     });
 

@@ -20,10 +20,10 @@ import {
   startSlackStub,
   startSmsStub,
 } from './support/provider-stub.ts';
-import { startTestService, type TestService } from './support/service.ts';
+import { notificationsDone, startTestService, type TestService } from './support/service.ts';
 import { type Mail, parseMail, startSmtp, type TestSmtp } from './support/smtp.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
-import { sleep, until } from './support/wait.ts';
+import { until } from './support/wait.ts';
 
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
 const BRAND = 'Globex Approvals';
@@ -43,9 +43,6 @@ rules:
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-/** Long enough for several rounds of the notification worker (every 50 ms) to do what they would. */
-const quiet = () => sleep(400);
 
 interface Peers {
   t: TestService;
@@ -352,7 +349,7 @@ for (const backend of backends) {
       await until('every job of the hold to be done', async () =>
         (await jobsOf(t, holdId)).every((job) => job.state === 'sent') ? true : undefined,
       );
-      await quiet();
+      await notificationsDone(t);
       assert.deepEqual(
         smtp.messages.map((mail) => mail.to.join()).sort(),
         ['ada@acme.test', 'bob@acme.test'],
@@ -438,7 +435,7 @@ for (const backend of backends) {
       assert.equal(again.status, 409);
       const late = await openLink(bobLink, 'reject');
       assert.equal(late.status, 409);
-      await quiet();
+      await notificationsDone(t);
       assert.deepEqual(await snapshot(peers, key, holdId), before, 'a second POST changes nothing');
       assert.deepEqual(await decisionsOf(t, holdId), ['ada@acme.test approve email']);
     });
@@ -457,7 +454,7 @@ for (const backend of backends) {
       const holdId = await submit(t, key);
 
       const posts = await slack.waitFor('chat.postMessage', 2);
-      await quiet();
+      await notificationsDone(t);
       assert.equal(slack.calls.length, 2, 'one post to Dana, one to the channel; none to Eli (e-mail only)');
       const byTarget = Object.fromEntries(posts.map((post) => [post.body.channel, post]));
       assert.deepEqual(Object.keys(byTarget).sort(), ['C0APPROVALS', 'U0DANA']);
@@ -508,7 +505,7 @@ for (const backend of backends) {
 
       // Each posted message is updated in place (its channel and ts as Slack answered them).
       const updates = await slack.waitFor('chat.update', 2);
-      await quiet();
+      await notificationsDone(t);
       assert.equal(slack.calls.filter((c) => c.api === 'chat.update').length, 2, 'one update per message');
       assert.deepEqual(posts.map((post) => post.body.channel).sort(), ['C0APPROVALS', 'U0DANA']);
       assert.deepEqual(
@@ -541,7 +538,7 @@ for (const backend of backends) {
       });
       const holdId = await submit(t, key);
       await slack.waitFor('chat.postMessage', 1);
-      await quiet();
+      await notificationsDone(t);
       const before = await snapshot(peers, key, holdId);
       const now = t.clock.now();
 
@@ -569,14 +566,14 @@ for (const backend of backends) {
         const answer = await slackClick(t, { user: 'U0DANA', holdId, payload }).send();
         assert.ok(answer.status < 500, `${JSON.stringify(payload)}: ${answer.status}`);
       }
-      await quiet();
+      await notificationsDone(t);
       assert.deepEqual(await snapshot(peers, key, holdId), before, 'nothing changed');
 
       // A real click from Dana rejects; the exact same request again changes nothing.
       const click = slackClick(t, { user: 'U0DANA', holdId, action: 'reject' });
       assert.equal((await click.send()).status, 200);
       await slack.waitFor('chat.update', 1);
-      await quiet();
+      await notificationsDone(t);
       const decided = await snapshot(peers, key, holdId);
       assert.equal(decided.status, 'rejected');
       assert.equal(decided.decision.channel, 'slack');
@@ -584,7 +581,7 @@ for (const backend of backends) {
       assert.deepEqual(decided.decisions, ['dana@acme.test reject slack']);
 
       assert.equal((await click.send()).status, 200, 'Slack is answered, and nothing happens');
-      await quiet();
+      await notificationsDone(t);
       assert.deepEqual(await snapshot(peers, key, holdId), decided, 'a replay changes nothing');
     });
 
@@ -601,7 +598,7 @@ for (const backend of backends) {
       const holdId = await submit(t, key);
 
       const [sent] = await sms.waitFor('+15550101');
-      await quiet();
+      await notificationsDone(t);
       assert.equal(sms.calls.length, 1, 'one SMS');
       assert.equal(sent!.status, 201);
       assert.equal(sent!.method, 'POST');
@@ -655,7 +652,7 @@ for (const backend of backends) {
         /YES (\d{4})/.exec((await sms.waitFor(phone))[0]!.form.Body!)![1]!;
       const fay = await codeOf('+15550101');
       const gus = await codeOf('+15550102');
-      await quiet();
+      await notificationsDone(t);
       const wrong = ['1000', '2000', '3000'].find((code) => code !== fay && code !== gus)!;
       const before = await snapshot(peers, key, holdId);
 
@@ -689,7 +686,7 @@ for (const backend of backends) {
         assert.equal(answer.status, 200, body);
         assert.equal(answer.text, twiml('Reply YES or NO with the code from the message, e.g. YES 4821.'));
       }
-      await quiet();
+      await notificationsDone(t);
       assert.deepEqual(await snapshot(peers, key, holdId), before, 'nothing changed');
 
       // Fay's real reply counts once; the provider delivering it again changes nothing.
@@ -701,7 +698,7 @@ for (const backend of backends) {
       const replay = await reply.send();
       assert.equal(replay.status, 200);
       assert.equal(replay.text, twiml('Already received.'));
-      await quiet();
+      await notificationsDone(t);
       assert.deepEqual(await snapshot(peers, key, holdId), recorded, 'a replay changes nothing');
 
       // Gus says no: the hold is rejected through SMS.
@@ -790,7 +787,10 @@ for (const backend of backends) {
       await slack.waitFor('chat.postMessage', 1);
       const code = /YES (\d{4})/.exec((await sms.waitFor('+15550103'))[0]!.form.Body!)![1]!;
 
-      t.clock.advance(61_000);
+      // Every send recorded first: a jump past the 60 s claim of a job would make one still being
+      // recorded look abandoned, and send it again.
+      await notificationsDone(t);
+      await t.clock.advance(61_000);
       await until('the hold to expire', async () =>
         (await record(t, key, holdId)).status === 'expired' ? true : undefined,
       );
@@ -802,7 +802,7 @@ for (const backend of backends) {
         'Expired: send_invoice(customer="Globex", amount=1200, currency="EUR") on SDK',
       );
       assert.match(partsOf(mail).text, /^Expired: no decision before the deadline\./);
-      await quiet();
+      await notificationsDone(t);
       const before = await snapshot(peers, key, holdId);
 
       const page = await openLink(link);
@@ -813,7 +813,7 @@ for (const backend of backends) {
       assert.equal(reply.status, 200);
       assert.doesNotMatch(reply.text, /Done|Recorded/);
       assert.equal((await slackClick(t, { user: 'U0KIM', holdId }).send()).status, 200);
-      await quiet();
+      await notificationsDone(t);
       assert.deepEqual(await snapshot(peers, key, holdId), before, 'nothing decides an expired hold');
       assert.deepEqual(await decisionsOf(t, holdId), []);
     });
@@ -940,7 +940,7 @@ for (const backend of backends) {
       slack.recover();
       const [post] = await slack.waitFor('chat.postMessage', 1);
       checkWaitingMessage(post!, holdId, slack.token);
-      await quiet();
+      await notificationsDone(t);
       assert.equal(slack.calls.filter((c) => c.ok).length, 1, 'posted exactly once');
       const [sent] = (await jobsOf(t, holdId)).filter((j) => j.channel === 'slack');
       assert.equal(sent!.state, 'sent');
@@ -956,7 +956,7 @@ for (const backend of backends) {
       slack.recover();
       const [update] = await slack.waitFor('chat.update', 1);
       checkOutcomeMessage(update!.body, /Approved/);
-      await quiet();
+      await notificationsDone(t);
       assert.equal(slack.calls.filter((c) => c.ok).length, 2);
       assert.deepEqual(
         (await jobsOf(t, holdId)).map((j) => [j.channel, j.kind, j.state]),
@@ -967,8 +967,9 @@ for (const backend of backends) {
       );
     });
 
-    test('retries: an SMS provider answering 503 gets the text once it is back; sent once', async (tc) => {
-      const peers = await start(tc, backend);
+    test('retries: an SMS provider answering 503 gets the text once it is back, on schedule; sent once', async (tc) => {
+      // The real schedule (5 s, then 10 s, ...), on a clock the test moves: nothing waits for it.
+      const peers = await start(tc, backend, { NOTIFY_RETRY_SCALE: '1' });
       const { t, sms } = peers;
       const { key } = await t.workspace({
         config: workspaceConfig(
@@ -977,20 +978,37 @@ for (const backend of backends) {
           'approvers: [fay@acme.test]',
         ),
       });
+      const smsJob = async () =>
+        (await t.service.ctx.db.one<{ state: string; attempts: number; next: number; error: string | null }>(
+          `SELECT state, attempts, next_attempt_at AS "next", last_error AS error FROM notifications
+           WHERE hold_id = $1 AND channel = 'sms'`,
+          [holdId],
+        ))!;
       sms.fail(503);
       const holdId = await submit(t, key);
-      await until('three failed attempts', async () => (sms.calls.length >= 3 ? true : undefined));
-      const [job] = (await jobsOf(t, holdId)).filter((j) => j.channel === 'sms');
-      assert.equal(job!.state, 'pending', 'still to be sent');
-      assert.ok(job!.attempts >= 2, `attempts counted: ${job!.attempts}`);
+      await t.settled(); // the first attempt is made and recorded
+      let job = await smsJob();
+      assert.deepEqual([job.state, job.attempts, sms.calls.length], ['pending', 1, 1], 'still to be sent');
+      assert.match(job.error ?? '', /503/);
+      const wait = Number(job.next) - t.clock.now();
+      assert.ok(wait > 4000 && wait <= 5000, `the first retry 5 s later: ${wait} ms`);
+
+      await t.clock.advanceTo(Number(job.next) - 1000);
+      assert.equal(sms.calls.length, 1, 'no retry a second before it is due');
+      await t.clock.advanceTo(Number(job.next));
+      job = await smsJob();
+      assert.deepEqual([job.state, job.attempts, sms.calls.length], ['pending', 2, 2], 'retried when due');
+      const next = Number(job.next) - t.clock.now();
+      assert.ok(next > 9000 && next <= 10_000, `the second retry 10 s later: ${next} ms`);
 
       sms.recover();
+      await t.clock.advanceTo(Number(job.next));
       const [sent] = await sms.waitFor('+15550101');
       assert.match(sent!.form.Body!, /^Approval needed/);
-      await quiet();
+      await notificationsDone(t);
       assert.equal(sms.calls.filter((c) => c.status === 201).length, 1, 'sent exactly once');
-      const [done] = (await jobsOf(t, holdId)).filter((j) => j.channel === 'sms');
-      assert.equal(done!.state, 'sent');
+      assert.equal(sms.calls.length, 3);
+      assert.equal((await smsJob()).state, 'sent');
     });
 
     test('retries: with the SMTP server unreachable, the mail arrives once it is back; nothing is lost', async (tc) => {
@@ -1019,7 +1037,7 @@ for (const backend of backends) {
         'Approval needed: send_invoice(customer="Globex", amount=1200, currency="EUR") on SDK · waiting for ada@acme.test',
       );
       const link = linkIn(t, mail.links);
-      await quiet();
+      await notificationsDone(t);
       assert.equal(smtp.messages.length, 1, 'delivered exactly once');
       const [job] = await jobsOf(t, holdId);
       assert.equal(job!.state, 'sent');
@@ -1056,7 +1074,7 @@ for (const backend of backends) {
         async () => ((await jobsOf(t, holdId)).every((job) => job.state !== 'pending') ? true : undefined),
         10_000,
       );
-      await quiet();
+      await notificationsDone(t);
       assert.equal(slack.messages.size, 2);
       for (const [id, message] of slack.messages) {
         assert.equal(blocksOf(message, 'actions').length, 0, `${id} still offers buttons: ${message.text}`);
@@ -1080,7 +1098,10 @@ for (const backend of backends) {
       const holdOfCode = new Map<string, string>();
       let shared: { code: string; holds: string[] } | undefined;
       for (let round = 0; round < 30 && !shared; round++) {
-        t.clock.advance(61_000); // a fresh API rate window
+        // A fresh API rate window, once the last round's texts are recorded as sent (a jump past the
+        // 60 s claim of a job still being recorded would send it again, with a new link).
+        await notificationsDone(t);
+        await t.clock.advance(61_000);
         for (let i = 0; i < 12; i++) {
           await submit(t, first.key);
           await submit(t, second.key);

@@ -9,7 +9,6 @@ import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.ts';
 import { openContext, startService } from '../src/runtime.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
@@ -27,6 +26,7 @@ import {
   storageSettings,
 } from './support/server-process.ts';
 import { decideAs, startTestService, TestClock, type TestService } from './support/service.ts';
+import { until } from './support/wait.ts';
 
 /** Fixed, so that a replayed creation response is byte-for-byte the first one across restarts. */
 const PUBLIC_URL = 'http://approvals.test';
@@ -161,16 +161,12 @@ async function shutdownWithWaiter(
     const id = submitted.body.id as string;
     const checked = await verify(server.url, key);
 
-    const waiting = rawWait(server.url, `/api/v1/holds/${id}/wait`, key, agent);
+    const { url } = server;
+    const waiting = rawWait(url, `/api/v1/holds/${id}/wait`, key, agent);
     waiting.catch(() => {}); // awaited below; an early failure must not go unhandled
-    // Wait until the long-poll is really open on the server.
-    const until = Date.now() + 5000;
-    for (;;) {
-      const metrics = await call(server.url, 'GET', '/metrics');
-      if (/^approvals_waiters 1$/m.test(metrics.text)) break;
-      assert.ok(Date.now() < until, 'the waiter never registered');
-      await sleep(25);
-    }
+    await until('the long-poll to be open on the server', async () =>
+      /^approvals_waiters 1$/m.test((await call(url, 'GET', '/metrics')).text) ? true : undefined,
+    );
 
     const signalled = Date.now();
     server.child.kill('SIGTERM');
@@ -339,21 +335,17 @@ for (const backend of backends) {
         const checked = await verify(first.url, key);
         await first.stop();
 
-        clock.advance(241 * 60_000);
+        await clock.advance(241 * 60_000);
         second = await startTestService(backend, { storage, clock });
-        // The deadline worker expires it on its own, with nobody reading the hold.
-        const until = Date.now() + 1000;
-        let status: string | undefined;
-        while (Date.now() < until) {
-          const row = await second.service.ctx.db.one<{ status: string }>(
+        // The deadline worker expires it on its own (its first round runs at start), with nobody
+        // reading the hold.
+        await until('the hold to be expired by the worker after the restart', async () => {
+          const row = await second!.service.ctx.db.one<{ status: string }>(
             'SELECT status FROM holds WHERE id = $1',
             [id],
           );
-          status = row?.status;
-          if (status === 'expired') break;
-          await sleep(20);
-        }
-        assert.equal(status, 'expired', 'expired by the worker within a second of the restart');
+          return row?.status === 'expired' ? true : undefined;
+        });
         const expired = await call(second.url, 'GET', `/api/v1/holds/${id}`, { key });
         assert.equal(expired.status, 200);
         assert.equal(expired.body.status, 'expired');
@@ -373,7 +365,8 @@ for (const backend of backends) {
           body: submission({ tool_name: 'never_seen_before' }),
         });
         assert.equal(another.body.status, 'pending');
-        clock.advance(241 * 60_000);
+        // (The worker sweeps every 50 ms on its own; moving the clock does not add a sweep of its own.)
+        await clock.advance(241 * 60_000, { runWorkers: false });
         const tooLate = await decideAs(second, workspace.id, another.body.id, 'approve');
         assert.equal(tooLate.outcome, 'closed');
         assert.equal(tooLate.hold.status, 'expired');

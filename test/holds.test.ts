@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { until } from './support/wait.ts';
 
 const TOOLS = `members:
   - { email: admin@acme.test, name: Admin, role: admin }
@@ -130,16 +131,13 @@ for (const backend of backends) {
     test('the deadline worker expires holds nobody reads', async () => {
       const { workspace, key } = await t.workspace({ config: TOOLS });
       const { body: created } = await submit(key, submission());
-      t.clock.advance(240 * 60_000 + 1000);
+      // Moving the clock runs a sweep at the new time; nobody reads the hold before it is expired.
+      await t.clock.advance(240 * 60_000 + 1000);
       try {
-        const deadline = Date.now() + 5000;
-        let status = 'pending';
-        while (status === 'pending' && Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 50));
-          status = (await t.service.ctx.db.one<{ status: string }>('SELECT status FROM holds WHERE id = $1', [
-            created.id,
-          ]))!.status;
-        }
+        const { status } = (await t.service.ctx.db.one<{ status: string }>(
+          'SELECT status FROM holds WHERE id = $1',
+          [created.id],
+        ))!;
         assert.equal(status, 'expired');
         const verify = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
         assert.equal(verify.body.valid, true);
@@ -247,8 +245,10 @@ for (const backend of backends) {
       test('wakes when a decision is made, within a second', async () => {
         const { workspace, key } = await t.workspace();
         const { body: created } = await submit(key, submission());
+        const events = t.service.ctx.holdEvents;
+        const before = events.waiting;
         const waiting = wait(key, created.id, { timeout_seconds: 30 });
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await until('the wait to be registered', () => (events.waiting > before ? true : undefined));
         const decidedAt = Date.now();
         await decideAs(t, workspace.id, created.id, 'approve');
         const answer = await waiting;
@@ -283,17 +283,12 @@ for (const backend of backends) {
           signal: gone.signal,
         }).catch(() => 'aborted');
         const events = t.service.ctx.holdEvents;
-        const until = async (check: () => boolean) => {
-          for (let i = 0; i < 100 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-          return check();
-        };
         const before = events.waiting;
-        assert.ok(await until(() => events.waiting === before + 1), 'the wait is registered');
+        await until('the wait to be registered', () => (events.waiting === before + 1 ? true : undefined));
         gone.abort();
         assert.equal(await waiting, 'aborted');
-        assert.ok(
-          await until(() => events.waiting === before),
-          'the wait is released before its 60 s timeout',
+        await until('the wait to be released before its 60 s timeout', () =>
+          events.waiting === before ? true : undefined,
         );
       });
 

@@ -16,6 +16,7 @@ import {
   type EverythingUpstream,
   startAskingUpstream,
   startEverything,
+  startTap,
 } from './support/mcp-upstream.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
@@ -198,19 +199,26 @@ for (const backend of backends) {
       });
 
       test('roots/list outside any call: the proxy answers that there are no roots', async () => {
-        const { key } = await t.workspace({ config });
-        const client = await connect(key, 'everything', { roots: {} });
-        let asked = 0;
-        client.setRequestHandler('roots/list', () => {
-          asked += 1;
-          return { roots: [{ uri: 'file:///work', name: 'work' }] };
-        });
-        // server-everything asks for roots 350 ms after its client initialized, and keeps the answer.
-        await client.listTools();
-        await new Promise((resolve) => setTimeout(resolve, 800));
-        const result = await client.callTool({ name: 'get-roots-list', arguments: {} });
-        assert.equal(asked, 0);
-        assert.match(text(result), /no roots are currently configured/);
+        // Between the proxy and server-everything: to see the answer arrive there.
+        const tap = await startTap(everything.url);
+        try {
+          const { key } = await t.workspace({ config: config.replaceAll(everything.url, tap.url) });
+          const client = await connect(key, 'everything', { roots: {} });
+          let asked = 0;
+          client.setRequestHandler('roots/list', () => {
+            asked += 1;
+            return { roots: [{ uri: 'file:///work', name: 'work' }] };
+          });
+          // server-everything asks for roots 350 ms after its client (the proxy) initialized, and
+          // keeps the answer; asked during a call instead, the question would go to this client.
+          await client.listTools();
+          await tap.passed('the answer to roots/list', (body) => Array.isArray(body?.result?.roots));
+          const result = await client.callTool({ name: 'get-roots-list', arguments: {} });
+          assert.equal(asked, 0);
+          assert.match(text(result), /no roots are currently configured/);
+        } finally {
+          await tap.close();
+        }
       });
 
       test('a 2026-era upstream asks through input_required: roots, sampling and a form from the client', async () => {

@@ -17,8 +17,9 @@ import {
   startEverything,
   startRecordingUpstream,
 } from './support/mcp-upstream.ts';
+import { watchingStream } from './support/proxy-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
-import { sleep, until } from './support/wait.ts';
+import { settles, until } from './support/wait.ts';
 
 const ADMIN = 'members:\n  - { email: admin@acme.test, name: Admin, role: admin }\n';
 const ERAS = ['legacy', 'auto'] as const;
@@ -66,17 +67,20 @@ for (const backend of backends) {
       }
     });
 
+    /** A client in `era`; for a 2025-era one, `streamOpen()` resolves once its GET stream is open. */
     async function connect(slug: string, era: Era, options: ConstructorParameters<typeof Client>[1] = {}) {
       const client = new Client(
         { name: 'relay-test', version: '1' },
         { ...options, versionNegotiation: { mode: era } },
       );
+      const { fetch: watched, streamOpen } = watchingStream();
       const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp/${slug}`), {
         requestInit: { headers: { Authorization: `Bearer ${key}` } },
+        fetch: watched,
       });
       await client.connect(transport);
       clients.push(client);
-      return client;
+      return Object.assign(client, { streamOpen: () => settles('the GET stream to open', streamOpen) });
     }
 
     test('progress reaches the client while the call runs, not with its result', async () => {
@@ -145,8 +149,7 @@ for (const backend of backends) {
       await a.setLoggingLevel('emergency');
       const b = await connect('every', 'legacy');
       b.setNotificationHandler('notifications/message', listener(chatty));
-      // Give both SDK clients time to open their GET streams.
-      await sleep(300);
+      await Promise.all([a.streamOpen(), b.streamOpen()]);
       await a.callTool({ name: 'toggle-simulated-logging', arguments: {} });
       try {
         await until('a log message on the stream', () => (chatty.length > 0 ? true : undefined), 12_000);
@@ -175,10 +178,15 @@ for (const backend of backends) {
         });
       }
       const caller = await connect('grow', 'legacy');
-      await sleep(300);
-      await caller.callTool({ name: 'grow', arguments: {} });
+      // A change reaches the listeners open when it happens, here and between the proxy and the
+      // upstream (the proxy listens there once a client listens): grow until each era has heard one.
+      await until('a list change to reach every era', async () => {
+        if (ERAS.every((era) => seen[era].length > 0)) return true;
+        await caller.callTool({ name: 'grow', arguments: {} });
+        return undefined;
+      });
       for (const era of ERAS) {
-        const names = await until(`${era} to hear of the change`, () => seen[era].at(-1));
+        const names = seen[era].at(-1)!;
         assert.ok(names.includes('grown-1'), `${era}: ${names.join(', ')}`);
         assert.ok(names.includes('service_check_status'), 'the refreshed list comes through the proxy');
       }
@@ -193,19 +201,24 @@ for (const backend of backends) {
           config: `${ADMIN}mcp_servers:\n  - { slug: grow, name: Growing, url: "${changing.url}" }\n`,
         });
         const open: Client[] = [];
+        const streams: Promise<void>[] = [];
         for (const era of ERAS) {
           const client = new Client(
             { name: 'relay-test', version: '1' },
             { versionNegotiation: { mode: era }, listChanged: { tools: { onChanged: () => undefined } } },
           );
+          const { fetch: watched, streamOpen } = watchingStream();
           await client.connect(
             new StreamableHTTPClientTransport(new URL(`${other.url}/mcp/grow`), {
               requestInit: { headers: { Authorization: `Bearer ${otherKey}` } },
+              fetch: watched,
             }),
           );
           open.push(client);
+          streams.push(settles(`the ${era} client's stream to open`, streamOpen));
         }
-        await sleep(300);
+        // A GET stream and a subscriptions/listen stand open when the service stops.
+        await Promise.all(streams);
         await other.close();
         await Promise.all(open.map((client) => client.close().catch(() => {})));
       },
@@ -226,7 +239,7 @@ for (const backend of backends) {
       }
       const uri = 'demo://resource/static/document/architecture.md';
       await subscribed.subscribeResource({ uri });
-      await sleep(300);
+      await Promise.all([subscribed.streamOpen(), other.streamOpen()]);
       await subscribed.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
       try {
         await until('a resource update', () => (updates.subscribed.length > 0 ? true : undefined), 12_000);

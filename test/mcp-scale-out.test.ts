@@ -15,8 +15,9 @@ import {
   startEverything,
   startRecordingUpstream,
 } from './support/mcp-upstream.ts';
-import { startTestService, type TestService } from './support/service.ts';
-import { sleep, until } from './support/wait.ts';
+import { watchingStream } from './support/proxy-client.ts';
+import { caughtUp, startTestService, type TestService } from './support/service.ts';
+import { settles, until } from './support/wait.ts';
 
 /** Which instance answers a request: by HTTP method and JSON-RPC method. */
 type Route = (httpMethod: string, rpcMethod: string | undefined) => TestService;
@@ -62,25 +63,26 @@ describe('MCP sessions across instances on one PostgreSQL', { skip: postgres.ski
     }
   });
 
-  /** A 2025-era client whose requests go where `route` sends them. */
+  /** A 2025-era client whose requests go where `route` sends them, and when its GET stream is open. */
   async function connect(slug: string, route: Route) {
     const client = new Client(
       { name: 'scale-out-test', version: '1' },
       { versionNegotiation: { mode: 'legacy' } },
     );
+    const { fetch: watched, streamOpen } = watchingStream((url, init) => {
+      const rpc =
+        typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }).method : undefined;
+      const target = new URL(String(url));
+      target.host = new URL(route(init?.method ?? 'GET', rpc).url).host;
+      return fetch(target, init);
+    });
     const transport = new StreamableHTTPClientTransport(new URL(`${a.url}/mcp/${slug}`), {
       requestInit: { headers: { Authorization: `Bearer ${key}` } },
-      fetch: (url, init) => {
-        const rpc =
-          typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }).method : undefined;
-        const target = new URL(String(url));
-        target.host = new URL(route(init?.method ?? 'GET', rpc).url).host;
-        return fetch(target, init);
-      },
+      fetch: watched,
     });
     await client.connect(transport);
     clients.push(client);
-    return client;
+    return Object.assign(client, { streamOpen: () => settles('the GET stream to open', streamOpen) });
   }
 
   test('a cancellation sent to one instance stops the call running on another', async () => {
@@ -117,7 +119,7 @@ describe('MCP sessions across instances on one PostgreSQL', { skip: postgres.ski
     // The stream is on A; everything else, the subscription and the calls, on B.
     const client = await connect('every', (http) => (http === 'GET' ? a : b));
     client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params.uri));
-    await sleep(300);
+    await client.streamOpen();
     const uri = 'demo://resource/static/document/architecture.md';
     await client.subscribeResource({ uri });
     await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
@@ -139,12 +141,15 @@ describe('MCP sessions across instances on one PostgreSQL', { skip: postgres.ski
     quietClient.setNotificationHandler('notifications/message', (n) => void quiet.push(n.params));
     const chattyClient = await connect('every', () => a);
     chattyClient.setNotificationHandler('notifications/message', (n) => void chatty.push(n.params));
-    await sleep(300);
+    await Promise.all([quietClient.streamOpen(), chattyClient.streamOpen()]);
     await quietClient.setLoggingLevel('emergency');
-    await sleep(300);
+    // B has told A of the new level (in order, before a marker sent after it).
+    await caughtUp(b, a, workspaceId);
     await chattyClient.callTool({ name: 'toggle-simulated-logging', arguments: {} });
     try {
-      await until('log messages on the stream', () => (chatty.length >= 3 ? true : undefined), 15_000);
+      // server-everything sends one at once and one every 5 s: three within 10 s, 15 s should the
+      // first pass before the proxy's own stream to it is open.
+      await until('log messages on the stream', () => (chatty.length >= 3 ? true : undefined), 20_000);
     } finally {
       await chattyClient.callTool({ name: 'toggle-simulated-logging', arguments: {} });
     }
@@ -160,21 +165,17 @@ describe('MCP sessions across instances on one PostgreSQL', { skip: postgres.ski
     const channel = `approvals_holds:${schema}`;
     // A stream on A, to see that an unknown kind of message does not end it.
     const client = await connect('every', () => a);
-    await sleep(300);
+    await client.streamOpen();
     for (const payload of [
       'not json',
       '{"from":"x","mcp":{"type":"from-a-newer-version","session":"s"}}',
       'null',
     ])
       await b.service.ctx.db.one('SELECT pg_notify($1, $2)', [channel, payload]);
-    await sleep(300);
+    // The link still carries hold changes: a change published on B after those messages reaches A,
+    // so A has read (and dropped) them by now.
+    await caughtUp(b, a, workspaceId);
     for (const instance of [a, b]) assert.equal((await fetch(`${instance.url}/healthz`)).status, 200);
-    // The link still carries hold changes: a decision on B wakes a watcher on A.
-    const changes: string[] = [];
-    const stop = a.service.ctx.holdEvents.watch(workspaceId, (event) => changes.push(event));
-    b.service.ctx.holdEvents.publish('svc_pa_anything', workspaceId);
-    await until('the change on A', () => (changes.length > 0 ? true : undefined), 3000);
-    stop();
     assert.deepEqual(await client.ping(), {});
   });
 });

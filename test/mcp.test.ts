@@ -17,7 +17,7 @@ import { backends } from './support/backends.ts';
 import { call, rpcMessages, rpcFailure } from './support/http.ts';
 import { type EverythingUpstream, startEverything, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
-import { sleep, until } from './support/wait.ts';
+import { until } from './support/wait.ts';
 
 const ADMIN = 'members:\n  - { email: admin@acme.test, name: Admin, role: admin }\n';
 const DEADLINE_MS = 240 * 60_000;
@@ -417,7 +417,8 @@ for (const backend of backends) {
       assert.equal(checked.content.length, 2, 'no result blocks');
       assert.equal(envelopeOf(checked).status, 'denied');
       assert.equal(envelopeOf(checked).retry, 'never');
-      await sleep(200);
+      // The execution worker has had a round after the rejection, and finished what it started.
+      await t.settled();
       const { body } = await getRecord(key, reference);
       assert.equal(body.status, 'rejected');
       assert.deepEqual([body.decision.verdict, body.decision.reason], ['reject', 'not today']);
@@ -479,7 +480,7 @@ for (const backend of backends) {
         );
         const args = { a: 11, b: 12 };
         const first = envelopeOf(await callTool(client, 'get-sum', args));
-        slow.clock.advance(DEADLINE_MS + 1000);
+        await slow.clock.advance(DEADLINE_MS + 1000, { runWorkers: false });
         assert.equal(envelopeOf(await checkStatus(client, first.reference)).status, 'expired');
         const again = envelopeOf(await callTool(client, 'get-sum', args));
         assert.notEqual(again.reference, first.reference, 'an identical call after the deadline is new');

@@ -22,20 +22,19 @@ const pdftotextSkip = await run('pdftotext', ['-v'])
   .then(() => undefined)
   .catch(() => 'pdftotext not found (apt-get install poppler-utils): PDF checks skipped');
 
+const T0 = Date.parse('2026-06-01T00:00:00.000Z');
+
 /** A clock that stands still unless moved, so every duration in the reports is exact. */
 class StillClock extends TestClock {
-  at = Date.parse('2026-06-01T00:00:00.000Z');
-  override now = () => this.at;
-  override advance(ms: number) {
-    this.at += ms;
+  constructor() {
+    super({ at: T0 });
   }
-  /** Moves to `seconds` after the start of the period. */
+  /** Moves to `seconds` after the start of the period (back, too); the workers run at that time. */
   to(seconds: number) {
-    this.at = T0 + seconds * 1000;
+    return this.advance(T0 + seconds * 1000 - this.now());
   }
 }
 
-const T0 = Date.parse('2026-06-01T00:00:00.000Z');
 const PERIOD = 'from=2026-06-01&to=2026-06-02';
 
 const POLICY = `members:
@@ -101,7 +100,7 @@ for (const backend of backends) {
       t = await startTestService(backend, { clock });
       ({ workspace, key } = await t.workspace({ config: POLICY }));
       const submit = async (name: string, tool: string, agent = 'bot', at?: number) => {
-        if (at !== undefined) clock.to(at);
+        if (at !== undefined) await clock.to(at);
         const answer = await call(t.url, 'POST', '/api/v1/holds', {
           key,
           body: {
@@ -121,7 +120,7 @@ for (const backend of backends) {
         email: string,
         channel: 'inbox' | 'email' | 'sms' | 'slack',
       ) => {
-        clock.to(at);
+        await clock.to(at);
         await decideAs(t, workspace.id, ids[name]!, verdict, email, null, channel);
       };
       // One the day before: outside the period.
@@ -144,16 +143,13 @@ for (const backend of backends) {
       await decide(309, 'W2', 'approve', 'admin@acme.test', 'email');
       await decide(606, 'B', 'reject', 'admin@acme.test', 'slack');
       await decide(1209, 'W2', 'reject', 'bob@acme.test', 'sms');
-      // C passes its 60-minute deadline; the sweeper expires it.
-      clock.to(3700);
+      // C passes its 60-minute deadline; the sweep that moving the clock runs expires it.
+      await clock.to(3700);
       // Read from storage: the clock stands still, so API calls would all count in one rate-limit window.
-      for (let i = 0; i < 200; i++) {
-        const c = await t.service.ctx.db.one<{ status: string }>('SELECT status FROM holds WHERE id = $1', [
-          ids.C,
-        ]);
-        if (c?.status === 'expired') break;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      const c = await t.service.ctx.db.one<{ status: string }>('SELECT status FROM holds WHERE id = $1', [
+        ids.C,
+      ]);
+      assert.equal(c?.status, 'expired');
       headHash = (await call(t.url, 'GET', '/api/v1/audit/verify', { key })).body.head.hash;
     });
     after(() => t.close());
@@ -340,7 +336,7 @@ for (const backend of backends) {
       ];
       const harmless = ['a=1', 'bot-1', 'bot\nnext', 'x;y'];
       for (const [index, agent] of [...hostile, ...harmless].entries()) {
-        clock.to(5000 + index);
+        await clock.to(5000 + index);
         const body = {
           tool_name: 'read_balance',
           agent_identity: { id: agent },
@@ -437,7 +433,7 @@ for (const backend of backends) {
       { skip: pdftotextSkip },
       async () => {
         const { key: busyKey } = await t.workspace({ config: POLICY });
-        clock.to(4000);
+        await clock.to(4000);
         for (let i = 0; i < 90; i++) {
           const body = {
             tool_name: 'read_balance',
@@ -472,7 +468,7 @@ for (const backend of backends) {
       { skip: pdftotextSkip },
       async () => {
         const { key: namesKey } = await t.workspace({ config: POLICY });
-        clock.to(5000);
+        await clock.to(5000);
         const long = `crm.${'very_long_segment_'.repeat(6)}end`;
         const agent = 'release-manager-agent-for-the-platform-team';
         for (const [i, tool] of ['github.merge_pull_request', long].entries()) {
@@ -502,7 +498,7 @@ for (const backend of backends) {
         const { workspace: accents, key: accentsKey } = await t.workspace({
           config: POLICY.replace('name: Admin,', `name: "${approver.replaceAll('\\', '\\\\')}",`),
         });
-        clock.to(6000);
+        await clock.to(6000);
         const body = { tool_name: 'send_invoice', agent_identity: { id: agent }, idempotency_key: 'accents' };
         const held = await call(t.url, 'POST', '/api/v1/holds', { key: accentsKey, body });
         assert.equal(held.status, 201);

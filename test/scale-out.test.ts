@@ -11,7 +11,7 @@ import { postgres, sqlite, type Storage } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { type Receiver, isCheckpointEvent, startReceiver } from './support/receiver.ts';
 import { killServerProcesses, startServerProcess } from './support/server-process.ts';
-import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { decideAs, startTestService, TestClock, type TestService } from './support/service.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
 import { until } from './support/wait.ts';
 
@@ -21,13 +21,16 @@ describe('three instances on one PostgreSQL', { skip: postgres.skip }, () => {
   let storage: Storage;
   let instances: TestService[];
   let receiver: Receiver;
+  /** One deployment, one time. */
+  const clock = new TestClock();
 
   before(async () => {
     storage = await postgres.create();
     receiver = await startReceiver({ ignore: isCheckpointEvent });
     instances = [];
     // One after the other: the first runs the migrations.
-    for (let i = 0; i < 3; i++) instances.push(await startTestService(postgres, { storage, env: ENV }));
+    for (let i = 0; i < 3; i++)
+      instances.push(await startTestService(postgres, { storage, env: ENV, clock }));
   });
   after(async () => {
     for (const instance of instances) await instance.stop();
@@ -107,6 +110,8 @@ describe('three instances on one PostgreSQL', { skip: postgres.skip }, () => {
 
   test('rate limits count across instances', async () => {
     const { key } = await a().workspace();
+    // A fresh minute, so that the window does not turn over between the requests.
+    await clock.advance(60_000 - (clock.now() % 60_000));
     const answers = [];
     for (let i = 0; i < 120; i++) {
       answers.push(
@@ -136,7 +141,9 @@ describe('three instances on one PostgreSQL', { skip: postgres.skip }, () => {
     );
     assert.ok(holds.every((hold) => hold.body.status === 'denied'));
     const received = await receiver.waitFor(60, { timeoutMs: 20_000 });
-    await new Promise((resolve) => setTimeout(resolve, 500)); // time for a duplicate to show up
+    // Every instance runs a round after the last arrival and finishes what it started: a duplicate
+    // (an event claimed twice) would have been sent by then.
+    await Promise.all(instances.map((instance) => instance.settled()));
     const deliveries = receiver.requests.map((r) => String(r.headers['x-service-delivery']));
     assert.equal(new Set(deliveries).size, 60, 'every event arrived');
     assert.equal(deliveries.length, 60, 'none arrived twice');
@@ -160,7 +167,8 @@ describe('roles, and a worker instance killed with SIGKILL mid-delivery', { skip
         const body = submission({ tool_name: 'drop_table' });
         assert.equal((await call(api.url, 'POST', '/api/v1/holds', { key, body })).status, 201);
       }
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Had it a webhook worker, that worker would have run a round and finished its attempts here.
+      await api.settled();
       assert.equal(hook.requests.length, 0, 'the api instance delivers nothing');
 
       const worker = await startServerProcess(storage, { ...ENV, ROLE: 'workers' });
@@ -174,19 +182,17 @@ describe('roles, and a worker instance killed with SIGKILL mid-delivery', { skip
       hook.script({});
       rescuer = await startTestService(postgres, { storage, env: { ...ENV, ROLE: 'workers' } });
       // The dead worker's claims last 30 s; the rescuer's clock is moved past them.
-      rescuer.clock.advance(31_000);
+      await rescuer.clock.advance(31_000);
       await hook.waitFor(20, { timeoutMs: 10_000 });
       const rescued = hook.requests.slice(10).map((request) => String(request.headers['x-service-delivery']));
       assert.equal(new Set(rescued).size, 10, 'every event delivered after the kill');
-      for (let i = 0; ; i++) {
+      await until('every event recorded as delivered', async () => {
         const pending = await api.service.ctx.db.one<{ n: number }>(
           "SELECT COUNT(*) AS n FROM webhook_events WHERE workspace_id = $1 AND state <> 'delivered'",
           [workspace.id],
         );
-        if (pending!.n === 0) break;
-        assert.ok(i < 200, 'every event recorded as delivered');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+        return Number(pending!.n) === 0 ? true : undefined;
+      });
     } finally {
       await killServerProcesses();
       await rescuer?.stop();

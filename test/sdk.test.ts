@@ -28,6 +28,7 @@ import {
   startTestServiceOnCuttablePostgres,
   type TestService,
 } from './support/service.ts';
+import { until } from './support/wait.ts';
 
 const POLICY = `members:
   - { email: admin@acme.test, name: Admin, role: admin }
@@ -75,17 +76,14 @@ const holdsWithKey = async (t: TestService, workspace: Workspace, key: string) =
   ).length;
 
 /** Resolves once the hold is pending in storage, so a decision can be made while the SDK waits. */
-async function pendingHoldOf(t: TestService, workspace: Workspace, idempotencyKey: string): Promise<string> {
-  for (let i = 0; i < 200; i++) {
+const pendingHoldOf = (t: TestService, workspace: Workspace, idempotencyKey: string): Promise<string> =>
+  until('the hold to be stored', async () => {
     const row = await t.service.ctx.db.one<{ id: string }>(
       'SELECT id FROM holds WHERE workspace_id = $1 AND idempotency_key = $2',
       [workspace.id, idempotencyKey],
     );
-    if (row) return row.id;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('the hold was never stored');
-}
+    return row?.id;
+  });
 
 for (const backend of backends) {
   describe(`SDK against the service on ${backend.name}`, { skip: backend.skip }, () => {
@@ -208,8 +206,13 @@ for (const backend of backends) {
     test('an abort stops a wait at once; the hold stays pending', async () => {
       const submitted = await client.hold(request('send_invoice', { wait: false }));
       const controller = new AbortController();
+      const events = t.service.ctx.holdEvents;
+      const before = events.waiting;
       const waiting = client.waitForDecision(submitted.id, { signal: controller.signal });
-      setTimeout(() => controller.abort(), 200);
+      waiting.catch(() => {}); // awaited below; an early failure must not go unhandled
+      // Aborted while the wait is open on the server.
+      await until('the wait to be open on the server', () => (events.waiting > before ? true : undefined));
+      controller.abort();
       const started = Date.now();
       await assert.rejects(waiting, { name: 'AbortError' });
       assert.ok(Date.now() - started < 1000, 'rejected promptly');
@@ -395,7 +398,10 @@ test(
       await proxy.cut();
       const submitted = request('read_balance');
       const holding = sdk.hold(submitted);
-      setTimeout(() => void proxy.restore(), 400);
+      holding.catch(() => {}); // awaited below; an early failure must not go unhandled
+      // Back once the SDK has been answered 503; its retry gets through.
+      await until('a 503', () => (statuses.includes(503) ? true : undefined));
+      await proxy.restore();
       const result = await holding;
       assert.equal(result.status, 'auto_allowed');
       assert.equal(statuses[0], 503);

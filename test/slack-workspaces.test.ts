@@ -16,7 +16,7 @@ import { type Backend, backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { type SlackStub, startSlackStub } from './support/provider-stub.ts';
 import { startTestService, type TestService } from './support/service.ts';
-import { sleep } from './support/wait.ts';
+import { until } from './support/wait.ts';
 
 const WORKSPACE = `members:
   - { email: admin@acme.test, name: Ada Admin, role: admin }
@@ -49,15 +49,14 @@ async function submit(t: TestService, key: string): Promise<string> {
 
 /** The channels the hold's Slack posts went to, once the notification worker is done with it. */
 async function postedTo(t: TestService, slack: SlackStub, holdId: string): Promise<string[]> {
-  await sleep(300); // several rounds of the notification worker (every 50 ms)
-  const jobs = await t.service.ctx.db.all<{ state: string }>(
-    "SELECT state FROM notifications WHERE hold_id = $1 AND channel = 'slack'",
-    [holdId],
-  );
-  assert.ok(
-    jobs.every((job) => job.state !== 'pending'),
-    'every Slack job of the hold done',
-  );
+  // The jobs are written with the hold; a post is made before its job is marked done.
+  await until('every Slack job of the hold to be done', async () => {
+    const jobs = await t.service.ctx.db.all<{ state: string }>(
+      "SELECT state FROM notifications WHERE hold_id = $1 AND channel = 'slack'",
+      [holdId],
+    );
+    return jobs.every((job) => job.state !== 'pending') ? true : undefined;
+  });
   return slack.calls
     .filter((c) => c.api === 'chat.postMessage' && JSON.stringify(c.body.blocks).includes(holdId))
     .map((c) => c.body.channel as string);

@@ -12,8 +12,7 @@ export function startExecutionWorker(
   upstreams: Upstreams,
   options: { intervalMs: number; log: FastifyBaseLogger },
 ) {
-  const inFlight = new Set<Promise<void>>();
-  const worker = startWorker({
+  return startWorker({
     name: 'execution',
     intervalMs: options.intervalMs,
     log: options.log,
@@ -21,20 +20,13 @@ export function startExecutionWorker(
     wakeOn: ctx.holdEvents,
     async round() {
       await failStaleExecutions(ctx);
-      for (const hold of await listHoldsToExecute(ctx.db, 20)) {
-        // Calls run side by side; each is claimed first, so no two workers run the same one.
-        const work = executeApproved(ctx, upstreams, hold).catch((error: unknown) =>
+      // Calls run side by side; each is claimed first, so no two workers run the same one. The
+      // worker waits for them when it stops.
+      return (await listHoldsToExecute(ctx.db, 20)).map((hold) =>
+        executeApproved(ctx, upstreams, hold).catch((error: unknown) =>
           options.log.warn({ ...describeSafely(error) }, 'approved call not run; retrying'),
-        );
-        inFlight.add(work);
-        void work.finally(() => inFlight.delete(work));
-      }
+        ),
+      );
     },
   });
-  return {
-    async stop() {
-      await worker.stop();
-      await Promise.all(inFlight);
-    },
-  };
 }

@@ -2,11 +2,16 @@ import type { FastifyBaseLogger } from 'fastify';
 import { describeSafely } from '../http/errors.ts';
 import type { HoldEvents } from '../services/hold-events.ts';
 
-/** A worker's heartbeat: run `work`, wait `intervalMs` (or until kicked), repeat; never two at once. */
+/**
+ * A worker's heartbeat: run `work`, wait `intervalMs` (or until kicked), repeat; never two at once.
+ * `next()` asks for a round and says when it is done (tests: the clock moved, or nothing more is to come).
+ */
 export function startLoop(work: () => Promise<void>, intervalMs: number) {
   let stopped = false;
   let kicked = false;
   let wake: (() => void) | undefined;
+  /** Callers of `next()` waiting for a round that starts after their call. */
+  let waiting: (() => void)[] = [];
   const pause = () =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, intervalMs);
@@ -19,15 +24,30 @@ export function startLoop(work: () => Promise<void>, intervalMs: number) {
   const running = (async () => {
     while (!stopped) {
       kicked = false;
-      await work();
+      const these = waiting;
+      waiting = [];
+      try {
+        await work();
+      } finally {
+        for (const done of these) done();
+      }
       if (!kicked && !stopped) await pause();
     }
+    for (const done of waiting.splice(0)) done();
   })();
+  const kick = () => {
+    kicked = true;
+    wake?.();
+  };
   return {
     /** Run again as soon as the current round is done. */
-    kick() {
-      kicked = true;
-      wake?.();
+    kick,
+    /** Runs a round as soon as the current one is done; resolves when it has finished (at once when stopped). */
+    next(): Promise<void> {
+      if (stopped) return Promise.resolve();
+      const done = new Promise<void>((resolve) => waiting.push(resolve));
+      kick();
+      return done;
     },
     async stop() {
       stopped = true;
@@ -39,18 +59,25 @@ export function startLoop(work: () => Promise<void>, intervalMs: number) {
 
 /**
  * A background worker: `round` runs on the loop; a failed round is logged (without values) and
- * retried next time; with `wakeOn`, every hold change starts a round at once.
+ * retried next time; with `wakeOn`, every hold change starts a round at once. A round may return
+ * the work it started without waiting for it (sends, calls): `stop` and `settle` wait for that too.
  */
 export function startWorker(options: {
   name: string;
   intervalMs: number;
   log: FastifyBaseLogger;
   wakeOn?: HoldEvents;
-  round: () => Promise<void>;
+  /** Resolves with the work it started and did not wait for, if any; that work must not reject. */
+  round: () => Promise<Iterable<Promise<unknown>> | void>;
 }) {
+  const inFlight = new Set<Promise<unknown>>();
   const loop = startLoop(async () => {
     try {
-      await options.round();
+      for (const work of (await options.round()) ?? []) {
+        inFlight.add(work);
+        const done = () => inFlight.delete(work);
+        void work.then(done, done);
+      }
     } catch (error) {
       options.log.warn({ ...describeSafely(error) }, `${options.name} round failed; retrying`);
     }
@@ -58,9 +85,19 @@ export function startWorker(options: {
   const unwatch = options.wakeOn?.watchAll(() => loop.kick());
   return {
     kick: () => loop.kick(),
+    /**
+     * Lets the work in flight finish, runs a round, and resolves once that round and the work it
+     * started have finished: whatever was due when it was called has been done.
+     */
+    async settle() {
+      await Promise.all(inFlight);
+      await loop.next();
+      await Promise.all(inFlight);
+    },
     async stop() {
       unwatch?.();
       await loop.stop();
+      await Promise.all(inFlight);
     },
   };
 }
@@ -88,6 +125,7 @@ export function startJobWorker(options: {
     async round() {
       const free = options.slots - inFlight.size;
       if (free <= 0) return;
+      const started: Promise<void>[] = [];
       for (const id of await options.claim(free)) {
         const work = options
           .attempt(id)
@@ -99,14 +137,16 @@ export function startJobWorker(options: {
             worker?.kick();
           });
         inFlight.add(work);
+        started.push(work);
       }
+      return started;
     },
   });
   return {
+    settle: () => worker?.settle() ?? Promise.resolve(),
     async stop() {
       await worker?.stop();
       worker = undefined;
-      await Promise.all(inFlight);
     },
   };
 }

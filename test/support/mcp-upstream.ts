@@ -103,6 +103,74 @@ export async function startEverything(): Promise<EverythingUpstream> {
   return upstream;
 }
 
+export interface Tap {
+  /** `http://127.0.0.1:<port><path of the target>` */
+  url: string;
+  /** Resolves once a JSON body that `match` accepts has been passed on and the upstream answered it. */
+  passed(what: string, match: (body: any) => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A relay in front of an upstream at `target`, streaming both ways, that notes every JSON body it
+ * passed on once the upstream has answered its request: what the proxy told an upstream, and that
+ * it has arrived (for what the upstream does on its own, with no answer to wait for).
+ */
+export async function startTap(target: string): Promise<Tap> {
+  const to = new URL(target);
+  const passed: unknown[] = [];
+  const waiters = new Set<() => void>();
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const onward = http.request(
+        new URL(request.url ?? '/', to),
+        { method: request.method, headers: { ...request.headers, host: to.host } },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+          try {
+            passed.push(JSON.parse(body.toString('utf8')));
+          } catch {
+            return; // not JSON (a GET has no body)
+          }
+          for (const wake of [...waiters]) wake();
+        },
+      );
+      onward.on('error', () => response.destroy());
+      response.on('close', () => onward.destroy());
+      onward.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${to.pathname}`,
+    passed(what, match, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (!passed.some(match)) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`tap: ${what} did not pass within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 export interface RecordedRequest {
   method: string;
   headers: http.IncomingHttpHeaders;

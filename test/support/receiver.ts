@@ -54,6 +54,8 @@ export interface Receiver {
   queue(...replies: Reply[]): void;
   /** Bytes of huge bodies written before the client went away, per request index. */
   hugeBytesWritten: Map<number, number>;
+  /** Resolves once every huge body begun so far has ended (written out, or the client went away). */
+  hugeBodiesEnded(): Promise<void>;
   /** Resolves once `count` requests (matching `filter`) have arrived. */
   waitFor(
     count: number,
@@ -92,6 +94,7 @@ export async function startReceiver(
   }
   const timers = new Set<NodeJS.Timeout>();
   const hugeBytesWritten = new Map<number, number>();
+  const hugeBodies: Promise<unknown>[] = [];
   const waiters = new Set<() => void>();
 
   const answer = (response: http.ServerResponse, reply: Reply, index: number) => {
@@ -108,6 +111,7 @@ export async function startReceiver(
       response.writeHead(status, { 'Content-Type': 'application/octet-stream', ...headers });
       let written = 0;
       hugeBytesWritten.set(index, 0);
+      hugeBodies.push(once(response, 'close').catch(() => undefined));
       const pump = () => {
         while (written < reply.hugeBody! && !response.destroyed) {
           written += CHUNK.length;
@@ -192,6 +196,9 @@ export async function startReceiver(
     },
     requests,
     hugeBytesWritten,
+    hugeBodiesEnded: async () => {
+      await Promise.all(hugeBodies);
+    },
     deliveriesOf: (id) => requests.filter((r) => r.headers['x-service-delivery'] === id),
     script(next) {
       script = typeof next === 'function' ? next : () => next;
