@@ -234,9 +234,13 @@ for (const backend of backends) {
       assert.match(deepArgs.text, /-32602/);
       const longName = await post(toolCall(`${MARKER}${'n'.repeat(300)}`, {}));
       assert.match(longName.text, /-32602/);
+      // A name the upstream does not list is refused without repeating it (the SDK's own text would).
+      const unknown = await post(toolCall(`${MARKER}-tool`, {}));
+      assert.match(unknown.text, /-32602/);
       const huge = await post(toolCall('record', { text: 'x'.repeat(2 * 1024 * 1024) }));
       assert.equal(huge.status, 413);
-      for (const answer of [deep, deepArgs, longName, huge]) assert.ok(!answer.text.includes(MARKER));
+      for (const answer of [deep, deepArgs, longName, unknown, huge])
+        assert.ok(!answer.text.includes(MARKER));
       assert.equal(await count('holds'), holdsBefore, 'no hold from a refused call');
     });
 

@@ -34,9 +34,9 @@ const BASELINE = join(import.meta.dirname, 'conformance-baseline.yml');
  */
 const EXPLAINED: Record<string, string> = {
   'tools-call-error':
-    'the suite calls test_error_handling, which server-everything does not list: -32602 "Tool … not found", no hold',
+    'the suite calls test_error_handling, which server-everything does not list: -32602 "Tool not found", no hold',
   'tools-call-simple-text':
-    'the suite calls test_simple_text, which server-everything does not list: -32602 "Tool … not found", no hold',
+    'the suite calls test_simple_text, which server-everything does not list: -32602 "Tool not found", no hold',
 };
 
 /** The scenarios the baseline lists as expected to fail. */

@@ -190,9 +190,13 @@ export async function callThroughProxy(
   if (jsonDepth(args) > MAX_JSON_DEPTH)
     throw new ProxyRefusal(-32602, `Arguments must not be nested deeper than ${MAX_JSON_DEPTH} levels`);
   const { workspace, server } = caller;
-  // A name the upstream does not have is answered as the upstream would: no hold, nobody paged.
+  // A name the upstream does not have is answered with the upstream's code (no hold, nobody paged),
+  // but not with the SDK's text, which repeats the name: no error echoes a value of the request.
   if (!(await upstreamHasTool(ctx, upstreams, caller, name, relay.signal)))
-    throw new ProxyRefusal(UNKNOWN_TOOL_CODE, `Tool ${name} not found`);
+    throw new ProxyRefusal(
+      UNKNOWN_TOOL_CODE,
+      'Tool not found: the upstream MCP server lists no tool of this name',
+    );
   const callKey = sha256Hex(
     canonicalJson({ server: server.id, tool: name, arguments: args, session: caller.session }),
   );
