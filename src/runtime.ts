@@ -7,12 +7,12 @@ import { smsClient } from './channels/sms.ts';
 import { createMetrics } from './http/metrics.ts';
 import { MemoryRateCounter, SharedRateCounter } from './http/rate-limiter.ts';
 import { connectRedisRateCounter } from './http/redis-rate-counter.ts';
-import { describeSafely } from './http/errors.ts';
 import { buildHttpServer } from './http/server.ts';
 import { loadAuditSigner } from './services/audit-signer.ts';
 import { loadSealer } from './services/secrets.ts';
 import { checkSharedSlackChannel } from './services/workspaces.ts';
 import type { ServiceContext } from './services/context.ts';
+import { describeSafely } from './services/errors.ts';
 import { HoldEvents } from './services/hold-events.ts';
 import { ExecutionRecorder } from './services/record-execution.ts';
 import type { Db } from './store/db.ts';
@@ -106,7 +106,7 @@ export async function startService(
       })
     : null;
   const counter =
-    redis ?? (ctx.db.dialect === 'postgres' ? new SharedRateCounter(ctx.db) : new MemoryRateCounter());
+    redis ?? (ctx.db.dialect === 'postgres' ? new SharedRateCounter(ctx) : new MemoryRateCounter());
   const app = buildHttpServer({
     lifecycle,
     upstreams,

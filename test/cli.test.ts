@@ -205,10 +205,29 @@ for (const backend of backends) {
         ].join('\n'),
       );
       const before = await chainLength();
+      const first = jsonOut(
+        await approvals(storage, ['apply', '--workspace', slug, '-f', yaml, '--json']),
+      ) as {
+        version: number;
+      };
       assert.deepEqual(
-        jsonOut(await approvals(storage, ['apply', '--workspace', slug, '-f', yaml, '--json'])),
-        { applied: true },
+        { ...first, version: undefined },
+        {
+          applied: true,
+          version: undefined,
+          // The file names the admin "Admin": the workspace had "Ada Admin".
+          items_changed: [
+            'member:admin@acme.test',
+            'member:bob@acme.test',
+            'member:carol@acme.test',
+            'profile',
+            'tool:SDK/send_invoice',
+            'tool:SDK/ship_it',
+            'tool:SDK/wire_money',
+          ],
+        },
       );
+      assert.ok(Number.isSafeInteger(first.version) && first.version > 0, 'the new version');
       assert.ok((await chainLength()) > before, 'the change is evidenced');
       assert.equal((await requireWorkspace(t.service.ctx, slug)).name, 'Acme Applied');
 
@@ -250,7 +269,16 @@ for (const backend of backends) {
       );
       assert.deepEqual(
         jsonOut(await approvals(storage, ['apply', '--workspace', slug, '-f', json, '--json'])),
-        { applied: true },
+        {
+          applied: true,
+          version: first.version + 1,
+          items_changed: [
+            'member:bob@acme.test',
+            'member:carol@acme.test',
+            'member:dave@acme.test',
+            'tool:SDK/ship_it',
+          ],
+        },
       );
       const nowDenied = await submit('ship_it');
       assert.equal(nowDenied.body.status, 'denied');

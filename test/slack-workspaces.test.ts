@@ -92,7 +92,10 @@ for (const backend of backends) {
       await apply(t, acme.workspace, 'name: Acme Corp\n');
       assert.deepEqual((await exportConfig(t.service.ctx, acme.workspace)).slack, { channel: 'C0ACME' });
       await apply(t, acme.workspace, 'slack: null\n');
-      assert.deepEqual((await lastEvidence(t, acme.workspace)).data, { slack: null });
+      assert.deepEqual(
+        { ...(await lastEvidence(t, acme.workspace)).data, version: undefined },
+        { slack: null, changed_by: 'approvals apply (CLI)', items_changed: ['slack'], version: undefined },
+      );
       assert.equal((await lastEvidence(t, acme.workspace)).type, 'config.applied');
       assert.equal((await exportConfig(t.service.ctx, acme.workspace)).slack, undefined);
       assert.deepEqual(await postedTo(t, slack, await submit(t, acme.key)), []);
@@ -165,7 +168,15 @@ for (const backend of backends) {
       const saved = await app.post(admin, '/app/admin/slack', { channel: ' C0OPS ' });
       assert.equal(saved.status, 303, saved.text);
       assert.equal(saved.location, '/app/admin/slack?notice=saved');
-      assert.deepEqual((await appliedChanges(t, workspace)).at(-1), { slack: { channel: 'C0OPS' } });
+      assert.deepEqual(
+        { ...(await appliedChanges(t, workspace)).at(-1), version: undefined },
+        {
+          slack: { channel: 'C0OPS' },
+          changed_by: 'Ada Admin (admin@acme.test)',
+          items_changed: ['slack'],
+          version: undefined,
+        },
+      );
       assert.match((await app.get(admin, '/app/admin/slack')).text, /value="C0OPS"/);
 
       const cleared = await app.post(admin, '/app/admin/slack', { channel: '' });

@@ -565,9 +565,11 @@ function suite(backend: Backend) {
       assert.deepEqual(await eventRows(db, { workspace: plain.workspace.id }), []);
 
       // `webhook: null` removes the endpoint; later changes write nothing.
-      assert.deepEqual(await applyConfig(t.service.ctx, workspace, parseConfig('webhook: null\n')), {
-        applied: true,
-      });
+      const removed = await applyConfig(t.service.ctx, workspace, parseConfig('webhook: null\n'));
+      assert.deepEqual(
+        { ...removed, version: undefined },
+        { applied: true, version: undefined, items_changed: ['webhook'] },
+      );
       assert.equal(await findWebhookEndpoint(db, workspace.id), undefined);
       const after = await denied(t, key);
       assert.deepEqual(await eventRows(db, { hold: after.id }), []);
@@ -726,7 +728,11 @@ function suite(backend: Backend) {
         workspace,
         parseConfig(`webhook: { url: "${hook.url}" }`),
       );
-      assert.deepEqual(again, { applied: true }, 'the secret stays; none is shown');
+      assert.deepEqual(
+        { ...again, version: undefined },
+        { applied: true, version: undefined, items_changed: ['webhook'] },
+        'the secret stays; none is shown',
+      );
       assert.equal((await findWebhookEndpoint(db, workspace.id))?.disabledAt, null);
       await eventReaching(db, one.id, 'delivered');
       await eventReaching(db, two.id, 'delivered');

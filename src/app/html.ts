@@ -1,37 +1,11 @@
 /**
- * HTML for the app, built with a tagged template that escapes every interpolated value unless it
- * is already `Html`. Agent-supplied text can therefore only ever appear as text.
+ * HTML for the app: the escaping template of markup/html.ts (every interpolated value is escaped unless
+ * it is already `Html`, so agent-supplied text can only ever appear as text) and the app's own pieces.
  */
 import { utcText } from '../domain/time-text.ts';
-import { escapeHtml } from '../services/escape.ts';
+import { type Html, html } from '../markup/html.ts';
 
-export class Html {
-  readonly value: string;
-  constructor(value: string) {
-    this.value = value;
-  }
-  toString() {
-    return this.value;
-  }
-}
-
-function render(value: unknown): string {
-  if (value instanceof Html) return value.value;
-  if (Array.isArray(value)) return value.map(render).join('');
-  if (value === null || value === undefined || value === false) return '';
-  return escapeHtml(value);
-}
-
-export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  let out = strings[0]!;
-  values.forEach((value, index) => {
-    out += render(value) + strings[index + 1]!;
-  });
-  return new Html(out);
-}
-
-/** Trusted markup only (never anything that came from a request or an agent). */
-export const trusted = (markup: string) => new Html(markup);
+export { Html, html, trusted } from '../markup/html.ts';
 
 export const when = (condition: unknown, then: () => Html) => (condition ? then() : null);
 

@@ -10,7 +10,7 @@ import { type AppSession, sessionFor } from '../services/sign-in.ts';
 import type { Role } from '../store/members.ts';
 import { limitAnonymous, limitMember } from '../http/guard.ts';
 import type { RateCounter } from '../http/rate-limiter.ts';
-import { field, type Form, problemPage, readCookie, SESSION_COOKIE } from './respond.ts';
+import { field, type Form, type PageDeps, problemPage, readCookie, SESSION_COOKIE } from './respond.ts';
 import { adminPages } from './pages/admin.ts';
 import { authPages } from './pages/auth.ts';
 import { decisionLinkPages } from './pages/decision-link.ts';
@@ -35,6 +35,7 @@ declare module 'fastify' {
 export interface AppContext {
   ctx: ServiceContext;
   counter: RateCounter;
+  testMcpConnection: PageDeps['testMcpConnection'];
 }
 
 /** The last value of each field, or every value for fields that repeat (multi-selects). */
@@ -54,7 +55,7 @@ const staticFiles = new Map(
   ]),
 );
 
-export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppContext) {
+export async function appPlugin(app: FastifyInstance, { ctx, counter, testMcpConnection }: AppContext) {
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: 256 * 1024 },
@@ -129,9 +130,10 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter }: AppConte
     },
   );
 
-  const deps = {
+  const deps: PageDeps = {
     ctx,
     counter,
+    testMcpConnection,
     limitAnonymous: (request: FastifyRequest, reply: FastifyReply) =>
       limitAnonymous(counter, ctx, request, reply),
   };

@@ -2,7 +2,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateCounter } from '../http/rate-limiter.ts';
 import type { ServiceContext } from '../services/context.ts';
+import type { McpConnectionTest } from '../services/mcp-servers.ts';
 import type { AppSession } from '../services/sign-in.ts';
+import type { McpServer } from '../store/mcp-servers.ts';
 import { type Html, html } from './html.ts';
 import { APP_CSP, layout } from './layout.ts';
 
@@ -79,4 +81,6 @@ export type PageDeps = {
   counter: RateCounter;
   /** The anonymous per-IP quota (sign-in forms and decision links). */
   limitAnonymous: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+  /** Tests the connection to a registered MCP server (the proxy's, given by the HTTP server). */
+  testMcpConnection: (ctx: ServiceContext, server: McpServer) => Promise<McpConnectionTest>;
 };

@@ -11,7 +11,7 @@ import { fourEyesLine } from '../domain/four-eyes.ts';
 import type { Hold } from '../domain/hold.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import { utcText } from '../domain/time-text.ts';
-import { html } from '../app/html.ts';
+import { html } from '../markup/html.ts';
 import type { MailMessage } from './email.ts';
 import type { SlackMessage } from './slack.ts';
 
@@ -122,6 +122,27 @@ export function unknownOutcomeMail(brand: Branding, hold: Hold, reviewUrl: strin
     <p>${advice}</p>
     <p><a href="${reviewUrl}">Open the action</a></p>`;
   return { subject, text, html: frame(brand, subject, body) };
+}
+
+/** The sign-in e-mail: a link for each workspace of the address, each working once for `minutes`. */
+export function signInMail(
+  links: { workspace: string; url: string }[],
+  minutes: number,
+): Omit<MailMessage, 'to'> {
+  return {
+    subject: 'Your sign-in link',
+    text: [
+      `Sign in to approvals (the link works once, for ${minutes} minutes):`,
+      ...links.map((link) => `${link.workspace}: ${link.url}`),
+      '',
+      'If you did not ask for this, ignore this e-mail.',
+    ].join('\n'),
+    html: html`<p>Sign in to approvals (each link works once, for ${minutes} minutes):</p>
+      <ul>
+        ${links.map((link) => html`<li><a href="${link.url}">${link.workspace}</a></li>`)}
+      </ul>
+      <p>If you did not ask for this, ignore this e-mail.</p>`.toString(),
+  };
 }
 
 /** Slack mrkdwn: `&`, `<` and `>` are control characters and must be escaped. */

@@ -12,7 +12,7 @@ import { loadConfig, MAX_RATE_LIMIT } from '../config.ts';
 import { describeTypeMismatch } from '../domain/rules.ts';
 import { openContext } from '../runtime.ts';
 import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
-import { applyConfig, exportConfig, parseConfig } from '../services/apply-config.ts';
+import { applyConfig, currentConfigVersion, exportConfig, parseConfig } from '../services/apply-config.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { ServiceError } from '../services/errors.ts';
 import { exportEvidence } from '../services/export-evidence.ts';
@@ -37,7 +37,7 @@ const USAGE = `usage: approvals <command> [--json]
   workspace limits <slug> [--v1 <n>|default] [--mcp <n>|default]
   keys create --workspace <slug> --env live|test [--name <name>]
   keys revoke <key-id>
-  apply --workspace <slug> -f <file.yaml|file.json>
+  apply --workspace <slug> -f <file.yaml|file.json> [--expect-version <n>]
   export --workspace <slug>
   evidence export --workspace <slug>          (JSON Lines on stdout)
   verify --workspace <slug> [--against <checkpoint.json>]
@@ -67,6 +67,7 @@ const options = {
   key: { type: 'string' },
   v1: { type: 'string' },
   mcp: { type: 'string' },
+  'expect-version': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -137,13 +138,28 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
   if (words[0] === 'apply' && words.length === 1) {
     const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
     const file = required(values, 'file');
-    const result = await applyConfig(ctx, workspace, parseConfig(readText(file)));
-    return [result, `Applied ${file} to ${workspace.slug}.`];
+    const expected = values['expect-version'];
+    if (expected !== undefined && !/^\d{1,15}$/.test(expected))
+      throw new UsageError('--expect-version takes the version `approvals export` printed (a whole number)');
+    const result = await applyConfig(ctx, workspace, parseConfig(readText(file)), {
+      expectVersion: expected === undefined ? undefined : Number(expected),
+    });
+    const changed = result.items_changed.length;
+    return [
+      result,
+      `Applied ${file} to ${workspace.slug}: ${changed === 0 ? 'nothing changed' : `${changed} ${changed === 1 ? 'item' : 'items'} changed`}, configuration version ${result.version}.`,
+    ];
   }
   if (words[0] === 'export' && words.length === 1) {
     const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    // The version first, as the app's forms read it: a change landing in between makes a later
+    // `apply --expect-version` refuse, never lose it.
+    const version = await currentConfigVersion(ctx, workspace);
     const config = await exportConfig(ctx, workspace);
-    return [config, stringify(config).trimEnd()];
+    return [
+      config,
+      `# ${workspace.slug}, configuration version ${version}: \`approvals apply --expect-version ${version}\` applies this file only if nothing changed since.\n${stringify(config).trimEnd()}`,
+    ];
   }
   if (words[0] === 'simulate' && words.length === 1) {
     const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
@@ -352,7 +368,8 @@ export async function main(argv: string[]): Promise<number> {
     const reason =
       error instanceof ServiceError ? error.message.replaceAll('\n', '; ') : (error as Error).message;
     process.stderr.write(`approvals: ${reason}\n`);
-    return 1;
+    // A refused `apply --expect-version`: CI can tell "someone changed it meanwhile" from a bad file.
+    return error instanceof ServiceError && error.code === 'conflict' ? 4 : 1;
   } finally {
     await ctx?.db.close();
   }

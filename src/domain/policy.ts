@@ -5,10 +5,9 @@
  * acts as a rule too, and a tool nobody classified needs an admin (fail-closed). The result does not
  * depend on the order of the rules.
  */
-import { type RuleMatch, scopeKey } from './rules.ts';
+import { type Effect, type RuleMatch, scopeKey } from './rules.ts';
 
 export type Classification = 'new' | 'allow' | 'approval' | 'deny';
-export type Effect = 'allow' | 'approval' | 'deny';
 
 export const DEFAULT_TIMEOUT_MINUTES = 240;
 export const ADMINS = 'role:admin';

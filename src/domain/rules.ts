@@ -5,7 +5,6 @@
  */
 import { RE2JS } from 're2js';
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
-import type { Effect } from './policy.ts';
 
 export const OPERATORS = [
   'eq',
@@ -36,6 +35,9 @@ export interface Frequency {
   per: Period;
   by: CountBy;
 }
+
+/** What a rule does with the calls it matches. */
+export type Effect = 'allow' | 'approval' | 'deny';
 
 export interface RuleDefinition {
   name: string;

@@ -2,8 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { type FieldIssue, ServiceError, type ServiceErrorCode } from '../services/errors.ts';
-import { StorageUnavailableError } from '../store/db.ts';
+import {
+  describeSafely,
+  type FieldIssue,
+  isStorageUnavailable,
+  ServiceError,
+  type ServiceErrorCode,
+} from '../services/errors.ts';
 
 export class HttpError extends Error {
   readonly status: number;
@@ -19,6 +24,7 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   not_found: 404,
   validation_failed: 422,
   hold_limit_reached: 402,
+  conflict: 409,
 };
 
 const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
@@ -71,7 +77,7 @@ export function errorHandler(docsUrl: () => string) {
       if (error.code === 'validation_failed') return sendValidationError(reply, docsUrl(), error.issues);
       return sendError(reply, SERVICE_STATUS[error.code], error.code);
     }
-    if (error instanceof StorageUnavailableError) {
+    if (isStorageUnavailable(error)) {
       request.log.warn(describeSafely(error.cause), 'storage unavailable');
       reply.header('Retry-After', '5');
       return sendError(reply, 503, 'unavailable');
@@ -83,28 +89,5 @@ export function errorHandler(docsUrl: () => string) {
     const referenceId = randomUUID();
     request.log.error({ referenceId, ...describeSafely(error) }, 'internal error');
     return sendError(reply, 500, 'internal', { referenceId });
-  };
-}
-
-/**
- * What an unexpected error may put in a log line: its kind and where it happened. Messages are left
- * out because drivers and parsers quote the offending value in them. SQLite's own description of its
- * result code is kept (a fixed text, such as "database or disk is full"): its `code` says only
- * ERR_SQLITE_ERROR.
- */
-export function describeSafely(error: unknown) {
-  const { name, code, stack, errcode, errstr } = error as {
-    name?: string;
-    code?: string;
-    stack?: string;
-    errcode?: number;
-    errstr?: string;
-  };
-  const frames = (stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at '));
-  return {
-    errorName: name ?? typeof error,
-    errorCode: code,
-    ...(errcode !== undefined ? { sqliteCode: errcode, sqliteError: errstr } : {}),
-    stack: frames.slice(0, 12).join('\n'),
   };
 }

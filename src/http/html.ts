@@ -1,8 +1,6 @@
 /** The few server-rendered pages share this: escaping and a strict shell. */
 
-import { escapeHtml } from '../services/escape.ts';
-
-export { escapeHtml };
+import { escapeHtml } from '../markup/html.ts';
 
 /** Pages carry no script; images only over https (workspace logos). */
 export const PAGE_SECURITY_HEADERS = {

@@ -3,8 +3,9 @@
  * this process (one instance, SQLite) or in the shared database (several instances on PostgreSQL);
  * a counter that fails lets the request through.
  */
-import type { Sql } from '../store/db.ts';
-import { hitRateWindow, pruneRateWindows } from '../store/rate-windows.ts';
+import type { ServiceContext } from '../services/context.ts';
+import { countRateHit, dropRateWindowsBefore } from '../services/rate-windows.ts';
+
 export interface WindowCount {
   count: number;
   /** Milliseconds until the window ends. */
@@ -39,10 +40,10 @@ export class MemoryRateCounter implements RateCounter {
 /** Counts in the database, so every instance sees the same window. One upsert per hit. */
 export class SharedRateCounter implements RateCounter {
   private lastSweep = 0;
-  private readonly sql: Sql;
+  private readonly ctx: ServiceContext;
 
-  constructor(sql: Sql) {
-    this.sql = sql;
+  constructor(ctx: ServiceContext) {
+    this.ctx = ctx;
   }
 
   async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
@@ -50,9 +51,9 @@ export class SharedRateCounter implements RateCounter {
     if (start !== this.lastSweep) {
       this.lastSweep = start;
       // Ended windows go, once per window per instance; a failure here only delays the cleanup.
-      void pruneRateWindows(this.sql, start - windowMs).catch(() => {});
+      void dropRateWindowsBefore(this.ctx, start - windowMs).catch(() => {});
     }
-    return { count: await hitRateWindow(this.sql, key, start), resetMs: start + windowMs - now };
+    return { count: await countRateHit(this.ctx, key, start), resetMs: start + windowMs - now };
   }
 }
 

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyRequest, type HTTPMethods } from 'fastify';
 import { appPlugin } from '../app/plugin.ts';
+import { testMcpConnection } from '../mcp/connection-test.ts';
 import { mcpRoutes } from '../mcp/endpoint.ts';
 import { channelRoutes } from './routes/channels.ts';
 import { widgetRoutes } from './routes/widget.ts';
@@ -160,7 +161,7 @@ export function buildHttpServer({
     reportRoutes(app, { ctx, docsUrl });
     statusPageRoutes(app, { ctx, counter });
     docsRoutes(app, { ctx });
-    void app.register(appPlugin, { ctx, counter });
+    void app.register(appPlugin, { ctx, counter, testMcpConnection });
     mcpRoutes(app, { ctx, counter, upstreams, relay: mcpRelay });
   }
 

@@ -16,18 +16,14 @@ import {
 import { randomId } from '../domain/ids.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
 import { ANONYMOUS_LIMIT, limitMcpCalls } from '../http/guard.ts';
-import { describeSafely, HttpError } from '../http/errors.ts';
+import { HttpError } from '../http/errors.ts';
 import { checkLimit, type RateCounter } from '../http/rate-limiter.ts';
-import { StorageUnavailableError } from '../store/db.ts';
 import { authenticate } from '../services/api-keys.ts';
 import type { ServiceContext } from '../services/context.ts';
+import { describeSafely, isStorageUnavailable } from '../services/errors.ts';
+import { mcpServerOf } from '../services/mcp-servers.ts';
+import { endMcpSession, mcpSessionOf, startMcpSession } from '../services/mcp-sessions.ts';
 import type { ProxyCaller } from '../services/proxy-call.ts';
-import {
-  closeMcpSession,
-  findMcpServerBySlug,
-  findMcpSession,
-  insertMcpSession,
-} from '../store/mcp-servers.ts';
 import { noticeDecisions } from './decision-notices.ts';
 import { type ProxyRequest, proxyServer } from './proxy-server.ts';
 import type { McpRelay } from './relay.ts';
@@ -69,7 +65,7 @@ function mcpErrorHandler(error: FastifyError | Error, request: FastifyRequest, r
     return jsonRpcError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
     return jsonRpcError(reply, 413, -32000, 'Payload Too Large: Request body must not exceed 1 MiB');
-  if (error instanceof StorageUnavailableError) {
+  if (isStorageUnavailable(error)) {
     request.log.warn(describeSafely(error.cause), 'storage unavailable');
     reply.header('Retry-After', '5');
     return jsonRpcError(reply, 503, -32000, 'Service Unavailable: storage is unreachable, retry later');
@@ -172,7 +168,7 @@ export function mcpRoutes(
         if (!(await limitMcpCalls(counter, ctx, reply, auth, toolCallsIn(body))))
           return jsonRpcError(reply, 429, -32000, 'Rate limited: too many tool calls for this API key');
       }
-      const server = await findMcpServerBySlug(ctx.db, auth.workspace.id, request.params.slug);
+      const server = await mcpServerOf(ctx, auth.workspace.id, request.params.slug);
       if (!server) return jsonRpcError(reply, 404, -32000, 'Not found: no such MCP server');
 
       // Aborted when the client goes away before its answer is complete: the work stops, upstream too.
@@ -189,7 +185,7 @@ export function mcpRoutes(
         if (!session) return reply;
         mcpSession = session.id;
         if (request.method === 'DELETE') {
-          await closeMcpSession(ctx.db, session.id, ctx.now());
+          await endMcpSession(ctx, session.id);
           for (const uri of relay.endSession(server.id, session.id))
             await upstreams.unsubscribe(server.id, uri);
           return reply.code(204).send();
@@ -245,12 +241,11 @@ export function mcpRoutes(
       });
       if (legacy && initialize && response.ok) {
         const sessionId = randomId('mcps_', 24);
-        await insertMcpSession(ctx.db, {
+        await startMcpSession(ctx, {
           id: sessionId,
           workspaceId: auth.workspace.id,
           mcpServerId: server.id,
           protocolVersion: (body?.params?.protocolVersion ?? '2025-03-26').slice(0, 20),
-          createdAt: ctx.now(),
         });
         reply.header('Mcp-Session-Id', sessionId);
       }
@@ -291,7 +286,7 @@ async function sessionFor(
     else jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     return null;
   }
-  const session = await findMcpSession(ctx.db, id);
+  const session = await mcpSessionOf(ctx, id);
   if (
     !session ||
     session.closedAt !== null ||

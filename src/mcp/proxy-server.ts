@@ -24,7 +24,7 @@ import {
   registerDiscoveredTools,
 } from '../services/proxy-call.ts';
 import { taskOf } from '../services/held-call-tasks.ts';
-import { setMcpSessionLogLevel } from '../store/mcp-servers.ts';
+import { setMcpSessionLevel } from '../services/mcp-sessions.ts';
 import { type ClientAnswer, isLogLevel, type McpRelay } from './relay.ts';
 import { createTaskResult, serveTasks, taskCapabilities, wantsTask } from './tasks.ts';
 import type { UpstreamPool } from './upstream.ts';
@@ -294,7 +294,7 @@ export function proxyServer(
     server.setRequestHandler('logging/setLevel', async (request) => {
       const { level } = request.params;
       if (mcpSession && isLogLevel(level)) {
-        await setMcpSessionLogLevel(ctx.db, mcpSession, level);
+        await setMcpSessionLevel(ctx, mcpSession, level);
         relay.setLevel(mcpSession, level);
       }
       return {};

@@ -5,7 +5,7 @@
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { compilePattern, OPERATORS, type RuleDefinition } from '../domain/rules.ts';
-import { MAX_CALL_TIMEOUT_SECONDS } from '../store/mcp-servers.ts';
+import { MAX_CALL_TIMEOUT_SECONDS } from '../domain/mcp-servers.ts';
 import { type FieldIssue, ServiceError } from './errors.ts';
 
 const TOOL_NAME = /^[A-Za-z0-9_.:/-]{1,200}$/;

@@ -1,5 +1,11 @@
-/** Failures a caller can act on; transports map `code` to their own shape (HTTP status, CLI exit). */
-export type ServiceErrorCode = 'not_found' | 'validation_failed' | 'hold_limit_reached';
+/**
+ * Failures a caller can act on; transports map `code` to their own shape (HTTP status, CLI exit). And
+ * what every transport and worker needs of the other failures: whether storage was unreachable, and
+ * what may be logged of an error.
+ */
+import { StorageUnavailableError } from '../store/db.ts';
+
+export type ServiceErrorCode = 'not_found' | 'validation_failed' | 'hold_limit_reached' | 'conflict';
 
 export interface FieldIssue {
   field: string;
@@ -24,3 +30,30 @@ export const notFound = (what: string) => new ServiceError('not_found', `${what}
 
 export const invalid = (field: string, message: string) =>
   new ServiceError('validation_failed', `${field}: ${message}`, [{ field, message }]);
+
+/** Storage could not be reached (refused, full, shutting down): worth trying again later. */
+export const isStorageUnavailable = (error: unknown): error is StorageUnavailableError =>
+  error instanceof StorageUnavailableError;
+
+/**
+ * What an unexpected error may put in a log line: its kind and where it happened. Messages are left
+ * out because drivers and parsers quote the offending value in them. SQLite's own description of its
+ * result code is kept (a fixed text, such as "database or disk is full"): its `code` says only
+ * ERR_SQLITE_ERROR.
+ */
+export function describeSafely(error: unknown) {
+  const { name, code, stack, errcode, errstr } = error as {
+    name?: string;
+    code?: string;
+    stack?: string;
+    errcode?: number;
+    errstr?: string;
+  };
+  const frames = (stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at '));
+  return {
+    errorName: name ?? typeof error,
+    errorCode: code,
+    ...(errcode !== undefined ? { sqliteCode: errcode, sqliteError: errstr } : {}),
+    stack: frames.slice(0, 12).join('\n'),
+  };
+}

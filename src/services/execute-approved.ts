@@ -5,7 +5,7 @@
  * server's call timeout, a connection lost mid-request): then its outcome is `unknown`, it is never
  * run again, and its approvers are told. A call is claimed before it runs, so it never runs twice.
  */
-import { findHold, listStaleExecutions, updateHoldState } from '../store/holds.ts';
+import { findHold, listHoldsToExecute, listStaleExecutions, updateHoldState } from '../store/holds.ts';
 import { findMcpServer } from '../store/mcp-servers.ts';
 import type { ServiceContext } from './context.ts';
 import { describeFailure, type Upstreams } from './proxy-call.ts';
@@ -31,6 +31,9 @@ async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
     return claimed;
   });
 }
+
+/** Approved proxy calls not run yet, oldest first (at most `limit`): what the execution worker runs. */
+export const approvedCallsToRun = (ctx: ServiceContext, limit: number) => listHoldsToExecute(ctx.db, limit);
 
 export async function executeApproved(
   ctx: ServiceContext,

@@ -6,3 +6,6 @@ export const mcpServersOf = (ctx: ServiceContext, workspaceId: string) => listMc
 
 export const mcpServerOf = (ctx: ServiceContext, workspaceId: string, slug: string) =>
   findMcpServerBySlug(ctx.db, workspaceId, slug);
+
+/** What testing the connection to an upstream found: the tools it lists, or why it failed. */
+export type McpConnectionTest = { ok: true; tools: string[] } | { ok: false; message: string };

@@ -2,6 +2,7 @@
  * Signing in to the app: a one-time link by e-mail (or from `approvals users invite`) opens a
  * session. Sessions and links are random secrets of which only the SHA-256 is stored.
  */
+import { signInMail } from '../channels/messages.ts';
 import { base64url, randomBytes, randomId } from '../domain/ids.ts';
 import {
   findMember,
@@ -22,7 +23,6 @@ import {
 import { findWorkspace, type Workspace } from '../store/workspaces.ts';
 import type { Sql } from '../store/db.ts';
 import type { ServiceContext } from './context.ts';
-import { escapeHtml } from './escape.ts';
 import { notFound } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
@@ -89,19 +89,7 @@ export async function mailSignInLinks(
       url: await mintLoginLink(ctx, membership.id, MAGIC_LINK_MINUTES * 60_000),
     });
   }
-  await ctx.mailer.send({
-    to: memberships[0]!.email,
-    subject: 'Your sign-in link',
-    text: [
-      `Sign in to approvals (the link works once, for ${MAGIC_LINK_MINUTES} minutes):`,
-      ...links.map((link) => `${link.workspace}: ${link.url}`),
-      '',
-      'If you did not ask for this, ignore this e-mail.',
-    ].join('\n'),
-    html: `<p>Sign in to approvals (each link works once, for ${MAGIC_LINK_MINUTES} minutes):</p><ul>${links
-      .map((link) => `<li><a href="${escapeHtml(link.url)}">${escapeHtml(link.workspace)}</a></li>`)
-      .join('')}</ul><p>If you did not ask for this, ignore this e-mail.</p>`,
-  });
+  await ctx.mailer.send({ to: memberships[0]!.email, ...signInMail(links, MAGIC_LINK_MINUTES) });
   return 'sent';
 }
 

@@ -2,9 +2,10 @@
  * `approvals simulate`: replays a workspace's stored calls of a period against a draft rule set and
  * reports what would have been decided differently, so a policy change can be judged before it ships.
  */
-import { type Classification, decide, type Effect, type Outcome } from '../domain/policy.ts';
+import { type Classification, decide, type Outcome } from '../domain/policy.ts';
 import {
   compileRule,
+  type Effect,
   matchRules,
   PERIOD_MS,
   type RuleDefinition,

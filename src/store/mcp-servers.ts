@@ -12,11 +12,6 @@ export interface McpServer {
   createdAt: number;
 }
 
-/** `call_timeout_seconds` when the workspace file leaves it out: 15 minutes (decisions.md, MCP). */
-export const DEFAULT_CALL_TIMEOUT_SECONDS = 900;
-/** The bounds of `call_timeout_seconds`: a second to a day. */
-export const MAX_CALL_TIMEOUT_SECONDS = 86_400;
-
 const columns = `id, workspace_id AS "workspaceId", slug, name, url, headers_sealed AS "headersSealed",
   call_timeout_seconds AS "callTimeoutSeconds", created_at AS "createdAt"`;
 

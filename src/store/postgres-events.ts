@@ -4,18 +4,30 @@
  * decision made on B), and the MCP relay's messages reach the instance that can act on them (a
  * cancellation of a call running elsewhere, say). The channel is per schema, so deployments sharing
  * a database stay apart. After a lost connection every local waiter is woken once, to re-read what
- * it may have missed.
+ * it may have missed. The runtime hands in this instance's two ends, which publish here and
+ * receive from here: the hold events (services/hold-events.ts) and the MCP relay (mcp/relay.ts).
  */
 import pg from 'pg';
 import { randomId } from '../domain/ids.ts';
-import type { McpRelay, RelayMessage } from '../mcp/relay.ts';
-import type { HoldEvents } from '../services/hold-events.ts';
 
 interface Log {
   warn(object: object, message: string): void;
 }
 
-type Message = { from: string } & (
+/** This instance's hold events: what changed here goes out, what changed elsewhere comes in. */
+interface LocalHolds {
+  broadcast: ((holdId: string, workspaceId: string, routine: boolean) => void) | null;
+  deliver(holdId: string, workspaceId: string, routine: boolean): void;
+  wakeAll(): void;
+}
+
+/** This instance's MCP relay: its messages go out as they are, and come in to `receive`. */
+interface LocalRelay<RelayMessage> {
+  broadcast: ((message: RelayMessage) => void) | null;
+  receive(message: RelayMessage): void;
+}
+
+type Message<RelayMessage> = { from: string } & (
   | { hold: string; workspace: string; routine?: boolean; mcp?: undefined }
   | { mcp: RelayMessage; hold?: undefined }
 );
@@ -24,9 +36,9 @@ const RECONNECT_MS = 1000;
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7900;
 
-export async function shareEvents(
+export async function shareEvents<RelayMessage extends { type: string }>(
   databaseUrl: string,
-  { holds, mcp }: { holds: HoldEvents; mcp: McpRelay },
+  { holds, mcp }: { holds: LocalHolds; mcp: LocalRelay<RelayMessage> },
   log: Log,
 ) {
   const instance = randomId('inst_', 9);
@@ -46,7 +58,7 @@ export async function shareEvents(
     next.on('notification', (notification) => {
       // Thrown here, an error would end the process: a message that cannot be read is dropped.
       try {
-        const message = JSON.parse(notification.payload ?? '{}') as Partial<Message>;
+        const message = JSON.parse(notification.payload ?? '{}') as Partial<Message<RelayMessage>>;
         if (message.from === instance) return;
         if (message.mcp) mcp.receive(message.mcp);
         else if (message.hold && message.workspace)
@@ -73,7 +85,7 @@ export async function shareEvents(
     }
   }
 
-  function send(message: Message) {
+  function send(message: Message<RelayMessage>) {
     const payload = JSON.stringify(message);
     if (Buffer.byteLength(payload) > MAX_PAYLOAD) {
       log.warn({ type: message.mcp?.type }, 'instance events: a message too large for NOTIFY was dropped');

@@ -1,10 +1,9 @@
 /** The execution worker: runs approved proxy calls as soon as they are approved. */
 import type { FastifyBaseLogger } from 'fastify';
-import { describeSafely } from '../http/errors.ts';
 import type { ServiceContext } from '../services/context.ts';
-import { executeApproved, failStaleExecutions } from '../services/execute-approved.ts';
+import { describeSafely } from '../services/errors.ts';
+import { approvedCallsToRun, executeApproved, failStaleExecutions } from '../services/execute-approved.ts';
 import type { Upstreams } from '../services/proxy-call.ts';
-import { listHoldsToExecute } from '../store/holds.ts';
 import { startWorker } from './loop.ts';
 
 export function startExecutionWorker(
@@ -22,7 +21,7 @@ export function startExecutionWorker(
       await failStaleExecutions(ctx);
       // Calls run side by side; each is claimed first, so no two workers run the same one. The
       // worker waits for them when it stops.
-      return (await listHoldsToExecute(ctx.db, 20)).map((hold) =>
+      return (await approvedCallsToRun(ctx, 20)).map((hold) =>
         executeApproved(ctx, upstreams, hold).catch((error: unknown) =>
           options.log.warn({ ...describeSafely(error) }, 'approved call not run; retrying'),
         ),

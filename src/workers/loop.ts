@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { describeSafely } from '../http/errors.ts';
+import { describeSafely } from '../services/errors.ts';
 import type { HoldEvents } from '../services/hold-events.ts';
 
 /**

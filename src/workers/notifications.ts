@@ -1,7 +1,7 @@
 /** The notification worker: sends due e-mails, SMS and Slack messages, 20 at a time. */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
-import { claimNotifications, sendNotification } from '../services/notifications.ts';
+import { claimNotifications, sendNotification } from '../services/send-notifications.ts';
 import { startJobWorker } from './loop.ts';
 
 export const startNotificationWorker = (

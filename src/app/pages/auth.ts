@@ -1,7 +1,6 @@
 /** Sign-in by one-time link, sign-out, and the first run's setup form. */
 import type { FastifyInstance } from 'fastify';
-import { describeSafely } from '../../http/errors.ts';
-import { ServiceError } from '../../services/errors.ts';
+import { describeSafely, ServiceError } from '../../services/errors.ts';
 import { createFirstWorkspace, hasWorkspaces } from '../../services/first-run.ts';
 import { queueSignInMail, SESSION_DAYS, signIn, signInLinkUsable, signOut } from '../../services/sign-in.ts';
 import { html, when } from '../html.ts';

@@ -10,7 +10,8 @@ import { utcText } from '../../domain/time-text.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { getPublicStatus } from '../../services/read-hold.ts';
 import { limitAnonymous } from '../guard.ts';
-import { escapeHtml, PAGE_SECURITY_HEADERS, page } from '../html.ts';
+import { escapeHtml } from '../../markup/html.ts';
+import { PAGE_SECURITY_HEADERS, page } from '../html.ts';
 import type { RateCounter } from '../rate-limiter.ts';
 import type { statusPageParamsSchema } from '../schemas.ts';
 

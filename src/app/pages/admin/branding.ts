@@ -8,11 +8,13 @@ import {
   adminPage,
   applyChange,
   checkConfig,
-  csrfField,
+  configFields,
+  currentConfig,
   describedBy,
   describeIssue,
   fieldError,
   issueSummary,
+  readAtOf,
 } from './shared.ts';
 
 const HEX = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
@@ -51,13 +53,14 @@ function preview(values: BrandingValues): Html {
 
 function brandingForm(
   session: AppSession,
+  version: number | undefined,
   values: BrandingValues,
   saved: BrandingValues,
   errors: Record<string, string>,
 ): Html {
   const picker = HEX.test(values.accent_color) ? sixDigits(values.accent_color) : DEFAULT_ACCENT;
   return html`<form method="post" action="/app/admin/branding" class="decide card" style="margin-top:0">
-    ${csrfField(session)}
+    ${configFields(session, version)}
     <label for="b-name">Workspace name</label>
     <input
       id="b-name"
@@ -116,16 +119,26 @@ function brandingForm(
 }
 
 export function brandingPages(app: FastifyInstance, { ctx }: PageDeps) {
-  const savedValues = (session: AppSession): BrandingValues => ({
-    name: session.workspace.name,
-    logo_url: session.workspace.logoUrl ?? '',
-    accent_color: session.workspace.accentColor ?? '',
-  });
+  /** What is saved now, and the version it was read at (read first: see `currentConfig`). */
+  const saved = async (session: AppSession) => {
+    const config = await currentConfig(ctx, session);
+    const values: BrandingValues = {
+      name: config.name ?? session.workspace.name,
+      logo_url: config.branding?.logo_url ?? '',
+      accent_color: config.branding?.accent_color ?? '',
+    };
+    return { values, version: config.version };
+  };
 
-  const page = (
+  const page = async (
     session: AppSession,
     values: BrandingValues,
-    options: { notice?: string | null; errors?: Record<string, string>; problems?: string[] } = {},
+    options: {
+      version: number | undefined;
+      notice?: string | null;
+      errors?: Record<string, string>;
+      problems?: string[];
+    },
   ) =>
     adminPage(
       ctx,
@@ -135,7 +148,7 @@ export function brandingPages(app: FastifyInstance, { ctx }: PageDeps) {
         ${issueSummary(options.problems ?? [])}
         <div class="filters" style="align-items:start">
           <div style="min-width:min(22rem,100%)">
-            ${brandingForm(session, values, savedValues(session), options.errors ?? {})}
+            ${brandingForm(session, options.version, values, (await saved(session)).values, options.errors ?? {})}
           </div>
           <div style="min-width:min(22rem,100%)">${preview(values)}</div>
         </div>`,
@@ -144,7 +157,8 @@ export function brandingPages(app: FastifyInstance, { ctx }: PageDeps) {
   app.get<{ Querystring: { notice?: string } }>('/app/admin/branding', ADMIN, async (request, reply) => {
     const session = request.appSession!;
     const notice = request.query.notice === 'saved' ? 'Branding saved.' : null;
-    return sendPage(reply, await page(session, savedValues(session), { notice }));
+    const { values, version } = await saved(session);
+    return sendPage(reply, await page(session, values, { version, notice }));
   });
 
   app.post<{ Body: Form }>('/app/admin/branding', ADMIN, async (request, reply) => {
@@ -167,8 +181,9 @@ export function brandingPages(app: FastifyInstance, { ctx }: PageDeps) {
       branding: { logo_url: values.logo_url || null, accent_color: values.accent_color || null },
     };
     const save = field(body, 'action') !== 'preview';
+    const version = readAtOf(body);
     const issues = save
-      ? await applyChange(ctx, session, config)
+      ? await applyChange(ctx, session, version, () => config)
       : (() => {
           const checked = checkConfig(config);
           return 'issues' in checked ? checked.issues : null;
@@ -181,12 +196,15 @@ export function brandingPages(app: FastifyInstance, { ctx }: PageDeps) {
         if (['name', 'logo_url', 'accent_color'].includes(key) && !errors[key]) errors[key] = issue.message;
         else problems.push(describeIssue(issue, config));
       }
-      return sendPage(reply, await page(session, values, { errors, problems }), 422);
+      return sendPage(reply, await page(session, values, { version, errors, problems }), 422);
     }
     if (!save) {
       return sendPage(
         reply,
-        await page(session, values, { notice: 'This is a preview: nothing is saved until you press Save.' }),
+        await page(session, values, {
+          version,
+          notice: 'This is a preview: nothing is saved until you press Save.',
+        }),
       );
     }
     return reply.redirect('/app/admin/branding?notice=saved', 303);

@@ -3,20 +3,16 @@
  * them (through `applyConfig`, like `approvals apply`), test a connection, and see the tools each one
  * listed. Header values are credentials: sealed in the database and never shown again, in any page.
  */
-import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { UpstreamPool, UpstreamUnavailable } from '../../../mcp/upstream.ts';
 import type { WorkspaceConfig } from '../../../services/config-file.ts';
 import type { ServiceContext } from '../../../services/context.ts';
 import type { FieldIssue } from '../../../services/errors.ts';
+import { currentConfigVersion } from '../../../services/apply-config.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
-import { mcpServerOf, mcpServersOf } from '../../../services/mcp-servers.ts';
+import { type McpConnectionTest, mcpServerOf, mcpServersOf } from '../../../services/mcp-servers.ts';
 import { toolsOf } from '../../../services/classify-tool.ts';
-import {
-  DEFAULT_CALL_TIMEOUT_SECONDS,
-  MAX_CALL_TIMEOUT_SECONDS,
-  type McpServer,
-} from '../../../store/mcp-servers.ts';
+import { DEFAULT_CALL_TIMEOUT_SECONDS, MAX_CALL_TIMEOUT_SECONDS } from '../../../domain/mcp-servers.ts';
+import type { McpServer } from '../../../store/mcp-servers.ts';
 import type { Tool } from '../../../store/tools.ts';
 import { type Html, html, time, when } from '../../html.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../../respond.ts';
@@ -25,20 +21,20 @@ import {
   adminPage,
   applyChange,
   checked,
+  configFields,
   confirmCard,
-  csrfField,
   currentConfig,
   describedBy,
   fieldError,
   issueSummary,
+  readAtOf,
+  versionPassedOn,
 } from './shared.ts';
 
 type ServerEntry = NonNullable<WorkspaceConfig['mcp_servers']>[number];
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** The whole test: connecting (the pool's own limit) and then listing every page of tools. */
-const TEST_TIMEOUT_MS = 15_000;
-const MAX_PAGES = 20;
 const DESCRIPTION_SHOWN = 160;
 const FIELDS = ['slug', 'name', 'url', 'headers', 'call_timeout_seconds'] as const;
 const LABELS: Record<string, string> = {
@@ -79,6 +75,8 @@ interface ServerValues {
   /** The names of the stored headers (edit only). */
   stored: string[];
   clear: boolean;
+  /** The configuration's version the form was read at (none: a form from before versions). */
+  version: number | undefined;
 }
 
 const blankServer: ServerValues = {
@@ -90,9 +88,8 @@ const blankServer: ServerValues = {
   callTimeout: '',
   stored: [],
   clear: false,
+  version: 0,
 };
-
-export type TestResult = { ok: true; tools: string[] } | { ok: false; message: string };
 
 const proxyUrl = (ctx: ServiceContext, slug: string) => `${ctx.publicUrl}/mcp/${slug}`;
 
@@ -122,73 +119,6 @@ export function parseHeaderLines(text: string): { headers: Record<string, string
     headers[name] = line.slice(colon + 1).trim();
   }
   return { headers };
-}
-
-type Failure = { message?: unknown; code?: unknown; data?: { status?: unknown }; cause?: unknown };
-
-/** Why a connection failed, in words of our own: never the upstream's answer, never the credentials. */
-function failureOf(error: unknown, secrets: string[]): string {
-  const chain: Failure[] = [];
-  for (let at: unknown = error; at && typeof at === 'object' && chain.length < 6; at = (at as Failure).cause)
-    chain.push(at as Failure);
-  const status = chain.map((e) => e.data?.status).find((s): s is number => typeof s === 'number');
-  // The deepest code is the root cause (ECONNREFUSED under the SDK's ERA_NEGOTIATION_FAILED).
-  const code = chain
-    .map((e) => e.code)
-    .findLast((c): c is string => typeof c === 'string' && /^[A-Z][A-Z0-9_]{1,60}$/.test(c));
-  const rpc = chain.map((e) => e.code).find((c): c is number => typeof c === 'number');
-  // Only our own messages are shown as they are (UpstreamUnavailable: "the upstream …").
-  const ours = error instanceof UpstreamUnavailable ? error.message : null;
-  let why: string | null = null;
-  if (status !== undefined) {
-    const phrase = `HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
-    why =
-      status === 401 || status === 403
-        ? `it refused the request (${phrase}): check the headers`
-        : status === 404 || status === 405
-          ? `${phrase}: check the URL's path (often /mcp)`
-          : phrase;
-  } else if (code === 'ECONNREFUSED') why = 'nothing is listening at that address (connection refused)';
-  else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') why = 'its host name cannot be resolved';
-  else if (code === 'ECONNRESET') why = 'the connection was reset';
-  else if (code && /SSL|TLS|CERT/.test(code)) why = `the TLS connection failed (${code})`;
-  else if (code === 'ETIMEDOUT' || rpc === -32001) why = `it did not answer in time`;
-  else if (rpc !== undefined) why = `it answered tools/list with JSON-RPC error ${rpc}`;
-  else if (code) why = code;
-  const base = ours ?? 'the connection to the upstream MCP server failed';
-  let text = `${base.charAt(0).toUpperCase()}${base.slice(1)}${why ? `: ${why}` : ''}.`;
-  for (const secret of secrets) if (secret.length >= 4) text = text.replaceAll(secret, '…');
-  return text;
-}
-
-/** Connects with a pool of its own (closed at once), lists every tool, and says how it went. */
-async function testConnection(ctx: ServiceContext, server: McpServer): Promise<TestResult> {
-  const pool = new UpstreamPool({ sealer: ctx.sealer, allowPrivate: ctx.allowPrivateTargets });
-  const until = Date.now() + TEST_TIMEOUT_MS;
-  try {
-    const tools: string[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const timeout = Math.max(until - Date.now(), 1000);
-      const listed = await pool.use(server, (client) =>
-        client.listTools(cursor ? { cursor } : undefined, { timeout }),
-      );
-      tools.push(...listed.tools.map((tool) => String(tool.name)));
-      cursor = listed.nextCursor;
-      if (!cursor || Date.now() > until) break;
-    }
-    return { ok: true, tools };
-  } catch (error) {
-    let secrets: string[] = [];
-    try {
-      secrets = Object.values(JSON.parse(ctx.sealer.open(server.headersSealed)) as Record<string, string>);
-    } catch {
-      // nothing to hide
-    }
-    return { ok: false, message: failureOf(error, secrets) };
-  } finally {
-    await pool.close();
-  }
 }
 
 const classificationBadge = (classification: string) =>
@@ -261,7 +191,7 @@ function toolTable(server: McpServer, tools: Tool[]): Html {
     }`;
 }
 
-function testResult(result: TestResult): Html {
+function testResult(result: McpConnectionTest): Html {
   if (!result.ok) {
     return html`<div class="error" role="alert" id="test-result">
       <p><strong>Connection failed.</strong> ${result.message}</p>
@@ -287,9 +217,10 @@ function testResult(result: TestResult): Html {
 function serverCard(
   ctx: ServiceContext,
   session: AppSession,
+  version: number,
   server: McpServer,
   tools: Tool[],
-  result: TestResult | null,
+  result: McpConnectionTest | null,
 ): Html {
   const names = headerNames(ctx, server);
   const id = `server-${server.slug}`;
@@ -298,7 +229,7 @@ function serverCard(
       <h2 id="${id}-name">${server.name}</h2>
       <div class="row actions">
         <form method="post" action="/app/admin/mcp-servers/test">
-          ${csrfField(session)}
+          ${configFields(session, version)}
           <input type="hidden" name="slug" value="${server.slug}" />
           <button type="submit" class="secondary">
             Test connection<span class="visually-hidden"> to ${server.name}</span>
@@ -308,7 +239,7 @@ function serverCard(
           >Edit<span class="visually-hidden"> ${server.name}</span></a
         >
         <form method="post" action="/app/admin/mcp-servers/remove">
-          ${csrfField(session)}
+          ${configFields(session, version)}
           <input type="hidden" name="slug" value="${server.slug}" />
           <button type="submit" class="link">
             Remove<span class="visually-hidden"> ${server.name}</span>…
@@ -365,7 +296,7 @@ function serverForm(session: AppSession, values: ServerValues, errors: Record<st
       ${fieldError(id, errors[name])}`;
   };
   return html`<form method="post" action="/app/admin/mcp-servers/save" class="decide">
-    ${csrfField(session)}
+    ${configFields(session, values.version)}
     <input type="hidden" name="mode" value="${values.mode}" />
     ${
       edit
@@ -486,10 +417,11 @@ function valuesOfForm(body: Form): ServerValues {
     callTimeout: field(body, 'call_timeout_seconds').trim(),
     stored: [],
     clear: field(body, 'clear_headers') === 'yes',
+    version: readAtOf(body),
   };
 }
 
-export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
+export function mcpServerPages(app: FastifyInstance, { ctx, testMcpConnection }: PageDeps) {
   const listPage = async (
     session: AppSession,
     options: {
@@ -497,9 +429,10 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
       problems?: string[];
       values?: ServerValues;
       errors?: Record<string, string>;
-      tested?: { slug: string; result: TestResult };
+      tested?: { slug: string; result: McpConnectionTest };
     } = {},
   ) => {
+    const version = await currentConfigVersion(ctx, session.workspace);
     const servers = await mcpServersOf(ctx, session.workspace.id);
     const tools = await toolsOf(ctx, session.workspace.id);
     const body = html`<h1>MCP servers</h1>
@@ -517,6 +450,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
               serverCard(
                 ctx,
                 session,
+                version,
                 server,
                 tools.filter((tool) => tool.connection === server.name),
                 options.tested?.slug === server.slug ? options.tested.result : null,
@@ -525,7 +459,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
       }
       <section class="card" aria-labelledby="new-server">
         <h2 id="new-server">Register a server</h2>
-        ${serverForm(session, options.values ?? blankServer, options.errors ?? {})}
+        ${serverForm(session, options.values ?? { ...blankServer, version }, options.errors ?? {})}
       </section>`;
     return adminPage(ctx, session, { title: 'MCP servers', active: 'mcp', notice: options.notice }, body);
   };
@@ -569,6 +503,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
     async (request, reply) => {
       const session = request.appSession!;
       const slug = request.query.slug ?? '';
+      const version = await currentConfigVersion(ctx, session.workspace);
       const server = SLUG.test(slug) ? await mcpServerOf(ctx, session.workspace.id, slug) : null;
       if (!server)
         return problemPage(reply, 404, 'Not found', 'No MCP server of that slug in this workspace.', session);
@@ -576,6 +511,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
         reply,
         await editPage(session, {
           ...blankServer,
+          version,
           mode: 'edit',
           slug: server.slug,
           name: server.name,
@@ -630,7 +566,15 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
     const list = [...servers];
     list[index] = entry;
 
-    const issues = await applyChange(ctx, session, { mcp_servers: list });
+    // The same change to the servers as they are now: this one added or replaced, the rest kept.
+    const issues = await applyChange(ctx, session, values.version, (now) => {
+      const registered = [...(now.mcp_servers ?? [])];
+      const found = registered.findIndex((server) => server.slug === values.slug);
+      index = found >= 0 ? found : registered.length;
+      registered[index] = entry;
+      list.splice(0, list.length, ...registered);
+      return { mcp_servers: registered };
+    });
     if (issues) {
       takeIssues(issues, index, list, errors, problems);
       return refused();
@@ -647,7 +591,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
     const server = SLUG.test(slug) ? await mcpServerOf(ctx, session.workspace.id, slug) : null;
     if (!server)
       return problemPage(reply, 404, 'Not found', 'No MCP server of that slug in this workspace.', session);
-    const result = await testConnection(ctx, server);
+    const result = await testMcpConnection(ctx, server);
     return sendPage(reply, await listPage(session, { tested: { slug, result } }));
   });
 
@@ -665,7 +609,7 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
         URL are refused from now on, and its stored headers are no longer used. Its tools keep their
         classifications, and rules that name it stay.`,
         action: '/app/admin/mcp-servers/remove',
-        fields: { slug: server.slug },
+        fields: { slug: server.slug, ...versionPassedOn(request.body) },
         button: 'Remove server',
         back: '/app/admin/mcp-servers',
       });
@@ -675,7 +619,9 @@ export function mcpServerPages(app: FastifyInstance, { ctx }: PageDeps) {
       );
     }
     const list = servers.filter((s) => s.slug !== slug);
-    const issues = await applyChange(ctx, session, { mcp_servers: list });
+    const issues = await applyChange(ctx, session, readAtOf(request.body), (now) => ({
+      mcp_servers: (now.mcp_servers ?? []).filter((s) => s.slug !== slug),
+    }));
     if (issues) {
       const problems: string[] = [];
       takeIssues(issues, -1, list, {}, problems);

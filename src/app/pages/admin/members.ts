@@ -11,14 +11,17 @@ import {
   adminPage,
   applyChange,
   checked,
+  configFields,
   confirmCard,
-  csrfField,
   currentConfig,
   describedBy,
   describeIssue,
   fieldError,
   issueSummary,
+  readAtOf,
   selected,
+  versionPassedOn,
+  type VersionedConfig,
 } from './shared.ts';
 
 type MemberEntry = NonNullable<WorkspaceConfig['members']>[number];
@@ -66,6 +69,7 @@ const sameEmail = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 function memberForm(
   session: AppSession,
+  version: number | undefined,
   mode: 'add' | 'edit',
   values: MemberValues,
   errors: Record<string, string>,
@@ -84,7 +88,7 @@ function memberForm(
       ${fieldError(id, errors[name])}`;
   };
   return html`<form method="post" action="/app/admin/members/save" class="decide">
-    ${csrfField(session)}
+    ${configFields(session, version)}
     <input type="hidden" name="mode" value="${mode}" />
     ${
       mode === 'add'
@@ -133,7 +137,7 @@ function memberForm(
   </form>`;
 }
 
-function memberTable(config: WorkspaceConfig, session: AppSession): Html {
+function memberTable(config: VersionedConfig, session: AppSession): Html {
   const members = config.members ?? [];
   const groupsOf = (email: string) =>
     Object.entries(config.groups ?? {})
@@ -173,7 +177,7 @@ function memberTable(config: WorkspaceConfig, session: AppSession): Html {
                   >Edit<span class="visually-hidden"> ${m.email}</span></a
                 >
                 <form method="post" action="/app/admin/members/invite">
-                  ${csrfField(session)}
+                  ${configFields(session, config.version)}
                   <input type="hidden" name="email" value="${m.email}" />
                   <button type="submit" class="link">
                     Invite<span class="visually-hidden"> ${m.email}</span>
@@ -183,7 +187,7 @@ function memberTable(config: WorkspaceConfig, session: AppSession): Html {
                   !sameEmail(m.email, session.member.email),
                   () =>
                     html`<form method="post" action="/app/admin/members/remove">
-                      ${csrfField(session)}
+                      ${configFields(session, config.version)}
                       <input type="hidden" name="email" value="${m.email}" />
                       <button type="submit" class="link">Remove…</button>
                     </form>`,
@@ -221,7 +225,7 @@ interface GroupDraft {
   error: string;
 }
 
-function groupSection(config: WorkspaceConfig, session: AppSession, draft: GroupDraft | null): Html {
+function groupSection(config: VersionedConfig, session: AppSession, draft: GroupDraft | null): Html {
   const groups = Object.entries(config.groups ?? {});
   const draftFor = (mode: 'create' | 'edit', name: string) =>
     draft && draft.mode === mode && draft.name === name ? draft : null;
@@ -234,7 +238,7 @@ function groupSection(config: WorkspaceConfig, session: AppSession, draft: Group
       return html`<section class="card" aria-labelledby="group-${index}">
         <h3 id="group-${index}">${name} <span class="muted">(${emails.length})</span></h3>
         <form method="post" action="/app/admin/groups/save" class="decide">
-          ${csrfField(session)}
+          ${configFields(session, config.version)}
           <input type="hidden" name="mode" value="edit" />
           <input type="hidden" name="name" value="${name}" />
           <fieldset class="plain">
@@ -245,7 +249,7 @@ function groupSection(config: WorkspaceConfig, session: AppSession, draft: Group
           <div class="buttons"><button type="submit">Save members of ${name}</button></div>
         </form>
         <form method="post" action="/app/admin/groups/delete" style="margin-top:0.5rem">
-          ${csrfField(session)}
+          ${configFields(session, config.version)}
           <input type="hidden" name="name" value="${name}" />
           <button type="submit" class="link">Delete group ${name}…</button>
         </form>
@@ -254,7 +258,7 @@ function groupSection(config: WorkspaceConfig, session: AppSession, draft: Group
     <section class="card" aria-labelledby="new-group">
       <h3 id="new-group">Create a group</h3>
       <form method="post" action="/app/admin/groups/save" class="decide">
-        ${csrfField(session)}
+        ${configFields(session, config.version)}
         <input type="hidden" name="mode" value="create" />
         <label for="group-name">Name (letters, digits, _ . -)</label>
         <input
@@ -294,7 +298,7 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
       ${issueSummary(options.problems ?? [])} ${options.before ?? null} ${memberTable(config, session)}
       <section class="card" aria-labelledby="add-member">
         <h2 id="add-member">Add a member</h2>
-        ${memberForm(session, 'add', options.add?.values ?? blankMember, options.add?.errors ?? {})}
+        ${memberForm(session, config.version, 'add', options.add?.values ?? blankMember, options.add?.errors ?? {})}
       </section>
       ${groupSection(config, session, options.group ?? null)}`;
     return adminPage(ctx, session, { title: 'Members', active: 'members', notice: options.notice }, body);
@@ -302,6 +306,7 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
 
   const editPage = async (
     session: AppSession,
+    version: number | undefined,
     values: MemberValues,
     errors: Record<string, string>,
     problems: string[],
@@ -313,7 +318,7 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
       html`<p><a href="/app/admin/members">← Members</a></p>
         <div class="card" style="max-width:36rem">
           <h1>Edit member</h1>
-          ${issueSummary(problems)} ${memberForm(session, 'edit', values, errors)}
+          ${issueSummary(problems)} ${memberForm(session, version, 'edit', values, errors)}
         </div>`,
     );
 
@@ -327,7 +332,7 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
     const config = await currentConfig(ctx, session);
     const member = config.members?.find((m) => sameEmail(m.email, request.query.email ?? ''));
     if (!member) return problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
-    return sendPage(reply, await editPage(session, valuesOf(member), {}, []));
+    return sendPage(reply, await editPage(session, config.version, valuesOf(member), {}, []));
   });
 
   app.post<{ Body: Form }>('/app/admin/members/save', ADMIN, async (request, reply) => {
@@ -371,9 +376,10 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
       ...(values.slack_user_id ? { slack_user_id: values.slack_user_id } : {}),
       channels: values.channels,
     } as MemberEntry;
-    const index = mode === 'edit' ? at : members.length;
+    let index = mode === 'edit' ? at : members.length;
     members[index] = entry;
     const change: WorkspaceConfig = { members };
+    const readAt = readAtOf(body);
 
     const fail = async (issues: FieldIssue[], described: WorkspaceConfig) => {
       const problems: string[] = [];
@@ -385,11 +391,18 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
       const page =
         mode === 'add'
           ? await overview(session, { problems, add: { values, errors } })
-          : await editPage(session, values, errors, problems);
+          : await editPage(session, readAt, values, errors, problems);
       return sendPage(reply, page, 422);
     };
     if (Object.keys(errors).length > 0) return fail([], change);
-    const issues = await applyChange(ctx, session, change);
+    // The same change to the members as they are now: one member added or replaced, the rest kept.
+    const issues = await applyChange(ctx, session, readAt, (now) => {
+      const list = [...(now.members ?? [])];
+      const found = list.findIndex((m) => sameEmail(m.email, values.email));
+      index = found >= 0 ? found : list.length;
+      list[index] = entry;
+      return { members: list };
+    });
     if (issues) return fail(issues, { ...current, ...change });
     return reply.redirect(`/app/admin/members?notice=${mode === 'add' ? 'added' : 'updated'}`, 303);
   });
@@ -435,7 +448,7 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
         message: html`${member.name} (${member.email}) can no longer sign in, is taken out of every group and
         cannot decide any hold. Adding them again later brings them back, without their groups.`,
         action: '/app/admin/members/remove',
-        fields: { email: member.email },
+        fields: { email: member.email, ...versionPassedOn(request.body) },
         button: `Remove ${member.name}`,
         back: '/app/admin/members',
       });
@@ -446,7 +459,9 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
     }
     // applyConfig takes the member out of their groups, and refuses if a rule would lose its approvers.
     const members = (current.members ?? []).filter((m) => m !== member);
-    const issues = await applyChange(ctx, session, { members });
+    const issues = await applyChange(ctx, session, readAtOf(request.body), (now) => ({
+      members: (now.members ?? []).filter((m) => !sameEmail(m.email, member.email)),
+    }));
     if (issues) {
       const problems = issues.map((issue) => describeIssue(issue, { ...current, members }));
       return sendPage(reply, await overview(session, { problems }), 422);
@@ -472,8 +487,9 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
           ? 'Choose at least one member.'
           : 'Choose at least one member, or delete the group.';
     if (draft.error) return sendPage(reply, await overview(session, { group: draft }), 422);
-    groups[name] = chosen;
-    const issues = await applyChange(ctx, session, { groups });
+    const issues = await applyChange(ctx, session, readAtOf(request.body), (now) => ({
+      groups: { ...now.groups, [name]: chosen },
+    }));
     if (issues) {
       draft.error = issues.map((issue) => describeIssue(issue, current)).join(' ');
       return sendPage(reply, await overview(session, { group: draft }), 422);
@@ -492,7 +508,7 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
         title: `Delete group ${name}?`,
         message: 'Its members stay in the workspace. Rules that name this group must be changed first.',
         action: '/app/admin/groups/delete',
-        fields: { name },
+        fields: { name, ...versionPassedOn(request.body) },
         button: `Delete group ${name}`,
         back: '/app/admin/members#groups',
       });
@@ -501,10 +517,9 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
         await adminPage(ctx, session, { title: 'Delete group', active: 'members' }, body),
       );
     }
-    const groups = Object.fromEntries(
-      Object.entries(current.groups ?? {}).filter(([group]) => group !== name),
-    );
-    const issues = await applyChange(ctx, session, { groups });
+    const issues = await applyChange(ctx, session, readAtOf(request.body), (now) => ({
+      groups: Object.fromEntries(Object.entries(now.groups ?? {}).filter(([group]) => group !== name)),
+    }));
     if (issues) {
       const problems = issues.map((issue) => describeIssue(issue, current));
       return sendPage(reply, await overview(session, { problems }), 422);

@@ -9,6 +9,7 @@ import { describeTypeMismatch, OPERATORS, type RuleDefinition } from '../../../d
 import { crossCheck, type WorkspaceConfig } from '../../../services/config-file.ts';
 import { approveWaitingHolds, toolsOf, waitingHoldsOfTool } from '../../../services/classify-tool.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
+import { currentConfigVersion } from '../../../services/apply-config.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { type SimulationReport, simulatePolicy } from '../../../services/simulate-policy.ts';
 import type { Tool } from '../../../store/tools.ts';
@@ -21,13 +22,15 @@ import {
   applyChange,
   checkConfig,
   confirmCard,
-  csrfField,
+  configFields,
   currentConfig,
   describedBy,
   describeIssue,
   fieldError,
   issueSummary,
   selected,
+  readAtOf,
+  versionPassedOn,
 } from './shared.ts';
 
 const PREVIEW_DAYS = 30;
@@ -94,6 +97,8 @@ interface RuleValues {
   approvals_required: string;
   timeout_minutes: string;
   reason: string;
+  /** The configuration's version the form was read at (none: a form from before versions). */
+  version: number | undefined;
 }
 
 const blankRule: RuleValues = {
@@ -111,9 +116,11 @@ const blankRule: RuleValues = {
   approvals_required: '',
   timeout_minutes: '',
   reason: '',
+  version: 0,
 };
 
-const valuesOfRule = (rule: RuleDefinition): RuleValues => ({
+const valuesOfRule = (rule: RuleDefinition, version: number): RuleValues => ({
+  version,
   original: rule.name,
   name: rule.name,
   connection: rule.connection ?? '',
@@ -204,6 +211,7 @@ function valuesOfForm(body: Form): RuleValues {
     if (condition.arg || condition.value) conditions.push(condition);
   }
   return {
+    version: readAtOf(body),
     original: field(body, 'original'),
     name: field(body, 'name'),
     connection: field(body, 'connection'),
@@ -470,7 +478,7 @@ function ruleForm(
     ...Array.from({ length: EMPTY_ROWS }, () => ({ arg: '', op: 'eq', type: 'text', value: '' })),
   ];
   return html`<form method="post" action="/app/admin/rules/save" class="decide card" id="rule-form">
-    ${csrfField(session)}
+    ${configFields(session, values.version)}
     <input type="hidden" name="original" value="${values.original}" />
     ${text('name', 'r-name', 'Name', html`required maxlength="200"`)}
 
@@ -695,7 +703,7 @@ function previewReport(session: AppSession, values: RuleValues, report: Simulati
       is saved yet.
     </p>
     <form method="post" action="/app/admin/rules/save" class="row">
-      ${csrfField(session)} ${hiddenFields(values)}
+      ${configFields(session, values.version)} ${hiddenFields(values)}
       <button type="submit" name="action" value="save">Save this rule</button>
       <span class="muted">or change the form below and preview again.</span>
     </form>
@@ -725,7 +733,7 @@ function conditionText(rule: RuleDefinition): Html {
   )}`;
 }
 
-function ruleTable(session: AppSession, rules: RuleDefinition[]): Html {
+function ruleTable(session: AppSession, version: number, rules: RuleDefinition[]): Html {
   if (rules.length === 0)
     return html`<p class="empty card">
       No rules yet: every call follows its tool's classification.
@@ -784,7 +792,7 @@ function ruleTable(session: AppSession, rules: RuleDefinition[]): Html {
                 >Edit<span class="visually-hidden"> ${rule.name}</span></a
               >
               <form method="post" action="/app/admin/rules/delete">
-                ${csrfField(session)}
+                ${configFields(session, version)}
                 <input type="hidden" name="rule" value="${rule.name}" />
                 <button type="submit" class="link">
                   Delete<span class="visually-hidden"> ${rule.name}</span>…
@@ -798,9 +806,9 @@ function ruleTable(session: AppSession, rules: RuleDefinition[]): Html {
   </table>`;
 }
 
-function classifyButtons(session: AppSession, tool: Tool): Html {
+function classifyButtons(session: AppSession, version: number, tool: Tool): Html {
   return html`<form method="post" action="/app/admin/rules/classify" class="row">
-    ${csrfField(session)}
+    ${configFields(session, version)}
     <input type="hidden" name="connection" value="${tool.connection}" />
     <input type="hidden" name="tool" value="${tool.name}" />
     <button type="submit" name="classification" value="allow" class="approve" aria-label="Allow ${tool.name}">
@@ -826,7 +834,7 @@ const byConnection = (tools: Tool[]) => {
 };
 
 /** Tools called but never classified, with one-click classification. */
-function toClassify(session: AppSession, tools: Tool[]): Html | null {
+function toClassify(session: AppSession, version: number, tools: Tool[]): Html | null {
   const fresh = tools.filter((tool) => tool.classification === 'new');
   if (fresh.length === 0) return null;
   return html`<section class="card" aria-labelledby="to-classify" id="classify">
@@ -848,7 +856,7 @@ function toClassify(session: AppSession, tools: Tool[]): Html | null {
                         >first seen ${time(tool.firstSeenAt)}</span
                       >
                     </td>
-                    <td>${classifyButtons(session, tool)}</td>
+                    <td>${classifyButtons(session, version, tool)}</td>
                   </tr>`,
               )}
             </tbody>
@@ -858,7 +866,7 @@ function toClassify(session: AppSession, tools: Tool[]): Html | null {
 }
 
 /** Every tool seen or classified, per connection, with its classification (changeable). */
-function allTools(session: AppSession, tools: Tool[]): Html {
+function allTools(session: AppSession, version: number, tools: Tool[]): Html {
   return html`<h2 id="tools">Tools</h2>
     <p class="muted">
       A tool's classification acts as a rule that matches every call of it. A tool nobody has classified is
@@ -889,7 +897,7 @@ function allTools(session: AppSession, tools: Tool[]): Html {
                           </td>
                           <td>
                             <form method="post" action="/app/admin/rules/classify" class="row">
-                              ${csrfField(session)}
+                              ${configFields(session, version)}
                               <input type="hidden" name="connection" value="${tool.connection}" />
                               <input type="hidden" name="tool" value="${tool.name}" />
                               <select
@@ -913,7 +921,7 @@ function allTools(session: AppSession, tools: Tool[]): Html {
     <details class="card">
       <summary>Classify a tool before its first call</summary>
       <form method="post" action="/app/admin/rules/classify" class="filters">
-        ${csrfField(session)}
+        ${configFields(session, version)}
         <div>
           <label for="pre-connection">Connection</label>
           <input id="pre-connection" name="connection" type="text" value="SDK" required maxlength="200" />
@@ -939,10 +947,11 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
     session: AppSession,
     tool: { connection: string; name: string },
     waiting: number,
+    version: number | undefined,
   ) {
     const body = html`<h1>Allow ${tool.name}?</h1>
       <form method="post" action="/app/admin/rules/classify" class="card">
-        ${csrfField(session)}
+        ${configFields(session, version)}
         <input type="hidden" name="connection" value="${tool.connection}" />
         <input type="hidden" name="tool" value="${tool.name}" />
         <input type="hidden" name="classification" value="allow" />
@@ -980,14 +989,14 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
         <h1>Rules</h1>
         <a class="button" href="/app/admin/rules/new">New rule</a>
       </div>
-      ${issueSummary(options.problems ?? [])} ${toClassify(session, tools)}
+      ${issueSummary(options.problems ?? [])} ${toClassify(session, config.version, tools)}
       <h2 id="rules">Rules in force <span class="badge">${config.rules?.length ?? 0}</span></h2>
       <p class="muted">
         Every rule that matches a call is considered: deny beats approval beats allow; among approval rules
         the one with the most approvals required, then the shortest deadline. The order of the rules does not
         matter. See <a href="/docs/rules">the rule language</a>.
       </p>
-      ${ruleTable(session, config.rules ?? [])} ${allTools(session, tools)}`;
+      ${ruleTable(session, config.version, config.rules ?? [])} ${allTools(session, config.version, tools)}`;
     return adminPage(ctx, session, { title: 'Rules', active: 'rules', notice: options.notice }, body);
   };
 
@@ -1044,6 +1053,7 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
     async (request, reply) => {
       const values = {
         ...blankRule,
+        version: await currentConfigVersion(ctx, request.appSession!.workspace),
         tool: (request.query.tool ?? '').slice(0, 200),
         connection: (request.query.connection ?? '').slice(0, 200),
       };
@@ -1057,7 +1067,7 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
     const rule = config.rules?.find((r) => r.name === request.query.rule);
     if (!rule)
       return problemPage(reply, 404, 'Not found', 'No rule of that name in this workspace.', session);
-    return sendPage(reply, await formPage(session, valuesOfRule(rule)));
+    return sendPage(reply, await formPage(session, valuesOfRule(rule, config.version)));
   });
 
   app.post<{ Body: Form }>('/app/admin/rules/save', ADMIN, async (request, reply) => {
@@ -1130,7 +1140,14 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
       return sendPage(reply, await formPage(session, values, { report }));
     }
 
-    const issues = await applyChange(ctx, session, draft);
+    // The same change to the rules as they are now: this one added or replaced, the rest kept.
+    const issues = await applyChange(ctx, session, values.version, (now) => {
+      const stored = [...(now.rules ?? [])];
+      const found = stored.findIndex((r) => r.name === (values.original || rule.name));
+      index = found >= 0 ? found : stored.length;
+      stored[index] = rule;
+      return { rules: stored };
+    });
     if (issues) {
       take(issues);
       return sendPage(reply, await formPage(session, values, { errors, problems }), 422);
@@ -1151,14 +1168,16 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
         message: html`“${rule.name}” (${rule.effect} for <code>${rule.tool}</code>) stops deciding new holds
           at once. Holds it already decided keep their decision.`,
         action: '/app/admin/rules/delete',
-        fields: { rule: rule.name },
+        fields: { rule: rule.name, ...versionPassedOn(request.body) },
         button: 'Delete rule',
         back: '/app/admin/rules',
       });
       return sendPage(reply, await adminPage(ctx, session, { title: 'Delete rule', active: 'rules' }, body));
     }
     const rules = (current.rules ?? []).filter((r) => r.name !== name);
-    const issues = await applyChange(ctx, session, { rules });
+    const issues = await applyChange(ctx, session, readAtOf(request.body), (now) => ({
+      rules: (now.rules ?? []).filter((r) => r.name !== name),
+    }));
     if (issues) {
       const problems = issues.map((issue) => describeIssue(issue, { rules }));
       return sendPage(reply, await overview(session, { problems }), 422);
@@ -1178,11 +1197,11 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
     // Allowing a new tool lets its next calls through unseen: ask once, and offer its waiting calls.
     if (classification === 'allow' && field(request.body, 'confirmed') !== 'yes') {
       const { isNew, waiting } = await waitingHoldsOfTool(ctx, session.workspace.id, named);
-      if (isNew) return sendPage(reply, await confirmAllow(session, named, waiting));
+      if (isNew) return sendPage(reply, await confirmAllow(session, named, waiting, readAtOf(request.body)));
     }
-    const issues = await applyChange(ctx, session, {
+    const issues = await applyChange(ctx, session, readAtOf(request.body), () => ({
       tools: [{ connection, tool, classification: classification as (typeof CLASSIFICATIONS)[number] }],
-    });
+    }));
     if (issues) {
       const label: Record<string, string> = {
         'tools.0.connection': 'Connection',

@@ -1,21 +1,47 @@
 /**
- * What the admin pages share: every change is a partial workspace file, checked by `parseConfig` and
- * applied by `applyConfig` exactly as `approvals apply` does (so each one is evidenced as
- * `config.applied`); problems come back as field issues and are shown in the page.
+ * What the admin pages share: every change is a partial workspace file, made from the configuration
+ * as it is inside the transaction that applies it (`editConfig`), checked by `parseConfig` and
+ * applied exactly as `approvals apply` does (so each one is evidenced as `config.applied`). Every
+ * form carries the version the page was read at: a save that changes an item someone changed since is
+ * refused with who changed it and when. Problems come back as field issues and are shown in the page.
  */
-import { applyConfig, exportConfig } from '../../../services/apply-config.ts';
+import { currentConfigVersion, editConfig, exportConfig } from '../../../services/apply-config.ts';
 import { parseConfig, type WorkspaceConfig } from '../../../services/config-file.ts';
 import type { ServiceContext } from '../../../services/context.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import { waitingIdsOf } from '../../../services/inbox.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { Html, html, when } from '../../html.ts';
+import { field, type Form } from '../../respond.ts';
 import { layout } from '../../layout.ts';
 
 export const ADMIN = { config: { role: 'admin' as const } };
 
 export const csrfField = (session: AppSession) =>
   html`<input type="hidden" name="_csrf" value="${session.csrfToken}" />`;
+
+/** The fields of a form that changes the configuration: the CSRF token and the version it was read at. */
+export const configFields = (session: AppSession, version: number | undefined) =>
+  html`${csrfField(session)}${when(
+    version !== undefined,
+    () => html`<input type="hidden" name="config_version" value="${String(version)}" />`,
+  )}`;
+
+/** The version a confirmation step passes on, as a hidden field of its own (none when none was posted). */
+export const versionPassedOn = (body: Form): Record<string, string> => {
+  const version = readAtOf(body);
+  return version === undefined ? {} : { config_version: String(version) };
+};
+
+/**
+ * The version a posted form was read at. A form without one (a page rendered before versions existed)
+ * is still applied one item at a time to the configuration as it is, only without the check.
+ */
+export function readAtOf(body: Form): number | undefined {
+  const text = field(body, 'config_version');
+  const version = Number(text);
+  return text !== '' && Number.isSafeInteger(version) && version >= 0 ? version : undefined;
+}
 
 /** An admin page in the app's shell. */
 export async function adminPage(
@@ -45,23 +71,24 @@ export function checkConfig(config: WorkspaceConfig): { config: WorkspaceConfig 
 }
 
 /**
- * Applies a partial workspace file through `applyConfig`. Returns the issues when it is refused
- * (nothing is changed then), or null when it was applied.
+ * Applies the partial workspace file `edit` makes of the configuration as it is then, as of the
+ * version the form was read at. Returns the issues when it is refused (nothing is changed then), or
+ * null when it was applied.
  */
 export async function applyChange(
   ctx: ServiceContext,
   session: AppSession,
-  config: WorkspaceConfig,
-  /** Hears what applyConfig answers (a new webhook secret, shown once). */
-  onApplied?: (result: Awaited<ReturnType<typeof applyConfig>>) => void,
+  readAt: number | undefined,
+  edit: (current: WorkspaceConfig) => WorkspaceConfig,
+  /** Hears what the change answers (a new webhook secret, shown once). */
+  onApplied?: (result: Awaited<ReturnType<typeof editConfig>>) => void,
 ): Promise<FieldIssue[] | null> {
-  const checked = checkConfig(config);
-  if ('issues' in checked) return checked.issues;
   try {
     // Applied first, then reported: `onApplied?.(await …)` would skip the apply when nobody listens.
-    const applied = await applyConfig(ctx, session.workspace, {
-      config: checked.config,
-      lineOf: () => undefined,
+    const applied = await editConfig(ctx, session.workspace, {
+      actor: `${session.member.name} (${session.member.email})`,
+      readAt,
+      edit,
     });
     onApplied?.(applied);
     return null;
@@ -71,8 +98,16 @@ export async function applyChange(
   }
 }
 
-export const currentConfig = (ctx: ServiceContext, session: AppSession) =>
-  exportConfig(ctx, session.workspace);
+export type VersionedConfig = Awaited<ReturnType<typeof currentConfig>>;
+
+/**
+ * The configuration and the version to put in its forms, read in that order: a change that lands in
+ * between is then in the page but not in its version, so saving over it is refused, never lost.
+ */
+export async function currentConfig(ctx: ServiceContext, session: AppSession) {
+  const version = await currentConfigVersion(ctx, session.workspace);
+  return Object.assign(await exportConfig(ctx, session.workspace), { version });
+}
 
 /** An issue in words: `rules.3.approvers.0` becomes `Rule "Payments", approvers.0`. */
 export function describeIssue(issue: FieldIssue, config: WorkspaceConfig): string {

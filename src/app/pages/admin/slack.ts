@@ -7,16 +7,23 @@ import {
   ADMIN,
   adminPage,
   applyChange,
-  csrfField,
+  configFields,
+  currentConfig,
   describedBy,
   describeIssue,
   fieldError,
   issueSummary,
+  readAtOf,
 } from './shared.ts';
 
-function slackForm(session: AppSession, channel: string, error: string | undefined): Html {
+function slackForm(
+  session: AppSession,
+  version: number | undefined,
+  channel: string,
+  error: string | undefined,
+): Html {
   return html`<form method="post" action="/app/admin/slack" class="decide card" style="margin-top:0">
-    ${csrfField(session)}
+    ${configFields(session, version)}
     <label for="s-channel">Channel id (empty for none)</label>
     <input
       id="s-channel"
@@ -40,7 +47,7 @@ export function slackPages(app: FastifyInstance, { ctx }: PageDeps) {
   const page = (
     session: AppSession,
     channel: string,
-    options: { notice?: string | null; error?: string; problems?: string[] } = {},
+    options: { version: number | undefined; notice?: string | null; error?: string; problems?: string[] },
   ) =>
     adminPage(
       ctx,
@@ -60,24 +67,26 @@ export function slackPages(app: FastifyInstance, { ctx }: PageDeps) {
               <code>SLACK_SIGNING_SECRET</code>): the channel is kept, but nothing is posted.
             </p>`,
         )}
-        ${issueSummary(options.problems ?? [])} ${slackForm(session, channel, options.error)}`,
+        ${issueSummary(options.problems ?? [])} ${slackForm(session, options.version, channel, options.error)}`,
     );
 
   app.get<{ Querystring: { notice?: string } }>('/app/admin/slack', ADMIN, async (request, reply) => {
     const session = request.appSession!;
     const notice = request.query.notice === 'saved' ? 'Slack channel saved.' : null;
-    return sendPage(reply, await page(session, session.workspace.slackChannel ?? '', { notice }));
+    const { version, slack } = await currentConfig(ctx, session);
+    return sendPage(reply, await page(session, slack?.channel ?? '', { version, notice }));
   });
 
   app.post<{ Body: Form }>('/app/admin/slack', ADMIN, async (request, reply) => {
     const session = request.appSession!;
     const channel = field(request.body, 'channel').trim();
     const config = { slack: channel ? { channel } : null };
-    const issues = await applyChange(ctx, session, config);
+    const version = readAtOf(request.body);
+    const issues = await applyChange(ctx, session, version, () => config);
     if (issues) {
       const own = issues.find((issue) => issue.field === 'slack.channel');
       const problems = issues.filter((issue) => issue !== own).map((issue) => describeIssue(issue, config));
-      return sendPage(reply, await page(session, channel, { error: own?.message, problems }), 422);
+      return sendPage(reply, await page(session, channel, { version, error: own?.message, problems }), 422);
     }
     return reply.redirect('/app/admin/slack?notice=saved', 303);
   });

@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { WorkspaceConfig } from '../../../services/config-file.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
+import { currentConfigVersion } from '../../../services/apply-config.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import {
   deliveryLog,
@@ -27,11 +28,14 @@ import {
   adminPage,
   applyChange,
   confirmCard,
+  configFields,
   csrfField,
   describedBy,
   fieldError,
   issueSummary,
   selected,
+  readAtOf,
+  versionPassedOn,
 } from './shared.ts';
 
 const PAGE = '/app/admin/webhook';
@@ -72,6 +76,7 @@ const stateBadge = (state: string) => html`<span class="status ${STATE_CLASS[sta
 
 function endpointCard(
   session: AppSession,
+  version: number,
   endpoint: WebhookEndpoint | undefined,
   now: number,
   values: { url: string },
@@ -97,21 +102,21 @@ function endpointCard(
               endpoint!.disabledAt !== null,
               () =>
                 html`<form method="post" action="${PAGE}/save">
-                  ${csrfField(session)}
+                  ${configFields(session, version)}
                   <input type="hidden" name="url" value="${endpoint!.url}" />
                   <button type="submit">Enable again</button>
                 </form>`,
             )}
             <form method="post" action="${PAGE}/test">
-              ${csrfField(session)}
+              ${configFields(session, version)}
               <button type="submit" class="secondary">Send test event</button>
             </form>
             <form method="post" action="${PAGE}/rotate">
-              ${csrfField(session)}
+              ${configFields(session, version)}
               <button type="submit" class="secondary">Rotate secret…</button>
             </form>
             <form method="post" action="${PAGE}/remove">
-              ${csrfField(session)}
+              ${configFields(session, version)}
               <button type="submit" class="link">Remove endpoint…</button>
             </form>
           </div>`,
@@ -141,7 +146,7 @@ function endpointCard(
       )}
     </dl>
     <form method="post" action="${PAGE}/save" class="decide">
-      ${csrfField(session)}
+      ${configFields(session, version)}
       <label for="w-url"
         >${endpoint ? 'Change the URL' : 'Endpoint URL'}
         <span class="muted"
@@ -336,6 +341,8 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
       errors?: Record<string, string>;
     } = {},
   ) => {
+    // Read before the endpoint, as `currentConfig` does.
+    const version = await currentConfigVersion(ctx, session.workspace);
     const endpoint = await webhookEndpointOf(ctx, session.workspace.id);
     const entries = await deliveryLog(ctx, session.workspace.id, { state: options.filter, limit: SHOWN });
     const dead = await deadDeliveries(ctx, session.workspace.id, DEAD_COUNTED);
@@ -347,6 +354,7 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
       </p>
       ${endpointCard(
         session,
+        version,
         endpoint,
         ctx.now(),
         options.values ?? { url: endpoint?.url ?? '' },
@@ -359,12 +367,19 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
   /** The `webhook` part of the workspace file, through `applyChange`, keeping the new secret if one was made. */
   const applyWebhook = async (
     session: AppSession,
+    readAt: number | undefined,
     webhook: WorkspaceConfig['webhook'],
   ): Promise<{ issues: FieldIssue[] } | { secret?: string }> => {
     let secret: string | undefined;
-    const issues = await applyChange(ctx, session, { webhook }, (applied) => {
-      secret = applied.webhook_secret;
-    });
+    const issues = await applyChange(
+      ctx,
+      session,
+      readAt,
+      () => ({ webhook }),
+      (applied) => {
+        secret = applied.webhook_secret;
+      },
+    );
     return issues ? { issues } : { secret };
   };
 
@@ -404,7 +419,7 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
       );
     if (!url) return refused({ url: 'Enter the URL of your receiver.' });
     const before = await webhookEndpointOf(ctx, session.workspace.id);
-    const result = await applyWebhook(session, { url });
+    const result = await applyWebhook(session, readAtOf(request.body), { url });
     if ('issues' in result) {
       const errors: Record<string, string> = {};
       const problems: string[] = [];
@@ -475,7 +490,7 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
         message: html`<code>${endpoint.url}</code>. No events are made or sent from now on, and its secret is
           deleted: an endpoint set later gets a new one. The delivery log stays.`,
         action: `${PAGE}/remove`,
-        fields: {},
+        fields: { ...versionPassedOn(request.body) },
         button: 'Remove endpoint',
         back: PAGE,
       });
@@ -484,7 +499,7 @@ export function webhookPages(app: FastifyInstance, { ctx }: PageDeps) {
         await adminPage(ctx, session, { title: 'Remove webhook endpoint', active: 'webhook' }, body),
       );
     }
-    const result = await applyWebhook(session, null);
+    const result = await applyWebhook(session, readAtOf(request.body), null);
     if ('issues' in result) {
       const problems = result.issues.map((issue) => issue.message);
       return sendPage(reply, await mainPage(session, { problems }), 422);

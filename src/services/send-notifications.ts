@@ -1,0 +1,140 @@
+/**
+ * Sending the notification jobs that notifications.ts writes with each hold change: the notification
+ * worker claims due jobs and makes one attempt at each, minting the decision links they carry; a
+ * failure is retried on a schedule, then the job is given up.
+ */
+import { outcomeMail, requestMail, slackMessage, smsText, unknownOutcomeMail } from '../channels/messages.ts';
+import type { SlackPosted } from '../channels/slack.ts';
+import { outcomeUnknown } from '../domain/envelope.ts';
+import { findHoldByReference, listHoldDecisions } from '../store/holds.ts';
+import { findMemberById } from '../store/members.ts';
+import {
+  anyDueNotification,
+  claimDueNotifications,
+  findNotification,
+  finishNotification,
+  listNotificationsOfHold,
+  type Notification,
+  postponeNotification,
+  retryNotification,
+} from '../store/notifications.ts';
+import { findWorkspace } from '../store/workspaces.ts';
+import type { ServiceContext } from './context.ts';
+import { mintDecisionLink } from './decision-links.ts';
+import { slackChannelOf } from './notifications.ts';
+import { mailSignInLinks } from './sign-in.ts';
+
+const CLAIM_MS = 60_000;
+export const MAX_NOTIFICATION_ATTEMPTS = 10;
+
+/** 5 s, 10 s, 20 s, ... capped at an hour. */
+export const notificationRetryDelay = (attempt: number, scale: number) =>
+  Math.round(Math.min(3_600_000, 5_000 * 2 ** (attempt - 1)) * scale);
+
+export async function claimNotifications(ctx: ServiceContext, limit: number): Promise<string[]> {
+  // Most rounds (every hold change starts one) find nothing due.
+  if (!(await anyDueNotification(ctx.db, ctx.now()))) return [];
+  return ctx.db.transaction((tx) => claimDueNotifications(tx, ctx.now(), CLAIM_MS, limit));
+}
+
+/** One attempt at one job; a failure is retried on the schedule, then the job is given up. */
+export async function sendNotification(ctx: ServiceContext, id: string): Promise<void> {
+  const job = await findNotification(ctx.db, id);
+  if (job?.state !== 'pending') return;
+  try {
+    const outcome = await attempt(ctx, job);
+    if (outcome === 'postpone') {
+      await postponeNotification(ctx.db, id, ctx.now() + Math.max(50, 2_000 * ctx.channels.retryScale));
+      return;
+    }
+    await finishNotification(ctx.db, id, { ...outcome, at: ctx.now() });
+  } catch (error) {
+    const attempts = job.attempts + 1;
+    await retryNotification(ctx.db, id, {
+      error: error instanceof Error ? error.message : 'send failed',
+      nextAttemptAt:
+        attempts >= MAX_NOTIFICATION_ATTEMPTS
+          ? null
+          : ctx.now() + notificationRetryDelay(attempts, ctx.channels.retryScale),
+    });
+    throw error;
+  }
+}
+
+type Attempt = { state: 'sent' | 'skipped'; messageRef?: string } | 'postpone';
+
+async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt> {
+  // Only sign-in mails are about no hold.
+  if (job.holdId === null) return { state: await mailSignInLinks(ctx, job.memberId) };
+  const hold = await findHoldByReference(ctx.db, job.holdId);
+  const workspace = hold && (await findWorkspace(ctx.db, hold.workspaceId));
+  if (!hold || !workspace) return { state: 'skipped' };
+  const member = job.memberId ? await findMemberById(ctx.db, job.memberId) : undefined;
+  // A request for a hold already closed would offer a decision nobody can make any more.
+  if (job.kind === 'request' && hold.status !== 'pending') return { state: 'skipped' };
+
+  if (job.channel === 'email') {
+    if (!ctx.mailer || !member) return { state: 'skipped' };
+    const message =
+      job.kind === 'request'
+        ? requestMail(
+            workspace,
+            hold,
+            await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'email' }),
+          )
+        : outcomeUnknown(hold)
+          ? unknownOutcomeMail(workspace, hold, `${ctx.publicUrl}/app/holds/${hold.id}`)
+          : outcomeMail(workspace, hold);
+    await ctx.mailer.send({ to: member.email, ...message });
+    return { state: 'sent' };
+  }
+
+  if (job.channel === 'sms') {
+    const sms = ctx.channels.sms;
+    if (!sms || !member?.phone) return { state: 'skipped' };
+    const link = await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'sms' });
+    const sent = await sms.client.send(member.phone, smsText(hold, link, job.replyCode));
+    return { state: 'sent', messageRef: JSON.stringify({ sid: sent.sid }) };
+  }
+
+  const slack = ctx.channels.slack;
+  if (!slack) return { state: 'skipped' };
+  const reviewUrl = `${ctx.publicUrl}/app/holds/${hold.id}`;
+  const approvedBy = (await listHoldDecisions(ctx.db, hold.id))
+    .filter((decision) => decision.verdict === 'approve')
+    .map((decision) => decision.name);
+  if (job.kind === 'request') {
+    const target = member ? member.slackUserId : await slackChannelOf(ctx.db, ctx, workspace);
+    if (!target) return { state: 'skipped' };
+    const link = member ? await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'slack' }) : null;
+    const posted = await slack.client.post(
+      target,
+      slackMessage(workspace, hold, link, approvedBy, reviewUrl),
+    );
+    return { state: 'sent', messageRef: JSON.stringify(posted) };
+  }
+  // refresh: wait until every request of the hold is posted (or given up), and until a refresh that
+  // started first is done: one at a time per hold, each reading the hold when it starts, so the
+  // last update written shows the latest state.
+  const jobs = await listNotificationsOfHold(ctx.db, hold.id);
+  const requests = jobs.filter((other) => other.channel === 'slack' && other.kind === 'request');
+  const mine = [job.claimedUntil ?? 0, job.id] as const;
+  const refreshing = jobs.some(
+    (other) =>
+      other.kind === 'refresh' &&
+      other.id !== job.id &&
+      other.state === 'pending' &&
+      other.claimedUntil !== null &&
+      other.claimedUntil > ctx.now() &&
+      (other.claimedUntil < mine[0] || (other.claimedUntil === mine[0] && other.id < mine[1])),
+  );
+  if (refreshing || requests.some((request) => request.state === 'pending')) return 'postpone';
+  for (const request of requests) {
+    if (request.state !== 'sent' || !request.messageRef) continue;
+    await slack.client.update(
+      JSON.parse(request.messageRef) as SlackPosted,
+      slackMessage(workspace, hold, null, approvedBy, reviewUrl),
+    );
+  }
+  return { state: 'sent' };
+}
