@@ -5,7 +5,7 @@ import { escapeHtml } from '../markup/html.ts';
 /** Pages carry no script; images only over https (workspace logos). */
 export const PAGE_SECURITY_HEADERS = {
   'Content-Security-Policy':
-    "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "default-src 'none'; img-src 'self' https: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',

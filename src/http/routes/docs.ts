@@ -14,6 +14,21 @@ const elsewhere: Record<string, URL> = { sdk: new URL('../../../packages/sdk/REA
 export function docsRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
   app.get('/docs/openapi.json', async () => openApiDocument(ctx.publicUrl));
 
+  // The pages' screenshots: `screenshots/…` in docs/app.md, as the repository shows them too.
+  app.get<{ Params: { file: string } }>('/docs/screenshots/:file', async (request, reply) => {
+    if (!/^[a-z0-9-]+\.png$/.test(request.params.file)) return sendError(reply, 404, 'not_found');
+    let image: Buffer;
+    try {
+      image = await readFile(new URL(`screenshots/${request.params.file}`, docsDirectory));
+    } catch {
+      return sendError(reply, 404, 'not_found');
+    }
+    return reply
+      .headers({ 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' })
+      .type('image/png')
+      .send(image);
+  });
+
   app.get<{ Params: { page?: string } }>('/docs/:page?', async (request, reply) => {
     const name = request.params.page || 'README';
     if (!/^[a-z0-9-]+$|^README$/.test(name)) return sendError(reply, 404, 'not_found');
