@@ -3,13 +3,14 @@
  * service on the same storage to check that what the command did takes effect.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { requireWorkspace } from '../src/services/workspaces.ts';
 import { backends, type Storage } from './support/backends.ts';
-import { approvals, type Run } from './support/cli.ts';
+import { approvals, ROOT, type Run } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 
@@ -35,13 +36,26 @@ function refused(run: Run, mentions: RegExp) {
   assert.match(lines[0]!, mentions);
 }
 
-/** A usage error: exit 2, nothing on stdout, the reason then the usage on stderr. */
-function usage(run: Run, mentions: RegExp) {
+/**
+ * A usage error: exit 2, nothing on stdout, the reason, then the usage of that command only (or, for a
+ * command that does not exist, where to find them all): never the whole usage after every error.
+ */
+function usage(run: Run, mentions: RegExp, command: string | null) {
   assert.equal(run.code, 2, `exit code 2 expected; stderr: ${run.stderr}`);
   assert.equal(run.stdout, '', 'nothing on stdout');
-  assert.match(run.stderr, /usage: approvals/);
-  assert.match(run.stderr.split('\n')[0]!, mentions);
+  const [reason, ...rest] = run.stderr.trimEnd().split('\n');
+  assert.match(reason!, mentions);
+  if (command === null) assert.deepEqual(rest, ['Run `approvals --help` for every command.']);
+  else {
+    assert.ok(rest.length >= 1, run.stderr);
+    for (const line of rest) assert.ok(line.startsWith(`usage: approvals ${command}`), run.stderr);
+  }
 }
+
+/** Debian's own Node.js, when it is older than the project's (as on this project's machines). */
+const OLD_NODE = ((version) => (/^v(1\d|2[0-3])\./.test(version) ? '/usr/bin/node' : null))(
+  spawnSync('/usr/bin/node', ['--version'], { encoding: 'utf8' }).stdout ?? '',
+);
 
 const STATUS_AFTER = { allowed: 'auto_allowed', pending: 'pending', denied: 'rejected' } as const;
 
@@ -378,19 +392,75 @@ for (const backend of backends) {
         approvals(storage, ['workspace', 'create', `${slug}-x`, '--json']),
         approvals(storage, ['migrate', '--bogus']),
       ]);
-      usage(unknown, /unknown command: frobnicate/);
-      usage(badEnv, /--env/);
-      usage(noFile, /--file|-f/);
-      usage(noName, /--name/);
-      usage(badOption, /bogus/);
+      usage(unknown, /unknown command: frobnicate/, null);
+      usage(badEnv, /--env/, 'keys create');
+      usage(noFile, /--file|-f/, 'apply');
+      usage(noName, /--name/, 'workspace create');
+      usage(badOption, /bogus/, 'migrate');
       await assert.rejects(requireWorkspace(t.service.ctx, `${slug}-x`), /not found/);
     });
 
-    test('no command at all is a usage error: reason and usage on stderr', async () => {
+    test('no command at all is a usage error: reason and where to look on stderr', async () => {
       const run = await approvals(storage, []);
       assert.equal(run.code, 2);
       assert.equal(run.stdout, '');
-      assert.match(run.stderr, /usage: approvals/);
+      assert.equal(
+        run.stderr,
+        'approvals: a command is required\nRun `approvals --help` for every command.\n',
+      );
     });
+
+    test('--help: every command, or one command with its options', async () => {
+      const all = await approvals(storage, ['--help']);
+      assert.equal(all.code, 0);
+      assert.match(all.stdout, /^usage: approvals <command>/);
+      assert.match(all.stdout, /webhook redeliver/);
+      const apply = await approvals(storage, ['apply', '--help']);
+      assert.equal(apply.code, 0);
+      assert.equal(
+        apply.stdout,
+        'usage: approvals apply --workspace <slug> -f <file.yaml|file.json> [--expect-version <n>]\n',
+      );
+      const keys = await approvals(storage, ['keys', '--help']);
+      assert.deepEqual(
+        keys.stdout
+          .trimEnd()
+          .split('\n')
+          .map((line) => line.split(' ').slice(2, 4).join(' ')),
+        ['keys create', 'keys revoke'],
+      );
+    });
+
+    test('what is not found is named, with where it was looked for', async () => {
+      const workspace = await approvals(storage, ['export', '--workspace', 'nowhere']);
+      assert.equal(workspace.code, 1);
+      assert.equal(
+        workspace.stderr,
+        `approvals: workspace nowhere not found in the ${storage.env.DATABASE_URL ? 'PostgreSQL database of DATABASE_URL' : `SQLite database in DATA_DIR ${storage.env.DATA_DIR}`}\n`,
+      );
+      const member = await approvals(storage, [
+        'users',
+        'invite',
+        '--workspace',
+        slug,
+        '--email',
+        'nobody@acme.test',
+      ]);
+      assert.equal(member.code, 1);
+      assert.match(
+        member.stderr,
+        new RegExp(`^approvals: member nobody@acme.test not found in workspace ${slug}: `),
+      );
+    });
+
+    test(
+      'on a Node.js older than 24 the command says so instead of failing to load',
+      { skip: OLD_NODE ? undefined : 'no Node.js older than 24 at /usr/bin/node' },
+      () => {
+        const old = spawnSync(OLD_NODE!, [join(ROOT, 'bin/approvals.js'), '--help'], { encoding: 'utf8' });
+        assert.equal(old.status, 2);
+        assert.match(old.stderr, /^approvals: needs Node.js 24 or later, and this is v\d+/);
+      },
+    );
   });
 }

@@ -187,7 +187,7 @@ for (const backend of backends) {
       assert.match(missing.stderr, /workspace limits needs a slug/);
       const unknown = await approvals(storage, ['workspace', 'limits', 'no-such-workspace', '--v1', '10']);
       assert.equal(unknown.code, 1);
-      assert.equal(unknown.stderr, 'approvals: workspace not found\n');
+      assert.match(unknown.stderr, /^approvals: workspace \S+ not found in the /);
 
       assert.deepEqual(json(await limits(workspace.slug)).v1, { limit: 500, source: 'workspace' });
       assert.equal((await entries(workspace.slug)).length, before.length, 'no evidence entry');

@@ -79,18 +79,55 @@ function required(values: Values, name: keyof Values): string {
   return value;
 }
 
+/** Where this command reads and writes: what "not found" was looked for in. */
+function storageText(): string {
+  const { databaseUrl, dataDir } = loadConfig();
+  return databaseUrl
+    ? 'the PostgreSQL database of DATABASE_URL'
+    : `the SQLite database in DATA_DIR ${dataDir}`;
+}
+
+/** The workspace of a slug given on the command line; not found names the slug and where it looked. */
+async function workspaceNamed(ctx: ServiceContext, slug: string) {
+  try {
+    return await requireWorkspace(ctx, slug);
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === 'not_found')
+      throw new ServiceError('not_found', `workspace ${slug} not found in ${storageText()}`);
+    throw error;
+  }
+}
+
+/** The usage lines of the commands that start with `words` (all of them for none). */
+function usageOf(words: string[]): string[] {
+  const commands = USAGE.split('\n')
+    .slice(1)
+    .map((line) => line.trim());
+  return commands.filter((line) => words.every((word, i) => line.split(' ')[i] === word));
+}
+
+/** A usage error's answer: the reason, then how the command is used (or where to look). */
+function usageAnswer(reason: string, words: string[]): string {
+  for (let known = Math.min(words.length, 2); known > 0; known--) {
+    const lines = usageOf(words.slice(0, known));
+    if (lines.length > 0)
+      return `approvals: ${reason}\n${lines.map((line) => `usage: approvals ${line}`).join('\n')}\n`;
+  }
+  return `approvals: ${reason}\nRun \`approvals --help\` for every command.\n`;
+}
+
 /** Runs a command; null when it wrote its own output (a stream too long for one JSON object). */
 async function run(ctx: ServiceContext, words: string[], values: Values): Promise<[object, string] | null> {
   const command = words.slice(0, 2).join(' ');
   if (command === 'evidence export' && words.length === 2) {
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     for await (const chunk of exportEvidence(ctx, workspace.id)) {
       if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
     }
     return null;
   }
   if (words[0] === 'verify' && words.length === 1) {
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const against = values.against === undefined ? undefined : readCheckpoint(values.against);
     return verdict(await verifyChain(ctx, workspace.id, {}, against), `evidence of ${workspace.slug}`);
   }
@@ -112,7 +149,7 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
       const text = values[name];
       if (text !== undefined) changes[name] = limitOption(name, text);
     }
-    const workspace = await requireWorkspace(ctx, slug);
+    const workspace = await workspaceNamed(ctx, slug);
     if (Object.keys(changes).length === 0) {
       const limits = workspaceLimits(ctx, workspace);
       return [limits, describeLimits(limits)];
@@ -125,7 +162,7 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
   if (command === 'keys create') {
     const env = required(values, 'env');
     if (env !== 'live' && env !== 'test') throw new UsageError('--env must be live or test');
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const key = await createApiKey(ctx, { workspace, env, name: values.name });
     return [key, `Created key ${key.id}. Store it now, it is not shown again:\n${key.key}`];
   }
@@ -136,7 +173,7 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     return [result, `Revoked key ${id}.`];
   }
   if (words[0] === 'apply' && words.length === 1) {
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const file = required(values, 'file');
     const expected = values['expect-version'];
     if (expected !== undefined && !/^\d{1,15}$/.test(expected))
@@ -151,7 +188,7 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     ];
   }
   if (words[0] === 'export' && words.length === 1) {
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     // The version first, as the app's forms read it: a change landing in between makes a later
     // `apply --expect-version` refuse, never lose it.
     const version = await currentConfigVersion(ctx, workspace);
@@ -162,13 +199,13 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     ];
   }
   if (words[0] === 'simulate' && words.length === 1) {
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const draft = parseConfig(readText(required(values, 'file')));
     const report = await simulatePolicy(ctx, workspace, draft, { sinceMs: duration(values.since ?? '30d') });
     return [report, describeSimulation(report)];
   }
   if (command === 'webhook rotate' && words.length === 2) {
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const rotated = await rotateWebhookSecret(ctx, workspace.id);
     return [
       rotated,
@@ -176,7 +213,7 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     ];
   }
   if (command === 'webhook deliveries' && words.length === 2) {
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const state = values.state;
     if (state !== undefined && !['pending', 'delivered', 'dead'].includes(state)) {
       throw new UsageError('--state must be pending, delivered or dead');
@@ -190,7 +227,7 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     return [{ deliveries }, lines.join('\n') || 'No deliveries.'];
   }
   if (command === 'webhook redeliver') {
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const ids = words.slice(2);
     if (values['all-dead'] === ids.length > 0)
       throw new UsageError('name event ids or --all-dead (not both)');
@@ -198,7 +235,7 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     return [result, `Queued ${result.requeued} event(s) for delivery.`];
   }
   if (command === 'users invite' && words.length === 2) {
-    const workspace = await requireWorkspace(ctx, required(values, 'workspace'));
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const invite = await inviteLink(ctx, workspace, required(values, 'email'));
     return [invite, `One-time sign-in link (valid for 7 days):\n${invite.url}`];
   }
@@ -325,15 +362,20 @@ export async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
-    process.stderr.write(`approvals: ${(error as Error).message}\n${USAGE}\n`);
+    const words = argv.filter((arg) => !arg.startsWith('-'));
+    process.stderr.write(usageAnswer((error as Error).message, words));
     return 2;
   }
   if (parsed.values.help) {
-    process.stdout.write(`${USAGE}\n`);
+    // `approvals apply --help`: that command's usage; otherwise every command's.
+    const lines = parsed.positionals.length > 0 ? usageOf(parsed.positionals.slice(0, 2)) : [];
+    process.stdout.write(
+      lines.length > 0 ? `${lines.map((line) => `usage: approvals ${line}`).join('\n')}\n` : `${USAGE}\n`,
+    );
     return 0;
   }
   if (parsed.positionals.length === 0) {
-    process.stderr.write(`approvals: a command is required\n${USAGE}\n`);
+    process.stderr.write(usageAnswer('a command is required', []));
     return 2;
   }
   let ctx: ServiceContext | undefined;
@@ -362,7 +404,7 @@ export async function main(argv: string[]): Promise<number> {
       return 3;
     }
     if (error instanceof UsageError) {
-      process.stderr.write(`approvals: ${error.message}\n${USAGE}\n`);
+      process.stderr.write(usageAnswer(error.message, parsed.positionals));
       return 2;
     }
     const reason =

@@ -23,7 +23,7 @@ import {
 import { findWorkspace, type Workspace } from '../store/workspaces.ts';
 import type { Sql } from '../store/db.ts';
 import type { ServiceContext } from './context.ts';
-import { notFound } from './errors.ts';
+import { ServiceError } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -100,7 +100,12 @@ export async function inviteLink(
   email: string,
 ): Promise<{ url: string }> {
   const member = await findMemberByEmail(ctx.db, workspace.id, email);
-  if (!member) throw notFound('member (declare members with apply, or in the app)');
+  // Named for the operator who typed it (the CLI); the app answers with a page of its own.
+  if (!member)
+    throw new ServiceError(
+      'not_found',
+      `member ${email} not found in workspace ${workspace.slug}: declare members with apply, or in the app`,
+    );
   return { url: await mintLoginLink(ctx, member.id, INVITE_DAYS * 86_400_000) };
 }
 
