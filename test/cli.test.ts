@@ -4,6 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -12,6 +14,7 @@ import { requireWorkspace } from '../src/services/workspaces.ts';
 import { backends, type Storage } from './support/backends.ts';
 import { approvals, ROOT, type Run } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
+import { freePort } from './support/mcp-upstream.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 
 /** Success with --json: exit 0, nothing on stderr, exactly one JSON object (one line) on stdout. */
@@ -408,6 +411,69 @@ for (const backend of backends) {
         run.stderr,
         'approvals: a command is required\nRun `approvals --help` for every command.\n',
       );
+    });
+
+    test('doctor: each setting it can check, one line each; exit 1 when one fails', async () => {
+      // A Slack stand-in that knows one bot token, and an SMTP port that takes connections.
+      const slackApi = http.createServer((request, response) => {
+        const good = request.headers.authorization === 'Bearer xoxb-good-token';
+        response.setHeader('content-type', 'application/json');
+        response.end(
+          JSON.stringify(good ? { ok: true, team: 'Acme' } : { ok: false, error: 'invalid_auth' }),
+        );
+      });
+      const smtp = net.createServer((socket) => socket.end());
+      await Promise.all([
+        new Promise<void>((resolve) => slackApi.listen(0, '127.0.0.1', resolve)),
+        new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve)),
+      ]);
+      const slackUrl = `http://127.0.0.1:${(slackApi.address() as net.AddressInfo).port}`;
+      const smtpPort = (smtp.address() as net.AddressInfo).port;
+      try {
+        const healthy = await approvals(storage, ['doctor', '--json'], {
+          PUBLIC_URL: 'https://approvals.acme.test',
+          SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+          SLACK_BOT_TOKEN: 'xoxb-good-token',
+          SLACK_SIGNING_SECRET: 'secret',
+          SLACK_API_URL: slackUrl,
+        });
+        assert.equal(healthy.code, 0, healthy.stderr);
+        const statuses = (run: Run) =>
+          Object.fromEntries(
+            (JSON.parse(run.stdout) as { checks: { name: string; status: string }[] }).checks.map((c) => [
+              c.name,
+              c.status,
+            ]),
+          );
+        assert.deepEqual(statuses(healthy), {
+          storage: 'ok',
+          PUBLIC_URL: 'ok',
+          SMTP_URL: 'ok',
+          Slack: 'ok',
+          SMS: 'off',
+        });
+        const closed = await freePort();
+        const broken = await approvals(storage, ['doctor', '--json'], {
+          SMTP_URL: `smtp://127.0.0.1:${closed}`,
+          SLACK_BOT_TOKEN: 'xoxb-revoked-token',
+          SLACK_SIGNING_SECRET: 'secret',
+          SLACK_API_URL: slackUrl,
+          SMS_FROM: '+15550100',
+        });
+        assert.equal(broken.code, 1);
+        assert.deepEqual(statuses(broken), {
+          storage: 'ok',
+          PUBLIC_URL: 'warn',
+          SMTP_URL: 'fail',
+          Slack: 'fail',
+          SMS: 'fail',
+        });
+        assert.match(broken.stdout, /invalid_auth/);
+        assert.ok(!broken.stdout.includes('xoxb-revoked-token'), 'the token is never printed');
+      } finally {
+        slackApi.close();
+        smtp.close();
+      }
     });
 
     test('--help: every command, or one command with its options', async () => {

@@ -11,6 +11,7 @@ import { type TrustedKeys, verifyEvidenceExport } from '../../packages/sdk/src/e
 import { loadConfig, MAX_RATE_LIMIT } from '../config.ts';
 import { describeTypeMismatch } from '../domain/rules.ts';
 import { openContext } from '../runtime.ts';
+import { doctor } from './doctor.ts';
 import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
 import { applyConfig, currentConfigVersion, exportConfig, parseConfig } from '../services/apply-config.ts';
 import type { ServiceContext } from '../services/context.ts';
@@ -47,6 +48,7 @@ const USAGE = `usage: approvals <command> [--json]
   webhook rotate --workspace <slug>
   webhook deliveries --workspace <slug> [--state pending|delivered|dead]
   webhook redeliver --workspace <slug> (<event-id>… | --all-dead)
+  doctor                                      (checks the settings it can)
   migrate`;
 
 class UsageError extends Error {}
@@ -388,6 +390,14 @@ export async function main(argv: string[]): Promise<number> {
       const text = applied.length ? `Applied migrations ${applied.join(', ')}.` : 'Nothing to migrate.';
       process.stdout.write(parsed.values.json ? `${JSON.stringify({ applied })}\n` : `${text}\n`);
       return 0;
+    }
+    if (parsed.positionals.join(' ') === 'doctor') {
+      const checks = await doctor(config);
+      const text = checks
+        .map((check) => `${check.status.padEnd(4)}  ${check.name}: ${check.detail}`)
+        .join('\n');
+      process.stdout.write(parsed.values.json ? `${JSON.stringify({ checks })}\n` : `${text}\n`);
+      return checks.some((check) => check.status === 'fail') ? 1 : 0;
     }
     const offline = parsed.positionals.join(' ') === 'verify' && parsed.values.export !== undefined;
     if (!offline) ctx = await openContext(config);
