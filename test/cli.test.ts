@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { requireWorkspace } from '../src/services/workspaces.ts';
-import { backends, type Storage } from './support/backends.ts';
+import { backends, sqlite as sqliteBackend, type Storage } from './support/backends.ts';
 import { approvals, ROOT, type Run } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { freePort } from './support/mcp-upstream.ts';
@@ -473,6 +473,32 @@ for (const backend of backends) {
       } finally {
         slackApi.close();
         smtp.close();
+      }
+    });
+
+    test('a DATA_DIR without a database is refused unless --init asks for one', async () => {
+      const empty = await sqliteBackend.create();
+      try {
+        const refused = await approvals(empty, ['workspace', 'create', 'fresh', '--name', 'Fresh']);
+        assert.equal(refused.code, 1);
+        assert.equal(
+          refused.stderr,
+          `approvals: no database in DATA_DIR ${empty.env.DATA_DIR}: set DATA_DIR (or DATABASE_URL) to the service's, or pass --init to make a new one here\n`,
+        );
+        assert.ok(!existsSync(join(empty.env.DATA_DIR, 'approvals.db')), 'nothing was made');
+        const made = await approvals(empty, [
+          'workspace',
+          'create',
+          'fresh',
+          '--name',
+          'Fresh',
+          '--init',
+          '--json',
+        ]);
+        assert.equal(made.code, 0, made.stderr);
+        assert.equal(jsonOut(made).slug, 'fresh');
+      } finally {
+        await empty.drop();
       }
     });
 

@@ -4,6 +4,7 @@
  */
 import { once } from 'node:events';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { Checkpoint } from '../../packages/sdk/src/chain.ts';
@@ -33,7 +34,7 @@ import {
 import { migrate } from '../store/migrate.ts';
 import { openDb } from '../store/open.ts';
 
-const USAGE = `usage: approvals <command> [--json]
+const USAGE = `usage: approvals <command> [--json] [--init]
   workspace create <slug> --name <name> [--plan legacy_free]
   workspace limits <slug> [--v1 <n>|default] [--mcp <n>|default]
   keys create --workspace <slug> --env live|test [--name <name>]
@@ -70,6 +71,7 @@ const options = {
   v1: { type: 'string' },
   mcp: { type: 'string' },
   'expect-version': { type: 'string' },
+  init: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -400,6 +402,18 @@ export async function main(argv: string[]): Promise<number> {
       return checks.some((check) => check.status === 'fail') ? 1 : 0;
     }
     const offline = parsed.positionals.join(' ') === 'verify' && parsed.values.export !== undefined;
+    // A DATA_DIR that is not the service's would otherwise get an empty database of its own, and every
+    // command would answer "not found" about it.
+    if (
+      !offline &&
+      !config.databaseUrl &&
+      !parsed.values.init &&
+      !existsSync(join(config.dataDir, 'approvals.db'))
+    )
+      throw new ServiceError(
+        'not_found',
+        `no database in DATA_DIR ${config.dataDir}: set DATA_DIR (or DATABASE_URL) to the service's, or pass --init to make a new one here`,
+      );
     if (!offline) ctx = await openContext(config);
     const answer = offline
       ? await verifyExportFile(parsed.values)
