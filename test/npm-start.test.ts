@@ -3,7 +3,6 @@
  * shell and signals that shell, which died and left the service behind, still holding its port. The
  * script now `exec`s Node.js, so the signal reaches the service, which shuts down as it should.
  */
-import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
