@@ -90,8 +90,8 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   {
     kind: 'worker',
     reason:
-      'job claims: due notifications and webhook events of every workspace (a read whether any is due, then FOR UPDATE SKIP LOCKED)',
-    functions: { anyDueNotification: 1, claimDueNotifications: 2, anyDueEvent: 1, claimDueEvents: 2 },
+      'job claims: due notifications and webhook events of every workspace (a read whether any is due, then one UPDATE of the due rows FOR UPDATE SKIP LOCKED)',
+    functions: { anyDue: 1, claimDue: 1 },
   },
   {
     kind: 'worker',

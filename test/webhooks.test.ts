@@ -10,7 +10,8 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../src/config.ts';
-import { MAX_ATTEMPTS, retryDelay } from '../src/domain/webhooks.ts';
+import { backoffDelay } from '../src/domain/backoff.ts';
+import { DELIVERY_RETRIES, MAX_ATTEMPTS } from '../src/domain/webhooks.ts';
 import { openContext } from '../src/runtime.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
@@ -220,39 +221,44 @@ const denied = (t: TestService, key: string) =>
 
 // ---------------------------------------------------------------------------------------------
 
-test('retryDelay follows the schedule: 5 s doubling, ±20 % jitter, 4 h cap, Retry-After within it', () => {
+test('the delivery retries follow the schedule: 5 s doubling, ±20 % jitter, 4 h cap, Retry-After within it', () => {
   const base = (n: number) => Math.min(5000 * 2 ** (n - 1), 4 * HOUR);
   let total = 0;
   for (let n = 1; n < MAX_ATTEMPTS; n++) {
-    const low = retryDelay(n, { scale: 1, random: 0 });
-    const middle = retryDelay(n, { scale: 1, random: 0.5 });
-    const high = retryDelay(n, { scale: 1, random: 1 });
+    const low = backoffDelay(DELIVERY_RETRIES, n, { scale: 1, random: 0 });
+    const middle = backoffDelay(DELIVERY_RETRIES, n, { scale: 1, random: 0.5 });
+    const high = backoffDelay(DELIVERY_RETRIES, n, { scale: 1, random: 1 });
     assert.equal(middle, base(n), `attempt ${n}`);
     assert.equal(low, Math.round(base(n) * 0.8));
     assert.equal(high, Math.round(base(n) * 1.2));
     for (let k = 0; k <= 10; k++) {
       const r = k / 10;
-      const d = retryDelay(n, { scale: 1, random: r });
+      const d = backoffDelay(DELIVERY_RETRIES, n, { scale: 1, random: r });
       assert.ok(d >= low && d <= high, `attempt ${n}, random ${r}: ${d}`);
     }
-    if (n > 1) assert.ok(middle >= retryDelay(n - 1, { scale: 1, random: 0.5 }), 'never shrinks');
+    if (n > 1)
+      assert.ok(middle >= backoffDelay(DELIVERY_RETRIES, n - 1, { scale: 1, random: 0.5 }), 'never shrinks');
     total += middle;
   }
-  assert.equal(retryDelay(1, { scale: 1, random: 0.5 }), 5000);
-  assert.equal(retryDelay(2, { scale: 1, random: 0.5 }), 10_000);
-  assert.equal(retryDelay(12, { scale: 1, random: 0.5 }), 5000 * 2048);
-  assert.equal(retryDelay(13, { scale: 1, random: 0.5 }), 4 * HOUR, 'capped at 4 h from attempt 13');
-  assert.equal(retryDelay(24, { scale: 1, random: 1 }), 4 * HOUR * 1.2);
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 1, { scale: 1, random: 0.5 }), 5000);
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 2, { scale: 1, random: 0.5 }), 10_000);
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 12, { scale: 1, random: 0.5 }), 5000 * 2048);
+  assert.equal(
+    backoffDelay(DELIVERY_RETRIES, 13, { scale: 1, random: 0.5 }),
+    4 * HOUR,
+    'capped at 4 h from attempt 13',
+  );
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 24, { scale: 1, random: 1 }), 4 * HOUR * 1.2);
   // 24 waits between 25 attempts: about 2.3 days (2.24 without jitter).
   assert.ok(total / (24 * HOUR) > 2.2 && total / (24 * HOUR) < 2.3, `${total / (24 * HOUR)} days`);
   // The scale applies to every delay (WEBHOOK_RETRY_SCALE).
-  assert.equal(retryDelay(3, { scale: 0.001, random: 0.5 }), 20);
-  assert.equal(retryDelay(20, { scale: 0.001, random: 0.5 }), 14_400);
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 3, { scale: 0.001, random: 0.5 }), 20);
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 20, { scale: 0.001, random: 0.5 }), 14_400);
   // Retry-After: honoured when longer than the schedule, never past the longest wait, never shorter.
-  assert.equal(retryDelay(1, { scale: 1, random: 0.5, retryAfterMs: 60_000 }), 60_000);
-  assert.equal(retryDelay(1, { scale: 1, random: 0.5, retryAfterMs: 100 * HOUR }), 4 * HOUR);
-  assert.equal(retryDelay(5, { scale: 1, random: 0.5, retryAfterMs: 1000 }), 80_000);
-  assert.equal(retryDelay(1, { scale: 0.001, random: 0.5, retryAfterMs: 60_000 }), 60);
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 1, { scale: 1, random: 0.5, atLeastMs: 60_000 }), 60_000);
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 1, { scale: 1, random: 0.5, atLeastMs: 100 * HOUR }), 4 * HOUR);
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 5, { scale: 1, random: 0.5, atLeastMs: 1000 }), 80_000);
+  assert.equal(backoffDelay(DELIVERY_RETRIES, 1, { scale: 0.001, random: 0.5, atLeastMs: 60_000 }), 60);
 });
 
 describe('webhooks', { concurrency: true, timeout: 170_000 }, () => {
@@ -810,8 +816,8 @@ function suite(backend: Backend) {
         const waits = chosenWaits((await logOf(own, workspace.id, row.id)).attempts, due.get(row.id)!);
         assert.equal(waits.length, 24);
         for (const [i, wait] of waits.entries()) {
-          const least = retryDelay(i + 1, { scale: 1, random: 0 });
-          const most = retryDelay(i + 1, { scale: 1, random: 1 });
+          const least = backoffDelay(DELIVERY_RETRIES, i + 1, { scale: 1, random: 0 });
+          const most = backoffDelay(DELIVERY_RETRIES, i + 1, { scale: 1, random: 1 });
           assert.ok(wait >= least && wait <= most, `wait after attempt ${i + 1}: ${wait} ms`);
         }
       }

@@ -1,4 +1,5 @@
 /** Webhook events (interface.md, Events; decisions.md, Webhooks): their bodies and the retry schedule. */
+import type { Backoff } from './backoff.ts';
 import { summarize } from './envelope.ts';
 import type { Hold } from './hold.ts';
 
@@ -33,8 +34,8 @@ export function testEventBody(orgId: string, eventId: string, now: number) {
 }
 
 export const MAX_ATTEMPTS = 25;
-const FIRST_DELAY_MS = 5_000;
-const LONGEST_DELAY_MS = 4 * 3_600_000;
+/** The waits between a delivery's attempts: 5 s doubling, ±20 % jitter, at most 4 h. */
+export const DELIVERY_RETRIES: Backoff = { firstMs: 5_000, longestMs: 4 * 3_600_000, jitter: 0.2 };
 
 /** The event a hold's final state causes; none for auto-allowed, pending or executed holds. */
 export function eventOf(hold: Hold): WebhookEvent | null {
@@ -63,18 +64,4 @@ export function eventBody(event: WebhookEvent, hold: Hold, now: number) {
           decision: { verdict: hold.verdict, reason: hold.reason, channel: hold.channel },
         };
   return { event, created_at: iso(now), id: hold.id, data };
-}
-
-/**
- * The wait after attempt `attempt` failed: min(5 s × 2^(attempt−1), 4 h), ±20 % jitter, times `scale`.
- * A receiver's Retry-After is honoured when longer, but never past the schedule's longest wait.
- */
-export function retryDelay(
-  attempt: number,
-  options: { scale: number; random: number; retryAfterMs?: number },
-): number {
-  const base = Math.min(FIRST_DELAY_MS * 2 ** (attempt - 1), LONGEST_DELAY_MS);
-  const jittered = base * (0.8 + 0.4 * options.random);
-  const wanted = Math.max(jittered, Math.min(options.retryAfterMs ?? 0, LONGEST_DELAY_MS));
-  return Math.round(wanted * options.scale);
 }

@@ -4,9 +4,12 @@
  * contract lets requests through when counting fails.
  */
 import { createClient } from 'redis';
+import { type Backoff, backoffDelay } from '../domain/backoff.ts';
 import type { RateCounter, WindowCount } from './rate-limiter.ts';
 
 const ANSWER_WITHIN_MS = 250;
+/** Reconnects once connected: 100 ms doubling, at most every 5 s (`retries` counts from 0). */
+const RECONNECTS: Backoff = { firstMs: 100, longestMs: 5_000 };
 
 type Log = { warn(object: object, message: string): void };
 
@@ -25,8 +28,8 @@ export async function connectRedisRateCounter(url: string): Promise<RedisRateCou
     disableOfflineQueue: true,
     socket: {
       connectTimeout: 2000,
-      // Never connected: give up, so the start fails. Connected once: keep trying, backing off to 5 s.
-      reconnectStrategy: (retries, cause) => (ready ? Math.min(100 * 2 ** retries, 5000) : cause),
+      // Never connected: give up, so the start fails. Connected once: keep trying, backing off.
+      reconnectStrategy: (retries, cause) => (ready ? backoffDelay(RECONNECTS, retries + 1) : cause),
     },
   });
   const counter: RedisRateCounter = {

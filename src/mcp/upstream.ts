@@ -12,6 +12,7 @@ import {
   SdkErrorCode,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
+import { type Backoff, backoffDelay } from '../domain/backoff.ts';
 import { checkTarget, guardedFetch } from '../services/network-targets.ts';
 import type { CallRelay, ClientFeatureRequest } from '../services/proxy-call.ts';
 import type { UpstreamNotification } from './relay.ts';
@@ -26,8 +27,7 @@ const LIST_CHANGED = [
   'notifications/prompts/list_changed',
 ];
 /** Retries of an unreachable upstream while sessions wait on it: 2 s, doubling, at most every 30 s. */
-const RETRY_FIRST_MS = 2_000;
-const RETRY_MAX_MS = 30_000;
+const RECONNECTS: Backoff = { firstMs: 2_000, longestMs: 30_000 };
 /** A bound on an upstream's tool list, so a cursor that never ends cannot keep a call waiting. */
 const MAX_LIST_PAGES = 100;
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -156,7 +156,7 @@ export class UpstreamPool {
   /** Servers whose last connection attempt failed, and the timer that tries again. */
   private readonly unreachable = new Map<
     string,
-    { server: McpServer; retry: NodeJS.Timeout | null; delay: number }
+    { server: McpServer; retry: NodeJS.Timeout | null; retries: number }
   >();
   private closed = false;
   /** The resource URIs this instance's sessions are subscribed to on a server (the relay's). */
@@ -364,18 +364,19 @@ export class UpstreamPool {
 
   /** The upstream cannot be reached: while sessions here wait on it, try again, less and less often. */
   private lost(server: McpServer): void {
-    const outage = this.unreachable.get(server.id) ?? { server, retry: null, delay: RETRY_FIRST_MS };
+    const outage = this.unreachable.get(server.id) ?? { server, retry: null, retries: 0 };
     this.unreachable.set(server.id, { ...outage, server });
     if (outage.retry || this.closed) return;
+    const wait = backoffDelay(RECONNECTS, outage.retries + 1);
     const retry = setTimeout(() => {
       const current = this.unreachable.get(server.id);
       if (!current) return;
       current.retry = null;
       // Nobody waits for it here (any more): the next request will try.
       if (!this.wanted(server.id)) return;
-      current.delay = Math.min(current.delay * 2, RETRY_MAX_MS);
+      current.retries += 1;
       void this.client(current.server).catch(() => undefined);
-    }, outage.delay);
+    }, wait);
     retry.unref();
     this.unreachable.get(server.id)!.retry = retry;
   }

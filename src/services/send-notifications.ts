@@ -5,12 +5,11 @@
  */
 import { outcomeMail, requestMail, slackMessage, smsText, unknownOutcomeMail } from '../channels/messages.ts';
 import type { SlackPosted } from '../channels/slack.ts';
+import { type Backoff, backoffDelay } from '../domain/backoff.ts';
 import { outcomeUnknown } from '../domain/envelope.ts';
 import { findHoldByReference, listHoldDecisions } from '../store/holds.ts';
 import { findMemberById } from '../store/members.ts';
 import {
-  anyDueNotification,
-  claimDueNotifications,
   findNotification,
   finishNotification,
   listNotificationsOfHold,
@@ -18,6 +17,7 @@ import {
   postponeNotification,
   retryNotification,
 } from '../store/notifications.ts';
+import { anyDue, claimDue } from '../store/outbox.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { mintDecisionLink } from './decision-links.ts';
@@ -28,13 +28,14 @@ const CLAIM_MS = 60_000;
 export const MAX_NOTIFICATION_ATTEMPTS = 10;
 
 /** 5 s, 10 s, 20 s, ... capped at an hour. */
-export const notificationRetryDelay = (attempt: number, scale: number) =>
-  Math.round(Math.min(3_600_000, 5_000 * 2 ** (attempt - 1)) * scale);
+const SEND_RETRIES: Backoff = { firstMs: 5_000, longestMs: 3_600_000 };
 
 export async function claimNotifications(ctx: ServiceContext, limit: number): Promise<string[]> {
   // Most rounds (every hold change starts one) find nothing due.
-  if (!(await anyDueNotification(ctx.db, ctx.now()))) return [];
-  return ctx.db.transaction((tx) => claimDueNotifications(tx, ctx.now(), CLAIM_MS, limit));
+  if (!(await anyDue(ctx.db, 'notifications', ctx.now()))) return [];
+  return ctx.db.transaction((tx) =>
+    claimDue(tx, 'notifications', { now: ctx.now(), claimMs: CLAIM_MS, limit }),
+  );
 }
 
 /** One attempt at one job; a failure is retried on the schedule, then the job is given up. */
@@ -55,7 +56,7 @@ export async function sendNotification(ctx: ServiceContext, id: string): Promise
       nextAttemptAt:
         attempts >= MAX_NOTIFICATION_ATTEMPTS
           ? null
-          : ctx.now() + notificationRetryDelay(attempts, ctx.channels.retryScale),
+          : ctx.now() + backoffDelay(SEND_RETRIES, attempts, { scale: ctx.channels.retryScale }),
     });
     throw error;
   }

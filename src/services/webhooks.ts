@@ -3,13 +3,13 @@
  * at least once with signatures, retried on the schedule, dead-lettered after the last attempt.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { backoffDelay } from '../domain/backoff.ts';
 import type { Hold } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
-import { eventBody, eventOf, MAX_ATTEMPTS, retryDelay, testEventBody } from '../domain/webhooks.ts';
+import { DELIVERY_RETRIES, eventBody, eventOf, MAX_ATTEMPTS, testEventBody } from '../domain/webhooks.ts';
 import type { Sql } from '../store/db.ts';
+import { anyDue, claimDue } from '../store/outbox.ts';
 import {
-  anyDueEvent,
-  claimDueEvents,
   deleteWebhookEndpoint,
   disableWebhookEndpoint,
   findWebhookEndpoint,
@@ -166,8 +166,10 @@ export type Send = (
 /** Takes up to `limit` due events for one attempt each (see `attemptDelivery`). */
 export async function claimDeliveries(ctx: ServiceContext, limit: number): Promise<string[]> {
   // Most rounds (every hold change starts one) find nothing due.
-  if (!(await anyDueEvent(ctx.db, ctx.now()))) return [];
-  return ctx.db.transaction((tx) => claimDueEvents(tx, ctx.now(), CLAIM_MS, limit));
+  if (!(await anyDue(ctx.db, 'webhook_events', ctx.now()))) return [];
+  return ctx.db.transaction((tx) =>
+    claimDue(tx, 'webhook_events', { now: ctx.now(), claimMs: CLAIM_MS, limit }),
+  );
 }
 
 /** One attempt at a claimed event, and its outcome: delivered, retried later, dead, or the endpoint disabled. */
@@ -197,10 +199,10 @@ export async function attemptDelivery(
             state: 'pending' as const,
             nextAttemptAt:
               now +
-              retryDelay(number, {
+              backoffDelay(DELIVERY_RETRIES, number, {
                 scale: retryScale,
                 random: Math.random(),
-                retryAfterMs: result.retryAfterMs,
+                atLeastMs: result.retryAfterMs,
               }),
             deliveredAt: null,
           };

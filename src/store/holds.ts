@@ -2,6 +2,7 @@ import type { Execution, Hold } from '../domain/hold.ts';
 import { summarizeArguments } from '../domain/summary.ts';
 import type { Sql } from './db.ts';
 import type { Statement } from './statements.ts';
+import { Where } from './where.ts';
 
 const columns = `id, workspace_id AS "workspaceId", environment, connection, tool_name AS "toolName",
   agent_id AS "agentId", agent_label AS "agentLabel", arguments, context, idempotency_key AS "idempotencyKey",
@@ -189,17 +190,11 @@ export interface CallScope {
  * are appended to `params` (`$1` is the workspace).
  */
 export function recentCallsCount(scope: CallScope, since: number, params: unknown[]): string {
-  params.push(since);
-  let filter = ` AND created_at > $${params.length}`;
-  if (scope.toolName !== null) {
-    params.push(scope.connection, scope.toolName);
-    filter += ` AND connection = $${params.length - 1} AND tool_name = $${params.length}`;
-  }
-  if (scope.agentId !== null) {
-    params.push(scope.agentId);
-    filter += ` AND agent_id = $${params.length}`;
-  }
-  return `(SELECT COUNT(*) FROM holds WHERE workspace_id = $1${filter})`;
+  const where = new Where('workspace_id = $1', params).and('created_at > ?', since);
+  if (scope.toolName !== null)
+    where.and('connection = ? AND tool_name = ?', scope.connection, scope.toolName);
+  if (scope.agentId !== null) where.and('agent_id = ?', scope.agentId);
+  return `(SELECT COUNT(*) FROM holds WHERE ${where})`;
 }
 
 export async function countRecentCalls(
@@ -403,13 +398,8 @@ export async function listHolds(
   page: { direction: 'older' | 'newer'; from: { createdAt: number; id: string } | null },
   limit: number,
 ): Promise<HoldLine[]> {
-  const params: unknown[] = [workspaceId];
-  const where = ['workspace_id = $1'];
-  const add = (clause: string, value: unknown) => {
-    params.push(value);
-    where.push(clause.replaceAll('?', `$${params.length}`));
-  };
-  if (filters.status) add('status = ?', filters.status);
+  const where = new Where('workspace_id = $1', [workspaceId]);
+  if (filters.status) where.and('status = ?', filters.status);
   if (filters.tool) {
     // `\`, `%` and `_` are literal; `*` is `%`. A `?` is one UTF-16 unit for compileGlob but LIKE counts
     // characters, so a run of n `?` may be as few as n/2 characters (outside the BMP): `_…_%` then.
@@ -422,22 +412,21 @@ export async function listHolds(
             ? '_'
             : `${'_'.repeat(Math.ceil(part.length / 2))}%`,
     );
-    add(`tool_name LIKE ? ESCAPE '\\'`, like);
+    where.and(`tool_name LIKE ? ESCAPE '\\'`, like);
   }
-  if (filters.agent) add('(agent_id = ? OR agent_label = ?)', filters.agent);
-  if (filters.from !== undefined) add('created_at >= ?', filters.from);
-  if (filters.to !== undefined) add('created_at < ?', filters.to);
+  if (filters.agent) where.and('(agent_id = ? OR agent_label = ?)', filters.agent, filters.agent);
+  if (filters.from !== undefined) where.and('created_at >= ?', filters.from);
+  if (filters.to !== undefined) where.and('created_at < ?', filters.to);
   const newer = page.direction === 'newer';
   if (page.from) {
-    params.push(page.from.createdAt, page.from.id);
-    const [at, id, than] = [`$${params.length - 1}`, `$${params.length}`, newer ? '>' : '<'];
-    where.push(`(created_at ${than} ${at} OR (created_at = ${at} AND id ${than} ${id}))`);
+    const { createdAt, id } = page.from;
+    const than = newer ? '>' : '<';
+    where.and(`(created_at ${than} ? OR (created_at = ? AND id ${than} ?))`, createdAt, createdAt, id);
   }
-  params.push(limit);
   const order = newer ? 'created_at, id' : 'created_at DESC, id DESC';
   const rows = await sql.all<LineRow>(
-    `SELECT ${lineColumns} FROM holds WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT $${params.length}`,
-    params,
+    `SELECT ${lineColumns} FROM holds WHERE ${where} ORDER BY ${order} LIMIT ${where.param(limit)}`,
+    where.params,
   );
   return toLines(sql, rows);
 }

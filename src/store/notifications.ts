@@ -45,25 +45,6 @@ export async function insertNotification(
   );
 }
 
-/** Takes up to `limit` due jobs for `claimMs`; another instance skips them meanwhile. */
-/** Jobs due at `$1` and not claimed by anyone. */
-const DUE = `state = 'pending' AND next_attempt_at <= $1 AND (claimed_until IS NULL OR claimed_until < $1)`;
-
-/** Whether any job is due: a read, so that a round with nothing to do takes no lock. */
-export const anyDueNotification = async (sql: Sql, now: number) =>
-  (await sql.one(`SELECT 1 AS due FROM notifications WHERE ${DUE} LIMIT 1`, [now])) !== undefined;
-
-export async function claimDueNotifications(sql: Sql, now: number, claimMs: number, limit: number) {
-  const due = await sql.all<{ id: string }>(
-    `SELECT id FROM notifications WHERE ${DUE} ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-    [now, limit],
-  );
-  for (const { id } of due) {
-    await sql.run('UPDATE notifications SET claimed_until = $2 WHERE id = $1', [id, now + claimMs]);
-  }
-  return due.map((row) => row.id);
-}
-
 export const findNotification = (sql: Sql, id: string) =>
   sql.one<Notification>(`SELECT ${columns} FROM notifications WHERE id = $1`, [id]);
 

@@ -3,6 +3,7 @@
  * period (index `holds_by_workspace_created_id`); the activity rows are read in keyset pages.
  */
 import type { Sql } from './db.ts';
+import { Where } from './where.ts';
 
 /** Whether any hold of the workspace has this tool name or agent id. */
 export async function holdsCarry(sql: Sql, workspaceId: string, field: 'tool' | 'agent', value: string) {
@@ -24,18 +25,15 @@ export interface ReportScope {
 }
 
 /** The WHERE clause of a scope over `holds h`, and its parameters ($1…). */
-function scoped(scope: ReportScope): { where: string; params: unknown[] } {
-  const params: unknown[] = [scope.workspaceId, scope.from, scope.to];
-  let where = 'h.workspace_id = $1 AND h.created_at >= $2 AND h.created_at < $3';
-  if (scope.tool !== undefined) {
-    params.push(scope.tool);
-    where += ` AND h.tool_name = $${params.length}`;
-  }
-  if (scope.agent !== undefined) {
-    params.push(scope.agent);
-    where += ` AND h.agent_id = $${params.length}`;
-  }
-  return { where, params };
+function scoped(scope: ReportScope): Where {
+  const where = new Where('h.workspace_id = $1 AND h.created_at >= $2 AND h.created_at < $3', [
+    scope.workspaceId,
+    scope.from,
+    scope.to,
+  ]);
+  if (scope.tool !== undefined) where.and('h.tool_name = ?', scope.tool);
+  if (scope.agent !== undefined) where.and('h.agent_id = ?', scope.agent);
+  return where;
 }
 
 /** PostgreSQL answers COUNT and SUM as text (bigint); SQLite as numbers; nothing counted is null. */
@@ -48,16 +46,16 @@ const BY_PEOPLE = "(h.verdict IS NOT NULL AND h.channel NOT IN ('rule', 'agent')
 const WAITED = "h.submit_status = 'pending'";
 
 export async function outcomeCounts(sql: Sql, scope: ReportScope) {
-  const { where, params } = scoped(scope);
+  const where = scoped(scope);
   const rows = await sql.all<{ status: string; n: unknown }>(
     `SELECT h.status AS status, COUNT(*) AS n FROM holds h WHERE ${where} GROUP BY h.status`,
-    params,
+    where.params,
   );
   return new Map(rows.map((row) => [row.status, count(row.n)]));
 }
 
 export async function decisionTotals(sql: Sql, scope: ReportScope) {
-  const { where, params } = scoped(scope);
+  const where = scoped(scope);
   const row = await sql.one<Record<string, unknown>>(
     `SELECT COUNT(*) AS holds,
        SUM(CASE WHEN ${BY_RULE} THEN 1 ELSE 0 END) AS by_rule,
@@ -70,18 +68,18 @@ export async function decisionTotals(sql: Sql, scope: ReportScope) {
        SUM(CASE WHEN h.approvals_required >= 2 AND ${BY_PEOPLE} AND h.verdict = 'reject' THEN 1 ELSE 0 END) AS four_eyes_rejected,
        SUM(CASE WHEN h.approvals_required >= 2 AND h.status = 'expired' THEN 1 ELSE 0 END) AS four_eyes_expired
      FROM holds h WHERE ${where}`,
-    params,
+    where.params,
   );
   return Object.fromEntries(Object.entries(row ?? {}).map(([key, value]) => [key, count(value)]));
 }
 
 /** Each person's decision counts once per channel it came through (four-eyes holds have several). */
 export async function decisionsPerChannel(sql: Sql, scope: ReportScope) {
-  const { where, params } = scoped(scope);
+  const where = scoped(scope);
   const rows = await sql.all<{ channel: string; n: unknown }>(
     `SELECT d.channel AS channel, COUNT(*) AS n FROM hold_decisions d JOIN holds h ON h.id = d.hold_id
      WHERE ${where} GROUP BY d.channel ORDER BY COUNT(*) DESC, d.channel`,
-    params,
+    where.params,
   );
   return rows.map((row) => ({ channel: row.channel, decisions: count(row.n) }));
 }
@@ -91,18 +89,17 @@ export async function decisionsPerChannel(sql: Sql, scope: ReportScope) {
  * percentile (two indexed seeks, so both backends agree), and a histogram in fixed buckets.
  */
 export async function timeToDecision(sql: Sql, scope: ReportScope, bucketsMs: number[]) {
-  const { where, params } = scoped(scope);
-  const filter = `${where} AND ${BY_PEOPLE}`;
+  const where = scoped(scope).and(BY_PEOPLE);
   const n = count(
-    (await sql.one<{ n: unknown }>(`SELECT COUNT(*) AS n FROM holds h WHERE ${filter}`, params))?.n,
+    (await sql.one<{ n: unknown }>(`SELECT COUNT(*) AS n FROM holds h WHERE ${where}`, where.params))?.n,
   );
   const rank = async (p: number) => {
     if (n === 0) return null;
     const offset = Math.max(0, Math.ceil(p * n) - 1);
     const row = await sql.one<{ ms: unknown }>(
-      `SELECT h.decided_at - h.created_at AS ms FROM holds h WHERE ${filter}
+      `SELECT h.decided_at - h.created_at AS ms FROM holds h WHERE ${where}
        ORDER BY h.decided_at - h.created_at LIMIT 1 OFFSET ${offset}`,
-      params,
+      where.params,
     );
     return count(row?.ms);
   };
@@ -111,8 +108,8 @@ export async function timeToDecision(sql: Sql, scope: ReportScope, bucketsMs: nu
     .join(' ');
   const rows = await sql.all<{ bucket: unknown; n: unknown }>(
     `SELECT CASE ${cases} ELSE ${bucketsMs.length} END AS bucket, COUNT(*) AS n FROM holds h
-     WHERE ${filter} GROUP BY CASE ${cases} ELSE ${bucketsMs.length} END`,
-    params,
+     WHERE ${where} GROUP BY CASE ${cases} ELSE ${bucketsMs.length} END`,
+    where.params,
   );
   const histogram = Array.from({ length: bucketsMs.length + 1 }, () => 0);
   for (const row of rows) histogram[count(row.bucket)] = count(row.n);
@@ -120,7 +117,7 @@ export async function timeToDecision(sql: Sql, scope: ReportScope, bucketsMs: nu
 }
 
 export async function perTool(sql: Sql, scope: ReportScope) {
-  const { where, params } = scoped(scope);
+  const where = scoped(scope);
   const rows = await sql.all<Record<string, unknown>>(
     `SELECT h.connection AS connection, h.tool_name AS tool, COUNT(*) AS holds,
        SUM(CASE WHEN ${BY_RULE} AND h.verdict IS NULL THEN 1 ELSE 0 END) AS allowed,
@@ -131,7 +128,7 @@ export async function perTool(sql: Sql, scope: ReportScope) {
        SUM(CASE WHEN h.status = 'pending' THEN 1 ELSE 0 END) AS pending
      FROM holds h WHERE ${where}
      GROUP BY h.connection, h.tool_name ORDER BY COUNT(*) DESC, h.connection, h.tool_name`,
-    params,
+    where.params,
   );
   return rows.map((row) => ({
     connection: String(row.connection),
@@ -147,7 +144,7 @@ export async function perTool(sql: Sql, scope: ReportScope) {
 }
 
 export async function perApprover(sql: Sql, scope: ReportScope) {
-  const { where, params } = scoped(scope);
+  const where = scoped(scope);
   const rows = await sql.all<Record<string, unknown>>(
     `SELECT m.name AS name, m.email AS email, COUNT(*) AS decisions,
        SUM(CASE WHEN d.verdict = 'approve' THEN 1 ELSE 0 END) AS approvals,
@@ -155,7 +152,7 @@ export async function perApprover(sql: Sql, scope: ReportScope) {
        AVG(d.decided_at - h.created_at) AS mean_ms
      FROM hold_decisions d JOIN holds h ON h.id = d.hold_id JOIN members m ON m.id = d.member_id
      WHERE ${where} GROUP BY m.id, m.name, m.email ORDER BY COUNT(*) DESC, m.email`,
-    params,
+    where.params,
   );
   return rows.map((row) => ({
     name: String(row.name),
@@ -169,13 +166,13 @@ export async function perApprover(sql: Sql, scope: ReportScope) {
 
 /** Tools still classified `new` (whenever first seen), with their holds in the scope. */
 export async function unclassifiedTools(sql: Sql, scope: ReportScope) {
-  const { where, params } = scoped(scope);
+  const where = scoped(scope);
   const rows = await sql.all<Record<string, unknown>>(
     `SELECT t.connection AS connection, t.name AS tool, t.first_seen_at AS first_seen_at,
        (SELECT COUNT(*) FROM holds h WHERE ${where} AND h.connection = t.connection AND h.tool_name = t.name) AS holds
      FROM tools t WHERE t.workspace_id = $1 AND t.classification = 'new'
      ORDER BY t.connection, t.name`,
-    params,
+    where.params,
   );
   return rows.map((row) => ({
     connection: String(row.connection),
@@ -208,20 +205,15 @@ export async function activityPage(
   after: { createdAt: number; id: string } | null,
   size: number,
 ): Promise<ActivityRow[]> {
-  const { where, params } = scoped(scope);
-  let keyset = '';
-  if (after) {
-    params.push(after.createdAt, after.id);
-    const [at, id] = [`$${params.length - 1}`, `$${params.length}`];
-    // The row comparison lets both engines seek in the (workspace, created_at, id) index.
-    keyset = ` AND (h.created_at, h.id) > (${at}, ${id})`;
-  }
+  const where = scoped(scope);
+  // The row comparison lets both engines seek in the (workspace, created_at, id) index.
+  if (after) where.and('(h.created_at, h.id) > (?, ?)', after.createdAt, after.id);
   const rows = await sql.all<Omit<ActivityRow, 'approvers'>>(
     `SELECT h.id, h.created_at AS "createdAt", h.connection, h.tool_name AS "toolName",
        h.agent_id AS "agentId", h.environment, h.status, h.verdict, h.channel,
        h.decided_at AS "decidedAt", h.execution_status AS "executionStatus"
-     FROM holds h WHERE ${where}${keyset} ORDER BY h.created_at, h.id LIMIT ${size}`,
-    params,
+     FROM holds h WHERE ${where} ORDER BY h.created_at, h.id LIMIT ${size}`,
+    where.params,
   );
   if (rows.length === 0) return [];
   const deciders = await sql.all<{ holdId: string; name: string }>(

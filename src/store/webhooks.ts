@@ -1,4 +1,5 @@
 import type { Sql } from './db.ts';
+import { Where } from './where.ts';
 
 export interface WebhookEndpoint {
   workspaceId: string;
@@ -73,30 +74,6 @@ export async function insertWebhookEvent(
   );
 }
 
-/**
- * Takes up to `limit` due events for one attempt: pending, due, not taken by a live claim, and with
- * an enabled endpoint. On PostgreSQL concurrent instances skip each other's rows.
- */
-/** Events due at `$1`, not claimed by anyone, for an endpoint that is not disabled. */
-const DUE = `webhook_events e JOIN webhook_endpoints p ON p.workspace_id = e.workspace_id
-  WHERE e.state = 'pending' AND e.next_attempt_at <= $1 AND (e.claimed_until IS NULL OR e.claimed_until < $1)
-    AND p.disabled_at IS NULL`;
-
-/** Whether any event is due: a read, so that a round with nothing to do takes no lock. */
-export const anyDueEvent = async (sql: Sql, now: number) =>
-  (await sql.one(`SELECT 1 AS due FROM ${DUE} LIMIT 1`, [now])) !== undefined;
-
-export async function claimDueEvents(sql: Sql, now: number, claimMs: number, limit: number) {
-  const due = await sql.all<{ id: string }>(
-    `SELECT e.id FROM ${DUE} ORDER BY e.next_attempt_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED`,
-    [now, limit],
-  );
-  for (const { id } of due) {
-    await sql.run('UPDATE webhook_events SET claimed_until = $2 WHERE id = $1', [id, now + claimMs]);
-  }
-  return due.map((row) => row.id);
-}
-
 export const findWebhookEvent = (sql: Sql, id: string) =>
   sql.one<WebhookEventRow>(`SELECT ${eventColumns} FROM webhook_events WHERE id = $1`, [id]);
 
@@ -130,16 +107,11 @@ export async function listWebhookEvents(
   workspaceId: string,
   filter: { state?: string; limit: number },
 ): Promise<WebhookEventRow[]> {
-  const params: unknown[] = [workspaceId];
-  let where = 'workspace_id = $1';
-  if (filter.state) {
-    params.push(filter.state);
-    where += ` AND state = $${params.length}`;
-  }
-  params.push(filter.limit);
+  const where = new Where('workspace_id = $1', [workspaceId]);
+  if (filter.state) where.and('state = ?', filter.state);
   return sql.all<WebhookEventRow>(
-    `SELECT ${eventColumns} FROM webhook_events WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-    params,
+    `SELECT ${eventColumns} FROM webhook_events WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${where.param(filter.limit)}`,
+    where.params,
   );
 }
 

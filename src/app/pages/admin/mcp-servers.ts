@@ -26,6 +26,7 @@ import {
   currentConfig,
   describedBy,
   fieldError,
+  inputField,
   issueSummary,
   readAtOf,
   versionPassedOn,
@@ -282,19 +283,16 @@ function serverCard(
 
 function serverForm(session: AppSession, values: ServerValues, errors: Record<string, string>): Html {
   const edit = values.mode === 'edit';
-  const input = (name: 'slug' | 'name' | 'url', label: Html | string, extra: Html | null) => {
-    const id = `s-${name}`;
-    return html`<label for="${id}">${label}</label>
-      <input
-        id="${id}"
-        name="${name}"
-        type="${name === 'url' ? 'url' : 'text'}"
-        value="${values[name]}"
-        ${extra}
-        ${describedBy(id, errors[name])}
-      />
-      ${fieldError(id, errors[name])}`;
-  };
+  const input = (name: 'slug' | 'name' | 'url', label: Html | string, extra: Html | null) =>
+    inputField({
+      id: `s-${name}`,
+      name,
+      label,
+      type: name === 'url' ? 'url' : 'text',
+      value: values[name],
+      error: errors[name],
+      extra,
+    });
   return html`<form method="post" action="/app/admin/mcp-servers/save" class="decide">
     ${configFields(session, values.version)}
     <input type="hidden" name="mode" value="${values.mode}" />

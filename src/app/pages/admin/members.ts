@@ -17,6 +17,7 @@ import {
   describedBy,
   describeIssue,
   fieldError,
+  inputField,
   issueSummary,
   readAtOf,
   selected,
@@ -74,19 +75,16 @@ function memberForm(
   values: MemberValues,
   errors: Record<string, string>,
 ): Html {
-  const input = (name: keyof MemberValues, label: string, type: string, extra: Html | null = null) => {
-    const id = `m-${name}`;
-    return html`<label for="${id}">${label}</label>
-      <input
-        id="${id}"
-        name="${name}"
-        type="${type}"
-        value="${values[name] as string}"
-        ${extra}
-        ${describedBy(id, errors[name])}
-      />
-      ${fieldError(id, errors[name])}`;
-  };
+  const input = (name: keyof MemberValues, label: string, type: string, extra: Html | null = null) =>
+    inputField({
+      id: `m-${name}`,
+      name,
+      label,
+      type,
+      value: values[name] as string,
+      error: errors[name],
+      extra,
+    });
   return html`<form method="post" action="/app/admin/members/save" class="decide">
     ${configFields(session, version)}
     <input type="hidden" name="mode" value="${mode}" />

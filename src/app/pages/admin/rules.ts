@@ -27,6 +27,7 @@ import {
   describedBy,
   describeIssue,
   fieldError,
+  inputField,
   issueSummary,
   selected,
   readAtOf,
@@ -432,16 +433,7 @@ function ruleForm(
     extra: Html | null = null,
     key: string = name,
   ) =>
-    html`<label for="${id}">${label}</label>
-      <input
-        id="${id}"
-        name="${name}"
-        type="text"
-        value="${values[name] as string}"
-        ${extra}
-        ${describedBy(id, errors[key])}
-      />
-      ${fieldError(id, errors[key])}`;
+    inputField({ id, name, label, type: 'text', value: values[name] as string, error: errors[key], extra });
   const number = (
     name: string,
     id: string,
@@ -450,19 +442,15 @@ function ruleForm(
     key: string,
     extra: Html | null = null,
   ) =>
-    html`<label for="${id}">${label}</label>
-      <input
-        id="${id}"
-        name="${name}"
-        type="number"
-        min="0"
-        step="1"
-        inputmode="numeric"
-        value="${value}"
-        ${extra}
-        ${describedBy(id, errors[key])}
-      />
-      ${fieldError(id, errors[key])}`;
+    inputField({
+      id,
+      name,
+      label,
+      type: 'number',
+      value,
+      error: errors[key],
+      extra: html`min="0" step="1" inputmode="numeric" ${extra}`,
+    });
   const connections =
     values.connection && !context.connections.includes(values.connection)
       ? [...context.connections, values.connection]

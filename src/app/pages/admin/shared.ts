@@ -147,6 +147,27 @@ export const fieldError = (id: string, message: string | undefined) =>
 export const describedBy = (id: string, message: string | undefined) =>
   message ? html` aria-invalid="true" aria-describedby="${id}-error"` : null;
 
+/** A labelled input with its own error; `extra` holds its other attributes (`required`, limits). */
+export const inputField = (field: {
+  id: string;
+  name: string;
+  label: Html | string;
+  type: string;
+  value: string;
+  error: string | undefined;
+  extra?: Html | null;
+}) =>
+  html`<label for="${field.id}">${field.label}</label>
+    <input
+      id="${field.id}"
+      name="${field.name}"
+      type="${field.type}"
+      value="${field.value}"
+      ${field.extra ?? null}
+      ${describedBy(field.id, field.error)}
+    />
+    ${fieldError(field.id, field.error)}`;
+
 export const selected = (yes: boolean) => (yes ? html` selected` : null);
 export const checked = (yes: boolean) => (yes ? html` checked` : null);
 

@@ -1,0 +1,32 @@
+/**
+ * A WHERE clause built from optional conditions, and the parameters of the statement it is in. The
+ * first condition is written out (`workspace_id = $1`), so that a reader of the SQL sees the scope;
+ * each `?` of a condition added later takes the next value, numbered after the parameters before it.
+ */
+export class Where {
+  /** The statement's parameters: those of the first condition (and any before it), then those added. */
+  readonly params: unknown[];
+  private readonly conditions: string[];
+
+  constructor(first: string, params: unknown[]) {
+    this.conditions = [first];
+    this.params = params;
+  }
+
+  and(condition: string, ...values: unknown[]): this {
+    let next = 0;
+    this.conditions.push(condition.replace(/\?/g, () => this.param(values[next++])));
+    if (next !== values.length) throw new Error(`${values.length} values for ${next} placeholders`);
+    return this;
+  }
+
+  /** The placeholder of one more parameter of the statement (a LIMIT after the clause, say). */
+  param(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+
+  toString(): string {
+    return this.conditions.join(' AND ');
+  }
+}
