@@ -17,6 +17,7 @@ const PAGES = [
     .filter((name) => name.endsWith('.md'))
     .map((name) => (name === 'README.md' ? '/docs' : `/docs/${name.slice(0, -3)}`)),
   '/docs/sdk',
+  '/docs/python-sdk-readme',
 ];
 
 describe('the documentation as served', () => {

@@ -9,7 +9,10 @@ import { openApiDocument } from '../openapi.ts';
 
 const docsDirectory = new URL('../../../docs/', import.meta.url);
 /** Pages kept beside what they document, served among the docs. */
-const elsewhere: Record<string, URL> = { sdk: new URL('../../../packages/sdk/README.md', import.meta.url) };
+const elsewhere: Record<string, URL> = {
+  sdk: new URL('../../../packages/sdk/README.md', import.meta.url),
+  'python-sdk-readme': new URL('../../../packages/python/README.md', import.meta.url),
+};
 
 export function docsRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
   app.get('/docs/openapi.json', async () => openApiDocument(ctx.publicUrl));
@@ -41,7 +44,8 @@ export function docsRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext 
     // Links between docs pages are written as `holds.md` in the repository; served, they are `/docs/holds`.
     const html = (await marked.parse(markdown))
       .replace(/href="(?:\.\/)?([a-z0-9-]+)\.md(#[^"]*)?"/g, 'href="/docs/$1$2"')
-      .replace(/href="\.\.\/packages\/sdk\/README\.md(#[^"]*)?"/g, 'href="/docs/sdk$1"');
+      .replace(/href="\.\.\/(?:packages\/)?sdk\/README\.md(#[^"]*)?"/g, 'href="/docs/sdk$1"')
+      .replace(/href="\.\.\/packages\/python\/README\.md(#[^"]*)?"/g, 'href="/docs/python-sdk-readme$1"');
     const title = markdown.match(/^# (.+)$/m)?.[1] ?? 'Documentation';
     return reply
       .headers({ ...PAGE_SECURITY_HEADERS, 'Cache-Control': 'public, max-age=300' })
