@@ -6,6 +6,9 @@
  * its transaction, and is refused when that item was changed after the page was read.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { ServiceError } from '../src/services/errors.ts';
@@ -174,20 +177,20 @@ for (const backend of backends) {
         (await saveMember(bob, await editForm(bob, 'cid@acme.test'), 'cid@acme.test', 'Cid later')).status,
         303,
       );
-      const { writeFileSync, mkdtempSync } = await import('node:fs');
-      const { join } = await import('node:path');
-      const { tmpdir } = await import('node:os');
       const path = join(mkdtempSync(join(tmpdir(), 'apply-')), 'acme.yaml');
       writeFileSync(path, exported.stdout);
-      const refused = await approvals(t.storage, [
-        'apply',
-        '--workspace',
-        workspace.slug,
-        '-f',
-        path,
-        '--expect-version',
-        version,
-      ]);
+      const applyAt = (expected: string, ...more: string[]) =>
+        approvals(t.storage, [
+          'apply',
+          '--workspace',
+          workspace.slug,
+          '-f',
+          path,
+          '--expect-version',
+          expected,
+          ...more,
+        ]);
+      const refused = await applyAt(version);
       assert.equal(refused.code, 4, refused.stderr);
       assert.match(
         refused.stderr,
@@ -198,16 +201,7 @@ for (const backend of backends) {
       const fresh = await approvals(t.storage, ['export', '--workspace', workspace.slug]);
       writeFileSync(path, fresh.stdout.replace('name: Cid later', 'name: Cid from CI'));
       const now = fresh.stdout.match(/configuration version (\d+)/)![1]!;
-      const applied = await approvals(t.storage, [
-        'apply',
-        '--workspace',
-        workspace.slug,
-        '-f',
-        path,
-        '--expect-version',
-        now,
-        '--json',
-      ]);
+      const applied = await applyAt(now, '--json');
       assert.equal(applied.code, 0, applied.stderr);
       const result = JSON.parse(applied.stdout) as { version: number; items_changed: string[] };
       assert.equal(result.version, Number(now) + 1);

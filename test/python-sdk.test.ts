@@ -26,6 +26,7 @@ import { call } from './support/http.ts';
 import { isCheckpointEvent, type Receiver, startReceiver } from './support/receiver.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 import { until } from './support/wait.ts';
+import { SDK_POLICY } from './support/sdk-policy.ts';
 
 const PYTHON = 'python3';
 
@@ -40,24 +41,6 @@ function pythonSkip(): string | undefined {
     return `python3 is ${probe.stdout.trim()}; the Python SDK needs 3.9 or later`;
   return undefined;
 }
-
-const POLICY = `members:
-  - { email: admin@acme.test, name: Admin, role: admin }
-tools:
-  - { connection: SDK, tool: read_balance, classification: allow }
-  - { connection: SDK, tool: delete_account, classification: deny }
-  - { connection: SDK, tool: send_invoice, classification: approval }
-rules:
-  - name: Invoices need the admin
-    tool: send_invoice
-    effect: approval
-    approvers: [admin@acme.test]
-    timeout_minutes: 30
-  - name: No deletions
-    tool: delete_account
-    effect: deny
-    reason: Accounts are closed by support
-`;
 
 /** Values whose canonical JSON the Python SDK must write byte for byte as the TypeScript one does. */
 const CANONICAL_CASES: unknown[] = [
@@ -87,8 +70,8 @@ describe('the Python SDK against the service', { skip: pythonSkip() }, () => {
     t = await startTestService(sqlite, {
       env: { ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCALE: '0.001' },
     });
-    ({ workspace, key } = await t.workspace({ config: POLICY }));
-    spare = await t.workspace({ config: POLICY });
+    ({ workspace, key } = await t.workspace({ config: SDK_POLICY }));
+    spare = await t.workspace({ config: SDK_POLICY });
 
     // A real delivery, signed with the new and the previous secret (a rotation's overlap).
     receiver = await startReceiver({ ignore: isCheckpointEvent });

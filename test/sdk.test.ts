@@ -29,25 +29,7 @@ import {
   type TestService,
 } from './support/service.ts';
 import { until } from './support/wait.ts';
-
-const POLICY = `members:
-  - { email: admin@acme.test, name: Admin, role: admin }
-  - { email: bob@acme.test, name: Bob, role: approver }
-tools:
-  - { connection: SDK, tool: read_balance, classification: allow }
-  - { connection: SDK, tool: delete_account, classification: deny }
-  - { connection: SDK, tool: send_invoice, classification: approval }
-rules:
-  - name: Invoices need the admin
-    tool: send_invoice
-    effect: approval
-    approvers: [admin@acme.test]
-    timeout_minutes: 30
-  - name: No deletions
-    tool: delete_account
-    effect: deny
-    reason: Accounts are closed by support
-`;
+import { SDK_POLICY } from './support/sdk-policy.ts';
 
 let sequence = 0;
 const request = (tool_name: string, extra: Record<string, unknown> = {}) => ({
@@ -95,7 +77,7 @@ for (const backend of backends) {
       t = await startTestService(backend, {
         env: { ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCALE: '0.001' },
       });
-      ({ workspace, key } = await t.workspace({ config: POLICY }));
+      ({ workspace, key } = await t.workspace({ config: SDK_POLICY }));
       client = new ApprovalsClient({ apiKey: key, baseUrl: t.url });
     });
     after(() => t.close());
@@ -240,7 +222,7 @@ for (const backend of backends) {
     });
 
     test('429: the SDK waits Retry-After and goes on; without retries the error has the figures', async () => {
-      const { key: ownKey } = await t.workspace({ config: POLICY });
+      const { key: ownKey } = await t.workspace({ config: SDK_POLICY });
       // Move the clock to 3 s before a window ends, so Retry-After is short.
       t.clock.advance(60_000 - (t.clock.now() % 60_000) - 3000);
       const spent = await Promise.all(
@@ -272,7 +254,7 @@ for (const backend of backends) {
       // The hold's event is the one checked; a checkpoint event may come first.
       const receiver = await startReceiver({ ignore: isCheckpointEvent });
       try {
-        const { workspace: hooked, key: hookedKey } = await t.workspace({ config: POLICY });
+        const { workspace: hooked, key: hookedKey } = await t.workspace({ config: SDK_POLICY });
         const applied = await applyConfig(
           t.service.ctx,
           hooked,
@@ -392,7 +374,7 @@ test(
   async () => {
     const { t, proxy, close } = await startTestServiceOnCuttablePostgres();
     try {
-      const { workspace, key } = await t.workspace({ config: POLICY });
+      const { workspace, key } = await t.workspace({ config: SDK_POLICY });
       const statuses: number[] = [];
       const sdk = new ApprovalsClient({ apiKey: key, baseUrl: t.url, fetch: recordingFetch(statuses) });
       await proxy.cut();
