@@ -60,6 +60,13 @@ export const LAYERS: Layer[] = [
     why: 'the escaping HTML template, pure; shared by the app, the server-rendered pages and the e-mails',
   },
   {
+    name: 'net',
+    paths: ['src/net/'],
+    may: [],
+    packages: ['node:dns', 'node:dns/promises', 'node:net', 'ipaddr.js', 'undici'],
+    why: 'the one HTTP client for requests sent out, and the internal-address guard it applies',
+  },
+  {
     name: 'store',
     paths: ['src/store/'],
     may: ['sdk', 'domain'],
@@ -68,13 +75,13 @@ export const LAYERS: Layer[] = [
   {
     name: 'channels',
     paths: ['src/channels/'],
-    may: ['sdk', 'domain', 'markup'],
+    may: ['sdk', 'domain', 'markup', 'net'],
     why: 'outbound messages: their texts and the e-mail, Slack and SMS clients; services send through them',
   },
   {
     name: 'services',
     paths: ['src/services/'],
-    may: ['sdk', 'domain', 'store', 'channels', 'settings'],
+    may: ['sdk', 'domain', 'store', 'channels', 'net', 'settings'],
     why: 'the use cases and their transactions; no HTTP, HTML or app code',
   },
   {
@@ -86,8 +93,8 @@ export const LAYERS: Layer[] = [
   {
     name: 'webhooks',
     paths: ['src/webhooks/'],
-    may: ['domain', 'services'],
-    why: "sends webhook deliveries for the webhook worker, through the services' address guard",
+    may: ['domain', 'services', 'net'],
+    why: 'sends webhook deliveries for the webhook worker, through the guarded HTTP client',
   },
   {
     name: 'http',
@@ -104,7 +111,7 @@ export const LAYERS: Layer[] = [
   {
     name: 'mcp',
     paths: ['src/mcp/'],
-    may: ['domain', 'services', 'http'],
+    may: ['domain', 'services', 'http', 'net'],
     why: "the MCP endpoint and upstream pool, on the HTTP server's guard, errors and rate limiter",
   },
   {

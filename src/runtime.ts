@@ -8,6 +8,7 @@ import { createMetrics } from './http/metrics.ts';
 import { MemoryRateCounter, SharedRateCounter } from './http/rate-limiter.ts';
 import { connectRedisRateCounter } from './http/redis-rate-counter.ts';
 import { buildHttpServer } from './http/server.ts';
+import { httpClient } from './net/http-client.ts';
 import { loadAuditSigner } from './services/audit-signer.ts';
 import { loadSealer } from './services/secrets.ts';
 import { checkSharedSlackChannel } from './services/workspaces.ts';
@@ -51,6 +52,9 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     { signingKey: config.auditSigningKey, trustedKeys: config.auditTrustedKeys },
     now(),
   );
+  // Slack's and the SMS provider's APIs are at the operator's settings, not at addresses users give:
+  // the internal-address guard is not theirs to pass (a gateway inside the network is fine).
+  const operatorHttp = httpClient({ allowPrivate: true });
   const ctx: ServiceContext = {
     db,
     now,
@@ -70,12 +74,12 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     allowPrivateTargets: config.allowPrivateTargets,
     channels: {
       slack: config.slack && {
-        client: slackClient(config.slack),
+        client: slackClient({ ...config.slack, http: operatorHttp }),
         signingSecret: config.slack.signingSecret,
         channel: config.slack.channel,
       },
       sms: config.sms && {
-        client: smsClient(config.sms),
+        client: smsClient({ ...config.sms, http: operatorHttp }),
         authToken: config.sms.authToken,
         replies: config.sms.replies,
       },

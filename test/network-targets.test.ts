@@ -1,7 +1,7 @@
 /**
  * SSRF at save time (issue 19): `apply` refuses MCP upstream and webhook URLs whose literal IPv6 host
  * carries an internal IPv4 address or lies in a non-public range, on both backends. The classification
- * itself is unit-tested in src/services/network-targets.test.ts; connecting is in src/webhooks/sender.test.ts.
+ * itself is unit-tested in src/net/internal-addresses.test.ts; connecting is in src/net/http-client.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -4,6 +4,7 @@
  * The API base URL is a setting (SLACK_API_URL), so tests run against a local server.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { answerJson, type HttpClient } from '../net/http-client.ts';
 
 export interface SlackMessage {
   text: string;
@@ -22,18 +23,18 @@ export interface Slack {
 
 const TIMEOUT_MS = 10_000;
 
-export function slackClient(options: { apiUrl: string; botToken: string }): Slack {
+export function slackClient(options: { apiUrl: string; botToken: string; http: HttpClient }): Slack {
   async function call(method: string, body: Record<string, unknown>) {
-    const response = await fetch(`${options.apiUrl.replace(/\/$/, '')}/${method}`, {
+    const response = await options.http.send(`${options.apiUrl.replace(/\/$/, '')}/${method}`, {
       method: 'POST',
       headers: {
         Authorization: `Bearer ${options.botToken}`,
         'Content-Type': 'application/json; charset=utf-8',
       },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      timeoutMs: TIMEOUT_MS,
     });
-    const answer = (await response.json().catch(() => ({}))) as {
+    const answer = answerJson(response) as {
       ok?: boolean;
       error?: string;
       channel?: string;

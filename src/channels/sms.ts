@@ -4,6 +4,7 @@
  * HMAC-SHA1 of the full URL followed by every form parameter, sorted by name, as name + value).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { answerJson, type HttpClient } from '../net/http-client.ts';
 
 export interface Sms {
   send(to: string, body: string): Promise<{ sid: string }>;
@@ -16,20 +17,21 @@ export function smsClient(options: {
   accountSid: string;
   authToken: string;
   from: string;
+  http: HttpClient;
 }): Sms {
   return {
     async send(to, body) {
       const url = `${options.apiUrl.replace(/\/$/, '')}/2010-04-01/Accounts/${encodeURIComponent(options.accountSid)}/Messages.json`;
-      const response = await fetch(url, {
+      const response = await options.http.send(url, {
         method: 'POST',
         headers: {
           Authorization: `Basic ${Buffer.from(`${options.accountSid}:${options.authToken}`).toString('base64')}`,
           'Content-Type': 'application/x-www-form-urlencoded',
         },
         body: new URLSearchParams({ To: to, From: options.from, Body: body }).toString(),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        timeoutMs: TIMEOUT_MS,
       });
-      const answer = (await response.json().catch(() => ({}))) as { sid?: string; code?: number };
+      const answer = answerJson(response) as { sid?: string; code?: number };
       if (!response.ok)
         throw new Error(
           `SMS provider: HTTP ${response.status}${answer.code ? ` (code ${answer.code})` : ''}`,

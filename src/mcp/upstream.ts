@@ -13,7 +13,8 @@ import {
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import { type Backoff, backoffDelay } from '../domain/backoff.ts';
-import { checkTarget, guardedFetch } from '../services/network-targets.ts';
+import { httpClient, type HttpClient } from '../net/http-client.ts';
+import { checkTarget } from '../net/internal-addresses.ts';
 import type { CallRelay, ClientFeatureRequest } from '../services/proxy-call.ts';
 import type { UpstreamNotification } from './relay.ts';
 import type { Sealer } from '../services/secrets.ts';
@@ -151,7 +152,7 @@ export class UpstreamPool {
   private readonly connections = new Map<string, Promise<Connection>>();
   private readonly sealer: Sealer;
   private readonly allowPrivate: boolean;
-  private readonly network: ReturnType<typeof guardedFetch>;
+  private readonly network: HttpClient;
   private listener: (serverId: string, notification: UpstreamNotification) => void = () => undefined;
   /** Servers whose last connection attempt failed, and the timer that tries again. */
   private readonly unreachable = new Map<
@@ -174,7 +175,7 @@ export class UpstreamPool {
   constructor(options: { sealer: Sealer; allowPrivate: boolean }) {
     this.sealer = options.sealer;
     this.allowPrivate = options.allowPrivate;
-    this.network = guardedFetch(options.allowPrivate);
+    this.network = httpClient({ allowPrivate: options.allowPrivate });
   }
 
   /** Runs `work` with the server's client; reconnects and tries once more when the request never got through. */

@@ -35,7 +35,7 @@ import {
 import { DEFAULT_CALL_TIMEOUT_SECONDS } from '../domain/mcp-servers.ts';
 import { listMcpServers, removeMcpServersExcept, upsertMcpServer } from '../store/mcp-servers.ts';
 import type { ServiceContext } from './context.ts';
-import { checkTarget } from './network-targets.ts';
+import { checkTarget } from '../net/internal-addresses.ts';
 import { type FieldIssue, ServiceError } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { configureWebhook } from './webhooks.ts';

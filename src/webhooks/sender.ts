@@ -1,11 +1,10 @@
 /**
- * One webhook attempt over HTTP(S): 10 s in all, redirects not followed, at most 64 KiB of the answer
- * read, and — unless the operator allows it — no connection to an internal address, checked on the
- * address actually connected to (after DNS), so a name cannot be re-pointed inside.
+ * One webhook attempt: a POST through the guarded HTTP client, 10 s in all, redirects not followed
+ * (a 3xx is the answer, and a failure), at most 64 KiB of the answer read. Connections are kept alive
+ * between attempts (a TLS handshake per delivery is the receiver's cost too); each new one is checked
+ * against internal addresses when it is made.
  */
-import http from 'node:http';
-import https from 'node:https';
-import { guardedLookup, isInternalAddress } from '../services/network-targets.ts';
+import { httpClient, RequestFailed, type HttpClient } from '../net/http-client.ts';
 
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -17,76 +16,45 @@ export interface AttemptResult {
   retryAfterMs?: number;
 }
 
-function parseRetryAfter(value: string | undefined, now: number): number | undefined {
-  if (!value) return undefined;
+function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  if (typeof value !== 'string') return undefined;
   if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-export function sendWebhook(
+/** Sends webhook attempts; unless `allowPrivate`, never to an internal address. `close` ends its connections. */
+export function webhookSender(options: { allowPrivate: boolean }) {
+  const client = httpClient({ allowPrivate: options.allowPrivate });
+  return {
+    send: (url: string, headers: Record<string, string>, body: string) =>
+      sendWebhook(client, url, headers, body),
+    close: () => client.close(),
+  };
+}
+
+async function sendWebhook(
+  client: HttpClient,
   url: string,
   headers: Record<string, string>,
   body: string,
-  options: { allowPrivate: boolean },
 ): Promise<AttemptResult> {
-  return new Promise((resolve) => {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      return resolve({ statusCode: null, error: 'invalid URL' });
-    }
-    // A literal internal IP never goes through lookup, so it is checked here.
-    const literal = target.hostname.replace(/^\[|\]$/g, '');
-    if (!options.allowPrivate && /^[\d.]+$|:/.test(literal) && isInternalAddress(literal)) {
-      return resolve({ statusCode: null, error: 'internal address refused' });
-    }
-    const client = target.protocol === 'https:' ? https : http;
-    let settled = false;
-    const finish = (result: AttemptResult) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(result);
+  try {
+    const answer = await client.send(url, {
+      method: 'POST',
+      headers,
+      body,
+      timeoutMs: ATTEMPT_TIMEOUT_MS,
+      maxAnswerBytes: MAX_ANSWER_BYTES,
+      readText: false, // only the status matters
+    });
+    return {
+      statusCode: answer.status,
+      error: null,
+      retryAfterMs: parseRetryAfter(answer.headers['retry-after'], Date.now()),
     };
-    const request = client.request(
-      target,
-      {
-        method: 'POST',
-        headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
-        lookup: guardedLookup(options.allowPrivate),
-        agent: false,
-      },
-      (response) => {
-        let read = 0;
-        response.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          // A receiver's answer is not ours to store: read a little, then stop.
-          if (read > MAX_ANSWER_BYTES) response.destroy();
-        });
-        const done = () =>
-          finish({
-            statusCode: response.statusCode ?? null,
-            error: null,
-            retryAfterMs: parseRetryAfter(response.headers['retry-after'], Date.now()),
-          });
-        response.on('end', done);
-        response.on('close', done);
-        response.on('error', done);
-      },
-    );
-    const timer = setTimeout(() => {
-      request.destroy();
-      finish({ statusCode: null, error: 'timed out after 10 s' });
-    }, ATTEMPT_TIMEOUT_MS);
-    request.on('error', (error: NodeJS.ErrnoException) =>
-      finish({
-        statusCode: null,
-        error:
-          error.message === 'internal address refused' ? error.message : (error.code ?? 'connection failed'),
-      }),
-    );
-    request.end(body);
-  });
+  } catch (error) {
+    if (error instanceof RequestFailed) return { statusCode: null, error: error.message };
+    throw error;
+  }
 }

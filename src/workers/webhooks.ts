@@ -5,22 +5,28 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
 import { attemptDelivery, claimDeliveries } from '../services/webhooks.ts';
-import { sendWebhook } from '../webhooks/sender.ts';
+import { webhookSender } from '../webhooks/sender.ts';
 import { startJobWorker } from './loop.ts';
 
 export function startWebhookWorker(
   ctx: ServiceContext,
   options: { intervalMs: number; retryScale: number; log: FastifyBaseLogger },
 ) {
-  const send = (url: string, headers: Record<string, string>, body: string) =>
-    sendWebhook(url, headers, body, { allowPrivate: ctx.allowPrivateTargets });
-  return startJobWorker({
+  const sender = webhookSender({ allowPrivate: ctx.allowPrivateTargets });
+  const worker = startJobWorker({
     name: 'webhook',
     slots: 50,
     intervalMs: options.intervalMs,
     log: options.log,
     wakeOn: ctx.holdEvents,
     claim: (limit) => claimDeliveries(ctx, limit),
-    attempt: (id) => attemptDelivery(ctx, send, id, options.retryScale),
+    attempt: (id) => attemptDelivery(ctx, sender.send, id, options.retryScale),
   });
+  return {
+    ...worker,
+    async stop() {
+      await worker.stop();
+      await sender.close();
+    },
+  };
 }

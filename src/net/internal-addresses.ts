@@ -1,12 +1,12 @@
 /**
- * Where the service may send requests on a user's behalf: never into its own network (SSRF), unless
- * the operator allows it with ALLOW_PRIVATE_TARGETS.
+ * Which addresses are internal: where the service may not send requests on a user's behalf (SSRF),
+ * unless the operator allows it with ALLOW_PRIVATE_TARGETS. `http-client.ts` applies it to every
+ * connection; `checkTarget` tells an admin at `apply` time.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, fetch as undiciFetch } from 'undici';
 
 /** 2000::/3, the only IPv6 space allocated for the public Internet: anything outside it is not a public host. */
 const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
@@ -78,9 +78,9 @@ export async function checkTarget(url: string, allowPrivate: boolean): Promise<v
 }
 
 /**
- * A DNS lookup for outgoing connections that drops internal addresses, so the address actually
- * connected to is checked: a name cannot pass `checkTarget` and then be re-pointed inside (DNS
- * rebinding). Literal IPs never go through a lookup; `checkTarget` covers them.
+ * A DNS lookup for outgoing connections that leaves internal addresses out, so a name with public and
+ * internal addresses is connected to a public one. The HTTP client still checks the address each
+ * socket is connected to (a name re-pointed inside after `checkTarget`, DNS rebinding, is refused there).
  */
 export function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
@@ -94,27 +94,4 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       callback(null, allowed[0]!.address, allowed[0]!.family);
     });
   };
-}
-
-/**
- * `fetch` for requests to user-given servers (MCP upstreams): every connection goes through
- * `guardedLookup`, and redirects are refused (they could carry the upstream's credentials elsewhere).
- */
-export function guardedFetch(allowPrivate: boolean) {
-  // No time limits of the HTTP client's own (undici's default is 300 s for headers and between body
-  // chunks): an upstream may answer a tools/call only when it is done, or keep a stream quiet for long.
-  // The MCP requests bound every wait: the server's call_timeout_seconds, the connect timeout.
-  const dispatcher = new Agent({
-    connect: { lookup: guardedLookup(allowPrivate) },
-    headersTimeout: 0,
-    bodyTimeout: 0,
-  });
-  const fetch = ((input: string | URL, init?: RequestInit) =>
-    undiciFetch(input, {
-      ...(init as object),
-      redirect: 'error',
-      dispatcher,
-    })) as unknown as typeof globalThis.fetch;
-  // At shutdown: streams still open (a session's GET stream) end with it.
-  return { fetch, close: () => dispatcher.destroy() };
 }
