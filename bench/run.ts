@@ -13,6 +13,8 @@ interface Results {
   machine: Record<string, unknown>;
   /** When each benchmark last ran. */
   ran: Record<string, string>;
+  /** The machine each benchmark last ran on (a run of some keeps the others' figures and machines). */
+  machines: Record<string, string>;
   figures: Figure[];
   skipped: { bench: string; figure: string; reason: string }[];
 }
@@ -135,9 +137,16 @@ async function main() {
   const others = <T extends { bench: string }>(list: T[] = []) =>
     list.filter((item) => !names.includes(item.bench));
   const ran = { ...previous.ran, ...Object.fromEntries(names.map((name) => [name, machine.date])) };
+  const before = previous.machine ? describeMachine(previous.machine) : undefined;
+  const machines = {
+    ...Object.fromEntries(Object.keys(previous.ran ?? {}).map((name) => [name, before ?? 'unknown'])),
+    ...previous.machines,
+    ...Object.fromEntries(names.map((name) => [name, describeMachine(machine)])),
+  };
   const results: Results = {
     machine,
     ran,
+    machines,
     figures: [...others(previous.figures), ...kept],
     skipped: [...others(previous.skipped), ...skipped],
   };
@@ -148,6 +157,9 @@ async function main() {
   console.error(`\nwrote ${file}`);
   await writeDocsTable(results);
 }
+
+const describeMachine = (machine: Record<string, unknown>) =>
+  `${String(machine.cpu)}, ${String(machine.cores)} cores, ${String(machine.memoryGiB)} GiB, Node ${String(machine.node)}, ${String(machine.platform)}`;
 
 const DOCS = join(import.meta.dirname, '../docs/performance.md');
 const START = '<!-- results: written by `npm run bench`, do not edit by hand -->';
@@ -161,9 +173,15 @@ async function writeDocsTable(results: Results) {
   const after = rest?.split(END)[1];
   if (after === undefined) throw new Error(`docs/performance.md lacks the results markers`);
   const cell = (value: string) => value.replace(/\|/g, '\\|');
-  const { machine, ran } = results;
+  const { ran, machines } = results;
+  // Figures of different machines side by side say so: ratios compare within one run only.
+  const byMachine = new Map<string, string[]>();
+  for (const name of Object.keys(ran))
+    byMachine.set(machines[name] ?? 'unknown', [...(byMachine.get(machines[name] ?? 'unknown') ?? []), name]);
   const lines = [
-    `Measured on ${String(machine.cpu)}, ${String(machine.cores)} cores, ${String(machine.memoryGiB)} GiB, Node ${String(machine.node)}, ${String(machine.platform)}.`,
+    byMachine.size === 1
+      ? `Measured on ${[...byMachine.keys()][0]}.`
+      : `Measured on: ${[...byMachine].map(([machine, names]) => `${names.join(', ')} on ${machine}`).join('; ')}.`,
     `Last run of each: ${Object.entries(ran)
       .map(([name, date]) => `${name} ${date.slice(0, 10)}`)
       .join(', ')}.`,
