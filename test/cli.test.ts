@@ -165,8 +165,9 @@ for (const backend of backends) {
         [live, 'live'],
         [testKey, 'test'],
       ] as const) {
-        assert.deepEqual(Object.keys(out).sort(), ['env', 'id', 'key', 'name']);
+        assert.deepEqual(Object.keys(out).sort(), ['env', 'id', 'key', 'name', 'scope']);
         assert.equal(out.env, env);
+        assert.equal(out.scope, 'agent');
         assert.equal(typeof out.id, 'string');
         const plaintext = out.key as string;
         assert.ok(plaintext.startsWith(`svc_${env}_`), plaintext);

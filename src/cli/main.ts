@@ -13,6 +13,11 @@ import { loadConfig, MAX_RATE_LIMIT } from '../config.ts';
 import { describeTypeMismatch } from '../domain/rules.ts';
 import { openContext } from '../runtime.ts';
 import { doctor } from './doctor.ts';
+import { callService, type Remote } from './remote.ts';
+import { holdRecord } from '../domain/hold.ts';
+import { HOLD_REFERENCE_PATTERN } from '../domain/ids.ts';
+import { listHoldRecords } from '../services/inbox.ts';
+import { getHold } from '../services/read-hold.ts';
 import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
 import { applyConfig, currentConfigVersion, exportConfig, parseConfig } from '../services/apply-config.ts';
 import type { ServiceContext } from '../services/context.ts';
@@ -37,7 +42,7 @@ import { openDb } from '../store/open.ts';
 const USAGE = `usage: approvals <command> [--json] [--init]
   workspace create <slug> --name <name> [--plan legacy_free]
   workspace limits <slug> [--v1 <n>|default] [--mcp <n>|default]
-  keys create --workspace <slug> --env live|test [--name <name>]
+  keys create --workspace <slug> --env live|test [--scope agent|admin] [--name <name>]
   keys revoke <key-id>
   apply --workspace <slug> -f <file.yaml|file.json> [--expect-version <n>]
   export --workspace <slug>
@@ -45,12 +50,17 @@ const USAGE = `usage: approvals <command> [--json] [--init]
   verify --workspace <slug> [--against <checkpoint.json>]
   verify --export <evidence.jsonl> --key <key.pem|key.json> [--against <checkpoint.json>]
   simulate --workspace <slug> -f <draft.yaml> [--since 30d]
+  holds list --workspace <slug> [--status <status>] [--tool <glob>] [--agent <id>] [--before <ref>] [--limit 50]
+  holds show --workspace <slug> <ref>
   users invite --workspace <slug> --email <e-mail>
   webhook rotate --workspace <slug>
   webhook deliveries --workspace <slug> [--state pending|delivered|dead]
   webhook redeliver --workspace <slug> (<event-id>… | --all-dead)
   doctor                                      (checks the settings it can)
-  migrate`;
+  migrate
+
+Against a deployed service, set APPROVALS_URL and APPROVALS_KEY (an admin-scope key), or pass --url and
+--key: apply, export, simulate and holds then call its API, and --workspace is the key's.`;
 
 class UsageError extends Error {}
 
@@ -60,6 +70,7 @@ const options = {
   plan: { type: 'string' },
   workspace: { type: 'string' },
   env: { type: 'string' },
+  scope: { type: 'string' },
   file: { type: 'string', short: 'f' },
   since: { type: 'string' },
   email: { type: 'string' },
@@ -72,6 +83,12 @@ const options = {
   mcp: { type: 'string' },
   'expect-version': { type: 'string' },
   init: { type: 'boolean' },
+  url: { type: 'string' },
+  status: { type: 'string' },
+  tool: { type: 'string' },
+  agent: { type: 'string' },
+  before: { type: 'string' },
+  limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -104,7 +121,8 @@ async function workspaceNamed(ctx: ServiceContext, slug: string) {
 
 /** The usage lines of the commands that start with `words` (all of them for none). */
 function usageOf(words: string[]): string[] {
-  const commands = USAGE.split('\n')
+  const commands = USAGE.split('\n\n')[0]!
+    .split('\n')
     .slice(1)
     .map((line) => line.trim());
   return commands.filter((line) => words.every((word, i) => line.split(' ')[i] === word));
@@ -166,9 +184,11 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
   if (command === 'keys create') {
     const env = required(values, 'env');
     if (env !== 'live' && env !== 'test') throw new UsageError('--env must be live or test');
+    const scope = values.scope ?? 'agent';
+    if (scope !== 'agent' && scope !== 'admin') throw new UsageError('--scope must be agent or admin');
     const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
-    const key = await createApiKey(ctx, { workspace, env, name: values.name });
-    return [key, `Created key ${key.id}. Store it now, it is not shown again:\n${key.key}`];
+    const key = await createApiKey(ctx, { workspace, env, scope, name: values.name });
+    return [key, `Created ${scope} key ${key.id}. Store it now, it is not shown again:\n${key.key}`];
   }
   if (command === 'keys revoke') {
     const id = words[2];
@@ -179,34 +199,33 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
   if (words[0] === 'apply' && words.length === 1) {
     const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const file = required(values, 'file');
-    const expected = values['expect-version'];
-    if (expected !== undefined && !/^\d{1,15}$/.test(expected))
-      throw new UsageError('--expect-version takes the version `approvals export` printed (a whole number)');
     const result = await applyConfig(ctx, workspace, parseConfig(readText(file)), {
-      expectVersion: expected === undefined ? undefined : Number(expected),
+      expectVersion: expectVersionOf(values),
     });
-    const changed = result.items_changed.length;
-    return [
-      result,
-      `Applied ${file} to ${workspace.slug}: ${changed === 0 ? 'nothing changed' : `${changed} ${changed === 1 ? 'item' : 'items'} changed`}, configuration version ${result.version}.`,
-    ];
+    return applied(result, file, workspace.slug);
   }
   if (words[0] === 'export' && words.length === 1) {
     const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     // The version first, as the app's forms read it: a change landing in between makes a later
     // `apply --expect-version` refuse, never lose it.
     const version = await currentConfigVersion(ctx, workspace);
-    const config = await exportConfig(ctx, workspace);
-    return [
-      config,
-      `# ${workspace.slug}, configuration version ${version}: \`approvals apply --expect-version ${version}\` applies this file only if nothing changed since.\n${stringify(config).trimEnd()}`,
-    ];
+    return exported(await exportConfig(ctx, workspace), version, workspace.slug);
   }
   if (words[0] === 'simulate' && words.length === 1) {
     const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const draft = parseConfig(readText(required(values, 'file')));
     const report = await simulatePolicy(ctx, workspace, draft, { sinceMs: duration(values.since ?? '30d') });
     return [report, describeSimulation(report)];
+  }
+  if (command === 'holds list' && words.length === 2) {
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
+    const { before, limit, ...filters } = holdListOptions(values);
+    return listed(await listHoldRecords(ctx, workspace.id, filters, { before, limit }));
+  }
+  if (command === 'holds show') {
+    const id = holdReference(words);
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
+    return shown(holdRecord(await getHold(ctx, workspace.id, id)));
   }
   if (command === 'webhook rotate' && words.length === 2) {
     const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
@@ -244,6 +263,125 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     return [invite, `One-time sign-in link (valid for 7 days):\n${invite.url}`];
   }
   throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
+}
+
+const REMOTE_COMMANDS = ['apply', 'export', 'simulate', 'holds list', 'holds show'];
+
+/** The service to call instead of the database, when APPROVALS_URL (or --url) is set. */
+function remoteOf(values: Values): Remote | null {
+  const url = values.url ?? process.env.APPROVALS_URL;
+  if (!url) return null;
+  const key = values.key ?? process.env.APPROVALS_KEY;
+  if (!key) throw new UsageError('APPROVALS_KEY (or --key) is required with APPROVALS_URL (or --url)');
+  if (!/^https?:\/\//.test(url)) throw new UsageError('APPROVALS_URL must start with http:// or https://');
+  return { url, key };
+}
+
+/** apply, export, simulate and holds through the service's API: the same answers as the local commands. */
+async function runRemote(remote: Remote, words: string[], values: Values): Promise<[object, string]> {
+  const command = words.length > 1 && words[0] === 'holds' ? words.slice(0, 2).join(' ') : words[0]!;
+  const exact = command.split(' ').length === words.length || command === 'holds show';
+  if (!REMOTE_COMMANDS.includes(command) || !exact)
+    throw new Error(
+      `${words.join(' ')} needs the database: it runs where DATA_DIR or DATABASE_URL reaches the service's storage, not through APPROVALS_URL (unset it to run here)`,
+    );
+  if (command === 'apply') {
+    const file = required(values, 'file');
+    const expected = expectVersionOf(values);
+    const { body } = await callService(remote, 'PUT', 'api/v1/workspace/config', {
+      body: readText(file),
+      headers: {
+        'Content-Type': 'application/yaml',
+        ...(expected === undefined ? {} : { 'If-Match': `"${expected}"` }),
+      },
+    });
+    return applied(body as { version: number; items_changed: string[] }, file, remote.url);
+  }
+  if (command === 'export') {
+    const { body, headers } = await callService(remote, 'GET', 'api/v1/workspace/config');
+    return exported(body as object, Number(headers.get('config-version')), remote.url);
+  }
+  if (command === 'simulate') {
+    const draft = readText(required(values, 'file'));
+    const since = values.since ?? '30d';
+    duration(since); // the same usage error as locally
+    const { body } = await callService(remote, 'POST', `api/v1/workspace/simulate?since=${since}`, {
+      body: draft,
+      headers: { 'Content-Type': 'application/yaml' },
+    });
+    return [body as SimulationReport, describeSimulation(body as SimulationReport)];
+  }
+  if (command === 'holds list') {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(holdListOptions(values)))
+      if (value !== undefined) query.set(name, String(value));
+    const { body } = await callService(remote, 'GET', `api/v1/workspace/holds?${query}`);
+    return listed(body as HoldList);
+  }
+  const id = holdReference(words);
+  const { body } = await callService(remote, 'GET', `api/v1/holds/${encodeURIComponent(id)}`);
+  return shown(body as ReturnType<typeof holdRecord>);
+}
+
+function expectVersionOf(values: Values): number | undefined {
+  const expected = values['expect-version'];
+  if (expected !== undefined && !/^\d{1,15}$/.test(expected))
+    throw new UsageError('--expect-version takes the version `approvals export` printed (a whole number)');
+  return expected === undefined ? undefined : Number(expected);
+}
+
+function applied(
+  result: { version: number; items_changed: string[] },
+  file: string,
+  where: string,
+): [object, string] {
+  const changed = result.items_changed.length;
+  return [
+    result,
+    `Applied ${file} to ${where}: ${changed === 0 ? 'nothing changed' : `${changed} ${changed === 1 ? 'item' : 'items'} changed`}, configuration version ${result.version}.`,
+  ];
+}
+
+function exported(config: object, version: number, where: string): [object, string] {
+  return [
+    config,
+    `# ${where}, configuration version ${version}: \`approvals apply --expect-version ${version}\` applies this file only if nothing changed since.\n${stringify(config).trimEnd()}`,
+  ];
+}
+
+type HoldList = Awaited<ReturnType<typeof listHoldRecords>>;
+
+const HOLD_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'auto_allowed', 'executed', 'failed'];
+
+function holdListOptions(values: Values) {
+  const { status, tool, agent, before } = values;
+  if (status !== undefined && !HOLD_STATUSES.includes(status))
+    throw new UsageError(`--status must be one of ${HOLD_STATUSES.join(', ')}`);
+  const limit = values.limit === undefined ? 50 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError('--limit must be 1-100');
+  if (before !== undefined && !HOLD_REFERENCE_PATTERN.test(before))
+    throw new UsageError('--before takes a hold reference (svc_pa_…)');
+  return { status, tool, agent, before, limit };
+}
+
+function holdReference(words: string[]): string {
+  const id = words[2];
+  if (!id || words.length > 3) throw new UsageError('holds show needs one hold reference');
+  if (!HOLD_REFERENCE_PATTERN.test(id)) throw new UsageError('a hold reference looks like svc_pa_…');
+  return id;
+}
+
+function listed(list: HoldList): [object, string] {
+  const lines = list.holds.map(
+    (h) =>
+      `${h.id}  ${h.created_at}  ${h.status.padEnd(12)} ${h.connection}/${h.tool_name} by ${h.agent_identity.id}: ${h.arguments_summary}`,
+  );
+  if (list.next_before) lines.push(`More: --before ${list.next_before}`);
+  return [list, lines.join('\n') || 'No holds.'];
+}
+
+function shown(record: ReturnType<typeof holdRecord>): [object, string] {
+  return [record, stringify(record).trimEnd()];
 }
 
 /** A verification that ran and found the evidence not intact (exit 3). */
@@ -402,6 +540,12 @@ export async function main(argv: string[]): Promise<number> {
       return checks.some((check) => check.status === 'fail') ? 1 : 0;
     }
     const offline = parsed.positionals.join(' ') === 'verify' && parsed.values.export !== undefined;
+    const remote = offline ? null : remoteOf(parsed.values);
+    if (remote) {
+      const [result, text] = await runRemote(remote, parsed.positionals, parsed.values);
+      process.stdout.write(parsed.values.json ? `${JSON.stringify(result)}\n` : `${text}\n`);
+      return 0;
+    }
     // A DATA_DIR that is not the service's would otherwise get an empty database of its own, and every
     // command would answer "not found" about it.
     if (

@@ -75,6 +75,8 @@ export function errorHandler(docsUrl: () => string) {
     if (error instanceof HttpError) return sendError(reply, error.status, error.code);
     if (error instanceof ServiceError) {
       if (error.code === 'validation_failed') return sendValidationError(reply, docsUrl(), error.issues);
+      // Who changed what since the version the caller read (stored names, never the request's values).
+      if (error.code === 'conflict') return sendError(reply, 409, 'conflict', { detail: error.message });
       return sendError(reply, SERVICE_STATUS[error.code], error.code);
     }
     if (isStorageUnavailable(error)) {

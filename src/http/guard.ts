@@ -24,6 +24,10 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     bucket?: Bucket;
+    /** Admin-scope keys only (the workspace's configuration); other keys get 403. */
+    admin?: boolean;
+    /** Takes a YAML body besides JSON (a workspace file). */
+    acceptsYaml?: boolean;
   }
 }
 
@@ -77,9 +81,15 @@ export async function guardApi(
     return false;
   }
   request.caller = caller;
-  if (await limitWorkspace(counter, ctx, reply, caller.workspace, bucket)) return true;
-  sendError(reply, 429, 'rate_limited');
-  return false;
+  if (!(await limitWorkspace(counter, ctx, reply, caller.workspace, bucket))) {
+    sendError(reply, 429, 'rate_limited');
+    return false;
+  }
+  if (request.routeOptions.config.admin && caller.key.scope !== 'admin') {
+    sendError(reply, 403, 'forbidden');
+    return false;
+  }
+  return true;
 }
 
 /**

@@ -15,6 +15,10 @@ import {
   holdParamsSchema,
   holdRecordSchema,
   holdSubmissionSchema,
+  configAppliedSchema,
+  holdListQuerySchema,
+  holdListSchema,
+  simulateQuerySchema,
   internalErrorSchema,
   reportQuerySchema,
   statusPageParamsSchema,
@@ -135,6 +139,11 @@ const document = {
     { name: 'Audit', description: 'The per-workspace hash chain of evidence.' },
     { name: 'Reports', description: 'Oversight and activity over a period, as CSV or PDF.' },
     { name: 'Public', description: 'Pages and keys that need no API key.' },
+    {
+      name: 'Workspace',
+      description:
+        'Admin-scope keys only (`approvals keys create … --scope admin`; other keys get 403): the workspace file as `approvals export` and `apply` use it, simulations, and the hold list.',
+    },
   ],
   paths: {
     '/api/v1/holds': {
@@ -190,6 +199,97 @@ const document = {
           '200': holdRecordResponse('The hold record: decided, expired, or still pending at the timeout.'),
           ...bodyErrors,
           '404': ref('responses', 'NotFound'),
+          '422': ref('responses', 'ValidationFailed'),
+          ...commonErrors,
+        },
+      },
+    },
+    '/api/v1/workspace/config': {
+      get: {
+        operationId: 'exportConfig',
+        tags: ['Workspace'],
+        summary: "Export the workspace's configuration",
+        description:
+          'The workspace file `approvals export` prints: JSON, or YAML with `Accept: application/yaml`. `ETag` and `Config-Version` give its version; send it back as `If-Match` to apply only if nothing changed since.',
+        'x-rate-limit-bucket': 'v1',
+        responses: {
+          '200': {
+            description: 'The workspace file.',
+            headers: {
+              ...apiHeaders,
+              ETag: { schema: { type: 'string' } },
+              'Config-Version': { schema: { type: 'integer' } },
+            },
+            content: { 'application/json': { schema: { type: 'object' } }, ...text('application/yaml') },
+          },
+          '403': ref('responses', 'Forbidden'),
+          ...commonErrors,
+        },
+      },
+      put: {
+        operationId: 'applyConfig',
+        tags: ['Workspace'],
+        summary: 'Apply a workspace file',
+        description:
+          'What `approvals apply -f` does: the file (YAML or JSON) replaces what it declares, with the same validation (422 names the field and, for YAML, the line) and the same evidence (`config.applied`, changed by this key). With `If-Match: "<version>"`, only if the configuration is still at that version: otherwise 409 `conflict` with `detail` naming what changed, by whom and when.',
+        'x-rate-limit-bucket': 'v1',
+        parameters: [{ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' } }],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { type: 'object' } }, ...text('application/yaml') },
+        },
+        responses: {
+          '200': { description: 'Applied.', headers: apiHeaders, content: json(configAppliedSchema) },
+          ...bodyErrors,
+          '403': ref('responses', 'Forbidden'),
+          '409': simpleError(
+            'The configuration changed since the `If-Match` version; `detail` says how.',
+            'conflict',
+          ),
+          '412': simpleError('`If-Match` is not a version.', 'precondition_failed'),
+          '422': ref('responses', 'ValidationFailed'),
+          ...commonErrors,
+        },
+      },
+    },
+    '/api/v1/workspace/holds': {
+      get: {
+        operationId: 'listHolds',
+        tags: ['Workspace'],
+        summary: "List the workspace's holds, newest first",
+        description: 'Admin-scope keys only. Page with `before` (the `next_before` of the previous page).',
+        'x-rate-limit-bucket': 'v1',
+        parameters: parameters('query', holdListQuerySchema),
+        responses: {
+          '200': { description: 'A page of holds.', headers: apiHeaders, content: json(holdListSchema) },
+          '403': ref('responses', 'Forbidden'),
+          '404': ref('responses', 'NotFound'),
+          '422': ref('responses', 'ValidationFailed'),
+          ...commonErrors,
+        },
+      },
+    },
+    '/api/v1/workspace/simulate': {
+      post: {
+        operationId: 'simulatePolicy',
+        tags: ['Workspace'],
+        summary: 'Replay past holds against a draft',
+        description:
+          'What `approvals simulate` does: the holds of the period decided again by the draft workspace file (YAML or JSON), nothing stored.',
+        'x-rate-limit-bucket': 'v1',
+        parameters: parameters('query', simulateQuerySchema),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { type: 'object' } }, ...text('application/yaml') },
+        },
+        responses: {
+          '200': {
+            description: 'The report.',
+            headers: apiHeaders,
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
+          ...bodyErrors,
+          '403': ref('responses', 'Forbidden'),
           '422': ref('responses', 'ValidationFailed'),
           ...commonErrors,
         },
@@ -376,6 +476,7 @@ const document = {
         },
       },
       PayloadTooLarge: simpleError('The body is larger than 1 MiB.', 'payload_too_large'),
+      Forbidden: simpleError('An admin route called with a key that is not of the admin scope.', 'forbidden'),
       UnsupportedMediaType: simpleError(
         'The body is not sent as `application/json`.',
         'unsupported_media_type',

@@ -443,3 +443,75 @@ export const internalErrorSchema = z
     id: 'InternalError',
     examples: [{ error: 'internal', referenceId: '3f6c2b1e-8d4a-4c53-9f0e-2a7b5d9c1e44' }],
   });
+
+// --- The workspace's configuration, for admin keys (issue 24) ---
+
+export const simulateQuerySchema = z.object({
+  since: z
+    .string()
+    .regex(/^\d{1,6}[mhd]$/, 'must look like 30d, 12h or 90m')
+    .default('30d')
+    .meta({ description: 'How far back the holds replayed against the draft go: `30d`, `12h`, `90m`.' }),
+});
+
+export const configAppliedSchema = z
+  .object({
+    version: z.int().min(0).meta({ description: 'The configuration version after this change.' }),
+    items_changed: z.array(z.string()).meta({
+      description:
+        'The items this change altered (`member:ann@acme.test`, `rule:…`); empty when nothing changed.',
+    }),
+  })
+  .loose()
+  .meta({
+    id: 'ConfigApplied',
+    description:
+      'What changed, as `approvals apply` prints it with --json; a webhook declared for the first time adds its signing secret, shown this once.',
+  });
+
+export const holdListQuerySchema = z.object({
+  status: z
+    .enum(['pending', 'approved', 'rejected', 'expired', 'auto_allowed', 'executed', 'failed'])
+    .optional()
+    .meta({ description: 'Only holds with this status.' }),
+  tool: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: 'A glob over the tool name: `payments.*`.' }),
+  agent: z.string().min(1).max(200).optional().meta({ description: "The agent's id or label, exactly." }),
+  before: holdReferenceSchema.optional().meta({ description: 'The next page: holds older than this one.' }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(50)
+    .meta({ description: 'At most this many (1–100).' }),
+});
+
+export const holdListSchema = z
+  .object({
+    holds: z.array(
+      z.object({
+        id: holdReferenceSchema,
+        status: z.string(),
+        created_at: timestamp,
+        expires_at: timestamp.nullable(),
+        tool_name: z.string(),
+        connection: z.string(),
+        agent_identity: z.object({ id: z.string(), label: z.string().nullable() }),
+        environment: z.enum(['live', 'test']),
+        approvals: z.object({ required: z.int().min(0), received: z.int().min(0) }),
+        rule: z.string().nullable(),
+        arguments_summary: z.string().meta({
+          description: 'A short summary of the arguments; `GET /api/v1/holds/{id}` has the record.',
+        }),
+      }),
+    ),
+    next_before: holdReferenceSchema
+      .nullable()
+      .meta({ description: 'Pass as `before` for the next (older) page; null on the last page.' }),
+  })
+  .meta({ id: 'HoldList' });

@@ -16,6 +16,7 @@ import { guardApi } from './guard.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateCounter } from './rate-limiter.ts';
 import { auditRoutes } from './routes/audit.ts';
+import { workspaceConfigRoutes, YAML_TYPES } from './routes/workspace-config.ts';
 import { reportRoutes } from './routes/reports.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { holdRoutes } from './routes/holds.ts';
@@ -117,6 +118,12 @@ export function buildHttpServer({
     }
   });
 
+  // YAML (a workspace file) only where a route takes it; elsewhere it is an unsupported media type.
+  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (request, body, done) => {
+    if (!request.routeOptions.config.acceptsYaml) return done(new HttpError(415, 'unsupported_media_type'));
+    done(null, body === '' ? undefined : body);
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
     if (lifecycle.closing) {
@@ -158,6 +165,7 @@ export function buildHttpServer({
     void app.register(widgetRoutes, { ctx, counter });
     void app.register(channelRoutes, { ctx });
     auditRoutes(app, { ctx, docsUrl });
+    workspaceConfigRoutes(app, { ctx, docsUrl });
     reportRoutes(app, { ctx, docsUrl });
     statusPageRoutes(app, { ctx, counter });
     docsRoutes(app, { ctx });

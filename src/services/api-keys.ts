@@ -4,6 +4,7 @@ import { base64url, newKeyId, randomBytes } from '../domain/ids.ts';
 import {
   type ApiKey,
   findApiKey,
+  type KeyScope,
   findApiKeyWithWorkspace,
   insertApiKey,
   listApiKeys,
@@ -19,8 +20,8 @@ const KEY_PATTERN = /^svc_(live|test)_[A-Za-z0-9_-]{43}$/;
 
 export async function createApiKey(
   ctx: ServiceContext,
-  input: { workspace: Workspace; env: Environment; name?: string },
-): Promise<{ id: string; key: string; env: Environment; name: string | null }> {
+  input: { workspace: Workspace; env: Environment; scope?: KeyScope; name?: string },
+): Promise<{ id: string; key: string; env: Environment; scope: KeyScope; name: string | null }> {
   if (input.name !== undefined && (input.name.length < 1 || input.name.length > 100)) {
     throw invalid('name', 'must be 1-100 characters');
   }
@@ -29,6 +30,7 @@ export async function createApiKey(
     id: newKeyId(),
     workspaceId: input.workspace.id,
     env: input.env,
+    scope: input.scope ?? 'agent',
     name: input.name ?? null,
     keyHash: sha256Hex(plaintext),
     createdAt: ctx.now(),
@@ -37,9 +39,9 @@ export async function createApiKey(
   await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, key.workspaceId);
     await insertApiKey(tx, key);
-    await chain.append('key.created', { key_id: key.id, env: key.env, name: key.name });
+    await chain.append('key.created', { key_id: key.id, env: key.env, scope: key.scope, name: key.name });
   });
-  return { id: key.id, key: plaintext, env: key.env, name: key.name };
+  return { id: key.id, key: plaintext, env: key.env, scope: key.scope, name: key.name };
 }
 
 export async function revokeApiKey(

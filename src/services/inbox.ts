@@ -316,3 +316,35 @@ export async function holdDetail(ctx: ServiceContext, workspaceId: string, holdI
   const hold = await getHold(ctx, workspaceId, holdId);
   return { hold, decisions: await listHoldDecisions(ctx.db, hold.id) };
 }
+
+/**
+ * A page of the workspace's holds, newest first, as the Core API's hold list and `approvals holds
+ * list` show them: each line with a summary of its arguments, and the reference to pass as `before`
+ * for the next page (null on the last).
+ */
+export async function listHoldRecords(
+  ctx: ServiceContext,
+  workspaceId: string,
+  filters: HoldFilters,
+  page: { before?: string; limit: number },
+) {
+  const from = page.before ? await getHold(ctx, workspaceId, page.before) : null;
+  const found = await historyOf(ctx, workspaceId, filters, { before: from }, page.limit);
+  const iso = (at: number | null) => (at === null ? null : new Date(at).toISOString());
+  return {
+    holds: found.lines.map((line) => ({
+      id: line.id,
+      status: line.status,
+      created_at: iso(line.createdAt)!,
+      expires_at: iso(line.expiresAt),
+      tool_name: line.toolName,
+      connection: line.connection,
+      agent_identity: { id: line.agentId, label: line.agentLabel },
+      environment: line.environment,
+      approvals: { required: line.approvalsRequired, received: line.approvalsReceived },
+      rule: line.ruleName,
+      arguments_summary: line.argumentsSummary,
+    })),
+    next_before: found.older?.id ?? null,
+  };
+}

@@ -2,22 +2,26 @@ import type { Environment } from '../domain/hold.ts';
 import type { Sql } from './db.ts';
 import { type Workspace, workspaceColumns } from './workspaces.ts';
 
+/** `agent`: the Core API; `admin`: also the workspace's configuration, simulations and hold list. */
+export type KeyScope = 'agent' | 'admin';
+
 export interface ApiKey {
   id: string;
   workspaceId: string;
   env: Environment;
+  scope: KeyScope;
   name: string | null;
   keyHash: string;
   createdAt: number;
   revokedAt: number | null;
 }
 
-const columns = `id, workspace_id AS "workspaceId", env, name, key_hash AS "keyHash", created_at AS "createdAt", revoked_at AS "revokedAt"`;
+const columns = `id, workspace_id AS "workspaceId", env, scope, name, key_hash AS "keyHash", created_at AS "createdAt", revoked_at AS "revokedAt"`;
 
 export async function insertApiKey(sql: Sql, key: ApiKey): Promise<void> {
   await sql.run(
-    'INSERT INTO api_keys (id, workspace_id, env, name, key_hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, NULL)',
-    [key.id, key.workspaceId, key.env, key.name, key.keyHash, key.createdAt],
+    'INSERT INTO api_keys (id, workspace_id, env, scope, name, key_hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL)',
+    [key.id, key.workspaceId, key.env, key.scope, key.name, key.keyHash, key.createdAt],
   );
 }
 
@@ -27,18 +31,19 @@ export async function findApiKeyWithWorkspace(
   keyHash: string,
 ): Promise<{ key: ApiKey; workspace: Workspace } | undefined> {
   const row = await sql.one<Workspace & { keyId: string; keyHash: string } & KeyFields>(
-    `SELECT k.id AS "keyId", k.env AS "keyEnv", k.name AS "keyName", k.key_hash AS "keyHash",
+    `SELECT k.id AS "keyId", k.env AS "keyEnv", k.scope AS "keyScope", k.name AS "keyName", k.key_hash AS "keyHash",
        k.created_at AS "keyCreatedAt", k.revoked_at AS "keyRevokedAt", ${workspaceColumns('w')}
      FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash = $1`,
     [keyHash],
   );
   if (!row) return undefined;
-  const { keyId, keyEnv, keyName, keyHash: hash, keyCreatedAt, keyRevokedAt, ...workspace } = row;
+  const { keyId, keyEnv, keyScope, keyName, keyHash: hash, keyCreatedAt, keyRevokedAt, ...workspace } = row;
   return {
     key: {
       id: keyId,
       workspaceId: workspace.id,
       env: keyEnv,
+      scope: keyScope,
       name: keyName,
       keyHash: hash,
       createdAt: keyCreatedAt,
@@ -50,6 +55,7 @@ export async function findApiKeyWithWorkspace(
 
 type KeyFields = {
   keyEnv: Environment;
+  keyScope: KeyScope;
   keyName: string | null;
   keyCreatedAt: number;
   keyRevokedAt: number | null;

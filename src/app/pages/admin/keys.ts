@@ -21,6 +21,7 @@ const NOTICES: Record<string, string> = {
 
 interface CreateValues {
   env: string;
+  scope: string;
   name: string;
 }
 
@@ -32,6 +33,7 @@ function keyTable(keys: ApiKeySummary[], session: AppSession): Html {
         <th>Key id</th>
         <th>Name</th>
         <th>Environment</th>
+        <th>Scope</th>
         <th>Created</th>
         <th>Status</th>
         <th><span class="muted">Action</span></th>
@@ -44,6 +46,7 @@ function keyTable(keys: ApiKeySummary[], session: AppSession): Html {
             <td><code>${key.id}</code></td>
             <td data-label="Name">${key.name ?? html`<span class="muted">—</span>`}</td>
             <td data-label="Environment">${key.env}</td>
+            <td data-label="Scope">${key.scope}</td>
             <td data-label="Created">${time(key.createdAt)}</td>
             <td data-label="Status">
               ${
@@ -88,6 +91,21 @@ function createForm(session: AppSession, values: CreateValues, errors: Record<st
         </div>
       </fieldset>
       ${fieldError('key-env', errors.env)}
+      <fieldset class="plain">
+        <legend><strong>Scope</strong></legend>
+        <div class="row">
+          <label class="choice"
+            ><input type="radio" name="scope" value="agent" ${checked(values.scope !== 'admin')} /> agent:
+            holds and the evidence (the Core API)</label
+          >
+          <label class="choice"
+            ><input type="radio" name="scope" value="admin" ${checked(values.scope === 'admin')} /> admin:
+            also the workspace's configuration (<code>approvals apply</code> from CI), simulations and the
+            hold list</label
+          >
+        </div>
+      </fieldset>
+      ${fieldError('key-scope', errors.scope)}
       <label for="key-name">Name (optional, up to 100 characters)</label>
       <input
         id="key-name"
@@ -121,7 +139,7 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
         shown once, when it is made.
       </p>
       ${keyTable(keys, session)}
-      ${createForm(session, options.values ?? { env: 'live', name: '' }, options.errors ?? {})}`;
+      ${createForm(session, options.values ?? { env: 'live', scope: 'agent', name: '' }, options.errors ?? {})}`;
     return adminPage(ctx, session, { title: 'API keys', active: 'keys', notice: options.notice }, body);
   };
 
@@ -132,9 +150,14 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
 
   app.post<{ Body: Form }>('/app/admin/keys/create', ADMIN, async (request, reply) => {
     const session = request.appSession!;
-    const values = { env: field(request.body, 'env'), name: field(request.body, 'name') };
+    const values = {
+      env: field(request.body, 'env'),
+      scope: field(request.body, 'scope') || 'agent',
+      name: field(request.body, 'name'),
+    };
     const errors: Record<string, string> = {};
     if (values.env !== 'live' && values.env !== 'test') errors.env = 'Choose live or test.';
+    if (values.scope !== 'agent' && values.scope !== 'admin') errors.scope = 'Choose agent or admin.';
     if (values.name.length > 100) errors.name = 'Use at most 100 characters.';
     if (Object.keys(errors).length > 0)
       return sendPage(reply, await listPage(session, { values, errors }), 422);
@@ -143,6 +166,7 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
       created = await createApiKey(ctx, {
         workspace: session.workspace,
         env: values.env as 'live' | 'test',
+        scope: values.scope as 'agent' | 'admin',
         name: values.name || undefined,
       });
     } catch (error) {
@@ -152,7 +176,9 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
     }
     // The answer to the POST itself shows the key: no redirect, nothing stored to show it again.
     const shown = html`<section class="card" aria-labelledby="key-made">
-      <h2 id="key-made">New ${created.env} key${created.name ? html` “${created.name}”` : null}</h2>
+      <h2 id="key-made">
+        New ${created.env} ${created.scope} key${created.name ? html` “${created.name}”` : null}
+      </h2>
       <p><strong>Copy this key now. It will not be shown again</strong>: only its hash is stored.</p>
       ${copyable('new-key-value', created.key, 'the key')}
       <p class="muted">
