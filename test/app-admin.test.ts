@@ -192,6 +192,23 @@ for (const backend of backends) {
       assert.equal(await evidence(), checked);
     });
 
+    test('an admin key made in the app reads the configuration over the API; an agent key may not', async () => {
+      const invalid = await post(admin, '/app/admin/keys/create', { env: 'live', scope: 'root', name: 'x' });
+      assert.equal(invalid.status, 422);
+      assert.match(invalid.text, /Choose agent or admin/);
+      const made = await post(admin, '/app/admin/keys/create', { env: 'live', scope: 'admin', name: 'CI' });
+      assert.equal(made.status, 200);
+      assert.match(made.text, /An <strong>admin<\/strong> key/);
+      const plaintext = made.text.match(/id="new-key-value">(svc_live_[A-Za-z0-9_-]{43})</)?.[1];
+      assert.ok(plaintext);
+      const created = (await listWorkspaceApiKeys(t.service.ctx, workspace)).find((k) => k.name === 'CI')!;
+      assert.equal(created.scope, 'admin');
+      assert.match((await get(admin, '/app/admin/keys')).text, /<td data-label="Scope">admin<\/td>/);
+      assert.equal((await call(t.url, 'GET', '/api/v1/workspace/config', { key: plaintext })).status, 200);
+      assert.equal((await call(t.url, 'GET', '/api/v1/workspace/config', { key })).status, 403);
+      await post(admin, '/app/admin/keys/revoke', { id: created.id, confirm: 'yes' });
+    });
+
     test('a new key is shown once, works at once, and stops working when revoked', async () => {
       const invalid = await post(admin, '/app/admin/keys/create', { env: 'prod', name: 'x' });
       assert.equal(invalid.status, 422);

@@ -99,9 +99,11 @@ function createForm(session: AppSession, values: CreateValues, errors: Record<st
             holds and the evidence (the Core API)</label
           >
           <label class="choice"
-            ><input type="radio" name="scope" value="admin" ${checked(values.scope === 'admin')} /> admin:
-            also the workspace's configuration (<code>approvals apply</code> from CI), simulations and the
-            hold list</label
+            ><input type="radio" name="scope" value="admin" ${checked(values.scope === 'admin')} />
+            <span
+              >admin: also the workspace's configuration (<code>approvals apply</code> from CI), simulations
+              and the hold list</span
+            ></label
           >
         </div>
       </fieldset>
@@ -176,10 +178,16 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
     }
     // The answer to the POST itself shows the key: no redirect, nothing stored to show it again.
     const shown = html`<section class="card" aria-labelledby="key-made">
-      <h2 id="key-made">
-        New ${created.env} ${created.scope} key${created.name ? html` “${created.name}”` : null}
-      </h2>
+      <h2 id="key-made">New ${created.env} key${created.name ? html` “${created.name}”` : null}</h2>
       <p><strong>Copy this key now. It will not be shown again</strong>: only its hash is stored.</p>
+      ${when(
+        created.scope === 'admin',
+        () =>
+          html`<p>
+            An <strong>admin</strong> key: besides the Core API, it reads and applies this workspace's
+            configuration. Give it to CI, not to agents.
+          </p>`,
+      )}
       ${copyable('new-key-value', created.key, 'the key')}
       <p class="muted">
         Key id <code>${created.id}</code>. If the key is lost, revoke it and create another.
