@@ -52,7 +52,8 @@ for (const backend of backends) {
       ))!.n;
 
     before(async () => {
-      t = await startTestService(backend);
+      // The webhook test's receiver address is on loopback.
+      t = await startTestService(backend, { env: { ALLOW_PRIVATE_TARGETS: 'true' } });
       ({ workspace, key: agentKey } = await t.workspace({ config: WORKSPACE }));
       const admin = await createApiKey(t.service.ctx, { workspace, env: 'live', scope: 'admin', name: 'CI' });
       adminKey = admin.key;
@@ -116,6 +117,22 @@ for (const backend of backends) {
       const again = await api('PUT', '/api/v1/workspace/config', { key: adminKey, body: json.body });
       assert.equal(again.status, 200);
       assert.deepEqual(again.body.items_changed, ['member:ann@acme.test']);
+    });
+
+    test('a webhook declared for the first time answers its signing secret, once', async () => {
+      const withHook = `${WORKSPACE}webhook: { url: "http://127.0.0.1:9/hook" }\n`;
+      const put = (raw: string) =>
+        api('PUT', '/api/v1/workspace/config', {
+          key: adminKey,
+          raw,
+          headers: { 'content-type': 'application/yaml' },
+        });
+      const first = await put(withHook);
+      assert.equal(first.status, 200, first.text);
+      assert.equal(typeof first.body.webhook_secret, 'string');
+      const again = await put(withHook);
+      assert.equal(again.body.webhook_secret, undefined);
+      await put(WORKSPACE);
     });
 
     test('a stale If-Match is refused with who changed what; a bad file with its line; nothing changes', async () => {

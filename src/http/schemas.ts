@@ -456,6 +456,11 @@ export const simulateQuerySchema = z.object({
 
 export const configAppliedSchema = z
   .object({
+    applied: z.literal(true),
+    webhook_secret: z
+      .string()
+      .optional()
+      .meta({ description: 'The signing secret of a webhook declared for the first time: shown this once.' }),
     version: z.int().min(0).meta({ description: 'The configuration version after this change.' }),
     items_changed: z.array(z.string()).meta({
       description:
