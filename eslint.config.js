@@ -4,7 +4,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'packages/sdk/dist/'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', 'packages/*/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

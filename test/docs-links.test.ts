@@ -11,13 +11,15 @@ import { sqlite } from './support/backends.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
 const DOCS = new URL('../docs/', import.meta.url);
-/** Every page: each Markdown file of docs/, and the SDK's README served among them. */
+/** Every page: each Markdown file of docs/, and the packages' READMEs served among them. */
 const PAGES = [
   ...readdirSync(DOCS)
     .filter((name) => name.endsWith('.md'))
     .map((name) => (name === 'README.md' ? '/docs' : `/docs/${name.slice(0, -3)}`)),
   '/docs/sdk',
   '/docs/python-sdk-readme',
+  '/docs/ai-sdk',
+  '/docs/openai-agents',
 ];
 
 describe('the documentation as served', () => {

@@ -8,11 +8,20 @@ import { PAGE_SECURITY_HEADERS, page } from '../html.ts';
 import { openApiDocument } from '../openapi.ts';
 
 const docsDirectory = new URL('../../../docs/', import.meta.url);
-/** Pages kept beside what they document, served among the docs. */
-const elsewhere: Record<string, URL> = {
-  sdk: new URL('../../../packages/sdk/README.md', import.meta.url),
-  'python-sdk-readme': new URL('../../../packages/python/README.md', import.meta.url),
+/** The packages' READMEs, kept beside what they document, served among the docs: page → folder. */
+const PACKAGE_PAGES: Record<string, string> = {
+  sdk: 'sdk',
+  'python-sdk-readme': 'python',
+  'ai-sdk': 'ai-sdk',
+  'openai-agents': 'openai-agents',
 };
+const elsewhere: Record<string, URL> = Object.fromEntries(
+  Object.entries(PACKAGE_PAGES).map(([page, folder]) => [
+    page,
+    new URL(`../../../packages/${folder}/README.md`, import.meta.url),
+  ]),
+);
+const pageOfFolder = new Map(Object.entries(PACKAGE_PAGES).map(([page, folder]) => [folder, page]));
 
 export function docsRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext }) {
   app.get('/docs/openapi.json', async () => openApiDocument(ctx.publicUrl));
@@ -42,10 +51,15 @@ export function docsRoutes(app: FastifyInstance, { ctx }: { ctx: ServiceContext 
       return sendError(reply, 404, 'not_found');
     }
     // Links between docs pages are written as `holds.md` in the repository; served, they are `/docs/holds`.
+    // A package's README is linked as `../packages/<folder>/README.md` from docs/, `../<folder>/README.md`
+    // from another package.
     const html = (await marked.parse(markdown))
       .replace(/href="(?:\.\/)?([a-z0-9-]+)\.md(#[^"]*)?"/g, 'href="/docs/$1$2"')
-      .replace(/href="\.\.\/(?:packages\/)?sdk\/README\.md(#[^"]*)?"/g, 'href="/docs/sdk$1"')
-      .replace(/href="\.\.\/packages\/python\/README\.md(#[^"]*)?"/g, 'href="/docs/python-sdk-readme$1"');
+      .replace(
+        /href="\.\.\/(?:packages\/)?([a-z0-9-]+)\/README\.md(#[^"]*)?"/g,
+        (link, folder: string, anchor = '') =>
+          pageOfFolder.has(folder) ? `href="/docs/${pageOfFolder.get(folder)}${anchor}"` : link,
+      );
     const title = markdown.match(/^# (.+)$/m)?.[1] ?? 'Documentation';
     return reply
       .headers({ ...PAGE_SECURITY_HEADERS, 'Cache-Control': 'public, max-age=300' })
