@@ -1,0 +1,93 @@
+/**
+ * The OpenAI Agents adapter's README example, run as written (issue 24, part 4): the packages' names
+ * pointed at this checkout, and a scripted model set as the default model provider before it runs (no
+ * network, no OpenAI key). The admin approves the hold it waits on; the example prints what the README
+ * says it prints.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { stripTypeScriptTypes } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { sqlite } from './support/backends.ts';
+import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { until } from './support/wait.ts';
+
+const WORKSPACE = /```yaml\n([\s\S]*?)```/;
+
+function example(): { workspace: string; script: string } {
+  const readme = readFileSync(new URL('../packages/openai-agents/README.md', import.meta.url), 'utf8');
+  const workspace = WORKSPACE.exec(readme)![1]!;
+  const code = readme.split('```ts\n')[1]!.split('```')[0]!;
+  const resolved = (specifier: string) => import.meta.resolve(specifier);
+  // Stands in for OpenAI: asks for send_invoice once, then repeats what the tool answered.
+  const scriptedModel = `
+import { setDefaultModelProvider, setTracingDisabled, Usage } from '@openai/agents';
+setTracingDisabled(true);
+setDefaultModelProvider({ getModel: () => ({
+  async getResponse(request) {
+    const result = (typeof request.input === 'string' ? [] : request.input).find((i) => i.type === 'function_call_result');
+    if (!result) return { usage: new Usage(), output: [{ type: 'function_call', status: 'completed', callId: 'call_readme_' + process.pid,
+      name: 'send_invoice', arguments: JSON.stringify({ customer: 'C-1042', amount: 1200 }) }] };
+    const text = typeof result.output === 'string' ? result.output : result.output.text;
+    return { usage: new Usage(), output: [{ type: 'message', role: 'assistant', status: 'completed',
+      content: [{ type: 'output_text', text: 'the tool said: ' + text }] }] };
+  },
+  getStreamedResponse() { throw new Error('not streamed'); },
+}) });
+`;
+  const script = stripTypeScriptTypes(scriptedModel + code)
+    .replaceAll("from '@openai/agents'", `from '${resolved('@openai/agents')}'`)
+    .replace("from '@approvals/sdk'", `from '${resolved('../packages/sdk/src/index.ts')}'`)
+    .replace(
+      "from '@approvals/openai-agents'",
+      `from '${resolved('../packages/openai-agents/src/index.ts')}'`,
+    )
+    .replace("from 'zod'", `from '${resolved('zod')}'`);
+  return { workspace, script };
+}
+
+describe("the OpenAI Agents adapter's README", () => {
+  let t: TestService;
+  before(async () => {
+    t = await startTestService(sqlite);
+  });
+  after(() => t?.close());
+
+  test('its example runs as written and waits for the approver', async () => {
+    const { workspace: config, script } = example();
+    const { key } = await t.workspace({ config });
+    const file = join(mkdtempSync(join(tmpdir(), 'openai-agents-readme-')), 'invoice.mjs');
+    writeFileSync(file, script);
+    const child = spawn(process.execPath, [file], {
+      env: {
+        ...process.env,
+        APPROVALS_URL: t.url,
+        APPROVALS_API_KEY: key,
+        OPENAI_API_KEY: '',
+        NODE_TEST_CONTEXT: '',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const hold = await until(
+      'the example to hold its call',
+      async () =>
+        (await t.service.ctx.db.one<{ id: string; workspace_id: string }>(
+          "SELECT id, workspace_id FROM holds WHERE idempotency_key = $1 AND status = 'pending'",
+          [`openai-agents:billing-bot:call_readme_${child.pid}`],
+        )) ?? undefined,
+    );
+    await decideAs(t, hold.workspace_id, hold.id, 'approve');
+    assert.equal(await exited, 0, err);
+    assert.match(out, new RegExp(`Waiting for approval: ${t.url}/a/${hold.id}`));
+    assert.match(out, /send_invoice: approved/);
+    assert.match(out, /the tool said: Invoice of 1200 EUR sent to C-1042\./);
+  });
+});
