@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'yaml';
 import { applyConfig, currentConfigVersion, exportConfig, parseConfig } from '../../services/apply-config.ts';
+import { configError } from '../../services/config-file.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { listHoldRecords } from '../../services/inbox.ts';
 import { simulatePolicy } from '../../services/simulate-policy.ts';
@@ -19,7 +20,13 @@ const ADMIN = { config: { bucket: 'v1' as const, admin: true, acceptsYaml: true 
 /** The body as the text `parseConfig` reads: YAML as sent, JSON as parsed (JSON is YAML). */
 function configText(request: FastifyRequest): string {
   if (request.body === undefined) throw new HttpError(400, 'invalid_json');
-  return typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+  if (typeof request.body === 'string') return request.body;
+  try {
+    return JSON.stringify(request.body);
+  } catch {
+    // Nesting deeper than the stack: not a workspace file.
+    throw configError([{ field: '(file)', message: 'is not valid YAML or JSON' }]);
+  }
 }
 
 /** `If-Match: "7"` (or `7`): apply only if the configuration is still at version 7. */
