@@ -242,6 +242,77 @@ for (const backend of backends) {
       assert.match(out, /model saw: .*invoice of 1200 EUR sent to ACME Corp/);
     });
 
+    test('a streaming tool (async *execute) stays one: its last result reaches the model after the hold', async () => {
+      const steps: string[] = [];
+      const streaming = {
+        read_balance: tool({
+          inputSchema: jsonSchema<{ account: string }>({
+            type: 'object',
+            properties: { account: { type: 'string' } },
+          }),
+          async *execute() {
+            steps.push('started');
+            yield 'looking…';
+            yield { balance: 77 };
+          },
+        }),
+      };
+      const result = await generateText({
+        model: scriptedModel('read_balance', { account: 'A-3' }, callId()),
+        tools: withApprovals(streaming, { client, agent }),
+        prompt: 'Read it.',
+        stopWhen: stepCountIs(3),
+      });
+      assert.deepEqual(steps, ['started']);
+      assert.match(result.text, /"balance":77/);
+    });
+
+    test('nothing runs when the service cannot be reached, or nobody decides in time', async () => {
+      ran.length = 0;
+      const closed = new ApprovalsClient({
+        apiKey: 'svc_live_x',
+        baseUrl: 'http://127.0.0.1:9',
+        maxRetries: 0,
+      });
+      const unreachable = await generateText({
+        model: scriptedModel('read_balance', { account: 'A-1' }, callId()),
+        tools: withApprovals(tools, { client: closed, agent }),
+        prompt: 'Read it.',
+        stopWhen: stepCountIs(3),
+      });
+      assert.match(unreachable.text, /error-text/);
+      const waiting = await generateText({
+        model: scriptedModel('send_invoice', { amount: 3 }, callId()),
+        tools: withApprovals(tools, { client, agent, timeoutMs: 300 }),
+        prompt: 'Send it.',
+        stopWhen: stepCountIs(3),
+      });
+      assert.match(waiting.text, /send_invoice is still waiting for approval \(http.*\/a\/svc_pa_/);
+      assert.deepEqual(ran, []);
+    });
+
+    test('the idempotency key can be given: another conversation with the same call id is a new hold', async () => {
+      const id = callId();
+      const keyed = (conversation: string) =>
+        generateText({
+          model: scriptedModel('read_balance', { account: 'A-4' }, id),
+          tools: withApprovals(tools, {
+            client,
+            agent,
+            idempotencyKey: ({ toolCallId }) => `${conversation}:${toolCallId}`,
+          }),
+          prompt: 'Read it.',
+          stopWhen: stepCountIs(3),
+        });
+      await keyed('conv-1');
+      await keyed('conv-2');
+      const { n } = (await t.service.ctx.db.one<{ n: number }>(
+        'SELECT COUNT(*) AS n FROM holds WHERE workspace_id = $1 AND idempotency_key IN ($2, $3)',
+        [workspace.id, `conv-1:${id}`, `conv-2:${id}`],
+      ))!;
+      assert.equal(Number(n), 2);
+    });
+
     test('a step retried with the same tool call is the same hold', async () => {
       const id = callId();
       await run('read_balance', { account: 'A-2' }, id);

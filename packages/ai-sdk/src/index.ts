@@ -43,6 +43,11 @@ export interface ApprovalOptions {
   context?: Record<string, unknown>;
   /** How long to wait for a decision, in milliseconds (the client's default otherwise: 15 minutes). */
   timeoutMs?: number;
+  /**
+   * The hold's idempotency key; default `ai-sdk:<agent id>:<tool call id>`, so a retried step finds the
+   * same hold. Override when your provider's tool call ids are not unique across conversations.
+   */
+  idempotencyKey?: (call: { toolName: string; toolCallId: string }) => string;
   /** Called with each hold once it is decided or the wait ends: to log it, or post its status URL. */
   onHold?: (hold: HoldOutcome, call: { toolName: string; toolCallId: string }) => void;
 }
@@ -83,7 +88,7 @@ async function holdFor(
     arguments: argumentsOf(call.input),
     agent_identity: options.agent,
     context: { ...options.context, tool_call_id: call.toolCallId },
-    idempotency_key: `ai-sdk:${options.agent.id}:${call.toolCallId}`,
+    idempotency_key: options.idempotencyKey?.(call) ?? `ai-sdk:${options.agent.id}:${call.toolCallId}`,
     wait: true,
     timeoutMs: options.timeoutMs,
     signal,
@@ -91,6 +96,9 @@ async function holdFor(
   options.onHold?.(hold, call);
   return hold;
 }
+
+const isAsyncGeneratorFunction = (fn: unknown) =>
+  Object.prototype.toString.call(fn) === '[object AsyncGeneratorFunction]';
 
 /**
  * The same tools, each `execute` gated by a hold: it runs only once the service approves the call
@@ -105,14 +113,24 @@ export function withApprovals<TOOLS extends ToolSet>(tools: TOOLS, options: Appr
       gated[name] = tool;
       continue;
     }
+    const approve = async (input: unknown, execution: Parameters<typeof execute>[1]) => {
+      const call = { toolName: name, toolCallId: execution.toolCallId, input };
+      const hold = await holdFor(options, call, execution.abortSignal);
+      if (!hold.approved) throw new ApprovalRefusedError(hold, name);
+    };
+    // A streaming tool (`async *execute`, preliminary results) stays a generator: the SDK tells them
+    // apart by what `execute` returns, and a promise of a generator would be taken for the result.
     gated[name] = {
       ...tool,
-      execute: async (input: unknown, execution: Parameters<typeof execute>[1]) => {
-        const call = { toolName: name, toolCallId: execution.toolCallId, input };
-        const hold = await holdFor(options, call, execution.abortSignal);
-        if (!hold.approved) throw new ApprovalRefusedError(hold, name);
-        return execute(input, execution);
-      },
+      execute: isAsyncGeneratorFunction(execute)
+        ? async function* (input: unknown, execution: Parameters<typeof execute>[1]) {
+            await approve(input, execution);
+            yield* execute(input, execution) as AsyncIterable<unknown>;
+          }
+        : async (input: unknown, execution: Parameters<typeof execute>[1]) => {
+            await approve(input, execution);
+            return execute(input, execution);
+          },
     } as TOOLS[keyof TOOLS];
   }
   return gated as unknown as TOOLS;
