@@ -2,7 +2,7 @@
  * The file `approvals apply` takes (decisions.md, "The file apply takes"): YAML or JSON, checked as a
  * whole; every problem is reported with its line in the file.
  */
-import { isAlias, isMap, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
+import { isMap, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import { z } from 'zod';
 import { compilePattern, OPERATORS, type RuleDefinition } from '../domain/rules.ts';
 import { MAX_CALL_TIMEOUT_SECONDS } from '../domain/mcp-servers.ts';
