@@ -75,6 +75,11 @@ for (const backend of backends) {
         const plain = await api(method, path, { key: agentKey, raw, headers });
         assert.equal(plain.status, 403, `${method} ${path}`);
         assert.deepEqual(plain.body, { error: 'forbidden' });
+        assert.equal(
+          plain.headers.get('ratelimit-remaining'),
+          null,
+          "refused before the workspace's quota counts it",
+        );
         assert.equal((await api(method, path, { raw, headers })).status, 401, `${method} ${path}`);
       }
       assert.equal(
@@ -307,12 +312,30 @@ for (const backend of backends) {
       ]);
       assert.equal(JSON.parse(local.stdout).id, line.id);
 
+      // A webhook declared for the first time: its secret is printed, since nothing can show it again.
+      const fresh = await t.workspace({ config: WORKSPACE });
+      const freshAdmin = await createApiKey(t.service.ctx, {
+        workspace: fresh.workspace,
+        env: 'test',
+        scope: 'admin',
+      });
+      const hooked = await remote(
+        ['apply', '-f', file('hook.yaml', `${WORKSPACE}webhook: { url: "http://127.0.0.1:9/hook" }\n`)],
+        freshAdmin.key,
+      );
+      assert.equal(hooked.code, 0, hooked.stderr);
+      assert.match(hooked.stdout, /signing secret \(shown once; keep it with the receiver\):\n\S{20,}/);
+
       const plain = await remote(['export'], agentKey);
       assert.equal(plain.code, 1);
       assert.match(plain.stderr, /--scope admin/);
-      const needsDb = await remote(['keys', 'create', '--workspace', workspace.slug, '--env', 'live']);
+      const needsDb = await remote(['keys', 'create', '--env', 'live']);
       assert.equal(needsDb.code, 1);
       assert.match(needsDb.stderr, /needs the database/);
+      // The key names the workspace: a --workspace beside it would be silently ignored, so it is refused.
+      const named = await remote(['export', '--workspace', workspace.slug]);
+      assert.equal(named.code, 2);
+      assert.match(named.stderr, /--workspace is not used with APPROVALS_URL/);
     });
   });
 }

@@ -274,6 +274,13 @@ function remoteOf(values: Values): Remote | null {
   const key = values.key ?? process.env.APPROVALS_KEY;
   if (!key) throw new UsageError('APPROVALS_KEY (or --key) is required with APPROVALS_URL (or --url)');
   if (!/^https?:\/\//.test(url)) throw new UsageError('APPROVALS_URL must start with http:// or https://');
+  if (values.workspace !== undefined)
+    throw new UsageError("--workspace is not used with APPROVALS_URL: the key's workspace is");
+  const host = new URL(url).hostname;
+  if (url.startsWith('http://') && !['localhost', '127.0.0.1', '[::1]'].includes(host))
+    process.stderr.write(
+      `approvals: warning: ${url} is plain HTTP: the API key crosses the network unencrypted\n`,
+    );
   return { url, key };
 }
 
@@ -331,15 +338,17 @@ function expectVersionOf(values: Values): number | undefined {
 }
 
 function applied(
-  result: { version: number; items_changed: string[] },
+  result: { version: number; items_changed: string[]; webhook_secret?: string },
   file: string,
   where: string,
 ): [object, string] {
   const changed = result.items_changed.length;
-  return [
-    result,
-    `Applied ${file} to ${where}: ${changed === 0 ? 'nothing changed' : `${changed} ${changed === 1 ? 'item' : 'items'} changed`}, configuration version ${result.version}.`,
-  ];
+  const text = `Applied ${file} to ${where}: ${changed === 0 ? 'nothing changed' : `${changed} ${changed === 1 ? 'item' : 'items'} changed`}, configuration version ${result.version}.`;
+  // Shown this once, as the service answers it: nothing can show it again.
+  const secret = result.webhook_secret
+    ? `\nThe webhook's signing secret (shown once; keep it with the receiver):\n${result.webhook_secret}`
+    : '';
+  return [result, text + secret];
 }
 
 function exported(config: object, version: number, where: string): [object, string] {

@@ -13,6 +13,7 @@ export interface Remote {
 interface ErrorBody {
   error?: string;
   detail?: string;
+  referenceId?: string;
   issues?: { field: string; message: string; line?: number }[];
 }
 
@@ -69,6 +70,8 @@ export async function callService(
         `rate limited by ${remote.url}: try again in ${response.headers.get('retry-after') ?? 'a'} s`,
       );
     default:
-      throw new Error(`${remote.url} answered HTTP ${response.status} (${error.error ?? 'no error code'})`);
+      throw new Error(
+        `${remote.url} answered HTTP ${response.status} (${error.error ?? 'no error code'}${error.referenceId ? `, reference ${error.referenceId} in the service's log` : ''})`,
+      );
   }
 }

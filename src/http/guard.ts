@@ -81,15 +81,14 @@ export async function guardApi(
     return false;
   }
   request.caller = caller;
-  if (!(await limitWorkspace(counter, ctx, reply, caller.workspace, bucket))) {
-    sendError(reply, 429, 'rate_limited');
-    return false;
-  }
+  // Before the quota: an agent key knocking on the admin routes spends none of its workspace's.
   if (request.routeOptions.config.admin && caller.key.scope !== 'admin') {
     sendError(reply, 403, 'forbidden');
     return false;
   }
-  return true;
+  if (await limitWorkspace(counter, ctx, reply, caller.workspace, bucket)) return true;
+  sendError(reply, 429, 'rate_limited');
+  return false;
 }
 
 /**

@@ -3,8 +3,9 @@
  *
  * - Unless `allowPrivate`, no connection to an internal address (internal-addresses.ts): a literal IP
  *   is refused before connecting, a name's internal addresses are left out of its lookup, and the
- *   address each socket is actually connected to is checked before a byte of the request is sent, so
- *   a name re-pointed inside after any earlier check (DNS rebinding) is refused too.
+ *   address each socket is actually connected to is checked before the request is sent (over TLS,
+ *   after the handshake), so a name re-pointed inside after any earlier check (DNS rebinding) is
+ *   refused too.
  * - No redirect is ever followed: it could carry the request's credentials elsewhere.
  * - No time limits of its own (undici's default is 300 s for headers and between body chunks): each
  *   caller bounds its wait with a signal, since an MCP upstream may rightly stay quiet for long.
