@@ -209,7 +209,7 @@ for (const backend of backends) {
       writeFileSync(file, 'name: Greedy\nlimits: { v1: 100000, mcp: 100000 }\n');
       const run = await approvals(storage, ['apply', '--workspace', workspace.slug, '-f', file, '--json']);
       assert.equal(run.code, 1);
-      assert.match(run.stderr, /^approvals: line 1: \(file\): Unrecognized key: "limits"\n$/);
+      assert.match(run.stderr, /^approvals: line 1: \(file\): unknown field: "limits"\n$/);
       assert.equal((await entries(workspace.slug)).length, before.length);
       assert.equal((await read(t, key)).headers.get('ratelimit-limit'), '120');
       // Nor does `export` (what an admin gets back to edit and re-apply) carry them.
