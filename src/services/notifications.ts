@@ -15,12 +15,14 @@ import type { Sql } from '../store/db.ts';
 import { listMembers, type Member } from '../store/members.ts';
 import {
   insertNotification,
+  insertNotificationStatement,
   listNotificationsOfHold,
   type NotificationChannel,
   openReplyCodes,
 } from '../store/notifications.ts';
 import { listGroups } from '../store/rule-sets.ts';
-import { countWorkspaces, findWorkspace, type Workspace } from '../store/workspaces.ts';
+import { type Statement, writeTogether } from '../store/statements.ts';
+import { countWorkspaces, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 
 /** The channels this deployment can send on (each needs its settings). */
@@ -57,47 +59,63 @@ export async function slackChannelOf(
  * A code no other waiting hold sent to this phone uses (the same person may be a member of several
  * workspaces), so a reply names exactly one hold.
  */
-async function newReplyCode(tx: Sql, phone: string): Promise<string> {
+async function newReplyCode(tx: Sql, phone: string, issued: Set<string>): Promise<string> {
   const taken = new Set(await openReplyCodes(tx, phone));
   for (;;) {
     const code = String(randomInt(1000, 10_000));
-    if (!taken.has(code)) return code;
+    // `issued`: codes of this transaction's jobs, not written yet (two members may share a phone).
+    if (!taken.has(code) && !issued.has(`${phone} ${code}`)) {
+      issued.add(`${phone} ${code}`);
+      return code;
+    }
   }
 }
 
 /** Inside the transaction that created a pending hold: one job per approver and channel of theirs. */
-export async function notifyApprovers(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
+export async function notifyApprovers(
+  tx: Sql,
+  ctx: ServiceContext,
+  workspace: Workspace,
+  hold: Hold,
+): Promise<void> {
   if (hold.status !== 'pending') return;
   const groups = await listGroups(tx, hold.workspaceId);
   const at = ctx.now();
   const base = { workspaceId: hold.workspaceId, holdId: hold.id, kind: 'request' as const, at };
   // No reply code for a text that cannot show every argument: it decides nothing blind.
   const replies = ctx.channels.sms?.replies === true && channelSummary(hold, 'sms').complete;
+  // The jobs go in one statement: the submission holds its workspace's chain lock meanwhile.
+  const jobs: Statement[] = [];
+  const issued = new Set<string>();
   for (const member of await listMembers(tx, hold.workspaceId)) {
     const memberGroups = [...groups].filter(([, ids]) => ids.includes(member.id)).map(([name]) => name);
     if (!isApprover(hold.approvers, member, memberGroups)) continue;
     for (const channel of new Set(member.channels)) {
       if (!reachable(ctx, member, channel)) continue;
-      const replyCode = channel === 'sms' && replies ? await newReplyCode(tx, member.phone!) : null;
-      await insertNotification(tx, {
-        ...base,
-        id: randomId('ntf_', 16),
-        memberId: member.id,
-        channel,
-        replyCode,
-      });
+      const replyCode = channel === 'sms' && replies ? await newReplyCode(tx, member.phone!, issued) : null;
+      jobs.push(
+        insertNotificationStatement({
+          ...base,
+          id: randomId('ntf_', 16),
+          memberId: member.id,
+          channel,
+          replyCode,
+        }),
+      );
     }
   }
-  const workspace = await findWorkspace(tx, hold.workspaceId);
-  if (workspace && (await slackChannelOf(tx, ctx, workspace))) {
-    await insertNotification(tx, {
-      ...base,
-      id: randomId('ntf_', 16),
-      memberId: null,
-      channel: 'slack',
-      replyCode: null,
-    });
+  if (await slackChannelOf(tx, ctx, workspace)) {
+    jobs.push(
+      insertNotificationStatement({
+        ...base,
+        id: randomId('ntf_', 16),
+        memberId: null,
+        channel: 'slack',
+        replyCode: null,
+      }),
+    );
   }
+  if (jobs.length > 0) await writeTogether(tx, ctx.db.dialect, jobs);
 }
 
 /**

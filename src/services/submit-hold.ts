@@ -153,7 +153,7 @@ export async function submitHold(
       ]);
       // Only a denial (with a webhook) and a hold that waits for people write more.
       await emitHoldEvent(tx, ctx, hold);
-      await notifyApprovers(tx, ctx, hold);
+      await notifyApprovers(tx, ctx, workspace, hold);
       return result(ctx, hold, true);
     });
     if (submitted.created) {

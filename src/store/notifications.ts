@@ -1,4 +1,5 @@
 import type { Sql } from './db.ts';
+import type { Statement } from './statements.ts';
 
 export type NotificationChannel = 'email' | 'sms' | 'slack';
 /** `sign_in`: a member asked for sign-in links (about no hold). */
@@ -32,17 +33,23 @@ const columnsOf = (t: string) =>
    ${t}.sent_at AS "sentAt"`;
 const columns = columnsOf('notifications');
 
-export async function insertNotification(
-  sql: Sql,
-  row: Pick<Notification, 'id' | 'workspaceId' | 'holdId' | 'memberId' | 'channel' | 'kind' | 'replyCode'> & {
-    at: number;
-  },
-): Promise<void> {
-  await sql.run(
-    `INSERT INTO notifications (id, workspace_id, hold_id, member_id, channel, kind, state, next_attempt_at, reply_code, created_at)
+type NewNotification = Pick<
+  Notification,
+  'id' | 'workspaceId' | 'holdId' | 'memberId' | 'channel' | 'kind' | 'replyCode'
+> & { at: number };
+
+/** A notification job to write, as a statement (`writeTogether` sends several as one). */
+export function insertNotificationStatement(row: NewNotification): Statement {
+  return {
+    text: `INSERT INTO notifications (id, workspace_id, hold_id, member_id, channel, kind, state, next_attempt_at, reply_code, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $7)`,
-    [row.id, row.workspaceId, row.holdId, row.memberId, row.channel, row.kind, row.at, row.replyCode],
-  );
+    params: [row.id, row.workspaceId, row.holdId, row.memberId, row.channel, row.kind, row.at, row.replyCode],
+  };
+}
+
+export async function insertNotification(sql: Sql, row: NewNotification): Promise<void> {
+  const { text, params } = insertNotificationStatement(row);
+  await sql.run(text, params);
 }
 
 export const findNotification = (sql: Sql, id: string) =>
