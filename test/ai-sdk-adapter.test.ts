@@ -4,11 +4,8 @@
  * what the tool gave back, so each test sees both what ran and what the model was told.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { generateText, jsonSchema, type ModelMessage, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
@@ -18,6 +15,7 @@ import type { Workspace } from '../src/store/workspaces.ts';
 import { backends } from './support/backends.ts';
 import { SDK_POLICY } from './support/sdk-policy.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { runApprovedExample } from './support/readme-example.ts';
 import { until } from './support/wait.ts';
 
 const usage = {
@@ -215,30 +213,14 @@ for (const backend of backends) {
     });
 
     test("the README's example runs as written, and waits for the approver", async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'ai-sdk-readme-'));
-      const script = join(dir, 'example.mjs');
-      writeFileSync(script, readmeExample());
       const { key } = await t.workspace({ config: SDK_POLICY });
-      const child = spawn(process.execPath, [script], {
-        env: { ...process.env, APPROVALS_URL: t.url, APPROVALS_KEY: key, NODE_TEST_CONTEXT: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-      const hold = await until(
-        'the example to hold its call',
-        async () =>
-          (await t.service.ctx.db.one<{ id: string; workspace_id: string }>(
-            "SELECT id, workspace_id FROM holds WHERE idempotency_key = $1 AND status = 'pending'",
-            [`ai-sdk:billing-assistant:call_readme_${child.pid}`],
-          )) ?? undefined,
+      const { out, holdId } = await runApprovedExample(
+        t,
+        readmeExample(),
+        { APPROVALS_URL: t.url, APPROVALS_KEY: key },
+        (pid) => `ai-sdk:billing-assistant:call_readme_${pid}`,
       );
-      await decideAs(t, hold.workspace_id, hold.id, 'approve');
-      assert.equal(await exited, 0, err);
-      assert.match(out, new RegExp(`hold ${hold.id}: approved`));
+      assert.match(out, new RegExp(`hold ${holdId}: approved`));
       assert.match(out, /model saw: .*invoice of 1200 EUR sent to ACME Corp/);
     });
 

@@ -5,15 +5,12 @@
  * says it prints.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sqlite } from './support/backends.ts';
-import { decideAs, startTestService, type TestService } from './support/service.ts';
-import { until } from './support/wait.ts';
+import { runApprovedExample } from './support/readme-example.ts';
+import { startTestService, type TestService } from './support/service.ts';
 
 const WORKSPACE = /```yaml\n([\s\S]*?)```/;
 
@@ -59,34 +56,13 @@ describe("the OpenAI Agents adapter's README", () => {
   test('its example runs as written and waits for the approver', async () => {
     const { workspace: config, script } = example();
     const { key } = await t.workspace({ config });
-    const file = join(mkdtempSync(join(tmpdir(), 'openai-agents-readme-')), 'invoice.mjs');
-    writeFileSync(file, script);
-    const child = spawn(process.execPath, [file], {
-      env: {
-        ...process.env,
-        APPROVALS_URL: t.url,
-        APPROVALS_API_KEY: key,
-        OPENAI_API_KEY: '',
-        NODE_TEST_CONTEXT: '',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const hold = await until(
-      'the example to hold its call',
-      async () =>
-        (await t.service.ctx.db.one<{ id: string; workspace_id: string }>(
-          "SELECT id, workspace_id FROM holds WHERE idempotency_key = $1 AND status = 'pending'",
-          [`openai-agents:billing-bot:call_readme_${child.pid}`],
-        )) ?? undefined,
+    const { out, holdId } = await runApprovedExample(
+      t,
+      script,
+      { APPROVALS_URL: t.url, APPROVALS_API_KEY: key, OPENAI_API_KEY: '' },
+      (pid) => `openai-agents:billing-bot:call_readme_${pid}`,
     );
-    await decideAs(t, hold.workspace_id, hold.id, 'approve');
-    assert.equal(await exited, 0, err);
-    assert.match(out, new RegExp(`Waiting for approval: ${t.url}/a/${hold.id}`));
+    assert.match(out, new RegExp(`Waiting for approval: ${t.url}/a/${holdId}`));
     assert.match(out, /send_invoice: approved/);
     assert.match(out, /the tool said: Invoice of 1200 EUR sent to C-1042\./);
   });

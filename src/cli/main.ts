@@ -16,6 +16,7 @@ import { doctor } from './doctor.ts';
 import { callService, type Remote } from './remote.ts';
 import { holdRecord } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN } from '../domain/ids.ts';
+import { lookBackMs } from '../domain/time-text.ts';
 import { listHoldRecords } from '../services/inbox.ts';
 import { getHold } from '../services/read-hold.ts';
 import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
@@ -482,11 +483,11 @@ function describeLimits(limits: WorkspaceLimits): string {
   ].join('\n');
 }
 
-/** `30d`, `12h`, `90m` → milliseconds. */
+/** `--since 30d` → milliseconds. */
 function duration(text: string): number {
-  const match = text.match(/^(\d{1,6})([mhd])$/);
-  if (!match) throw new UsageError('--since must look like 30d, 12h or 90m');
-  return Number(match[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'm' | 'h' | 'd'];
+  const ms = lookBackMs(text);
+  if (ms === undefined) throw new UsageError('--since must look like 30d, 12h or 90m');
+  return ms;
 }
 
 function describeSimulation(report: SimulationReport): string {

@@ -20,3 +20,10 @@ export function relativeText(ms: number, now: number): string {
   const count = Math.floor(Math.abs(delta) / unit);
   return delta > 0 ? `in ${count} ${name}` : `${count} ${name} ago`;
 }
+
+/** A look-back as `approvals simulate --since` takes it: `30d`, `12h`, `90m` → milliseconds; else undefined. */
+export function lookBackMs(text: string): number | undefined {
+  const match = /^(\d{1,6})([mhd])$/.exec(text);
+  if (!match) return undefined;
+  return Number(match[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'm' | 'h' | 'd'];
+}

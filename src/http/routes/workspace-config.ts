@@ -4,6 +4,7 @@
  * Same validation, errors and evidence as the CLI; the CLI calls them when APPROVALS_URL is set.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { lookBackMs } from '../../domain/time-text.ts';
 import { stringify } from 'yaml';
 import { applyConfig, currentConfigVersion, exportConfig, parseConfig } from '../../services/apply-config.ts';
 import { configError } from '../../services/config-file.ts';
@@ -38,8 +39,6 @@ function expectedVersion(request: FastifyRequest): number | undefined {
   return Number(match[1]);
 }
 
-const DURATION_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 };
-
 export function workspaceConfigRoutes(
   app: FastifyInstance,
   { ctx, docsUrl }: { ctx: ServiceContext; docsUrl: () => string },
@@ -71,8 +70,7 @@ export function workspaceConfigRoutes(
   app.post('/api/v1/workspace/simulate', ADMIN, async (request, reply) => {
     const query = simulateQuerySchema.safeParse(request.query);
     if (!query.success) return invalid(reply, query.error);
-    const since = query.data.since;
-    const sinceMs = Number(since.slice(0, -1)) * DURATION_MS[since.at(-1) as 'm' | 'h' | 'd'];
+    const sinceMs = lookBackMs(query.data.since)!; // the schema checked its shape
     return simulatePolicy(ctx, request.caller!.workspace, parseConfig(configText(request)), { sinceMs });
   });
 
