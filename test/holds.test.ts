@@ -179,6 +179,23 @@ for (const backend of backends) {
         assert.deepEqual(again.body, first.body);
       });
 
+      test("another workspace's key and tools count in their own workspace only", async () => {
+        // What a submission reads under its lock (lock_for_submission on PostgreSQL) is its workspace's.
+        const a = await t.workspace({ config: TOOLS });
+        const b = await t.workspace();
+        const body = submission({ tool_name: 'read_balance', idempotency_key: 'shared-key-1' });
+        const first = await submit(a.key, body);
+        assert.equal(first.body.status, 'allowed');
+        // The same key for another action in B is no mismatch, and A's classification does not apply.
+        const other = await submit(b.key, { ...body, arguments: { amount: 7 } });
+        assert.equal(other.status, 201);
+        assert.notEqual(other.body.id, first.body.id);
+        assert.equal(other.body.status, 'pending');
+        const replayed = await submit(a.key, body);
+        assert.equal(replayed.status, 200);
+        assert.equal(replayed.body.id, first.body.id);
+      });
+
       test('the same key for another action is refused with 422 on idempotency_key', async () => {
         const { key } = await t.workspace();
         const body = submission({ arguments: { amount: 1, nested: { a: 1, b: 2 } } });

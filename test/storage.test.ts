@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Db, StorageUnavailableError } from '../src/store/db.ts';
+import { type Db, StorageUnavailableError, UniqueViolationError } from '../src/store/db.ts';
 import { openDb } from '../src/store/open.ts';
 import { backends, type Storage } from './support/backends.ts';
 
@@ -53,6 +53,64 @@ for (const backend of backends) {
         }
       });
       assert.deepEqual(await ids('a-'), expected.sort());
+    });
+
+    test('batched transactions (one key): each commits or fails alone, with its own answer', async () => {
+      await db.run("INSERT INTO scratch (id, note) VALUES ('batched-taken', 'before')");
+      // One refuses in code, one breaks a unique key (its SQL fails): the others still commit.
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 30 }, (_, n) =>
+          db.transaction(
+            async (tx) => {
+              const id = n === 17 ? 'batched-taken' : `batched-${String(n).padStart(2, '0')}`;
+              await tx.run('INSERT INTO scratch (id, note) VALUES ($1, $2)', [id, 'batched']);
+              if (n === 9) throw new Refused('refused 9');
+              return n;
+            },
+            { batch: 'one-key' },
+          ),
+        ),
+      );
+      const expected: string[] = [];
+      outcomes.forEach((outcome, n) => {
+        if (n === 9) assert.ok(outcome.status === 'rejected' && outcome.reason instanceof Refused);
+        else if (n === 17)
+          assert.ok(outcome.status === 'rejected' && outcome.reason instanceof UniqueViolationError);
+        else {
+          assert.deepEqual(outcome, { status: 'fulfilled', value: n });
+          expected.push(`batched-${String(n).padStart(2, '0')}`);
+        }
+      });
+      assert.deepEqual(await ids('batched-'), [...expected, 'batched-taken'].sort());
+    });
+
+    test('batched transactions see the writes of those before them in the batch', async () => {
+      const seen = await Promise.all(
+        Array.from({ length: 10 }, (_, n) =>
+          db.transaction(
+            async (tx) => {
+              const count = (await tx.one<{ n: number }>(
+                "SELECT COUNT(*) AS n FROM scratch WHERE id LIKE 'seen-%'",
+              ))!;
+              await tx.run('INSERT INTO scratch (id, note) VALUES ($1, $2)', [`seen-${n}`, 'x']);
+              // PostgreSQL: the transaction it ran in; those batched together share one.
+              const txid =
+                db.dialect === 'postgres'
+                  ? (await tx.one<{ id: string }>('SELECT txid_current() AS id'))!.id
+                  : String(n);
+              return { count: Number(count.n), txid };
+            },
+            { batch: 'counting' },
+          ),
+        ),
+      );
+      // Each counts the ones before it, whether they committed before or run earlier in its batch.
+      assert.deepEqual(
+        seen.map(({ count }) => count).sort((a, b) => a - b),
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+      );
+      // The first runs at once, alone; the nine that came meanwhile share the next transaction.
+      if (db.dialect === 'postgres') assert.equal(new Set(seen.map(({ txid }) => txid)).size, 2);
     });
 
     test('a transaction sees its own writes and those committed before it', async () => {

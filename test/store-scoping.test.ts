@@ -571,7 +571,7 @@ describe('every table and statement is scoped by workspace_id (issue 22)', () =>
     );
     assert.match(textOf('listHolds'), /FROM holds WHERE workspace_id = \$1/);
     assert.match(textOf('outcomeCounts'), /FROM holds h WHERE h\.workspace_id = \$1/);
-    assert.match(textOf('lockForSubmission'), /AND call_key =.*AND status NOT IN/);
+    assert.match(textOf('READ_AFTER_LOCK'), /AND call_key =.*AND status NOT IN/);
     assert.deepEqual([...tablesOf(textOf('endAccessOfMember'), knownTables)].sort(), [
       'decision_tokens',
       'embed_tokens',

@@ -85,77 +85,81 @@ export async function submitHold(
   const scopes = likelyScopes(ctx, workspace.id, call, ctx.now());
 
   try {
-    const submitted = await ctx.db.transaction(async (tx) => {
-      // One round trip takes the chain lock, which serializes submits per workspace, and reads what the
-      // checks below need: they cannot race. The writes go in a second (writeTogether), then commit.
-      const state = await lockForSubmission(tx, ctx.db.dialect, {
-        workspaceId: workspace.id,
-        idempotencyKey: submission.idempotencyKey,
-        callKey: proxy?.callKey ?? null,
-        connection: submission.connection,
-        toolName: submission.toolName,
-        countSince: workspace.plan === 'legacy_free' ? startOfMonth(ctx.now()) : null,
-        scopes: scopes.map(({ scope, since }) => ({ scope, since })),
-      });
-      if (!state) throw new Error('workspace has no evidence chain');
-      if (state.replayId)
-        return replay(ctx, (await findHold(tx, workspace.id, state.replayId))!, fingerprint);
-      // An identical proxy call while its operation is open (or done) is that operation again.
-      if (state.openId) return result(ctx, (await findHold(tx, workspace.id, state.openId))!, false);
-
-      const now = ctx.now();
-      if (state.holdsSince !== null && state.holdsSince >= ctx.legacyFreeMonthlyHolds) {
-        throw new ServiceError('hold_limit_reached', 'monthly hold limit reached');
-      }
-      const { tool } = state;
-      const counted = new Map(scopes.map(({ scope }, i) => [scopeKey(scope), state.counts[i]!]));
-      const outcome = await evaluateCall(tx, ctx, workspace.id, call, tool?.classification ?? null, now, {
-        ruleSetVersion: state.ruleSetVersion,
-        counted,
-      });
-      const hold = newHold(submission, outcome, {
-        workspace,
-        environment: caller.environment,
-        fingerprint,
-        now,
-      });
-      const chain = chainAfter(ctx, workspace.id, state.head);
-      if (!tool) {
-        chain.append('tool.registered', {
+    // Batched per workspace: its submissions all wait for its chain lock anyway.
+    const submitted = await ctx.db.transaction(
+      async (tx) => {
+        // One round trip takes the chain lock, which serializes submits per workspace, and reads what the
+        // checks below need: they cannot race. The writes go in a second (writeTogether), then commit.
+        const state = await lockForSubmission(tx, ctx.db.dialect, {
+          workspaceId: workspace.id,
+          idempotencyKey: submission.idempotencyKey,
+          callKey: proxy?.callKey ?? null,
           connection: submission.connection,
-          tool_name: submission.toolName,
-          classification: 'new',
+          toolName: submission.toolName,
+          countSince: workspace.plan === 'legacy_free' ? startOfMonth(ctx.now()) : null,
+          scopes: scopes.map(({ scope, since }) => ({ scope, since })),
         });
-      }
-      chain.append('hold.submitted', {
-        hold: hold.id,
-        environment: hold.environment,
-        connection: hold.connection,
-        tool_name: hold.toolName,
-        agent: { id: hold.agentId, label: hold.agentLabel },
-        arguments: hold.arguments,
-        context: hold.context,
-        status: hold.status,
-        rule: outcome.ruleName,
-        effect: outcome.effect,
-        facts: outcome.facts,
-        approvers: outcome.approvers,
-        approvals_required: outcome.approvalsRequired,
-        expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
-        reason: hold.reason,
-      });
-      await writeTogether(tx, ctx.db.dialect, [
-        ...(tool?.firstSeenAt
-          ? []
-          : [toolSeenStatement(workspace.id, submission.connection, submission.toolName, now)]),
-        insertHoldStatement(hold),
-        ...chain.writes(),
-      ]);
-      // Only a denial (with a webhook) and a hold that waits for people write more.
-      await emitHoldEvent(tx, ctx, hold);
-      await notifyApprovers(tx, ctx, workspace, hold);
-      return result(ctx, hold, true);
-    });
+        if (!state) throw new Error('workspace has no evidence chain');
+        if (state.replayId)
+          return replay(ctx, (await findHold(tx, workspace.id, state.replayId))!, fingerprint);
+        // An identical proxy call while its operation is open (or done) is that operation again.
+        if (state.openId) return result(ctx, (await findHold(tx, workspace.id, state.openId))!, false);
+
+        const now = ctx.now();
+        if (state.holdsSince !== null && state.holdsSince >= ctx.legacyFreeMonthlyHolds) {
+          throw new ServiceError('hold_limit_reached', 'monthly hold limit reached');
+        }
+        const { tool } = state;
+        const counted = new Map(scopes.map(({ scope }, i) => [scopeKey(scope), state.counts[i]!]));
+        const outcome = await evaluateCall(tx, ctx, workspace.id, call, tool?.classification ?? null, now, {
+          ruleSetVersion: state.ruleSetVersion,
+          counted,
+        });
+        const hold = newHold(submission, outcome, {
+          workspace,
+          environment: caller.environment,
+          fingerprint,
+          now,
+        });
+        const chain = chainAfter(ctx, workspace.id, state.head);
+        if (!tool) {
+          chain.append('tool.registered', {
+            connection: submission.connection,
+            tool_name: submission.toolName,
+            classification: 'new',
+          });
+        }
+        chain.append('hold.submitted', {
+          hold: hold.id,
+          environment: hold.environment,
+          connection: hold.connection,
+          tool_name: hold.toolName,
+          agent: { id: hold.agentId, label: hold.agentLabel },
+          arguments: hold.arguments,
+          context: hold.context,
+          status: hold.status,
+          rule: outcome.ruleName,
+          effect: outcome.effect,
+          facts: outcome.facts,
+          approvers: outcome.approvers,
+          approvals_required: outcome.approvalsRequired,
+          expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
+          reason: hold.reason,
+        });
+        await writeTogether(tx, ctx.db.dialect, [
+          ...(tool?.firstSeenAt
+            ? []
+            : [toolSeenStatement(workspace.id, submission.connection, submission.toolName, now)]),
+          insertHoldStatement(hold),
+          ...chain.writes(),
+        ]);
+        // Only a denial (with a webhook) and a hold that waits for people write more.
+        await emitHoldEvent(tx, ctx, hold);
+        await notifyApprovers(tx, ctx, workspace, hold);
+        return result(ctx, hold, true);
+      },
+      { batch: workspace.id },
+    );
     if (submitted.created) {
       // An allowed hold leaves nothing for the workers (no outbox row, nobody to ask).
       const routine = submitted.hold.status === 'auto_allowed';

@@ -21,10 +21,12 @@ export interface Db extends Sql {
    * One transaction: everything inside commits together or not at all, and is answered once it is
    * on disk. `lazy`: answered as soon as it is committed, and visible to readers, before it is on
    * disk (SQLite: it survives a crash of the process at once, of the machine with the next sync,
-   * which follows right away).
-   * PostgreSQL answers every transaction once it is on disk.
+   * which follows right away; PostgreSQL: `synchronous_commit` off for it, on disk within a moment).
+   * `batch`: transactions of one key (a workspace's submissions, which all wait for its chain lock)
+   * run one at a time on this instance, and those that came while one ran go together in the next,
+   * one after the other, with one commit (PostgreSQL; SQLite commits together what comes at once).
    */
-  transaction<T>(work: (tx: Sql) => Promise<T>, options?: { lazy?: boolean }): Promise<T>;
+  transaction<T>(work: (tx: Sql) => Promise<T>, options?: { lazy?: boolean; batch?: string }): Promise<T>;
   close(): Promise<void>;
 }
 

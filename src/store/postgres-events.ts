@@ -35,6 +35,8 @@ type Message<RelayMessage> = { from: string } & (
 const RECONNECT_MS = 1000;
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7900;
+/** Messages sent in one statement at most. */
+const MAX_PER_STATEMENT = 100;
 
 export async function shareEvents<RelayMessage extends { type: string }>(
   databaseUrl: string,
@@ -85,15 +87,24 @@ export async function shareEvents<RelayMessage extends { type: string }>(
     }
   }
 
+  /** The messages of this turn of the event loop, sent together in one statement (in order). */
+  const queued: string[] = [];
+  function flush() {
+    const payloads = queued.splice(0, MAX_PER_STATEMENT);
+    if (queued.length > 0) setImmediate(flush);
+    const calls = payloads.map((_, i) => `pg_notify($1, $${i + 2})`);
+    // Without the connection a hold change is not lost for good: the others see it at their next
+    // read. An MCP message is lost, as it would be with the instance that should act on it.
+    client?.query(`SELECT ${calls.join(', ')}`, [channel, ...payloads]).catch(() => {});
+  }
+
   function send(message: Message<RelayMessage>) {
     const payload = JSON.stringify(message);
     if (Buffer.byteLength(payload) > MAX_PAYLOAD) {
       log.warn({ type: message.mcp?.type }, 'instance events: a message too large for NOTIFY was dropped');
       return;
     }
-    // Without the connection a hold change is not lost for good: the others see it at their next
-    // read. An MCP message is lost, as it would be with the instance that should act on it.
-    client?.query('SELECT pg_notify($1, $2)', [channel, payload]).catch(() => {});
+    if (queued.push(payload) === 1) setImmediate(flush);
   }
 
   await connect();

@@ -30,6 +30,8 @@ function mapError(error: unknown): unknown {
  * parameters as long as their input (`IN ($1, …, $n)`): their texts are many, each used rarely.
  */
 const PREPARED_PARAMS_AT_MOST = 40;
+/** At most this many transactions of one batch key share a commit. */
+const MAX_BATCH = 32;
 const statementNames = new Map<string, string>();
 function statementName(text: string): string {
   let name = statementNames.get(text);
@@ -71,34 +73,86 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
   });
   // An idle client whose server went away must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  /** One transaction on a connection of its own. */
+  async function runAlone<T>(work: (tx: Sql) => Promise<T>, lazy = false): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw mapError(error);
+    }
+    // A connection lost while checked out is reported on the client, not the pool: the query in
+    // flight fails anyway, so the event itself must not crash the process.
+    const ignore = () => {};
+    client.on('error', ignore);
+    const tx = executor(client);
+    try {
+      // Lazy: committed without waiting for the disk (one round trip with the BEGIN, as its text).
+      await tx.exec(lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN');
+      const result = await work(tx);
+      await tx.exec('COMMIT');
+      client.off('error', ignore);
+      client.release();
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.off('error', ignore);
+      client.release(error instanceof StorageUnavailableError);
+      throw error;
+    }
+  }
+
+  interface Queued {
+    work: (tx: Sql) => Promise<unknown>;
+    resolve: (result: unknown) => void;
+    reject: (error: unknown) => void;
+  }
+  /** Per batch key, the transactions waiting for the one running. */
+  const batches = new Map<string, Queued[]>();
+
+  /**
+   * Runs the key's transactions until none waits: each time, all that came meanwhile in one
+   * transaction, one after the other (each sees the writes of those before it), one commit for all.
+   * When it fails, each runs again alone and gets its own answer, except when the database is
+   * unreachable: then the commit may or may not have happened, and each is told so, as it would be
+   * alone.
+   */
+  async function runBatches(key: string, waiting: Queued[]) {
+    while (waiting.length > 0) {
+      const batch = waiting.splice(0, MAX_BATCH);
+      if (batch.length === 1) {
+        await runAlone(batch[0]!.work).then(batch[0]!.resolve, batch[0]!.reject);
+        continue;
+      }
+      try {
+        const results = await runAlone(async (tx) => {
+          const done: unknown[] = [];
+          for (const queued of batch) done.push(await queued.work(tx));
+          return done;
+        });
+        batch.forEach((queued, i) => queued.resolve(results[i]));
+      } catch (error) {
+        if (error instanceof StorageUnavailableError) for (const queued of batch) queued.reject(error);
+        else for (const queued of batch) await runAlone(queued.work).then(queued.resolve, queued.reject);
+      }
+    }
+    batches.delete(key);
+  }
+
   return {
     dialect: 'postgres',
     ...executor(pool),
-    async transaction(work) {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw mapError(error);
-      }
-      // A connection lost while checked out is reported on the client, not the pool: the query in
-      // flight fails anyway, so the event itself must not crash the process.
-      const ignore = () => {};
-      client.on('error', ignore);
-      const tx = executor(client);
-      try {
-        await tx.exec('BEGIN');
-        const result = await work(tx);
-        await tx.exec('COMMIT');
-        client.off('error', ignore);
-        client.release();
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        client.off('error', ignore);
-        client.release(error instanceof StorageUnavailableError);
-        throw error;
-      }
+    transaction<T>(work: (tx: Sql) => Promise<T>, options: { lazy?: boolean; batch?: string } = {}) {
+      const key = options.batch;
+      if (key === undefined) return runAlone(work, options.lazy);
+      return new Promise<T>((resolve, reject) => {
+        const queued = { work, resolve: resolve as (result: unknown) => void, reject };
+        const waiting = batches.get(key);
+        if (waiting) return void waiting.push(queued);
+        const started = [queued];
+        batches.set(key, started);
+        void runBatches(key, started);
+      });
     },
     close: () => pool.end(),
   };
