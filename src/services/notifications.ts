@@ -12,7 +12,7 @@ import type { Sms } from '../channels/sms.ts';
 import { type Hold, isApprover } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
 import type { Sql } from '../store/db.ts';
-import { listMembers, type Member } from '../store/members.ts';
+import { listMembersWithGroups, type Member } from '../store/members.ts';
 import {
   insertNotification,
   insertNotificationStatement,
@@ -20,8 +20,7 @@ import {
   type NotificationChannel,
   openReplyCodes,
 } from '../store/notifications.ts';
-import { listGroups } from '../store/rule-sets.ts';
-import { type Statement, writeTogether } from '../store/statements.ts';
+import type { Statement } from '../store/statements.ts';
 import { countWorkspaces, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 
@@ -71,25 +70,25 @@ async function newReplyCode(tx: Sql, phone: string, issued: Set<string>): Promis
   }
 }
 
-/** Inside the transaction that created a pending hold: one job per approver and channel of theirs. */
-export async function notifyApprovers(
+/**
+ * Inside the transaction that creates a pending hold: one job per approver and channel of theirs, as
+ * statements that go with the hold's own writes (the submission holds its workspace's chain lock).
+ */
+export async function approverNotifications(
   tx: Sql,
   ctx: ServiceContext,
   workspace: Workspace,
   hold: Hold,
-): Promise<void> {
-  if (hold.status !== 'pending') return;
-  const groups = await listGroups(tx, hold.workspaceId);
+): Promise<Statement[]> {
+  if (hold.status !== 'pending') return [];
   const at = ctx.now();
   const base = { workspaceId: hold.workspaceId, holdId: hold.id, kind: 'request' as const, at };
   // No reply code for a text that cannot show every argument: it decides nothing blind.
   const replies = ctx.channels.sms?.replies === true && channelSummary(hold, 'sms').complete;
-  // The jobs go in one statement: the submission holds its workspace's chain lock meanwhile.
   const jobs: Statement[] = [];
   const issued = new Set<string>();
-  for (const member of await listMembers(tx, hold.workspaceId)) {
-    const memberGroups = [...groups].filter(([, ids]) => ids.includes(member.id)).map(([name]) => name);
-    if (!isApprover(hold.approvers, member, memberGroups)) continue;
+  for (const { member, groups } of await listMembersWithGroups(tx, hold.workspaceId)) {
+    if (!isApprover(hold.approvers, member, groups)) continue;
     for (const channel of new Set(member.channels)) {
       if (!reachable(ctx, member, channel)) continue;
       const replyCode = channel === 'sms' && replies ? await newReplyCode(tx, member.phone!, issued) : null;
@@ -115,7 +114,7 @@ export async function notifyApprovers(
       }),
     );
   }
-  if (jobs.length > 0) await writeTogether(tx, ctx.db.dialect, jobs);
+  return jobs;
 }
 
 /**
@@ -171,10 +170,8 @@ export async function notifyUnknownOutcome(tx: Sql, ctx: ServiceContext, hold: H
     });
   }
   if (!ctx.mailer) return;
-  const groups = await listGroups(tx, hold.workspaceId);
-  for (const member of await listMembers(tx, hold.workspaceId)) {
-    const memberGroups = [...groups].filter(([, ids]) => ids.includes(member.id)).map(([name]) => name);
-    if (!isApprover(hold.approvers, member, memberGroups)) continue;
+  for (const { member, groups } of await listMembersWithGroups(tx, hold.workspaceId)) {
+    if (!isApprover(hold.approvers, member, groups)) continue;
     await insertNotification(tx, {
       ...base,
       id: randomId('ntf_', 16),

@@ -13,8 +13,8 @@ import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, ServiceError } from './errors.ts';
 import { evaluateCall, likelyScopes } from './evaluate-call.ts';
-import { notifyApprovers } from './notifications.ts';
-import { emitHoldEvent } from './webhooks.ts';
+import { approverNotifications } from './notifications.ts';
+import { holdEventStatement } from './webhooks.ts';
 import { chainAfter } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -146,16 +146,18 @@ export async function submitHold(
           expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
           reason: hold.reason,
         });
+        // A hold that waits for people reads who they are (one round trip); then all is written in
+        // one: the hold, its evidence, the webhook's event and the approvers' notification jobs.
+        const event = state.webhook ? holdEventStatement(ctx, hold) : null;
         await writeTogether(tx, ctx.db.dialect, [
           ...(tool?.firstSeenAt
             ? []
             : [toolSeenStatement(workspace.id, submission.connection, submission.toolName, now)]),
           insertHoldStatement(hold),
           ...chain.writes(),
+          ...(event ? [event] : []),
+          ...(await approverNotifications(tx, ctx, workspace, hold)),
         ]);
-        // Only a denial (with a webhook) and a hold that waits for people write more.
-        await emitHoldEvent(tx, ctx, hold);
-        await notifyApprovers(tx, ctx, workspace, hold);
         return result(ctx, hold, true);
       },
       { batch: workspace.id },

@@ -8,6 +8,7 @@ import type { Hold } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
 import { DELIVERY_RETRIES, eventBody, eventOf, MAX_ATTEMPTS, testEventBody } from '../domain/webhooks.ts';
 import type { Sql } from '../store/db.ts';
+import type { Statement } from '../store/statements.ts';
 import { anyDue, claimDue } from '../store/outbox.ts';
 import {
   deleteWebhookEndpoint,
@@ -15,6 +16,7 @@ import {
   findWebhookEndpoint,
   findWebhookEvent,
   insertWebhookEvent,
+  insertWebhookEventStatement,
   listAttempts,
   listWebhookEvents,
   recordAttempt,
@@ -41,13 +43,12 @@ export const standardSignature = (secret: string, id: string, timestamp: number,
     .update(`${id}.${timestamp}.${body}`)
     .digest('base64')}`;
 
-/** Inside the transaction that moved the hold to its final state: the event waits in the outbox. */
-export async function emitHoldEvent(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
+/** The outbox row of the hold's event, if its state has one (for a workspace with a webhook). */
+export function holdEventStatement(ctx: ServiceContext, hold: Hold): Statement | null {
   const event = eventOf(hold);
-  if (!event) return;
-  if (!(await findWebhookEndpoint(tx, hold.workspaceId))) return;
+  if (!event) return null;
   const now = ctx.now();
-  await insertWebhookEvent(tx, {
+  return insertWebhookEventStatement({
     id: randomId('msg_', 16),
     workspaceId: hold.workspaceId,
     holdId: hold.id,
@@ -55,6 +56,13 @@ export async function emitHoldEvent(tx: Sql, ctx: ServiceContext, hold: Hold): P
     body: JSON.stringify(eventBody(event, hold, now)),
     createdAt: now,
   });
+}
+
+/** Inside the transaction that moved the hold to its final state: the event waits in the outbox. */
+export async function emitHoldEvent(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
+  const statement = holdEventStatement(ctx, hold);
+  if (!statement || !(await findWebhookEndpoint(tx, hold.workspaceId))) return;
+  await tx.run(statement.text, statement.params);
 }
 
 /**

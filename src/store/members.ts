@@ -35,6 +35,26 @@ export async function listMembers(sql: Sql, workspaceId: string): Promise<Member
   return rows.map(toMember);
 }
 
+/** The workspace's members, each with the groups it is in: one statement. */
+export async function listMembersWithGroups(
+  sql: Sql,
+  workspaceId: string,
+): Promise<{ member: Member; groups: string[] }[]> {
+  const rows = await sql.all<MemberRow & { groupName: string | null }>(
+    `SELECT ${columns}, g.group_name AS "groupName" FROM members
+     LEFT JOIN group_members g ON g.workspace_id = members.workspace_id AND g.member_id = members.id
+     WHERE members.workspace_id = $1 AND members.removed_at IS NULL ORDER BY members.email, g.group_name`,
+    [workspaceId],
+  );
+  const byId = new Map<string, { member: Member; groups: string[] }>();
+  for (const { groupName, ...row } of rows) {
+    const entry = byId.get(row.id) ?? { member: toMember(row), groups: [] };
+    if (groupName !== null) entry.groups.push(groupName);
+    byId.set(row.id, entry);
+  }
+  return [...byId.values()];
+}
+
 export async function findMember(sql: Sql, workspaceId: string, id: string): Promise<Member | undefined> {
   const row = await sql.one<MemberRow>(
     `SELECT ${columns} FROM members WHERE workspace_id = $1 AND id = $2 AND removed_at IS NULL`,

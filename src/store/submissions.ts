@@ -1,8 +1,8 @@
 /**
  * What a submission reads once it holds its workspace's chain lock: the chain's head, whether the
  * idempotency key or an identical proxy call already has a hold, the rule set's version, the tool's
- * classification, the holds of the month (plans with a monthly limit), and the recent calls of each
- * frequency scope asked. A PostgreSQL statement that waits for a row lock still reads with the
+ * classification, the holds of the month (plans with a monthly limit), whether it has a webhook, and
+ * the recent calls of each frequency scope asked. A PostgreSQL statement that waits for a row lock still reads with the
  * snapshot it started with, and would miss what the holder it waited for committed (the frequency
  * counts, the idempotency key): there a function takes the lock and then reads (migration 024), one
  * round trip; on SQLite they are two statements. Frequency counts, when a rule asks for them, are one
@@ -25,6 +25,8 @@ export interface SubmissionState {
   holdsSince: number | null;
   /** The recent calls of each scope asked, in order. */
   counts: number[];
+  /** The workspace has a webhook endpoint (a hold that ends or waits leaves an event for it). */
+  webhook: boolean;
 }
 
 /**
@@ -38,7 +40,8 @@ const READ_AFTER_LOCK = `SELECT h.seq, h.hash,
        COALESCE((SELECT version FROM rule_sets WHERE workspace_id = $1), 0) AS "ruleSetVersion",
        t.name AS "toolName", t.classification, t.first_seen_at AS "firstSeenAt",
        CASE WHEN $6 IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM holds WHERE workspace_id = $1 AND created_at >= $6) END
-         AS "holdsSince"
+         AS "holdsSince",
+       EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = $1) AS webhook
      FROM evidence_heads h LEFT JOIN tools t ON t.workspace_id = h.workspace_id AND t.connection = $3 AND t.name = $4
      WHERE h.workspace_id = $1`;
 
@@ -84,6 +87,7 @@ export async function lockForSubmission(
         : { classification: row.classification as Classification, firstSeenAt: number(row.firstSeenAt) },
     holdsSince: number(row.holdsSince),
     counts: await countScopes(sql, ask.workspaceId, ask.scopes),
+    webhook: Boolean(row.webhook),
   };
 }
 

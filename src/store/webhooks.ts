@@ -1,4 +1,5 @@
 import type { Sql } from './db.ts';
+import type { Statement } from './statements.ts';
 import { Where } from './where.ts';
 
 export interface WebhookEndpoint {
@@ -63,15 +64,27 @@ export interface WebhookEventRow {
 const eventColumns = `id, workspace_id AS "workspaceId", hold_id AS "holdId", event, body, created_at AS "createdAt",
   state, attempts, next_attempt_at AS "nextAttemptAt", delivered_at AS "deliveredAt"`;
 
-export async function insertWebhookEvent(
-  sql: Sql,
-  row: { id: string; workspaceId: string; holdId: string; event: string; body: string; createdAt: number },
-): Promise<void> {
-  await sql.run(
-    `INSERT INTO webhook_events (id, workspace_id, hold_id, event, body, created_at, state, attempts, next_attempt_at)
+type NewWebhookEvent = {
+  id: string;
+  workspaceId: string;
+  holdId: string;
+  event: string;
+  body: string;
+  createdAt: number;
+};
+
+/** An event for the outbox, as a statement (`writeTogether` sends it with the change that causes it). */
+export function insertWebhookEventStatement(row: NewWebhookEvent): Statement {
+  return {
+    text: `INSERT INTO webhook_events (id, workspace_id, hold_id, event, body, created_at, state, attempts, next_attempt_at)
      VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $6)`,
-    [row.id, row.workspaceId, row.holdId, row.event, row.body, row.createdAt],
-  );
+    params: [row.id, row.workspaceId, row.holdId, row.event, row.body, row.createdAt],
+  };
+}
+
+export async function insertWebhookEvent(sql: Sql, row: NewWebhookEvent): Promise<void> {
+  const { text, params } = insertWebhookEventStatement(row);
+  await sql.run(text, params);
 }
 
 export const findWebhookEvent = (sql: Sql, id: string) =>

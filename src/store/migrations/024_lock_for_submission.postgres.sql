@@ -9,7 +9,7 @@ CREATE FUNCTION lock_for_submission(
   p_workspace TEXT, p_key TEXT, p_connection TEXT, p_tool TEXT, p_call_key TEXT, p_since BIGINT
 ) RETURNS TABLE (
   seq BIGINT, hash TEXT, "replayId" TEXT, "openId" TEXT, "ruleSetVersion" BIGINT,
-  "toolName" TEXT, classification TEXT, "firstSeenAt" BIGINT, "holdsSince" BIGINT
+  "toolName" TEXT, classification TEXT, "firstSeenAt" BIGINT, "holdsSince" BIGINT, webhook BOOLEAN
 )
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -25,7 +25,8 @@ BEGIN
     COALESCE((SELECT s.version FROM rule_sets s WHERE s.workspace_id = p_workspace), 0),
     t.name, t.classification, t.first_seen_at,
     CASE WHEN p_since IS NULL THEN NULL ELSE (
-      SELECT COUNT(*) FROM holds m WHERE m.workspace_id = p_workspace AND m.created_at >= p_since) END
+      SELECT COUNT(*) FROM holds m WHERE m.workspace_id = p_workspace AND m.created_at >= p_since) END,
+    EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.workspace_id = p_workspace)
   FROM evidence_heads h
   LEFT JOIN tools t ON t.workspace_id = h.workspace_id AND t.connection = p_connection AND t.name = p_tool
   WHERE h.workspace_id = p_workspace;
