@@ -6,8 +6,12 @@
  * Then the same three columns with SESSIONS sessions calling at once (one call in flight on each),
  * in calls per second: what the proxy takes in when many agents call, beside the upstream alone.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Server } from '@modelcontextprotocol/server';
+import { openSqlite } from '../src/store/sqlite.ts';
 import { freePort, startEverything } from '../test/support/mcp-upstream.ts';
 import { type BenchService, compared, type Figure, percentile, sample, startBenchService } from './lib.ts';
 
@@ -108,6 +112,33 @@ async function measureConcurrent(columns: Record<string, Client[]>) {
 }
 
 type Measured = { samples: number[]; perSecond: number };
+
+/**
+ * One durable commit, alone, on the disk the proxy writes to: the SQLite adapter the service uses, a
+ * transaction of one small INSERT, answered once its log is synced. An allowed call through the proxy
+ * waits for one (its hold is stored before the call goes upstream), a peer proxy for none.
+ */
+async function durableCommit(): Promise<Figure> {
+  const dir = mkdtempSync(join(tmpdir(), 'approvals-bench-commit-'));
+  const db = openSqlite(join(dir, 'commit.db'));
+  try {
+    await db.exec('CREATE TABLE calls (id INTEGER PRIMARY KEY, tool TEXT NOT NULL)');
+    const { samples } = await sample(
+      (i) => db.transaction((tx) => tx.run('INSERT INTO calls (tool) VALUES ($1)', [`echo-${i}`])),
+      { warmup: 50, count: 1_000, budgetMs: 5_000 },
+    );
+    return {
+      bench: 'mcp',
+      figure: 'one durable commit (SQLite, as the proxy stores a hold), p50',
+      value: percentile(samples, 50),
+      unit: 'µs',
+      note: `${samples.length} commits in sequence, each answered once the log is synced (fdatasync): what an allowed call waits for before it goes upstream`,
+    };
+  } finally {
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 function figures(name: string, measured: Measured, note: string): [Figure, Figure, Figure] {
   return [
@@ -256,6 +287,7 @@ export async function run(): Promise<{ figures: Figure[]; skipped: Skipped[] }> 
           concurrentFloor,
         ),
       );
+    result.push(await durableCommit());
     return { figures: result, skipped };
   } finally {
     for (const client of clients) await client.close().catch(() => undefined);
