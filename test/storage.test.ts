@@ -113,6 +113,68 @@ for (const backend of backends) {
       if (db.dialect === 'postgres') assert.equal(new Set(seen.map(({ txid }) => txid)).size, 2);
     });
 
+    test('a batch with one that throws: the others commit; only those before it run again', async () => {
+      const runs = new Map<number, number>();
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, n) =>
+          db.transaction(
+            async (tx) => {
+              runs.set(n, (runs.get(n) ?? 0) + 1);
+              await tx.run('INSERT INTO scratch (id, note) VALUES ($1, $2)', [`split-${n}`, 'x']);
+              if (n === 5) throw new Refused('refused 5');
+              return n;
+            },
+            { batch: 'split' },
+          ),
+        ),
+      );
+      outcomes.forEach((outcome, n) =>
+        n === 5
+          ? assert.ok(outcome.status === 'rejected' && outcome.reason instanceof Refused)
+          : assert.deepEqual(outcome, { status: 'fulfilled', value: n }),
+      );
+      assert.deepEqual(
+        await ids('split-'),
+        [0, 1, 2, 3, 4, 6, 7, 8, 9].map((n) => `split-${n}`),
+      );
+      if (db.dialect === 'postgres') {
+        // 0 ran alone; 1-9 together, rolled back at 5; 1-4 together again, 5 alone, 6-9 in the next.
+        assert.deepEqual(
+          [...runs].sort(([a], [b]) => a - b).map(([, count]) => count),
+          [1, 2, 2, 2, 2, 2, 1, 1, 1, 1],
+        );
+      }
+    });
+
+    test(
+      'a batch that cannot get a connection: it and all that wait behind it are told at once',
+      { skip: backend.name === 'sqlite' ? 'SQLite has no pool of connections' : false },
+      async () => {
+        // Every connection of the pool (10) busy for 6 s, past the 5 s a transaction waits for one.
+        const busy = Array.from({ length: 10 }, () => db.transaction((tx) => tx.one('SELECT pg_sleep(6)')));
+        const settled: number[] = [];
+        const outcomes: unknown[] = [];
+        const queued = Array.from({ length: 5 }, (_, n) =>
+          db
+            .transaction((tx) => tx.one('SELECT 1'), { batch: 'starved' })
+            .then(
+              () => settled.push(n),
+              (error: unknown) => {
+                settled.push(n);
+                outcomes[n] = error;
+              },
+            ),
+        );
+        await queued[0];
+        // Not one after another, 5 s each: the four behind it were answered with it.
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.deepEqual([...settled].sort(), [0, 1, 2, 3, 4]);
+        for (const error of outcomes) assert.ok(error instanceof StorageUnavailableError);
+        assert.equal(outcomes.length, 5);
+        await Promise.all(busy);
+      },
+    );
+
     test('a transaction sees its own writes and those committed before it', async () => {
       await db.transaction((tx) => tx.run("INSERT INTO scratch (id, note) VALUES ('b-0', 'x')"));
       const seen = await Promise.all(

@@ -81,13 +81,13 @@ export async function submitHold(
     agentId: submission.agent.id,
     arguments: submission.arguments,
   };
-  // Counted from a moment before the lock: a wait for it can only widen the window (more calls count).
-  const scopes = likelyScopes(ctx, workspace.id, call, ctx.now());
-
   try {
     // Batched per workspace: its submissions all wait for its chain lock anyway.
     const submitted = await ctx.db.transaction(
       async (tx) => {
+        // Counted from a moment before the lock: a wait for it can only widen the window (more calls
+        // count). Taken here, when the transaction starts, not before the wait for its batch.
+        const scopes = likelyScopes(ctx, workspace.id, call, ctx.now());
         // One round trip takes the chain lock, which serializes submits per workspace, and reads what the
         // checks below need: they cannot race. The writes go in a second (writeTogether), then commit.
         const state = await lockForSubmission(tx, ctx.db.dialect, {

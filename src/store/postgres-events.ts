@@ -89,13 +89,13 @@ export async function shareEvents<RelayMessage extends { type: string }>(
 
   /** The messages of this turn of the event loop, sent together in one statement (in order). */
   const queued: string[] = [];
-  function flush() {
+  function flush(): Promise<unknown> | undefined {
     const payloads = queued.splice(0, MAX_PER_STATEMENT);
     if (queued.length > 0) setImmediate(flush);
     const calls = payloads.map((_, i) => `pg_notify($1, $${i + 2})`);
     // Without the connection a hold change is not lost for good: the others see it at their next
     // read. An MCP message is lost, as it would be with the instance that should act on it.
-    client?.query(`SELECT ${calls.join(', ')}`, [channel, ...payloads]).catch(() => {});
+    return client?.query(`SELECT ${calls.join(', ')}`, [channel, ...payloads]).catch(() => {});
   }
 
   function send(message: Message<RelayMessage>) {
@@ -117,6 +117,8 @@ export async function shareEvents<RelayMessage extends { type: string }>(
       clearTimeout(retry);
       holds.broadcast = null;
       mcp.broadcast = null;
+      // What this turn said goes out before the connection ends.
+      while (queued.length > 0) await flush();
       await client?.end().catch(() => {});
     },
   };

@@ -30,6 +30,7 @@ function mapError(error: unknown): unknown {
  * parameters as long as their input (`IN ($1, …, $n)`): their texts are many, each used rarely.
  */
 const PREPARED_PARAMS_AT_MOST = 40;
+const CONNECT_TIMEOUT_MS = 5_000;
 /** At most this many transactions of one batch key share a commit. */
 const MAX_BATCH = 32;
 const statementNames = new Map<string, string>();
@@ -69,7 +70,7 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
     connectionString: url,
     max: options.max ?? 10,
     types,
-    connectionTimeoutMillis: 5000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
   // An idle client whose server went away must not crash the process; the next query reconnects.
   pool.on('error', () => {});
@@ -90,7 +91,13 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
       // Lazy: committed without waiting for the disk (one round trip with the BEGIN, as its text).
       await tx.exec(lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN');
       const result = await work(tx);
-      await tx.exec('COMMIT');
+      // A statement that failed inside (and was caught there) leaves an aborted transaction, which
+      // COMMIT ends as a ROLLBACK without an error: never answered as committed.
+      const ended = await client.query('COMMIT').catch((error: unknown) => {
+        throw mapError(error);
+      });
+      if (ended.command !== 'COMMIT')
+        throw new Error('the transaction was rolled back: a statement in it failed');
       client.off('error', ignore);
       client.release();
       return result;
@@ -104,37 +111,69 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
 
   interface Queued {
     work: (tx: Sql) => Promise<unknown>;
+    lazy: boolean;
+    /** When it was queued (a transaction of its own waits for a connection at most CONNECT_TIMEOUT_MS). */
+    since: number;
     resolve: (result: unknown) => void;
     reject: (error: unknown) => void;
   }
   /** Per batch key, the transactions waiting for the one running. */
   const batches = new Map<string, Queued[]>();
 
+  const runQueued = (queued: Queued) =>
+    runAlone(queued.work, queued.lazy).then(queued.resolve, queued.reject);
+
   /**
-   * Runs the key's transactions until none waits: each time, all that came meanwhile in one
-   * transaction, one after the other (each sees the writes of those before it), one commit for all.
-   * When it fails, each runs again alone and gets its own answer, except when the database is
-   * unreachable: then the commit may or may not have happened, and each is told so, as it would be
-   * alone.
+   * Runs `batch` in one transaction, one after the other (each sees the writes of those before it),
+   * one commit for all. When one throws, all is rolled back: those before it run together again, it
+   * runs alone and gets its own answer, and those after it go back to the front of the queue. When
+   * the database is unreachable, the commit may or may not have happened: each is told so, as it
+   * would be alone, and so is every one still waiting (none of them has run).
    */
+  async function runTogether(batch: Queued[], waiting: Queued[]): Promise<void> {
+    if (batch.length === 0) return;
+    let failed = -1;
+    try {
+      const work = async (tx: Sql) => {
+        const done: unknown[] = [];
+        for (const [i, queued] of batch.entries()) {
+          failed = i;
+          done.push(await queued.work(tx));
+        }
+        failed = -1;
+        return done;
+      };
+      const results = await runAlone(
+        work,
+        batch.every((queued) => queued.lazy),
+      );
+      batch.forEach((queued, i) => queued.resolve(results[i]));
+    } catch (error) {
+      if (error instanceof StorageUnavailableError) {
+        for (const queued of [...batch, ...waiting.splice(0)]) queued.reject(error);
+      } else if (batch.length === 1) {
+        batch[0]!.reject(error);
+      } else if (failed >= 0) {
+        waiting.unshift(...batch.slice(failed + 1));
+        await runTogether(batch.slice(0, failed), waiting);
+        await runQueued(batch[failed]!);
+      } else {
+        // The commit itself was refused: each alone.
+        for (const queued of batch) await runQueued(queued);
+      }
+    }
+  }
+
+  /** Runs the key's transactions until none waits; one that waited too long is told the database is unavailable. */
   async function runBatches(key: string, waiting: Queued[]) {
     while (waiting.length > 0) {
-      const batch = waiting.splice(0, MAX_BATCH);
-      if (batch.length === 1) {
-        await runAlone(batch[0]!.work).then(batch[0]!.resolve, batch[0]!.reject);
-        continue;
+      const now = Date.now();
+      for (let i = waiting.length - 1; i >= 0; i--) {
+        if (now - waiting[i]!.since <= CONNECT_TIMEOUT_MS) continue;
+        const [late] = waiting.splice(i, 1);
+        late!.reject(new StorageUnavailableError(new Error('waited too long behind the same batch key')));
       }
-      try {
-        const results = await runAlone(async (tx) => {
-          const done: unknown[] = [];
-          for (const queued of batch) done.push(await queued.work(tx));
-          return done;
-        });
-        batch.forEach((queued, i) => queued.resolve(results[i]));
-      } catch (error) {
-        if (error instanceof StorageUnavailableError) for (const queued of batch) queued.reject(error);
-        else for (const queued of batch) await runAlone(queued.work).then(queued.resolve, queued.reject);
-      }
+      await runTogether(waiting.splice(0, MAX_BATCH), waiting);
     }
     batches.delete(key);
   }
@@ -146,7 +185,14 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
       const key = options.batch;
       if (key === undefined) return runAlone(work, options.lazy);
       return new Promise<T>((resolve, reject) => {
-        const queued = { work, resolve: resolve as (result: unknown) => void, reject };
+        const lazy = options.lazy === true;
+        const queued = {
+          work,
+          lazy,
+          since: Date.now(),
+          resolve: resolve as (result: unknown) => void,
+          reject,
+        };
         const waiting = batches.get(key);
         if (waiting) return void waiting.push(queued);
         const started = [queued];

@@ -25,7 +25,7 @@ export interface SubmissionState {
   holdsSince: number | null;
   /** The recent calls of each scope asked, in order. */
   counts: number[];
-  /** The workspace has a webhook endpoint (a hold that ends or waits leaves an event for it). */
+  /** The workspace has a webhook endpoint (a hold decided by a rule leaves an event for it). */
   webhook: boolean;
 }
 
@@ -44,6 +44,9 @@ const READ_AFTER_LOCK = `SELECT h.seq, h.hash,
        EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = $1) AS webhook
      FROM evidence_heads h LEFT JOIN tools t ON t.workspace_id = h.workspace_id AND t.connection = $3 AND t.name = $4
      WHERE h.workspace_id = $1`;
+
+/** The function's columns by name: a change to its others cannot change what this statement returns. */
+const STATE_COLUMNS = `seq, hash, "replayId", "openId", "ruleSetVersion", "toolName", classification, "firstSeenAt", "holdsSince", webhook`;
 
 export async function lockForSubmission(
   sql: Sql,
@@ -69,7 +72,7 @@ export async function lockForSubmission(
   const row =
     dialect === 'postgres'
       ? await sql.one<Record<string, unknown>>(
-          'SELECT * FROM lock_for_submission($1, $2, $3, $4, $5, $6)',
+          `SELECT ${STATE_COLUMNS} FROM lock_for_submission($1, $2, $3, $4, $5, $6)`,
           args,
         )
       : (await lockChainHead(sql, ask.workspaceId)) &&

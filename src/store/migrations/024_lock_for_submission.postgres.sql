@@ -1,10 +1,11 @@
 -- What a submission reads once it holds its workspace's chain lock (src/store/submissions.ts), in the
 -- round trip that takes the lock. read_after_chain_lock ran the store's text with EXECUTE, so
 -- PostgreSQL parsed and planned it again on every submission (about 0.2 ms of its CPU each); this
--- body is static, planned once per connection. It is the SQLite read of submissions.ts, kept in step
--- by the storage suite. The lock comes first and the read is a statement of its own: its snapshot
--- is taken once the lock is held, so it sees what the lock's previous holder committed.
-DROP FUNCTION read_after_chain_lock(TEXT, TEXT, TEXT[]);
+-- body is static, planned once per connection. It is the SQLite read of submissions.ts
+-- (READ_AFTER_LOCK; test/store-scoping.test.ts compares the open-call condition). The lock comes first
+-- and the read is a statement of its own: its snapshot is taken once the lock is held, so it sees
+-- what the lock's previous holder committed. read_after_chain_lock stays for instances of the previous
+-- version during a rolling upgrade (migrations only add); a later release drops it.
 CREATE FUNCTION lock_for_submission(
   p_workspace TEXT, p_key TEXT, p_connection TEXT, p_tool TEXT, p_call_key TEXT, p_since BIGINT
 ) RETURNS TABLE (
