@@ -59,14 +59,19 @@ export function chainAfter(ctx: ServiceContext, workspaceId: string, head: { seq
 }
 
 /**
- * Locks the workspace's chain head for the rest of the transaction: appends (and everything else
- * the transaction does) are serialized per workspace, so the chain has no gap and no fork. Each
- * append is stored at once.
+ * Locks the workspace's chain head for the rest of the transaction (appends, and everything else the
+ * transaction does, are serialized per workspace, so the chain has no gap and no fork) and answers
+ * a chain kept in memory: the caller writes it (`writes()`), with the head signed once.
  */
-export async function openChain(tx: Sql, ctx: ServiceContext, workspaceId: string): Promise<Chain> {
+export async function lockChain(tx: Sql, ctx: ServiceContext, workspaceId: string) {
   const head = await lockChainHead(tx, workspaceId);
   if (!head) throw new Error('workspace has no evidence chain');
-  const chain = chainAfter(ctx, workspaceId, head);
+  return chainAfter(ctx, workspaceId, head);
+}
+
+/** As `lockChain`, but each append is stored at once. */
+export async function openChain(tx: Sql, ctx: ServiceContext, workspaceId: string): Promise<Chain> {
+  const chain = await lockChain(tx, ctx, workspaceId);
   return {
     async append(type, data) {
       const entry = chain.append(type, data);

@@ -9,8 +9,9 @@ import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import type { Hold } from '../domain/hold.ts';
 import { type Sql, StorageUnavailableError } from '../store/db.ts';
 import { findHold, updateHoldState } from '../store/holds.ts';
+import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
-import { type Chain, openChain } from './evidence.ts';
+import { lockChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 import { notifyUnknownOutcome } from './notifications.ts';
 
@@ -19,6 +20,8 @@ export interface ExecutionOutcome {
   startedAt: number;
   outcome: unknown;
 }
+
+type ChainInMemory = Awaited<ReturnType<typeof lockChain>>;
 
 /** At most this many results in one transaction; more wait for the next. */
 const MAX_BATCH = 200;
@@ -34,7 +37,7 @@ const RETRY_MS = 1_000;
 async function storeExecution(
   tx: Sql,
   ctx: ServiceContext,
-  chain: Chain,
+  chain: ChainInMemory,
   hold: Hold,
   execution: ExecutionOutcome,
 ): Promise<Hold> {
@@ -46,7 +49,7 @@ async function storeExecution(
     execution: { ...execution, completedAt: ctx.now() },
   };
   await updateHoldState(tx, next);
-  await chain.append(`hold.${execution.status}`, {
+  chain.append(`hold.${execution.status}`, {
     hold: hold.id,
     ...(execution.status === 'executed'
       ? {
@@ -67,9 +70,12 @@ export async function recordExecution(
   hold: Hold,
   execution: ExecutionOutcome,
 ): Promise<Hold> {
-  const done = await ctx.db.transaction(async (tx) =>
-    storeExecution(tx, ctx, await openChain(tx, ctx, hold.workspaceId), hold, execution),
-  );
+  const done = await ctx.db.transaction(async (tx) => {
+    const chain = await lockChain(tx, ctx, hold.workspaceId);
+    const stored = await storeExecution(tx, ctx, chain, hold, execution);
+    await writeTogether(tx, ctx.db.dialect, chain.writes());
+    return stored;
+  });
   ctx.holdEvents.publish(hold.id, hold.workspaceId);
   return done;
 }
@@ -232,9 +238,11 @@ export class ExecutionRecorder {
     await ctx.db.transaction(
       async (tx) => {
         for (const workspaceId of [...byWorkspace.keys()].sort()) {
-          const chain = await openChain(tx, ctx, workspaceId);
+          // The workspace's entries are written together at the end, its head signed once.
+          const chain = await lockChain(tx, ctx, workspaceId);
           for (const { hold, execution } of byWorkspace.get(workspaceId)!)
             await storeExecution(tx, ctx, chain, hold, execution);
+          await writeTogether(tx, ctx.db.dialect, chain.writes());
         }
       },
       { lazy: true },

@@ -16,6 +16,7 @@ export async function writeTogether(
   dialect: 'sqlite' | 'postgres',
   statements: readonly Statement[],
 ): Promise<void> {
+  if (statements.length === 0) return;
   if (dialect === 'sqlite' || statements.length === 1) {
     for (const { text, params } of statements) await sql.run(text, params);
     return;
