@@ -60,9 +60,10 @@ export function holdEventStatement(ctx: ServiceContext, hold: Hold): Statement |
 
 /** Inside the transaction that moved the hold to its final state: the event waits in the outbox. */
 export async function emitHoldEvent(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
-  const statement = holdEventStatement(ctx, hold);
-  if (!statement || !(await findWebhookEndpoint(tx, hold.workspaceId))) return;
-  await tx.run(statement.text, statement.params);
+  // The endpoint first: most workspaces have none, and then the event's body is never made.
+  if (!eventOf(hold) || !(await findWebhookEndpoint(tx, hold.workspaceId))) return;
+  const { text, params } = holdEventStatement(ctx, hold)!;
+  await tx.run(text, params);
 }
 
 /**

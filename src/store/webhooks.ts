@@ -64,14 +64,10 @@ export interface WebhookEventRow {
 const eventColumns = `id, workspace_id AS "workspaceId", hold_id AS "holdId", event, body, created_at AS "createdAt",
   state, attempts, next_attempt_at AS "nextAttemptAt", delivered_at AS "deliveredAt"`;
 
-type NewWebhookEvent = {
-  id: string;
-  workspaceId: string;
-  holdId: string;
-  event: string;
-  body: string;
-  createdAt: number;
-};
+type NewWebhookEvent = Pick<
+  WebhookEventRow,
+  'id' | 'workspaceId' | 'holdId' | 'event' | 'body' | 'createdAt'
+>;
 
 /** An event for the outbox, as a statement (`writeTogether` sends it with the change that causes it). */
 export function insertWebhookEventStatement(row: NewWebhookEvent): Statement {
