@@ -377,6 +377,63 @@ for (const backend of backends) {
       });
     });
 
+    describe("a session's tools/call, answered without the SDK's server", () => {
+      // The proxy answers a session's plain tools/call itself (src/mcp/tool-call.ts); the same call
+      // in a batch of one goes through the SDK's server. Both must say the same, to the byte but for
+      // the hold's own reference and times.
+      test('answers as the SDK does: allowed, held, denied, unknown, status check, bad arguments', async () => {
+        upstream.offer('allowed', 'denied');
+        const { workspace, key } = await t.workspace({
+          config:
+            `${ADMIN}mcp_servers:\n  - { slug: rec, name: Recorder, url: "${upstream.url}" }\n` +
+            'tools:\n' +
+            '  - { connection: Recorder, tool: record, classification: approval }\n' +
+            '  - { connection: Recorder, tool: allowed, classification: allow }\n' +
+            '  - { connection: Recorder, tool: denied, classification: deny }\n',
+        });
+        // A key per session: each sends every call once, within the tool call quota.
+        const other = await createApiKey(t.service.ctx, { workspace, env: 'live' });
+        const direct = await rawSession(key);
+        const batched = await rawSession(other.key);
+        // Arguments that are not an object are the SDK's to refuse: the proxy passes such a call on.
+        const calls: [string, unknown, 'direct' | 'sdk'][] = [
+          ['allowed', { text: 'hello' }, 'direct'],
+          ['record', { text: 'held' }, 'direct'],
+          ['denied', { text: 'no' }, 'direct'],
+          ['nope', {}, 'direct'],
+          ['service_check_status', { reference: 'svc_pa_unknown' }, 'direct'],
+          ['allowed', ['not', 'an', 'object'], 'sdk'],
+        ];
+        const normalized = (text: string) =>
+          text
+            .replace(/svc_pa_[A-Za-z0-9_-]+/g, 'svc_pa_REF')
+            .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, 'TIME');
+        for (const [index, [name, args, path]] of calls.entries()) {
+          const message = {
+            jsonrpc: '2.0',
+            id: 100 + index,
+            method: 'tools/call',
+            params: { name, arguments: args },
+          };
+          const single = await direct.send(message);
+          const inBatch = await batched.send([message]);
+          assert.equal(single.status, inBatch.status, `${name}: ${single.text}`);
+          assert.equal(single.headers.get('content-type'), inBatch.headers.get('content-type'));
+          assert.equal(single.headers.get('cache-control'), inBatch.headers.get('cache-control'));
+          assert.equal(normalized(single.text), normalized(inBatch.text), name);
+          // The proxy's own answer, with nothing to stream before it, goes in one piece; the SDK's streams.
+          assert.equal(single.headers.get('content-length') !== null, path === 'direct', `${name}: ${path}`);
+          assert.equal(inBatch.headers.get('content-length'), null);
+        }
+        // Both sessions' calls were made: the held ones are two holds, one per session.
+        assert.equal((await holdIds(workspace)).length, 2);
+        assert.deepEqual(
+          upstream.calls.filter((made) => made.name === 'allowed').map((made) => made.arguments),
+          [{ text: 'hello' }, { text: 'hello' }],
+        );
+      });
+    });
+
     describe('identical calls are one operation within an MCP session', () => {
       test('two sessions make two holds; one session, one hold; a new session after a rejection is asked again', async () => {
         const { workspace, key } = await workspaceWith();

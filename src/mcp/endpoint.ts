@@ -1,7 +1,8 @@
 /**
  * The MCP proxy endpoint `{base_url}/mcp/<slug>` (streamable HTTP). Authenticates with the workspace's
  * API key, keeps 2025-era sessions in the database (any instance can serve any request), serves
- * every request with a fresh MCP server (`proxy-server.ts`), and streams answers as they come.
+ * every request with a fresh MCP server (`proxy-server.ts`) but a session's plain tools/call, which
+ * is answered directly (`tool-call.ts`), and streams answers as they come.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -25,8 +26,9 @@ import { mcpServerOf } from '../services/mcp-servers.ts';
 import { endMcpSession, mcpSessionOf, startMcpSession } from '../services/mcp-sessions.ts';
 import type { ProxyCaller } from '../services/proxy-call.ts';
 import { noticeDecisions } from './decision-notices.ts';
-import { type ProxyRequest, proxyServer } from './proxy-server.ts';
+import { type ProxyRequest, proxyServer, runToolCall } from './proxy-server.ts';
 import type { McpRelay } from './relay.ts';
+import { answerToolCall, isDirectToolCall } from './tool-call.ts';
 import type { UpstreamPool } from './upstream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -226,6 +228,12 @@ export function mcpRoutes(
         mcpSession,
       };
       const proxied: ProxyRequest = { caller, mcpSession, legacy };
+      if (mcpSession && isDirectToolCall(body, request.headers)) {
+        const call = body;
+        return answerToolCall(reply, call, gone.signal, (stream) =>
+          runToolCall(ctx, upstreams, relay, proxied, call.params, stream),
+        );
+      }
       const response = await relay.handler(server.id, serve).fetch(webRequest, {
         parsedBody: body,
         authInfo: {

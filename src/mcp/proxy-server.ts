@@ -6,10 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import {
   isJSONRPCResponse,
+  type JSONRPCRequest,
+  type ProgressToken,
   ProtocolError,
+  type RequestId,
   Server,
   type ServerCapabilities,
-  type ServerContext,
   type Transport,
 } from '@modelcontextprotocol/server';
 import type { ServiceContext } from '../services/context.ts';
@@ -20,6 +22,7 @@ import {
   checkStatusTool,
   type ProxyCaller,
   describeFailure,
+  type ProxyAnswer,
   ProxyRefusal,
   registerDiscoveredTools,
 } from '../services/proxy-call.ts';
@@ -87,19 +90,25 @@ class ProxyMcpServer extends Server {
   }
 }
 
+/** Where a tools/call is answered: its id, and the answer stream that also carries what the call sends first. */
+export interface CallStream {
+  id: RequestId;
+  /** Aborted when the client goes away before its answer is complete. */
+  signal: AbortSignal;
+  /** A notification related to the call (its progress). */
+  notify(notification: { method: string; params: Record<string, unknown> }): Promise<void>;
+  /** A request of the proxy's to the client, related to the call. */
+  request(message: JSONRPCRequest): Promise<void>;
+}
+
 /**
  * How a call asks its 2025-era client what the upstream asks (`CallRelay.ask`): the request goes on
- * the call's own answer stream, related to the client's tools/call, under an id of the proxy's
- * (each request's server would start counting at 0 again), and the client's answer comes back
- * through the relay, in a later POST of the session that must reach this instance. Cancelled when
- * the upstream cancels its request or the call ends: the client is told (`notifications/cancelled`).
+ * the call's own answer stream, under an id of the proxy's (each request's server would start
+ * counting at 0 again), and the client's answer comes back through the relay, in a later POST of the
+ * session that must reach this instance. Cancelled when the upstream cancels its request or the call
+ * ends: the client is told (`notifications/cancelled`).
  */
-function askClient(
-  server: Server,
-  relay: McpRelay,
-  sessionId: string,
-  call: Pick<ServerContext['mcpReq'], 'id' | 'notify'>,
-): NonNullable<CallRelay['ask']> {
+function askClient(relay: McpRelay, sessionId: string, call: CallStream): NonNullable<CallRelay['ask']> {
   return (request, signal) =>
     new Promise((resolve, reject) => {
       const id = `approvals-${randomUUID()}`;
@@ -122,7 +131,7 @@ function askClient(
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       const message = { jsonrpc: '2.0' as const, id, method: request.method, params: request.params ?? {} };
-      server.transport!.send(message, { relatedRequestId: call.id }).catch((error: unknown) => {
+      call.request(message).catch((error: unknown) => {
         expected.done();
         signal.removeEventListener('abort', onAbort);
         reject(error instanceof Error ? error : new Error(String(error)));
@@ -130,40 +139,89 @@ function askClient(
     });
 }
 
-export function proxyServer(
+/**
+ * Runs a request that goes upstream with a signal that aborts when the client goes away or, in a
+ * 2025-era session, cancels it by id in a later request: the upstream request is cancelled too.
+ */
+function live<T>(
+  relay: McpRelay,
+  mcpSession: string | null,
+  request: { id: unknown; signal: AbortSignal },
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  if (!mcpSession) return work(request.signal);
+  const tracked = relay.track(mcpSession, request.id, request.signal);
+  return work(tracked.signal).finally(tracked.done);
+}
+
+/**
+ * A tools/call through the rules, answered on `call`: the upstream's progress goes back on it (when
+ * the client asked for progress), and so do the upstream's sampling, elicitation and roots requests
+ * during the call, to a 2025-era session's client, which takes requests on the call's answer stream.
+ * A 2026-era client takes none (its revision asks through input_required results, which are not
+ * relayed). A request still unanswered when the call ends is given up (the upstream stopped waiting).
+ * Refusals are thrown as the JSON-RPC errors the client gets.
+ */
+export async function runToolCall(
   ctx: ServiceContext,
   upstreams: UpstreamPool,
   relay: McpRelay,
   { caller, mcpSession, legacy }: ProxyRequest,
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken?: ProgressToken } },
+  call: CallStream,
+): Promise<ProxyAnswer> {
+  const progressToken = params._meta?.progressToken;
+  const onProgress =
+    progressToken === undefined
+      ? undefined
+      : (progress: { progress: number; total?: number; message?: string }) =>
+          void call
+            .notify({ method: 'notifications/progress', params: { progressToken, ...progress } })
+            .catch(() => undefined);
+  const asker = mcpSession && legacy ? askClient(relay, mcpSession, call) : undefined;
+  const ended = new AbortController();
+  try {
+    return await live(relay, mcpSession, call, (signal) => {
+      const ask: CallRelay['ask'] =
+        asker &&
+        ((question, cancelled) => asker(question, AbortSignal.any([signal, ended.signal, cancelled])));
+      return callThroughProxy(ctx, upstreams, caller, params.name, params.arguments ?? {}, {
+        signal,
+        onProgress,
+        ask,
+      });
+    });
+  } catch (error) {
+    if (error instanceof ProxyRefusal) throw new ProtocolError(error.code, error.message, error.data);
+    throw error;
+  } finally {
+    ended.abort();
+  }
+}
+
+export function proxyServer(
+  ctx: ServiceContext,
+  upstreams: UpstreamPool,
+  relay: McpRelay,
+  proxied: ProxyRequest,
   offered: ServerCapabilities | null,
 ): Server {
+  const { caller, mcpSession, legacy } = proxied;
   const capabilities = { ...capabilitiesFrom(offered, legacy), ...taskCapabilities(legacy) };
   const server = new ProxyMcpServer({ name: 'approvals-proxy', version: '1' }, { capabilities });
   // Answers of this session's client to requests the proxy relayed to it during a call.
   if (mcpSession) server.takeAnswer = (answer) => relay.answer(mcpSession, answer);
   const upstream = caller.server;
-  const refuse = (error: unknown): never => {
-    if (error instanceof ProxyRefusal) throw new ProtocolError(error.code, error.message, error.data);
-    throw error;
-  };
   /** An upstream error keeps its code; an unreachable upstream says so (never "method not found"). */
   const refuseUpstream = (error: unknown): never => {
     if (error instanceof ProtocolError) throw error;
     const { code, message } = describeFailure(error);
     throw new ProtocolError(code, message);
   };
-  /**
-   * Runs a request that goes upstream with a signal that aborts when the client goes away or, in a
-   * 2025-era session, cancels it by id in a later request: the upstream request is cancelled too.
-   */
-  const live = <T>(
+  const upstreamCall = <T>(
     request: { id: unknown; signal: AbortSignal },
     work: (signal: AbortSignal) => Promise<T>,
-  ) => {
-    if (!mcpSession) return work(request.signal);
-    const tracked = relay.track(mcpSession, request.id, request.signal);
-    return work(tracked.signal).finally(tracked.done);
-  };
+  ) => live(relay, mcpSession, request, work);
   if (mcpSession) {
     server.setNotificationHandler('notifications/cancelled', (notification) =>
       relay.cancel(mcpSession, notification.params.requestId),
@@ -172,7 +230,7 @@ export function proxyServer(
 
   server.setRequestHandler('tools/list', async (request, handler) => {
     const cursor = request.params?.cursor;
-    const listed = await live(handler.mcpReq, (signal) =>
+    const listed = await upstreamCall(handler.mcpReq, (signal) =>
       upstreams.use(upstream, (client) => client.listTools(cursor ? { cursor } : undefined, { signal })),
     ).catch(refuseUpstream);
     await registerDiscoveredTools(ctx, caller, listed.tools as Record<string, unknown>[]);
@@ -190,30 +248,13 @@ export function proxyServer(
   });
 
   server.setRequestHandler('tools/call', async (request, handler) => {
-    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    // The upstream's progress comes back on the same answer stream (when the client asked for it).
-    const progressToken = request.params._meta?.progressToken;
-    const onProgress =
-      progressToken === undefined
-        ? undefined
-        : (progress: { progress: number; total?: number; message?: string }) =>
-            void handler.mcpReq
-              .notify({ method: 'notifications/progress', params: { progressToken, ...progress } })
-              .catch(() => undefined);
-    // The upstream's sampling, elicitation and roots requests during the call go to this client:
-    // a 2025-era session's, which takes requests on the call's answer stream. A 2026-era client
-    // takes none (its revision asks through input_required results, which are not relayed).
-    // A request still unanswered when the call ends is given up (the upstream stopped waiting).
-    const asker = mcpSession && legacy ? askClient(server, relay, mcpSession, handler.mcpReq) : undefined;
-    const ended = new AbortController();
-    const answer = await live(handler.mcpReq, (signal) => {
-      const ask: CallRelay['ask'] =
-        asker &&
-        ((question, cancelled) => asker(question, AbortSignal.any([signal, ended.signal, cancelled])));
-      return callThroughProxy(ctx, upstreams, caller, request.params.name, args, { signal, onProgress, ask });
-    })
-      .catch(refuse)
-      .finally(() => ended.abort());
+    const call = handler.mcpReq;
+    const answer = await runToolCall(ctx, upstreams, relay, proxied, request.params, {
+      id: call.id,
+      signal: call.signal,
+      notify: (notification) => call.notify(notification as never),
+      request: (message) => server.transport!.send(message, { relatedRequestId: call.id }),
+    });
     // A client with tasks gets one for a call that waits for people (2025: for every call it asked
     // one for, since it then expects a task; one allowed has already ended). The SDK checks every
     // tools/call answer as a tool result, which has content: an empty list passes that check, and
@@ -232,19 +273,19 @@ export function proxyServer(
 
   if (capabilities.resources) {
     server.setRequestHandler('resources/list', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.listResources(r.params, { signal }))).catch(
-        refuseUpstream,
-      ),
+      upstreamCall(h.mcpReq, (signal) =>
+        upstreams.use(upstream, (c) => c.listResources(r.params, { signal })),
+      ).catch(refuseUpstream),
     );
     server.setRequestHandler('resources/templates/list', (r, h) =>
-      live(h.mcpReq, (signal) =>
+      upstreamCall(h.mcpReq, (signal) =>
         upstreams.use(upstream, (c) => c.listResourceTemplates(r.params, { signal })),
       ).catch(refuseUpstream),
     );
     server.setRequestHandler('resources/read', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.readResource(r.params, { signal }))).catch(
-        refuseUpstream,
-      ),
+      upstreamCall(h.mcpReq, (signal) =>
+        upstreams.use(upstream, (c) => c.readResource(r.params, { signal })),
+      ).catch(refuseUpstream),
     );
   }
   if (capabilities.resources?.subscribe) {
@@ -271,21 +312,21 @@ export function proxyServer(
   }
   if (capabilities.prompts) {
     server.setRequestHandler('prompts/list', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.listPrompts(r.params, { signal }))).catch(
-        refuseUpstream,
-      ),
+      upstreamCall(h.mcpReq, (signal) =>
+        upstreams.use(upstream, (c) => c.listPrompts(r.params, { signal })),
+      ).catch(refuseUpstream),
     );
     server.setRequestHandler('prompts/get', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.getPrompt(r.params, { signal }))).catch(
-        refuseUpstream,
-      ),
+      upstreamCall(h.mcpReq, (signal) =>
+        upstreams.use(upstream, (c) => c.getPrompt(r.params, { signal })),
+      ).catch(refuseUpstream),
     );
   }
   if (capabilities.completions) {
     server.setRequestHandler('completion/complete', (r, h) =>
-      live(h.mcpReq, (signal) => upstreams.use(upstream, (c) => c.complete(r.params, { signal }))).catch(
-        refuseUpstream,
-      ),
+      upstreamCall(h.mcpReq, (signal) =>
+        upstreams.use(upstream, (c) => c.complete(r.params, { signal })),
+      ).catch(refuseUpstream),
     );
   }
   if (capabilities.logging) {
