@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
-import { callToolOptions, UpstreamPool } from '../src/mcp/upstream.ts';
+import { afterSending, callToolOptions } from '../src/mcp/upstream.ts';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { ServiceError } from '../src/services/errors.ts';
 import { failStaleExecutions, STALE_CLAIM_MS } from '../src/services/execute-approved.ts';
@@ -75,40 +75,8 @@ describe('the options of an upstream tools/call', () => {
     assert.doesNotThrow(() => callToolOptions(server(5)).onprogress!({ progress: 2 }));
   });
 
-  test('the pool sends that limit with the call', async () => {
-    const pool = new UpstreamPool({
-      sealer: { seal: (text: string) => text, open: (text: string) => text } as never,
-      allowPrivate: true,
-    });
-    let passed: { timeout?: number } | undefined;
-    const client = {
-      callTool: async (_params: unknown, options: { timeout?: number }) => {
-        passed = options;
-        return { content: [] };
-      },
-    };
-    pool.use = async (_server, work) => work(client as never);
-    await pool.callTool(server(120), 'slow', {});
-    assert.equal(passed?.timeout, 120_000);
-  });
-
   test('what a failed call means: never sent, answered, or sent and never answered', async () => {
-    const pool = new UpstreamPool({
-      sealer: { seal: (text: string) => text, open: (text: string) => text } as never,
-      allowPrivate: true,
-    });
-    const failing = (error: unknown) => {
-      pool.use = async (_server, work) =>
-        work({
-          callTool: async () => {
-            throw error;
-          },
-        } as never);
-      return pool.callTool(server(2), 'slow', {}).then(
-        () => assert.fail('expected a failure'),
-        (thrown: unknown) => describeFailure(thrown),
-      );
-    };
+    const failing = async (error: unknown) => describeFailure(afterSending(error, server(2), undefined));
     const fetchFailed = (code: string) =>
       new TypeError('fetch failed', { cause: Object.assign(new Error(code), { code }) });
     const unknown = /may or may not have run/;
@@ -119,11 +87,13 @@ describe('the options of an upstream tools/call', () => {
     assert.match(timedOut.message, /^Request timed out: .* within 2 seconds/);
     assert.match(timedOut.message, unknown);
 
-    // A reset mid-request, or an error page from a gateway: it may have run.
+    // A reset mid-request, an error page from a gateway, a stream that ended before the answer: it may have run.
     for (const error of [
       fetchFailed('UND_ERR_SOCKET'),
       fetchFailed('ECONNRESET'),
       new SdkError('CLIENT_HTTP_NOT_IMPLEMENTED' as SdkErrorCode, 'Error POSTing', { status: 502 }),
+      new SdkError(SdkErrorCode.SendFailed, 'the upstream answered HTTP 502', { status: 502 }),
+      new SdkError(SdkErrorCode.ConnectionClosed, 'the upstream ended the stream before it answered'),
     ]) {
       const lost = await failing(error);
       assert.equal(lost.code, -32000);
@@ -133,6 +103,8 @@ describe('the options of an upstream tools/call', () => {
     // Refused before anything ran: "cannot be reached".
     for (const error of [
       fetchFailed('ECONNREFUSED'),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }),
+      new SdkError(SdkErrorCode.SendFailed, 'the upstream answered HTTP 401', { status: 401 }),
       new SdkError('CLIENT_HTTP_NOT_IMPLEMENTED' as SdkErrorCode, 'Error POSTing', { status: 401 }),
     ]) {
       assert.deepEqual(await failing(error), {

@@ -7,6 +7,7 @@ import {
   type CallToolRequestOptions,
   CLIENT_CAPABILITIES_META_KEY,
   Client,
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   type ClientCapabilities,
   ProtocolError,
   SdkErrorCode,
@@ -15,6 +16,7 @@ import {
 import { type Backoff, backoffDelay } from '../domain/backoff.ts';
 import { httpClient, type HttpClient } from '../net/http-client.ts';
 import { checkTarget } from '../net/internal-addresses.ts';
+import { callToolOverHttp, type UpstreamSession } from './upstream-call.ts';
 import type { CallRelay, ClientFeatureRequest } from '../services/proxy-call.ts';
 import type { UpstreamNotification } from './relay.ts';
 import type { Sealer } from '../services/secrets.ts';
@@ -33,7 +35,16 @@ const RECONNECTS: Backoff = { firstMs: 2_000, longestMs: 30_000 };
 const MAX_LIST_PAGES = 100;
 const CONNECT_TIMEOUT_MS = 10_000;
 
-type Connection = { client: Client; url: string; headers: string };
+type Connection = {
+  client: Client;
+  url: string;
+  headers: string;
+  /** How a tools/call reaches a 2025-era upstream without the client (`upstream-call.ts`); null for 2026-era ones. */
+  session: UpstreamSession | null;
+};
+
+/** What an upstream may send during a call that goes to the clients listening (as the SDK client's handlers pass it). */
+const PASSED_ON = new Set([...LIST_CHANGED, 'notifications/message', 'notifications/resources/updated']);
 
 /**
  * The MCP client features the proxy relays to the client of a call, and so declares to every
@@ -105,7 +116,7 @@ export function callToolOptions(server: McpServer, relay: CallRelay = {}): CallT
 }
 
 /** A failed tools/call as what may have happened: unanswered ones become `UpstreamNoAnswer`. */
-function afterSending(error: unknown, server: McpServer, signal: AbortSignal | undefined): unknown {
+export function afterSending(error: unknown, server: McpServer, signal: AbortSignal | undefined): unknown {
   // Cancelled by the client, never sent, or answered (a JSON-RPC error): as it is.
   if (signal?.aborted || neverReached(error) || error instanceof UpstreamUnavailable) return error;
   const { code, data } = error as { code?: unknown; data?: { status?: unknown } };
@@ -171,6 +182,8 @@ export class UpstreamPool {
    * answer stream (or, 2026-era, in its `input_required` result) is handled within it.
    */
   private readonly calling = new AsyncLocalStorage<CallInFlight>();
+  /** Tools/calls sent without the client so far: their request ids, which cannot be the client's. */
+  private sent = 0;
 
   constructor(options: { sealer: Sealer; allowPrivate: boolean }) {
     this.sealer = options.sealer;
@@ -179,14 +192,21 @@ export class UpstreamPool {
   }
 
   /** Runs `work` with the server's client; reconnects and tries once more when the request never got through. */
-  async use<T>(server: McpServer, work: (client: Client) => Promise<T>): Promise<T> {
+  use<T>(server: McpServer, work: (client: Client) => Promise<T>): Promise<T> {
+    return this.withConnection(server, (connection) => work(connection.client));
+  }
+
+  private async withConnection<T>(
+    server: McpServer,
+    work: (connection: Connection) => Promise<T>,
+  ): Promise<T> {
     try {
-      return await work(await this.client(server));
+      return await work(await this.connection(server));
     } catch (error) {
       if (!neverReached(error)) throw error;
       this.drop(server.id);
       try {
-        return await work(await this.client(server));
+        return await work(await this.connection(server));
       } catch (again) {
         if (neverReached(again)) {
           this.drop(server.id);
@@ -203,23 +223,40 @@ export class UpstreamPool {
    * there with `UpstreamUnavailable`.
    */
   callTool(server: McpServer, name: string, args: Record<string, unknown>, relay: CallRelay = {}) {
-    return this.use(server, async (client) => {
+    return this.withConnection(server, async ({ client, session }) => {
       const call: CallInFlight = { relay };
       const calls = this.inFlight.get(server.id) ?? new Set<CallInFlight>();
       this.inFlight.set(server.id, calls);
       calls.add(call);
-      // A 2026-era upstream reads the client's capabilities from each request: only what this
-      // call's client can be asked.
-      const params =
-        client.getProtocolEra?.() === 'modern'
-          ? {
-              name,
-              arguments: args,
-              _meta: { [CLIENT_CAPABILITIES_META_KEY]: relay.ask ? CLIENT_FEATURES : {} },
-            }
-          : { name, arguments: args };
       try {
-        return await this.calling.run(call, () => client.callTool(params, callToolOptions(server, relay)));
+        return await this.calling.run(call, () =>
+          session
+            ? callToolOverHttp(
+                this.network,
+                session,
+                `approvals-${(this.sent += 1)}`,
+                { name, arguments: args },
+                {
+                  timeoutMs: server.callTimeoutSeconds * 1000,
+                  signal: relay.signal,
+                  onProgress: (progress) => relay.onProgress?.(progress),
+                  onRequest: (request, signal) => this.fromUpstream(server.id, request, signal),
+                  onNotification: (notification) => {
+                    if (PASSED_ON.has(notification.method)) this.listener(server.id, notification);
+                  },
+                },
+              )
+            : // A 2026-era upstream reads the client's capabilities from each request: only what
+              // this call's client can be asked.
+              client.callTool(
+                {
+                  name,
+                  arguments: args,
+                  _meta: { [CLIENT_CAPABILITIES_META_KEY]: relay.ask ? CLIENT_FEATURES : {} },
+                },
+                callToolOptions(server, relay),
+              ),
+        );
       } catch (error) {
         throw afterSending(error, server, relay.signal);
       } finally {
@@ -297,12 +334,16 @@ export class UpstreamPool {
   }
 
   private async client(server: McpServer): Promise<Client> {
+    return (await this.connection(server)).client;
+  }
+
+  private async connection(server: McpServer): Promise<Connection> {
     const existing = this.connections.get(server.id);
     if (existing) {
       const connection = await existing.catch(() => null);
       // Registration changed (URL, credentials): start over.
       if (connection && connection.url === server.url && connection.headers === server.headersSealed)
-        return connection.client;
+        return connection;
       this.drop(server.id);
     }
     // Outside any call's context: what the upstream sends on its own stream belongs to no call.
@@ -320,7 +361,7 @@ export class UpstreamPool {
       );
     this.connections.set(server.id, connecting);
     connecting.catch(() => this.connections.delete(server.id));
-    return (await connecting).client;
+    return connecting;
   }
 
   /**
@@ -431,7 +472,20 @@ export class UpstreamPool {
       await client.close().catch(() => undefined);
       throw new UpstreamUnavailable('the upstream MCP server cannot be reached', { cause: error });
     }
-    return { client, url: server.url, headers: server.headersSealed };
+    // A 2025-era session's calls go without the client, in the session it opened.
+    const session: UpstreamSession | null =
+      client.getProtocolEra?.() === 'modern'
+        ? null
+        : {
+            url: server.url,
+            headers: {
+              ...headers,
+              'mcp-protocol-version':
+                client.getNegotiatedProtocolVersion() ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+              ...(transport.sessionId ? { 'mcp-session-id': transport.sessionId } : {}),
+            },
+          };
+    return { client, url: server.url, headers: server.headersSealed, session };
   }
 
   drop(serverId: string): void {

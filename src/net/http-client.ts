@@ -49,9 +49,24 @@ export function answerJson(answer: HttpAnswer): unknown {
 /** Why a request got no HTTP answer, in words fit for a delivery log (never the request's content). */
 export class RequestFailed extends Error {}
 
+/** An answer whose body is read as it comes (an MCP upstream's event stream). */
+export interface HttpStream {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: AsyncIterable<Buffer> & { destroy(): void; dump(): Promise<void> };
+}
+
 export interface HttpClient {
   /** One request and its answer (webhooks, Slack, SMS). Rejects with `RequestFailed` when nothing answered. */
   send(url: string, options: SendOptions): Promise<HttpAnswer>;
+  /**
+   * One request whose answer is read as it comes; `signal` ends it, reading included. Rejects with the
+   * connection's own error (its `code`, such as ECONNREFUSED) when nothing answered.
+   */
+  open(
+    url: string,
+    options: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; signal?: AbortSignal },
+  ): Promise<HttpStream>;
   /** The same client as a `fetch`, for libraries that take one (the MCP SDK's transport). */
   fetch: typeof globalThis.fetch;
   /** Ends its connections, streams still open included. */
@@ -155,5 +170,10 @@ export function httpClient(options: {
       dispatcher,
     })) as unknown as typeof globalThis.fetch;
 
-  return { send, fetch, close: () => dispatcher.destroy() };
+  const open: HttpClient['open'] = async (url, options) => {
+    const answer = await request(url, { ...options, dispatcher });
+    return { status: answer.statusCode, headers: answer.headers, body: answer.body };
+  };
+
+  return { send, open, fetch, close: () => dispatcher.destroy() };
 }

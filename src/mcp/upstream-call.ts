@@ -1,0 +1,285 @@
+/**
+ * One tools/call to a 2025-era upstream session over plain HTTP, without the MCP SDK's client: the
+ * request every allowed and approved call makes. The SDK's client spends more CPU on a call than
+ * the rest of the proxy does (web streams for every answer, each message validated on the way);
+ * here the answer is read as it comes and each message is parsed once, to route it:
+ *
+ * - the call's answer (a result or a JSON-RPC error), as JSON or on an event stream;
+ * - its progress, which restarts the call's timeout and goes to `onProgress`;
+ * - the upstream's requests to a client during the call (sampling, elicitation, roots, ping),
+ *   answered in a POST of their own with what `onRequest` gives;
+ * - any other notification, to `onNotification`;
+ * - a stream the upstream ends before it answers, resumed with `Last-Event-ID` after the wait it
+ *   asked for (2025-11-25: a server may close a long call's stream and have the client come back).
+ *
+ * Failures are the SDK client's errors, which `UpstreamPool` sorts as it always has: a JSON-RPC
+ * error is a `ProtocolError`; no answer in time an `SdkError` RequestTimeout; a stream lost for good
+ * ConnectionClosed; an answer that is no tool result InvalidResult; an HTTP refusal carries its
+ * `status` in `data`; a connection that could not be made is the connection's own error. A call
+ * given up (timeout or `signal`) is cancelled upstream with `notifications/cancelled`.
+ */
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { HttpClient, HttpStream } from '../net/http-client.ts';
+import type { CallToolResult, ClientFeatureRequest } from '../services/proxy-call.ts';
+import type { UpstreamNotification } from './relay.ts';
+
+/** Where a 2025-era upstream session is reached: its URL, and every request's headers. */
+export interface UpstreamSession {
+  url: string;
+  /** The registration's own headers (credentials), the session id and the negotiated revision. */
+  headers: Record<string, string>;
+}
+
+export interface UpstreamCallOptions {
+  /** Without an answer or progress for this long, the call is given up. */
+  timeoutMs: number;
+  /** Aborted when the call's client is gone or cancelled it. */
+  signal?: AbortSignal;
+  onProgress(progress: { progress: number; total?: number; message?: string }): void;
+  /** Answers a request of the upstream's during the call; throws a JSON-RPC error (`code`, `message`) to refuse it. */
+  onRequest(request: ClientFeatureRequest, signal: AbortSignal): Promise<Record<string, unknown>>;
+  onNotification(notification: UpstreamNotification): void;
+}
+
+type Message = {
+  id?: string | number | null;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: { code?: unknown; message?: unknown; data?: unknown };
+};
+
+/** How often a stream that ended before its answer is resumed without hearing anything, and the wait between. */
+const RESUMPTIONS = 2;
+const RESUME_WAIT_MS = 1_000;
+
+/** The wait an upstream asks for between resumptions is honoured up to this. */
+const LONGEST_RESUME_WAIT_MS = 30_000;
+
+/** Ends what a call left waiting when it is over (the upstream's requests to a client). */
+const CALL_ENDED = new Error('the call ended');
+
+/** One answer read to its end: the call's answer, or where to resume the stream it came on. */
+type Reading = { answer: CallToolResult } | { heard: boolean; lastEventId?: string };
+
+/** The events of an event stream, as they complete (the format of the HTML standard's EventSource). */
+async function* events(body: AsyncIterable<Buffer>) {
+  const decoder = new TextDecoder();
+  let pending = '';
+  let data: string[] = [];
+  let id: string | undefined;
+  let retry: number | undefined;
+  for await (const chunk of body) {
+    pending += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = pending.search(/\r\n|\r|\n/)) !== -1) {
+      const line = pending.slice(0, end);
+      pending = pending.slice(end + (pending.startsWith('\r\n', end) ? 2 : 1));
+      if (line === '') {
+        yield { data: data.length > 0 ? data.join('\n') : undefined, id, retry };
+        data = [];
+        retry = undefined;
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon === -1 ? line : line.slice(0, colon);
+      let value = colon === -1 ? '' : line.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'data') data.push(value);
+      else if (field === 'id' && !value.includes('\0')) id = value;
+      else if (field === 'retry' && /^\d+$/.test(value)) retry = Number(value);
+    }
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The call's result as the SDK's client gives it: a tool result, `content` an empty list when left out. */
+function toolResult(result: unknown): CallToolResult {
+  if (!isObject(result) || (result.content !== undefined && !Array.isArray(result.content)))
+    throw new SdkError(SdkErrorCode.InvalidResult, 'the answer is not a tool result');
+  return { ...result, content: (result.content as unknown[] | undefined) ?? [] };
+}
+
+export async function callToolOverHttp(
+  http: HttpClient,
+  session: UpstreamSession,
+  id: string,
+  params: { name: string; arguments: Record<string, unknown> },
+  options: UpstreamCallOptions,
+): Promise<CallToolResult> {
+  const ended = new AbortController();
+  const stop = (reason: unknown) => ended.abort(reason);
+  const timeout = new SdkError(SdkErrorCode.RequestTimeout, 'the upstream did not answer in time');
+  let timer = setTimeout(stop, options.timeoutMs, timeout);
+  const restartTimer = () => {
+    clearTimeout(timer);
+    timer = setTimeout(stop, options.timeoutMs, timeout);
+  };
+  const cancelled = () => stop(options.signal!.reason);
+  options.signal?.addEventListener('abort', cancelled, { once: true });
+  const post = (message: object, signal?: AbortSignal) =>
+    http.open(session.url, {
+      method: 'POST',
+      headers: {
+        ...session.headers,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', ...message }),
+      signal,
+    });
+  /** Answers to the upstream's own requests, sent as they are ready; never the call's concern. */
+  const reply = (message: object) =>
+    void post(message)
+      .then((answer) => answer.body.dump())
+      .catch(() => undefined);
+  const asked = new Map<string, AbortController>();
+  /** The wait before a stream is resumed: the upstream's last word on it (`retry`), else a second. */
+  let resumeWaitMs = RESUME_WAIT_MS;
+
+  /** One message of the upstream's; the call's answer when it is one. */
+  const route = (message: Message): { answer: CallToolResult } | undefined => {
+    if (message.id === id && (message.result !== undefined || message.error !== undefined)) {
+      if (message.error) {
+        const { code, message: text, data } = message.error;
+        if (typeof code !== 'number')
+          throw new SdkError(SdkErrorCode.InvalidResult, 'an error without a code');
+        throw new ProtocolError(code, String(text ?? ''), data);
+      }
+      return { answer: toolResult(message.result) };
+    }
+    if (message.method === undefined) return;
+    if (message.id !== undefined && message.id !== null) {
+      const requestId = message.id;
+      const controller = new AbortController();
+      const key = JSON.stringify(requestId);
+      asked.set(key, controller);
+      const signal = AbortSignal.any([controller.signal, ended.signal]);
+      const answered =
+        message.method === 'ping'
+          ? Promise.resolve({})
+          : ['sampling/createMessage', 'elicitation/create', 'roots/list'].includes(message.method)
+            ? options.onRequest(
+                { method: message.method, params: message.params } as ClientFeatureRequest,
+                signal,
+              )
+            : Promise.reject(new ProtocolError(-32601, 'Method not found'));
+      void answered
+        .then(
+          (result) => reply({ id: requestId, result }),
+          (error: { code?: unknown; message?: unknown; data?: unknown }) =>
+            reply({
+              id: requestId,
+              error: {
+                code: typeof error.code === 'number' ? error.code : -32603,
+                message: String(error.message ?? 'Internal error'),
+                ...(error.data !== undefined ? { data: error.data } : {}),
+              },
+            }),
+        )
+        .finally(() => asked.delete(key));
+      return;
+    }
+    if (message.method === 'notifications/progress' && message.params?.progressToken === id) {
+      restartTimer();
+      const { progressToken: _token, ...progress } = message.params;
+      options.onProgress(progress as { progress: number });
+      return;
+    }
+    if (message.method === 'notifications/cancelled') {
+      asked.get(JSON.stringify(message.params?.requestId))?.abort(new Error('cancelled by the upstream'));
+      return;
+    }
+    options.onNotification({ method: message.method, ...(message.params ? { params: message.params } : {}) });
+  };
+
+  /** Reads one answer to the end; the call's answer if it came, and where to resume if not. */
+  const read = async (answer: HttpStream): Promise<Reading> => {
+    const type = String(answer.headers['content-type'] ?? '');
+    if (!type.includes('text/event-stream')) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer.body) chunks.push(chunk);
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        throw new SdkError(SdkErrorCode.InvalidResult, 'the answer is not JSON');
+      }
+      for (const message of Array.isArray(body) ? body : [body]) {
+        const routed = isObject(message) ? route(message as Message) : undefined;
+        if (routed) return routed;
+      }
+      return { heard: true };
+    }
+    let lastEventId: string | undefined;
+    let heard = false;
+    for await (const event of events(answer.body)) {
+      heard = true;
+      if (event.id !== undefined) lastEventId = event.id;
+      if (event.retry !== undefined) resumeWaitMs = Math.min(event.retry, LONGEST_RESUME_WAIT_MS);
+      if (!event.data) continue;
+      let message: unknown;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        continue;
+      }
+      const routed = isObject(message) ? route(message as Message) : undefined;
+      if (routed) {
+        answer.body.destroy();
+        return routed;
+      }
+    }
+    return { heard, lastEventId };
+  };
+
+  try {
+    let answer = await post(
+      { id, method: 'tools/call', params: { ...params, _meta: { progressToken: id } } },
+      ended.signal,
+    );
+    let quietResumptions = 0;
+    for (;;) {
+      if (answer.status < 200 || answer.status > 299) {
+        await answer.body.dump().catch(() => undefined);
+        throw new SdkError(SdkErrorCode.SendFailed, `the upstream answered HTTP ${answer.status}`, {
+          status: answer.status,
+        });
+      }
+      const outcome = await read(answer);
+      if ('answer' in outcome) return outcome.answer;
+      const { heard, lastEventId } = outcome;
+      quietResumptions = heard ? 0 : quietResumptions + 1;
+      if (lastEventId === undefined || quietResumptions > RESUMPTIONS)
+        throw new SdkError(SdkErrorCode.ConnectionClosed, 'the upstream ended the stream before it answered');
+      await new Promise((resolve, reject) => {
+        const resume = setTimeout(resolve, resumeWaitMs);
+        ended.signal.addEventListener('abort', () => (clearTimeout(resume), reject(ended.signal.reason)), {
+          once: true,
+        });
+      });
+      answer = await http.open(session.url, {
+        method: 'GET',
+        headers: { ...session.headers, accept: 'text/event-stream', 'last-event-id': lastEventId },
+        signal: ended.signal,
+      });
+    }
+  } catch (error) {
+    // Given up (its timeout, or its client): the upstream is told, and the reason is the failure.
+    if (ended.signal.aborted) {
+      reply({
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason: ended.signal.reason === timeout ? 'timed out' : 'cancelled' },
+      });
+      throw ended.signal.reason;
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', cancelled);
+    if (!ended.signal.aborted) ended.abort(CALL_ENDED);
+  }
+}
