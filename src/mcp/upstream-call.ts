@@ -185,8 +185,9 @@ export async function callToolOverHttp(
     }
     if (message.method === 'notifications/progress' && message.params?.progressToken === id) {
       restartTimer();
-      const { progressToken: _token, ...progress } = message.params;
-      options.onProgress(progress as { progress: number });
+      const progress = { ...message.params } as { progress: number; progressToken?: unknown };
+      delete progress.progressToken;
+      options.onProgress(progress);
       return;
     }
     if (message.method === 'notifications/cancelled') {
