@@ -1,7 +1,22 @@
 /** Random identifiers and secrets. WebCrypto's global getRandomValues keeps this free of node:* imports. */
 
+/** Random bytes are drawn this many at a time: each draw costs as much as a few thousand bytes. */
+const POOL_SIZE = 4096;
+let pool = new Uint8Array(0);
+let used = 0;
+
+/** Bytes from the system's CSPRNG, each handed out once. */
 export function randomBytes(count: number): Uint8Array {
-  return crypto.getRandomValues(new Uint8Array(count));
+  if (count > POOL_SIZE) return crypto.getRandomValues(new Uint8Array(count));
+  if (used + count > pool.length) {
+    pool = crypto.getRandomValues(new Uint8Array(POOL_SIZE));
+    used = 0;
+  }
+  const bytes = pool.slice(used, used + count);
+  // What was handed out is not kept: a secret drawn here lives only where it was given.
+  pool.fill(0, used, used + count);
+  used += count;
+  return bytes;
 }
 
 export function base64url(bytes: Uint8Array): string {

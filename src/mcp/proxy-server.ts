@@ -31,6 +31,7 @@ import { setMcpSessionLevel } from '../services/mcp-sessions.ts';
 import { type ClientAnswer, isLogLevel, type McpRelay } from './relay.ts';
 import { createTaskResult, serveTasks, taskCapabilities, wantsTask } from './tasks.ts';
 import type { UpstreamPool } from './upstream.ts';
+import { CALL_ENDED } from './upstream-call.ts';
 
 export interface ProxyRequest {
   caller: ProxyCaller;
@@ -195,7 +196,7 @@ export async function runToolCall(
     if (error instanceof ProxyRefusal) throw new ProtocolError(error.code, error.message, error.data);
     throw error;
   } finally {
-    ended.abort();
+    ended.abort(CALL_ENDED);
   }
 }
 

@@ -56,27 +56,42 @@ const RESUME_WAIT_MS = 1_000;
 /** The wait an upstream asks for between resumptions is honoured up to this. */
 const LONGEST_RESUME_WAIT_MS = 30_000;
 
-/** Ends what a call left waiting when it is over (the upstream's requests to a client). */
-const CALL_ENDED = new Error('the call ended');
+/** How long the rest of an answer's stream is read after the answer before its connection is closed. */
+const DRAIN_MS = 5_000;
+
+/**
+ * Why what a call left waiting is given up when it is over (the upstream's requests to a client):
+ * one reason for every call, since an abort without one makes a new error each time.
+ */
+export const CALL_ENDED = new Error('the call ended');
 
 /** One answer read to its end: the call's answer, or where to resume the stream it came on. */
 type Reading = { answer: CallToolResult } | { heard: boolean; lastEventId?: string };
 
-/** The events of an event stream, as they complete (the format of the HTML standard's EventSource). */
-async function* events(body: AsyncIterable<Buffer>) {
+interface StreamEvent {
+  data: string | undefined;
+  id: string | undefined;
+  retry: number | undefined;
+}
+
+/**
+ * A parser of an event stream (the format of the HTML standard's EventSource): give it the stream's
+ * chunks as they come, and it calls `onEvent` with each event as it completes.
+ */
+function eventParser(onEvent: (event: StreamEvent) => void) {
   const decoder = new TextDecoder();
   let pending = '';
   let data: string[] = [];
   let id: string | undefined;
   let retry: number | undefined;
-  for await (const chunk of body) {
+  return (chunk: Buffer) => {
     pending += decoder.decode(chunk, { stream: true });
     let end: number;
     while ((end = pending.search(/\r\n|\r|\n/)) !== -1) {
       const line = pending.slice(0, end);
       pending = pending.slice(end + (pending.startsWith('\r\n', end) ? 2 : 1));
       if (line === '') {
-        yield { data: data.length > 0 ? data.join('\n') : undefined, id, retry };
+        onEvent({ data: data.length > 0 ? data.join('\n') : undefined, id, retry });
         data = [];
         retry = undefined;
         continue;
@@ -90,7 +105,7 @@ async function* events(body: AsyncIterable<Buffer>) {
       else if (field === 'id' && !value.includes('\0')) id = value;
       else if (field === 'retry' && /^\d+$/.test(value)) retry = Number(value);
     }
-  }
+  };
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -112,12 +127,14 @@ export async function callToolOverHttp(
 ): Promise<CallToolResult> {
   const ended = new AbortController();
   const stop = (reason: unknown) => ended.abort(reason);
-  const timeout = new SdkError(SdkErrorCode.RequestTimeout, 'the upstream did not answer in time');
-  let timer = setTimeout(stop, options.timeoutMs, timeout);
-  const restartTimer = () => {
-    clearTimeout(timer);
-    timer = setTimeout(stop, options.timeoutMs, timeout);
+  let timedOut = false;
+  // The error is made only when it happens: an error's stack costs more than a whole call's parsing.
+  const timeUp = () => {
+    timedOut = true;
+    stop(new SdkError(SdkErrorCode.RequestTimeout, 'the upstream did not answer in time'));
   };
+  const timer = setTimeout(timeUp, options.timeoutMs);
+  const restartTimer = () => timer.refresh();
   const cancelled = () => stop(options.signal!.reason);
   options.signal?.addEventListener('abort', cancelled, { once: true });
   const post = (message: object, signal?: AbortSignal) =>
@@ -215,26 +232,59 @@ export async function callToolOverHttp(
       }
       return { heard: true };
     }
-    let lastEventId: string | undefined;
-    let heard = false;
-    for await (const event of events(answer.body)) {
-      heard = true;
-      if (event.id !== undefined) lastEventId = event.id;
-      if (event.retry !== undefined) resumeWaitMs = Math.min(event.retry, LONGEST_RESUME_WAIT_MS);
-      if (!event.data) continue;
-      let message: unknown;
-      try {
-        message = JSON.parse(event.data);
-      } catch {
-        continue;
-      }
-      const routed = isObject(message) ? route(message as Message) : undefined;
-      if (routed) {
-        answer.body.destroy();
-        return routed;
-      }
-    }
-    return { heard, lastEventId };
+    // Read with listeners, not an iterator: leaving an iterator early would destroy the stream and
+    // its connection. After the answer, the rest is read and dropped so the connection is kept for
+    // the next call (the upstream ends the stream after its answer), but not for long.
+    return new Promise<Reading>((resolve, reject) => {
+      const body = answer.body;
+      let lastEventId: string | undefined;
+      let heard = false;
+      let settled = false;
+      let drain: NodeJS.Timeout | undefined;
+      const parse = eventParser((event) => {
+        if (settled) return;
+        heard = true;
+        if (event.id !== undefined) lastEventId = event.id;
+        if (event.retry !== undefined) resumeWaitMs = Math.min(event.retry, LONGEST_RESUME_WAIT_MS);
+        if (!event.data) return;
+        let message: unknown;
+        try {
+          message = JSON.parse(event.data);
+        } catch {
+          return;
+        }
+        if (!isObject(message)) return;
+        let routed: Reading | undefined;
+        try {
+          routed = route(message as Message);
+        } catch (error) {
+          settled = true;
+          body.destroy();
+          return reject(error as Error);
+        }
+        if (!routed) return;
+        settled = true;
+        resolve(routed);
+        drain = setTimeout(() => body.destroy(), DRAIN_MS);
+        drain.unref();
+      });
+      body.on('data', (chunk: Buffer) => {
+        if (!settled) parse(chunk);
+      });
+      body.on('end', () => {
+        clearTimeout(drain);
+        if (settled) return;
+        settled = true;
+        resolve({ heard, lastEventId });
+      });
+      body.on('error', (error: Error) => {
+        clearTimeout(drain);
+        if (!settled) {
+          settled = true;
+          reject(error);
+        }
+      });
+    });
   };
 
   try {
@@ -273,7 +323,7 @@ export async function callToolOverHttp(
     if (ended.signal.aborted) {
       reply({
         method: 'notifications/cancelled',
-        params: { requestId: id, reason: ended.signal.reason === timeout ? 'timed out' : 'cancelled' },
+        params: { requestId: id, reason: timedOut ? 'timed out' : 'cancelled' },
       });
       throw ended.signal.reason;
     }

@@ -53,7 +53,7 @@ export class RequestFailed extends Error {}
 export interface HttpStream {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: AsyncIterable<Buffer> & { destroy(): void; dump(): Promise<void> };
+  body: NodeJS.ReadableStream & AsyncIterable<Buffer> & { destroy(): void; dump(): Promise<void> };
 }
 
 export interface HttpClient {
