@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { StorageUnavailableError } from './db.ts';
-import { walSync } from './wal-sync.ts';
+import { LAZY_SYNC_MS, walSync } from './wal-sync.ts';
+import { until } from '../../test/support/wait.ts';
 
 test('commits made during a sync wait for the next one; every waiter is answered', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'approvals-wal-'));
@@ -23,8 +24,8 @@ test('commits made during a sync wait for the next one; every waiter is answered
     // Nothing new since: a read is answered at once, and no sync is under way.
     await wal.caughtUp();
     await wal.syncDone();
-    // A lazy commit starts a sync but holds no reader back (answered within two turns of microtasks,
-    // where a sync needs the thread pool).
+    // A lazy commit holds no reader back (answered within two turns of microtasks, where a sync
+    // needs the thread pool).
     wal.committedLazily();
     let answered = false;
     void wal.caughtUp().then(() => (answered = true));
@@ -48,6 +49,34 @@ test('a failed sync is final: later commits and reads fail as unavailable, even 
     writeFileSync(log, 'frames');
     await assert.rejects(wal.committed(), StorageUnavailableError);
     await assert.rejects(wal.caughtUp(), StorageUnavailableError);
+  } finally {
+    await wal.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a lazy commit starts no sync of its own: the next commit's covers it, or one comes within LAZY_SYNC_MS", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'approvals-wal-'));
+  const log = join(dir, 'x.db-wal');
+  writeFileSync(log, 'frames');
+  const wal = walSync(log);
+  try {
+    // A commit that waits, right after a lazy one: one sync for both, and it does not wait for two.
+    wal.committedLazily();
+    await wal.committed();
+    assert.equal(wal.syncs, 1);
+    // Alone, a lazy commit is synced all the same, a little later.
+    wal.committedLazily();
+    assert.equal(wal.syncs, 1);
+    await until(
+      "the lazy commit's sync",
+      () => (wal.syncs === 2 ? true : undefined),
+      10 * LAZY_SYNC_MS + 1_000,
+    );
+    // Closing syncs what is still lazy.
+    wal.committedLazily();
+    await wal.close();
+    assert.equal(wal.syncs, 3);
   } finally {
     await wal.close();
     rmSync(dir, { recursive: true, force: true });

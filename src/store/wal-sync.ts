@@ -13,7 +13,10 @@ import { StorageUnavailableError } from './db.ts';
 export interface WalSync {
   /** Call right after a commit, on the connection's turn; resolves once that commit is on disk. */
   committed(): Promise<void>;
-  /** A commit nobody waits for, and readers need not wait for: the next sync, started now, covers it. */
+  /**
+   * A commit nobody waits for, and readers need not wait for: the next sync covers it, one started
+   * for it if none has within `LAZY_SYNC_MS` (so a commit that waits does not wait for its sync too).
+   */
   committedLazily(): void;
   /** Resolves once every commit made so far that is not lazy is on disk (before a read is answered). */
   caughtUp(): Promise<void>;
@@ -24,7 +27,12 @@ export interface WalSync {
   syncDone(): Promise<void>;
   /** Waits for the syncs under way and lets go of the log. */
   close(): Promise<void>;
+  /** Syncs of the log completed so far. */
+  readonly syncs: number;
 }
+
+/** How long a lazy commit may wait for another commit's sync to cover it. */
+export const LAZY_SYNC_MS = 20;
 
 export function walSync(logFile: string): WalSync {
   /** Commits made so far, the last of them that was not lazy, and how many a finished sync covers. */
@@ -33,6 +41,9 @@ export function walSync(logFile: string): WalSync {
   let synced = 0;
   let waiting: { upTo: number; resolve: () => void; reject: (error: unknown) => void }[] = [];
   let syncing: Promise<void> | null = null;
+  /** The sync to come for lazy commits, when no other has started since. */
+  let lazySync: NodeJS.Timeout | null = null;
+  let syncs = 0;
   /** The `fdatasync` under way. */
   let inFlight: Promise<void> | null = null;
   /**
@@ -47,6 +58,8 @@ export function walSync(logFile: string): WalSync {
   let handle: FileHandle | null = null;
 
   async function syncAll() {
+    if (lazySync) clearTimeout(lazySync);
+    lazySync = null;
     while (failed === null && synced < commits) {
       // Every commit made before this sync starts is in the file, so this sync covers it.
       const upTo = commits;
@@ -54,6 +67,7 @@ export function walSync(logFile: string): WalSync {
         handle ??= await open(logFile, 'r+');
         inFlight = handle.datasync();
         await inFlight;
+        syncs += 1;
       } catch (error) {
         failed = error;
         break;
@@ -85,7 +99,11 @@ export function walSync(logFile: string): WalSync {
     committed: () => onDisk((lastDurable = commits += 1)),
     committedLazily() {
       commits += 1;
-      syncing ??= syncAll();
+      if (syncing || lazySync) return;
+      lazySync = setTimeout(() => {
+        lazySync = null;
+        syncing ??= syncAll();
+      }, LAZY_SYNC_MS);
     },
     caughtUp: () => onDisk(lastDurable),
     syncDone: () =>
@@ -93,7 +111,11 @@ export function walSync(logFile: string): WalSync {
         () => undefined,
         () => undefined,
       ),
+    get syncs() {
+      return syncs;
+    },
     async close() {
+      if (lazySync) syncing ??= syncAll();
       await syncing;
       await handle?.close();
       handle = null;
