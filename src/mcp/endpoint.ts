@@ -10,7 +10,7 @@ import {
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResponse,
-  isLegacyRequest,
+  classifyInboundRequest,
   type McpServerFactory,
   type ServerCapabilities,
 } from '@modelcontextprotocol/server';
@@ -178,8 +178,7 @@ export function mcpRoutes(
       reply.raw.on('close', () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
-      const webRequest = toWebRequest(request, ctx.publicUrl, gone.signal);
-      const legacy = request.method !== 'POST' || (await isLegacyRequest(webRequest, body));
+      const legacy = isLegacy(request, body);
       const initialize = request.method === 'POST' && body?.method === 'initialize';
       let mcpSession: string | null = null;
       if (legacy && !initialize) {
@@ -234,15 +233,17 @@ export function mcpRoutes(
           runToolCall(ctx, upstreams, relay, proxied, call.params, stream),
         );
       }
-      const response = await relay.handler(server.id, serve).fetch(webRequest, {
-        parsedBody: body,
-        authInfo: {
-          token: 'proxy',
-          clientId: auth.workspace.id,
-          scopes: [],
-          extra: proxied as unknown as Record<string, unknown>,
-        },
-      });
+      const response = await relay
+        .handler(server.id, serve)
+        .fetch(toWebRequest(request, ctx.publicUrl, gone.signal), {
+          parsedBody: body,
+          authInfo: {
+            token: 'proxy',
+            clientId: auth.workspace.id,
+            scopes: [],
+            extra: proxied as unknown as Record<string, unknown>,
+          },
+        });
       reply.code(response.status);
       response.headers.forEach((value, name) => {
         if (name !== 'content-length') reply.header(name, value);
@@ -308,8 +309,30 @@ async function sessionFor(
 }
 
 /**
- * The request as the SDK's handler takes it, without its body: the handler and `isLegacyRequest` are
- * given the body Fastify parsed (`parsedBody`) and never read one, so it is not serialized again.
+ * Whether the SDK's handler would serve the request as 2025-era (`isLegacyRequest` given the parsed
+ * body): its classification of the method, the body and the standard headers, read from Fastify's
+ * request without building a web one, which only a request for the SDK needs.
+ */
+function isLegacy(request: FastifyRequest, body: unknown): boolean {
+  if (request.method !== 'POST' || body === undefined) return true;
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
+  return (
+    classifyInboundRequest({
+      httpMethod: 'POST',
+      body,
+      protocolVersionHeader: header('mcp-protocol-version'),
+      mcpMethodHeader: header('mcp-method'),
+      mcpNameHeader: header('mcp-name'),
+    }).kind === 'legacy'
+  );
+}
+
+/**
+ * The request as the SDK's handler takes it, without its body: the handler is given the body
+ * Fastify parsed (`parsedBody`) and never reads one, so it is not serialized again.
  */
 function toWebRequest(request: FastifyRequest, publicUrl: string, signal: AbortSignal): Request {
   const headers = new Headers();
