@@ -95,11 +95,20 @@ class AnswerStream {
 }
 
 /**
- * A failure that is not a refusal: a fixed text, never the error's own (it may carry a value of the
- * request or of the database); storage that cannot be reached says so, the rest is logged under a
- * reference the client is given.
+ * The JSON-RPC error a call answers with. A refusal (a `ProtocolError`) as it is; any other failure
+ * as a fixed text, never the error's own (it may carry a value of the request or of the database):
+ * storage that cannot be reached says so, the rest is logged under a reference the client is given.
  */
-function internalError(error: unknown, log: FastifyBaseLogger) {
+export function callError(
+  error: unknown,
+  log: Pick<FastifyBaseLogger, 'warn' | 'error'>,
+): { code: number; message: string; data?: unknown } {
+  if (error instanceof ProtocolError)
+    return {
+      code: error.code,
+      message: error.message,
+      ...(error.data !== undefined ? { data: error.data } : {}),
+    };
   if (isStorageUnavailable(error)) {
     log.warn(describeSafely(error.cause), 'storage unavailable');
     return { code: -32000, message: 'Service Unavailable: storage is unreachable, retry later' };
@@ -127,14 +136,6 @@ export async function answerToolCall(
     const { result } = await run(call);
     return answer.end(event({ result, jsonrpc: '2.0', id: message.id }));
   } catch (error) {
-    const failure =
-      error instanceof ProtocolError
-        ? {
-            code: error.code,
-            message: error.message,
-            ...(error.data !== undefined ? { data: error.data } : {}),
-          }
-        : internalError(error, reply.log);
-    return answer.end(event({ jsonrpc: '2.0', id: message.id, error: failure }));
+    return answer.end(event({ jsonrpc: '2.0', id: message.id, error: callError(error, reply.log) }));
   }
 }
