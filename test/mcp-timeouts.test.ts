@@ -104,6 +104,7 @@ describe('the options of an upstream tools/call', () => {
     for (const error of [
       fetchFailed('ECONNREFUSED'),
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('getaddrinfo ENOTFOUND upstream.invalid'), { code: 'ENOTFOUND' }),
       new SdkError(SdkErrorCode.SendFailed, 'the upstream answered HTTP 401', { status: 401 }),
       new SdkError('CLIENT_HTTP_NOT_IMPLEMENTED' as SdkErrorCode, 'Error POSTing', { status: 401 }),
     ]) {

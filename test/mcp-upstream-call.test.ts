@@ -36,11 +36,20 @@ async function startUpstream(respond: (request: Received, response: http.ServerR
       respond(entry, response);
     });
   });
+  let connections = 0;
+  let finished = 0;
+  server.on('connection', () => (connections += 1));
+  server.on('request', (_request, response: http.ServerResponse) =>
+    response.on('finish', () => (finished += 1)),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     received,
+    connections: () => connections,
+    /** Answers written to their end. */
+    finished: () => finished,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -243,6 +252,118 @@ describe('a tools/call to a 2025-era upstream, without the SDK client', () => {
     }
   });
 
+  test('a stream that cannot be resumed is a lost connection: the call, which may have run, is never sent again', async () => {
+    for (const resumed of [404, 405]) {
+      const upstream = await startUpstream(({ method }, response) => {
+        if (method === 'GET')
+          return void response.writeHead(resumed, { 'content-type': 'application/json' }).end('{}');
+        sse(response);
+        response.end('id: e-1\nretry: 10\ndata: \n\n');
+      });
+      try {
+        const failure = await callToolOverHttp(network, session(upstream.url), 'r-1', echo, options()).then(
+          () => assert.fail('expected a failure'),
+          (error: unknown) => error as SdkError,
+        );
+        assert.equal(failure.code, SdkErrorCode.ConnectionClosed, `GET answered ${resumed}`);
+        assert.equal(upstream.received.filter((request) => request.method === 'POST').length, 1);
+      } finally {
+        await upstream.close();
+      }
+    }
+  });
+
+  test('keep-alive comments are no sign of life: a stream resumed only to keep quiet is given up', async () => {
+    const upstream = await startUpstream(({ method }, response) => {
+      sse(response);
+      if (method === 'POST') return void response.end('id: e-1\nretry: 10\ndata: \n\n');
+      response.end(': keepalive\n\n: keepalive\n\n');
+    });
+    try {
+      const failure = await callToolOverHttp(network, session(upstream.url), 'q-1', echo, options()).then(
+        () => assert.fail('expected a failure'),
+        (error: unknown) => error as SdkError,
+      );
+      assert.equal(failure.code, SdkErrorCode.ConnectionClosed);
+      assert.equal(upstream.received.filter((request) => request.method === 'GET').length, 3);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  test('a CRLF split between two chunks, and a data field over two lines', async () => {
+    const upstream = await startUpstream(({ body }, response) => {
+      sse(response);
+      response.write(`data: {"jsonrpc":"2.0","id":"${body.id}","result":\r`);
+      setTimeout(() => response.end('\ndata: {"content":[{"type":"text","text":"split"}]}}\r\n\r\n'), 20);
+    });
+    try {
+      assert.deepEqual(await callToolOverHttp(network, session(upstream.url), 'x-1', echo, options()), {
+        content: [{ type: 'text', text: 'split' }],
+      });
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  test('a result in the form the SDK client gave it: what a tool result does not have is left out', async () => {
+    const upstream = await startUpstream(({ body }, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: body.id,
+          result: { isError: false, content: [{ type: 'text', text: 'a', extra: 1 }] },
+        }),
+      );
+    });
+    try {
+      assert.deepEqual(await callToolOverHttp(network, session(upstream.url), 'n-1', echo, options()), {
+        content: [{ type: 'text', text: 'a' }],
+        isError: false,
+      });
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  test('calls share a connection: the stream is read to its end after the answer, not cut', async () => {
+    const upstream = await startUpstream(({ body }, response) => {
+      sse(response);
+      response.write(event({ id: body.id, result }));
+      // The stream ends a moment after the answer, as a server's may.
+      setTimeout(() => response.end(), 5);
+    });
+    try {
+      for (let i = 0; i < 10; i++) {
+        assert.deepEqual(
+          await callToolOverHttp(network, session(upstream.url), `k-${i}`, echo, options()),
+          result,
+        );
+        await until('the stream to end', () => (upstream.finished() === i + 1 ? true : undefined));
+      }
+      assert.equal(upstream.connections(), 1);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  test('a call cancelled before it is sent is not sent', async () => {
+    const upstream = await startUpstream((_request, response) => response.writeHead(500).end());
+    try {
+      const client = new AbortController();
+      const reason = new Error('the client went away');
+      client.abort(reason);
+      await assert.rejects(
+        callToolOverHttp(network, session(upstream.url), 'p-1', echo, options({ signal: client.signal })),
+        (error) => error === reason,
+      );
+      assert.equal(upstream.received.length, 0);
+    } finally {
+      await upstream.close();
+    }
+  });
+
   describe('time limits and cancellation', () => {
     let upstream: Awaited<ReturnType<typeof startUpstream>>;
     /** How the next tools/call is answered: progress every `everyMs`, `times` times, then the result. */
@@ -252,6 +373,7 @@ describe('a tools/call to a 2025-era upstream, without the SDK client', () => {
         if (body.method !== 'tools/call') return void response.writeHead(202).end();
         sse(response);
         let sent = 0;
+        response.on('close', () => clearInterval(tick));
         const tick = setInterval(() => {
           if (response.destroyed) return clearInterval(tick);
           if (sent < plan.times) {

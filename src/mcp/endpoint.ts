@@ -226,7 +226,7 @@ export function mcpRoutes(
         session: dedupFrame(request, mcpSession),
         mcpSession,
       };
-      const proxied: ProxyRequest = { caller, mcpSession, legacy };
+      const proxied: ProxyRequest = { caller, mcpSession, legacy, log: request.log };
       if (mcpSession && isDirectToolCall(body, request.headers)) {
         const call = body;
         return answerToolCall(reply, call, gone.signal, (stream) =>

@@ -14,7 +14,9 @@ import {
   type ServerCapabilities,
   type Transport,
 } from '@modelcontextprotocol/server';
+import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
+import { describeSafely, isStorageUnavailable } from '../services/errors.ts';
 import {
   callThroughProxy,
   type CallRelay,
@@ -35,6 +37,8 @@ import { CALL_ENDED } from './upstream-call.ts';
 
 export interface ProxyRequest {
   caller: ProxyCaller;
+  /** The request's log, for failures that are not refusals. */
+  log: FastifyBaseLogger;
   /** The 2025-era session the request belongs to; null for 2026-era requests and initialize. */
   mcpSession: string | null;
   /** The request is 2025-era (initialize included). */
@@ -156,6 +160,24 @@ function live<T>(
 }
 
 /**
+ * What a call answers when it fails, as a `ProtocolError`. A refusal keeps its code, text and data;
+ * any other failure gets a fixed text, never the error's own (it may carry a value of the request or
+ * of the database): storage that cannot be reached says so, the rest is logged under a reference
+ * the client is given.
+ */
+export function callError(error: unknown, log: Pick<FastifyBaseLogger, 'warn' | 'error'>): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  if (error instanceof ProxyRefusal) return new ProtocolError(error.code, error.message, error.data);
+  if (isStorageUnavailable(error)) {
+    log.warn(describeSafely(error.cause), 'storage unavailable');
+    return new ProtocolError(-32000, 'Service Unavailable: storage is unreachable, retry later');
+  }
+  const referenceId = randomUUID();
+  log.error({ referenceId, ...describeSafely(error) }, 'internal error');
+  return new ProtocolError(-32603, 'Internal error', { referenceId });
+}
+
+/**
  * A tools/call through the rules, answered on `call`: the upstream's progress goes back on it (when
  * the client asked for progress), and so do the upstream's sampling, elicitation and roots requests
  * during the call, to a 2025-era session's client, which takes requests on the call's answer stream.
@@ -167,7 +189,7 @@ export async function runToolCall(
   ctx: ServiceContext,
   upstreams: UpstreamPool,
   relay: McpRelay,
-  { caller, mcpSession, legacy }: ProxyRequest,
+  { caller, mcpSession, legacy, log }: ProxyRequest,
   params: { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken?: ProgressToken } },
   call: CallStream,
 ): Promise<ProxyAnswer> {
@@ -193,8 +215,7 @@ export async function runToolCall(
       });
     });
   } catch (error) {
-    if (error instanceof ProxyRefusal) throw new ProtocolError(error.code, error.message, error.data);
-    throw error;
+    throw callError(error, log);
   } finally {
     ended.abort(CALL_ENDED);
   }

@@ -8,11 +8,9 @@
  * nothing else is said.
  */
 import { PassThrough } from 'node:stream';
-import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { ProtocolError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
-import { describeSafely, isStorageUnavailable } from '../services/errors.ts';
 import type { ProxyAnswer } from '../services/proxy-call.ts';
 import type { CallStream } from './proxy-server.ts';
 
@@ -95,27 +93,13 @@ class AnswerStream {
 }
 
 /**
- * The JSON-RPC error a call answers with. A refusal (a `ProtocolError`) as it is; any other failure
- * as a fixed text, never the error's own (it may carry a value of the request or of the database):
- * storage that cannot be reached says so, the rest is logged under a reference the client is given.
+ * A failure as the SDK's server writes it: `runToolCall` throws only `ProtocolError`s (its fixed
+ * texts for anything else), and the code -32002 goes out as -32602, as the SDK's codecs send it.
  */
-export function callError(
-  error: unknown,
-  log: Pick<FastifyBaseLogger, 'warn' | 'error'>,
-): { code: number; message: string; data?: unknown } {
-  if (error instanceof ProtocolError)
-    return {
-      code: error.code,
-      message: error.message,
-      ...(error.data !== undefined ? { data: error.data } : {}),
-    };
-  if (isStorageUnavailable(error)) {
-    log.warn(describeSafely(error.cause), 'storage unavailable');
-    return { code: -32000, message: 'Service Unavailable: storage is unreachable, retry later' };
-  }
-  const referenceId = randomUUID();
-  log.error({ referenceId, ...describeSafely(error) }, 'internal error');
-  return { code: -32603, message: 'Internal error', data: { referenceId } };
+function wireError(error: unknown) {
+  const { code, message, data } =
+    error instanceof ProtocolError ? error : new ProtocolError(-32603, 'Internal error');
+  return { code: code === -32002 ? -32602 : code, message, ...(data !== undefined ? { data } : {}) };
 }
 
 /** Runs the call (`runToolCall`) and answers it on the reply. */
@@ -136,6 +120,6 @@ export async function answerToolCall(
     const { result } = await run(call);
     return answer.end(event({ result, jsonrpc: '2.0', id: message.id }));
   } catch (error) {
-    return answer.end(event({ jsonrpc: '2.0', id: message.id, error: callError(error, reply.log) }));
+    return answer.end(event({ jsonrpc: '2.0', id: message.id, error: wireError(error) }));
   }
 }

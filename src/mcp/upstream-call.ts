@@ -18,7 +18,7 @@
  * `status` in `data`; a connection that could not be made is the connection's own error. A call
  * given up (timeout or `signal`) is cancelled upstream with `notifications/cancelled`.
  */
-import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError, SdkError, SdkErrorCode, specTypeSchemas } from '@modelcontextprotocol/client';
 import type { HttpClient, HttpStream } from '../net/http-client.ts';
 import type { CallToolResult, ClientFeatureRequest } from '../services/proxy-call.ts';
 import type { UpstreamNotification } from './relay.ts';
@@ -56,6 +56,9 @@ const RESUME_WAIT_MS = 1_000;
 /** The wait an upstream asks for between resumptions is honoured up to this. */
 const LONGEST_RESUME_WAIT_MS = 30_000;
 
+/** How long an answer to the upstream's request, or a cancellation, may take to be taken. */
+const REPLY_TIMEOUT_MS = 10_000;
+
 /** How long the rest of an answer's stream is read after the answer before its connection is closed. */
 const DRAIN_MS = 5_000;
 
@@ -66,7 +69,7 @@ const DRAIN_MS = 5_000;
 export const CALL_ENDED = new Error('the call ended');
 
 /** One answer read to its end: the call's answer, or where to resume the stream it came on. */
-type Reading = { answer: CallToolResult } | { heard: boolean; lastEventId?: string };
+type Reading = { answer: CallToolResult } | { heard: boolean };
 
 interface StreamEvent {
   data: string | undefined;
@@ -84,19 +87,25 @@ function eventParser(onEvent: (event: StreamEvent) => void) {
   let data: string[] = [];
   let id: string | undefined;
   let retry: number | undefined;
+  /** Whether the event being read has a field: a comment alone (a keep-alive) is no event. */
+  let fields = false;
   return (chunk: Buffer) => {
     pending += decoder.decode(chunk, { stream: true });
     let end: number;
     while ((end = pending.search(/\r\n|\r|\n/)) !== -1) {
+      // A CR that ends what came so far may be half of a CRLF: the rest comes with the next chunk.
+      if (end === pending.length - 1 && pending[end] === '\r') break;
       const line = pending.slice(0, end);
       pending = pending.slice(end + (pending.startsWith('\r\n', end) ? 2 : 1));
       if (line === '') {
-        onEvent({ data: data.length > 0 ? data.join('\n') : undefined, id, retry });
+        if (fields) onEvent({ data: data.length > 0 ? data.join('\n') : undefined, id, retry });
         data = [];
         retry = undefined;
+        fields = false;
         continue;
       }
       if (line.startsWith(':')) continue;
+      fields = true;
       const colon = line.indexOf(':');
       const field = colon === -1 ? line : line.slice(0, colon);
       let value = colon === -1 ? '' : line.slice(colon + 1);
@@ -111,11 +120,17 @@ function eventParser(onEvent: (event: StreamEvent) => void) {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The call's result as the SDK's client gives it: a tool result, `content` an empty list when left out. */
+const toolResultSchema = specTypeSchemas.CallToolResult['~standard'];
+
+/**
+ * The call's result as the SDK's client gave it: checked against the SDK's schema of a tool result
+ * and in its form (`content` an empty list when left out, what the schema does not know left out).
+ */
 function toolResult(result: unknown): CallToolResult {
-  if (!isObject(result) || (result.content !== undefined && !Array.isArray(result.content)))
+  const checked = toolResultSchema.validate(result);
+  if (checked instanceof Promise || checked.issues)
     throw new SdkError(SdkErrorCode.InvalidResult, 'the answer is not a tool result');
-  return { ...result, content: (result.content as unknown[] | undefined) ?? [] };
+  return checked.value as CallToolResult;
 }
 
 export async function callToolOverHttp(
@@ -125,7 +140,12 @@ export async function callToolOverHttp(
   params: { name: string; arguments: Record<string, unknown> },
   options: UpstreamCallOptions,
 ): Promise<CallToolResult> {
+  // Already cancelled (while its hold was stored, say): nothing is sent.
+  if (options.signal?.aborted) throw options.signal.reason;
+  /** Aborted when the call is given up (its timeout, or its client): its requests upstream end. */
   const ended = new AbortController();
+  /** Aborted when the call is over, however: what it left waiting (the upstream's requests) ends. */
+  const over = new AbortController();
   const stop = (reason: unknown) => ended.abort(reason);
   let timedOut = false;
   // The error is made only when it happens: an error's stack costs more than a whole call's parsing.
@@ -148,14 +168,24 @@ export async function callToolOverHttp(
       body: JSON.stringify({ jsonrpc: '2.0', ...message }),
       signal,
     });
-  /** Answers to the upstream's own requests, sent as they are ready; never the call's concern. */
+  /** Answers to the upstream's own requests and cancellations, sent as they are ready, each bounded. */
   const reply = (message: object) =>
-    void post(message)
+    void post(message, AbortSignal.timeout(REPLY_TIMEOUT_MS))
       .then((answer) => answer.body.dump())
       .catch(() => undefined);
   const asked = new Map<string, AbortController>();
   /** The wait before a stream is resumed: the upstream's last word on it (`retry`), else a second. */
   let resumeWaitMs = RESUME_WAIT_MS;
+  /** The last event id the upstream gave, on any of the call's streams: where the next one resumes. */
+  let lastEventId: string | undefined;
+
+  /** A failure once the call was accepted: as it is when the call was given up or answered with an error. */
+  const lost = (error: unknown): never => {
+    if (ended.signal.aborted || error instanceof ProtocolError || error instanceof SdkError) throw error;
+    throw new SdkError(SdkErrorCode.ConnectionClosed, 'the connection to the upstream was lost', undefined, {
+      cause: error,
+    });
+  };
 
   /** One message of the upstream's; the call's answer when it is one. */
   const route = (message: Message): { answer: CallToolResult } | undefined => {
@@ -174,7 +204,7 @@ export async function callToolOverHttp(
       const controller = new AbortController();
       const key = JSON.stringify(requestId);
       asked.set(key, controller);
-      const signal = AbortSignal.any([controller.signal, ended.signal]);
+      const signal = AbortSignal.any([controller.signal, over.signal]);
       const answered =
         message.method === 'ping'
           ? Promise.resolve({})
@@ -237,7 +267,6 @@ export async function callToolOverHttp(
     // the next call (the upstream ends the stream after its answer), but not for long.
     return new Promise<Reading>((resolve, reject) => {
       const body = answer.body;
-      let lastEventId: string | undefined;
       let heard = false;
       let settled = false;
       let drain: NodeJS.Timeout | undefined;
@@ -275,7 +304,7 @@ export async function callToolOverHttp(
         clearTimeout(drain);
         if (settled) return;
         settled = true;
-        resolve({ heard, lastEventId });
+        resolve({ heard });
       });
       body.on('error', (error: Error) => {
         clearTimeout(drain);
@@ -292,18 +321,19 @@ export async function callToolOverHttp(
       { id, method: 'tools/call', params: { ...params, _meta: { progressToken: id } } },
       ended.signal,
     );
+    if (answer.status < 200 || answer.status > 299) {
+      await answer.body.dump().catch(() => undefined);
+      throw new SdkError(SdkErrorCode.SendFailed, `the upstream answered HTTP ${answer.status}`, {
+        status: answer.status,
+      });
+    }
+    // From here the upstream has the call and may be running it: whatever fails now is a connection
+    // lost before the answer, never a call that did not get there (which would be sent again).
     let quietResumptions = 0;
     for (;;) {
-      if (answer.status < 200 || answer.status > 299) {
-        await answer.body.dump().catch(() => undefined);
-        throw new SdkError(SdkErrorCode.SendFailed, `the upstream answered HTTP ${answer.status}`, {
-          status: answer.status,
-        });
-      }
-      const outcome = await read(answer);
+      const outcome = await read(answer).catch(lost);
       if ('answer' in outcome) return outcome.answer;
-      const { heard, lastEventId } = outcome;
-      quietResumptions = heard ? 0 : quietResumptions + 1;
+      quietResumptions = outcome.heard ? 0 : quietResumptions + 1;
       if (lastEventId === undefined || quietResumptions > RESUMPTIONS)
         throw new SdkError(SdkErrorCode.ConnectionClosed, 'the upstream ended the stream before it answered');
       await new Promise((resolve, reject) => {
@@ -312,11 +342,20 @@ export async function callToolOverHttp(
           once: true,
         });
       });
-      answer = await http.open(session.url, {
-        method: 'GET',
-        headers: { ...session.headers, accept: 'text/event-stream', 'last-event-id': lastEventId },
-        signal: ended.signal,
-      });
+      answer = await http
+        .open(session.url, {
+          method: 'GET',
+          headers: { ...session.headers, accept: 'text/event-stream', 'last-event-id': lastEventId },
+          signal: ended.signal,
+        })
+        .catch(lost);
+      if (answer.status < 200 || answer.status > 299) {
+        await answer.body.dump().catch(() => undefined);
+        throw new SdkError(
+          SdkErrorCode.ConnectionClosed,
+          `the stream could not be resumed (HTTP ${answer.status})`,
+        );
+      }
     }
   } catch (error) {
     // Given up (its timeout, or its client): the upstream is told, and the reason is the failure.
@@ -331,6 +370,6 @@ export async function callToolOverHttp(
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', cancelled);
-    if (!ended.signal.aborted) ended.abort(CALL_ENDED);
+    over.abort(ended.signal.aborted ? ended.signal.reason : CALL_ENDED);
   }
 }

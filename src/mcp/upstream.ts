@@ -147,13 +147,15 @@ export function afterSending(error: unknown, server: McpServer, signal: AbortSig
  * session after a restart), so trying again cannot run a call twice. A reset mid-request is not one.
  */
 function neverReached(error: unknown): boolean {
-  const { message, cause, data } = error as {
+  const { message, code, cause, data } = error as {
     message?: string;
+    code?: unknown;
     cause?: { code?: string };
     data?: { status?: number };
   };
+  // fetch puts the connection's code on `cause`, undici's `request` on the error itself.
   return (
-    ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(cause?.code ?? '') ||
+    [cause?.code, code].some((found) => ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'].includes(String(found))) ||
     /ECONNREFUSED|Session not found|No valid session ID/i.test(message ?? '') ||
     [400, 404].includes(data?.status ?? 0)
   );

@@ -3,7 +3,6 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { type Db, type Sql, StorageUnavailableError, UniqueViolationError } from './db.ts';
-import { walCheckpoints } from './wal-checkpoints.ts';
 import { walSync } from './wal-sync.ts';
 
 /** `$1` → `?1`; row locks are PostgreSQL's (SQLite's write transactions are exclusive already). */
@@ -30,11 +29,6 @@ export function openSqlite(file: string): Db {
     'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
   );
   const wal = walSync(`${file}-wal`);
-  // Checkpoints on a thread of their own; SQLite's own again should that thread stop.
-  db.exec('PRAGMA wal_autocheckpoint = 0');
-  const checkpoints = walCheckpoints(file, () => {
-    if (db.isOpen) db.exec('PRAGMA wal_autocheckpoint = 1000');
-  });
 
   const statements = new Map<string, StatementSync>();
   const prepare = (text: string) => {
@@ -115,7 +109,6 @@ export function openSqlite(file: string): Db {
         for (const { item } of done) item.reject(error);
         continue;
       }
-      checkpoints.written();
       const durable = done.some(({ item }) => !item.lazy) ? wal.committed() : null;
       if (!durable) wal.committedLazily();
       for (const { item, result } of done) {
@@ -126,7 +119,6 @@ export function openSqlite(file: string): Db {
   };
   /** A write outside a transaction (it commits by itself) is answered once it is on disk too. */
   const written = async <T>(result: T) => {
-    checkpoints.written();
     await wal.committed();
     return result;
   };
@@ -161,7 +153,6 @@ export function openSqlite(file: string): Db {
       }),
     close: () =>
       serialize(async () => {
-        await checkpoints.close();
         await wal.close();
         statements.clear();
         db.close();
