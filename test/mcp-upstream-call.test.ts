@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { callToolOverHttp, type UpstreamCallOptions } from '../src/mcp/upstream-call.ts';
 import { httpClient } from '../src/net/http-client.ts';
+import { failureOf } from './support/http.ts';
 import { until } from './support/wait.ts';
 
 interface Received {
@@ -209,9 +210,8 @@ describe('a tools/call to a 2025-era upstream, without the SDK client', () => {
       response.end();
     });
     try {
-      const failure = await callToolOverHttp(network, session(upstream.url), 'c-4', echo, options()).then(
-        () => assert.fail('expected a failure'),
-        (error: unknown) => error as SdkError,
+      const failure = await failureOf<SdkError>(
+        callToolOverHttp(network, session(upstream.url), 'c-4', echo, options()),
       );
       assert.equal(failure.code, SdkErrorCode.ConnectionClosed);
     } finally {
@@ -224,9 +224,8 @@ describe('a tools/call to a 2025-era upstream, without the SDK client', () => {
     const upstream = await startUpstream(({ body }, response) => answer(body.id, response));
     try {
       const failure = () =>
-        callToolOverHttp(network, session(upstream.url), 'c-5', echo, options()).then(
-          () => assert.fail('expected a failure'),
-          (error: unknown) => error as { code: unknown; message: string; data?: unknown },
+        failureOf<{ code: unknown; message: string; data?: unknown }>(
+          callToolOverHttp(network, session(upstream.url), 'c-5', echo, options()),
         );
       answer = (id, response) => {
         sse(response);
@@ -261,9 +260,8 @@ describe('a tools/call to a 2025-era upstream, without the SDK client', () => {
         response.end('id: e-1\nretry: 10\ndata: \n\n');
       });
       try {
-        const failure = await callToolOverHttp(network, session(upstream.url), 'r-1', echo, options()).then(
-          () => assert.fail('expected a failure'),
-          (error: unknown) => error as SdkError,
+        const failure = await failureOf<SdkError>(
+          callToolOverHttp(network, session(upstream.url), 'r-1', echo, options()),
         );
         assert.equal(failure.code, SdkErrorCode.ConnectionClosed, `GET answered ${resumed}`);
         assert.equal(upstream.received.filter((request) => request.method === 'POST').length, 1);
@@ -280,9 +278,8 @@ describe('a tools/call to a 2025-era upstream, without the SDK client', () => {
       response.end(': keepalive\n\n: keepalive\n\n');
     });
     try {
-      const failure = await callToolOverHttp(network, session(upstream.url), 'q-1', echo, options()).then(
-        () => assert.fail('expected a failure'),
-        (error: unknown) => error as SdkError,
+      const failure = await failureOf<SdkError>(
+        callToolOverHttp(network, session(upstream.url), 'q-1', echo, options()),
       );
       assert.equal(failure.code, SdkErrorCode.ConnectionClosed);
       assert.equal(upstream.received.filter((request) => request.method === 'GET').length, 3);
@@ -397,15 +394,8 @@ describe('a tools/call to a 2025-era upstream, without the SDK client', () => {
 
     test('no answer and no progress within the limit: the SDK timeout, and the upstream is told', async () => {
       plan = { everyMs: 60_000, times: 0, answer: false };
-      const failure = await callToolOverHttp(
-        network,
-        session(upstream.url),
-        't-1',
-        echo,
-        options({ timeoutMs: 200 }),
-      ).then(
-        () => assert.fail('expected a timeout'),
-        (error: unknown) => error as SdkError,
+      const failure = await failureOf<SdkError>(
+        callToolOverHttp(network, session(upstream.url), 't-1', echo, options({ timeoutMs: 200 })),
       );
       assert.equal(failure.code, SdkErrorCode.RequestTimeout);
       await until('the cancellation upstream', () =>

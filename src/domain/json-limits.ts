@@ -1,3 +1,7 @@
+/** Whether a JSON value is an object (not null, not an array). */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** How deep arguments and context may nest (decisions.md: deeper values are refused). */
 export const MAX_JSON_DEPTH = 32;
 

@@ -6,10 +6,7 @@
  */
 import { z } from 'zod';
 import { HOLD_REFERENCE_PATTERN } from '../domain/ids.ts';
-import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
-
-const isJsonObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+import { isJsonObject, jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
 
 /**
  * Kept as parsed (not copied), so every key, even `__proto__`, stays an ordinary own property. A custom

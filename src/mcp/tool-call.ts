@@ -11,6 +11,7 @@ import { PassThrough } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { ProtocolError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { isJsonObject } from '../domain/json-limits.ts';
 import type { ProxyAnswer } from '../services/proxy-call.ts';
 import type { CallStream } from './proxy-server.ts';
 
@@ -28,23 +29,20 @@ export interface ToolCallMessage {
 /** As the SDK's transport keeps a POST's answer stream alive. */
 const KEEP_ALIVE_MS = 15_000;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Whether the body is one tools/call the SDK would pass to the proxy's handler unchanged: a request
  * id, a tool name, arguments an object if any, a progress token a string or number if any, no task
  * asked for; from a client that takes an event stream, speaking a revision the SDK supports.
  */
 export function isDirectToolCall(body: unknown, headers: IncomingHttpHeaders): body is ToolCallMessage {
-  if (!isObject(body) || body.method !== 'tools/call') return false;
+  if (!isJsonObject(body) || body.method !== 'tools/call') return false;
   const { id, params } = body;
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
-  if (!isObject(params) || typeof params.name !== 'string' || params.task !== undefined) return false;
-  if (params.arguments !== undefined && !isObject(params.arguments)) return false;
+  if (!isJsonObject(params) || typeof params.name !== 'string' || params.task !== undefined) return false;
+  if (params.arguments !== undefined && !isJsonObject(params.arguments)) return false;
   const meta = params._meta;
   if (meta !== undefined) {
-    if (!isObject(meta)) return false;
+    if (!isJsonObject(meta)) return false;
     const token = meta.progressToken;
     if (token !== undefined && typeof token !== 'string' && typeof token !== 'number') return false;
   }

@@ -19,6 +19,7 @@
  * given up (timeout or `signal`) is cancelled upstream with `notifications/cancelled`.
  */
 import { ProtocolError, SdkError, SdkErrorCode, specTypeSchemas } from '@modelcontextprotocol/client';
+import { isJsonObject } from '../domain/json-limits.ts';
 import type { HttpClient, HttpStream } from '../net/http-client.ts';
 import type { CallToolResult, ClientFeatureRequest } from '../services/proxy-call.ts';
 import type { UpstreamNotification } from './relay.ts';
@@ -116,9 +117,6 @@ function eventParser(onEvent: (event: StreamEvent) => void) {
     }
   };
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const toolResultSchema = specTypeSchemas.CallToolResult['~standard'];
 
@@ -257,7 +255,7 @@ export async function callToolOverHttp(
         throw new SdkError(SdkErrorCode.InvalidResult, 'the answer is not JSON');
       }
       for (const message of Array.isArray(body) ? body : [body]) {
-        const routed = isObject(message) ? route(message as Message) : undefined;
+        const routed = isJsonObject(message) ? route(message as Message) : undefined;
         if (routed) return routed;
       }
       return { heard: true };
@@ -282,7 +280,7 @@ export async function callToolOverHttp(
         } catch {
           return;
         }
-        if (!isObject(message)) return;
+        if (!isJsonObject(message)) return;
         let routed: Reading | undefined;
         try {
           routed = route(message as Message);

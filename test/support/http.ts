@@ -59,14 +59,16 @@ export async function rpcMessages(response: Response): Promise<any[]> {
   return text ? [JSON.parse(text)] : [];
 }
 
-/** The JSON-RPC error a rejected MCP client promise carries (fails the test when it resolves). */
-export async function rpcFailure(
-  promise: Promise<unknown>,
-): Promise<{ code: number; message: string; data?: unknown }> {
+/** What a promise rejected with (fails the test when it resolves). */
+export async function failureOf<E = unknown>(promise: Promise<unknown>): Promise<E> {
   const outcome = await promise.then(
     (value) => ({ value }),
     (error: unknown) => ({ error }),
   );
-  if (!('error' in outcome)) assert.fail(`expected a JSON-RPC error, got ${JSON.stringify(outcome.value)}`);
-  return outcome.error as { code: number; message: string; data?: unknown };
+  if (!('error' in outcome)) assert.fail(`expected a failure, got ${JSON.stringify(outcome.value)}`);
+  return outcome.error as E;
 }
+
+/** The JSON-RPC error a rejected MCP client promise carries (fails the test when it resolves). */
+export const rpcFailure = (promise: Promise<unknown>) =>
+  failureOf<{ code: number; message: string; data?: unknown }>(promise);
