@@ -3,12 +3,30 @@
  * from SECRETS_KEY, or from a key file made once under DATA_DIR (one instance on SQLite).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 export interface Sealer {
   seal(text: string): string;
   open(sealed: string): string;
+}
+
+/**
+ * Writes a new key aside and links it into place: a process starting beside this one (a command
+ * run next to another) never reads half a key, and of two that start at once one key wins and
+ * both use it.
+ */
+function makeKeyFile(file: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const aside = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  writeFileSync(aside, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(aside, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(aside);
+  }
 }
 
 export function loadSealer(options: { secretsKey?: string; dataDir: string }): Sealer {
@@ -17,10 +35,7 @@ export function loadSealer(options: { secretsKey?: string; dataDir: string }): S
     key = Buffer.from(options.secretsKey, 'base64');
   } else {
     const file = join(options.dataDir, 'secrets.key');
-    if (!existsSync(file)) {
-      mkdirSync(options.dataDir, { recursive: true });
-      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
-    }
+    if (!existsSync(file)) makeKeyFile(file);
     key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
   }
   if (key.length !== 32) throw new Error('SECRETS_KEY must be 32 bytes in base64');
