@@ -1,7 +1,8 @@
 /** Appending to a workspace's hash chain, inside the caller's transaction. */
-import { checkpointInput, type EvidenceEntry, entryHashInput } from '../../packages/sdk/src/chain.ts';
+import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
+import { checkpointInput, type EvidenceEntry, entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
 import type { Sql } from '../store/db.ts';
-import { appendEntriesStatements, lockChainHead } from '../store/evidence.ts';
+import { appendEntriesStatements, lockChainHead, type StoredEntry } from '../store/evidence.ts';
 import { type Statement, writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { sha256Hex } from './hashing.ts';
@@ -17,22 +18,23 @@ export interface Chain {
  */
 export function chainAfter(ctx: ServiceContext, workspaceId: string, head: { seq: number; hash: string }) {
   let { seq, hash } = head;
-  let pending: EvidenceEntry[] = [];
+  let pending: StoredEntry[] = [];
   return {
     append(type: string, data: Record<string, unknown>): EvidenceEntry {
-      const unsigned = {
+      const unhashed = {
         seq: seq + 1,
         prev_hash: hash,
         orgId: workspaceId,
         type,
         occurred_at: new Date(ctx.now()).toISOString(),
-        data,
       };
-      const entry: EvidenceEntry = { ...unsigned, hash: sha256Hex(entryHashInput(unsigned)) };
-      pending.push(entry);
+      // The canonical text is made once: the hash covers it and the row stores it.
+      const text = canonicalJson(data);
+      const entry = { ...unhashed, hash: sha256Hex(entryHashInputWithData(unhashed, text)) };
+      pending.push({ ...entry, data: text });
       seq = entry.seq;
       hash = entry.hash;
-      return entry;
+      return { ...entry, data };
     },
     /** The statements for the entries appended since the last call (none: nothing to write). */
     writes(): Statement[] {

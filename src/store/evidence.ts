@@ -1,4 +1,3 @@
-import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import type { Checkpoint, EvidenceEntry } from '../../packages/sdk/src/chain.ts';
 import type { Sql } from './db.ts';
 import type { Statement } from './statements.ts';
@@ -44,7 +43,7 @@ export function checkpointOf(head: ChainHead | undefined): Checkpoint | null {
 /** Entries appended in order, and the chain's head moved to the last of them (with its signature). */
 export function appendEntriesStatements(
   workspaceId: string,
-  entries: readonly EvidenceEntry[],
+  entries: readonly StoredEntry[],
   head: ChainHead,
 ): Statement[] {
   const values = entries.map((_, i) => `($1, ${[2, 3, 4, 5, 6, 7].map((n) => `$${n + i * 6}`).join(', ')})`);
@@ -58,7 +57,7 @@ export function appendEntriesStatements(
           entry.prev_hash,
           entry.type,
           entry.occurred_at,
-          canonicalJson(entry.data),
+          entry.data,
           entry.hash,
         ]),
       ],

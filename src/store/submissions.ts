@@ -5,12 +5,11 @@
  * the recent calls of each frequency scope asked. A PostgreSQL statement that waits for a row lock still reads with the
  * snapshot it started with, and would miss what the holder it waited for committed (the frequency
  * counts, the idempotency key): there a function takes the lock and then reads (migration 024), one
- * round trip; on SQLite they are two statements. Frequency counts, when a rule asks for them, are one
+ * round trip; on SQLite, whose write transactions are exclusive, the read alone. Frequency counts, when a rule asks for them, are one
  * statement more.
  */
 import type { Classification } from '../domain/policy.ts';
 import type { Sql } from './db.ts';
-import { lockChainHead } from './evidence.ts';
 import { type CallScope, openProxyHoldWhere, recentCallsCount } from './holds.ts';
 
 export interface SubmissionState {
@@ -75,8 +74,8 @@ export async function lockForSubmission(
           `SELECT ${STATE_COLUMNS} FROM lock_for_submission($1, $2, $3, $4, $5, $6)`,
           args,
         )
-      : (await lockChainHead(sql, ask.workspaceId)) &&
-        (await sql.one<Record<string, unknown>>(READ_AFTER_LOCK, args));
+      : // SQLite's write transaction is exclusive already: no lock to take first.
+        await sql.one<Record<string, unknown>>(READ_AFTER_LOCK, args);
   if (!row) return undefined;
   const number = (value: unknown) => (value === null ? null : Number(value));
   return {
