@@ -17,6 +17,7 @@ import { decisionLinkPages } from './pages/decision-link.ts';
 import { evidencePages } from './pages/evidence.ts';
 import { historyPages } from './pages/history.ts';
 import { inboxPages } from './pages/inbox.ts';
+import { oauthConsentPages } from './pages/oauth-consent.ts';
 import { reportPages } from './pages/reports.ts';
 import { widgetPages } from './pages/widget.ts';
 
@@ -36,6 +37,7 @@ export interface AppContext {
   ctx: ServiceContext;
   counter: RateCounter;
   testMcpConnection: PageDeps['testMcpConnection'];
+  oauth: PageDeps['oauth'];
 }
 
 /** The last value of each field, or every value for fields that repeat (multi-selects). */
@@ -55,7 +57,10 @@ const staticFiles = new Map(
   ]),
 );
 
-export async function appPlugin(app: FastifyInstance, { ctx, counter, testMcpConnection }: AppContext) {
+export async function appPlugin(
+  app: FastifyInstance,
+  { ctx, counter, testMcpConnection, oauth }: AppContext,
+) {
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: 256 * 1024 },
@@ -134,6 +139,7 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter, testMcpCon
     ctx,
     counter,
     testMcpConnection,
+    oauth,
     limitAnonymous: (request: FastifyRequest, reply: FastifyReply) =>
       limitAnonymous(counter, ctx, request, reply),
   };
@@ -145,4 +151,5 @@ export async function appPlugin(app: FastifyInstance, { ctx, counter, testMcpCon
   adminPages(app, deps);
   widgetPages(app, deps);
   reportPages(app, deps);
+  oauthConsentPages(app, deps);
 }

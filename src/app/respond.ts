@@ -1,4 +1,5 @@
 /** What every page of the app shares: reading a form and a cookie, answering with a page or a problem. */
+import type { OAuthServer } from '../http/oauth.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateCounter } from '../http/rate-limiter.ts';
 import type { ServiceContext } from '../services/context.ts';
@@ -83,4 +84,6 @@ export type PageDeps = {
   limitAnonymous: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
   /** Tests the connection to a registered MCP server (the proxy's, given by the HTTP server). */
   testMcpConnection: (ctx: ServiceContext, server: McpServer) => Promise<McpConnectionTest>;
+  /** The OAuth authorization server, for its consent page. */
+  oauth: OAuthServer;
 };

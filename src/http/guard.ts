@@ -138,14 +138,15 @@ export async function limitMcpCalls(
   counter: RateCounter,
   ctx: ServiceContext,
   reply: FastifyReply,
-  caller: Caller,
+  /** `quotaKey`: whose calls these are (an API key, an OAuth grant). */
+  caller: { workspace: Workspace; quotaKey: string },
   calls: number,
 ): Promise<boolean> {
   const quota = caller.workspace.mcpRateLimit ?? ctx.mcpRateLimit;
   if (quota === 0 || calls === 0) return true;
   let limit: Limit | undefined;
   for (let i = 0; i < calls; i++) {
-    limit = await checkLimit(counter, `key:${caller.key.id}:mcp-calls`, quota, ctx.now());
+    limit = await checkLimit(counter, `${caller.quotaKey}:mcp-calls`, quota, ctx.now());
     if (!limit.allowed) break;
   }
   setLimitHeaders(reply, limit!);

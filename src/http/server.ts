@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type HTTPMethods } 
 import { appPlugin } from '../app/plugin.ts';
 import { testMcpConnection } from '../mcp/connection-test.ts';
 import { mcpRoutes } from '../mcp/endpoint.ts';
+import { oauthServer } from './oauth.ts';
 import { channelRoutes } from './routes/channels.ts';
 import { widgetRoutes } from './routes/widget.ts';
 import type { McpRelay } from '../mcp/relay.ts';
@@ -169,7 +170,8 @@ export function buildHttpServer({
     reportRoutes(app, { ctx, docsUrl });
     statusPageRoutes(app, { ctx, counter });
     docsRoutes(app, { ctx });
-    void app.register(appPlugin, { ctx, counter, testMcpConnection });
+    const oauth = oauthServer(app, ctx);
+    void app.register(appPlugin, { ctx, counter, testMcpConnection, oauth });
     mcpRoutes(app, { ctx, counter, upstreams, relay: mcpRelay });
   }
 

@@ -20,6 +20,10 @@ import { ANONYMOUS_LIMIT, limitMcpCalls } from '../http/guard.ts';
 import { HttpError } from '../http/errors.ts';
 import { checkLimit, type RateCounter } from '../http/rate-limiter.ts';
 import { authenticate } from '../services/api-keys.ts';
+import { authenticateOAuth, MCP_SCOPE } from '../services/oauth.ts';
+import { SLUG_PATTERN } from '../services/workspaces.ts';
+import type { Environment } from '../domain/hold.ts';
+import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { describeSafely, isStorageUnavailable } from '../services/errors.ts';
 import { mcpServerOf } from '../services/mcp-servers.ts';
@@ -81,14 +85,17 @@ function mcpErrorHandler(error: FastifyError | Error, request: FastifyRequest, r
 }
 
 /**
- * A request without a valid key: 401 with a bare Bearer challenge (decisions.md, MCP proxy), or 429
- * once its address has guessed too often (the Core API's anonymous quota, 20 a minute per IP).
+ * A request without a valid key or token: 401 with a Bearer challenge, or 429 once its address has
+ * guessed too often (the Core API's anonymous quota, 20 a minute per IP). At `/mcp/<server>` the
+ * challenge is bare (decisions.md, MCP proxy); at `/mcp/<workspace>/<server>` it names the protected
+ * resource metadata, where OAuth clients find the authorization server (RFC 9728).
  */
 async function refuseUnauthenticated(
   counter: RateCounter,
   ctx: ServiceContext,
   request: FastifyRequest,
   reply: FastifyReply,
+  challenge: string,
 ) {
   const limit = await checkLimit(counter, `ip:${request.ip}`, ANONYMOUS_LIMIT, ctx.now());
   reply.header('RateLimit-Limit', String(limit.limit));
@@ -98,8 +105,55 @@ async function refuseUnauthenticated(
     reply.header('Retry-After', String(limit.resetSeconds));
     return jsonRpcError(reply, 429, -32000, 'Rate limited: too many requests without a valid API key');
   }
-  reply.header('WWW-Authenticate', 'Bearer');
+  reply.header('WWW-Authenticate', challenge);
   return jsonRpcError(reply, 401, -32000, 'Unauthorized: a valid API key is required');
+}
+
+/** Who is calling: a workspace's API key, or an OAuth grant for this one MCP server. */
+interface Principal {
+  workspace: Workspace;
+  environment: Environment;
+  /** Whose quota the tool calls count against. */
+  quotaKey: string;
+  /** The agent identity when the credential fixes it (an OAuth grant); else the header or the key. */
+  agent: { id: string; label: string | null } | null;
+  /** What names the caller when no agent header does: `key:<first 12 characters of the key>`. */
+  keyAgent: string;
+}
+
+/**
+ * The caller at `/mcp/<server>` (API keys) or `/mcp/<workspace>/<server>` (the workspace's API keys,
+ * or an OAuth access token granted for exactly this MCP server).
+ */
+async function principalOf(
+  ctx: ServiceContext,
+  token: string | undefined,
+  params: { workspace?: string; slug: string },
+): Promise<Principal | null> {
+  const auth = await authenticate(ctx, token);
+  if (auth) {
+    if (params.workspace !== undefined && auth.workspace.slug !== params.workspace) return null;
+    return {
+      workspace: auth.workspace,
+      environment: auth.key.env,
+      quotaKey: `key:${auth.key.id}`,
+      agent: null,
+      keyAgent: `key:${token!.slice(0, 12)}`,
+    };
+  }
+  if (params.workspace === undefined || !token) return null;
+  const grant = await authenticateOAuth(ctx, token, {
+    workspaceSlug: params.workspace,
+    serverSlug: params.slug,
+  });
+  if (!grant) return null;
+  return {
+    workspace: grant.workspace,
+    environment: 'live',
+    quotaKey: `grant:${grant.grant.id}`,
+    agent: grant.agent,
+    keyAgent: grant.agent.id,
+  };
 }
 
 /** Whether a POSTed body is a JSON-RPC message, or a batch (1-100) of them. */
@@ -142,126 +196,137 @@ export function mcpRoutes(
   // Standing streams never end by themselves: end them first, so closing can wait for the rest.
   app.addHook('preClose', () => relay.close());
 
-  app.route<{ Params: { slug: string } }>({
-    // Every method reaches the handler, so that those it does not serve get a JSON-RPC 405 too.
-    method: [...SERVED, 'PUT', 'PATCH', 'OPTIONS'],
-    url: '/mcp/:slug',
-    errorHandler: mcpErrorHandler,
-    handler: async (request, reply) => {
-      if (!SERVED.includes(request.method))
-        return jsonRpcError(reply.header('Allow', SERVED.join(', ')), 405, -32000, 'Method not allowed');
-      const token = request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
-      const auth = await authenticate(ctx, token);
-      if (!auth) return refuseUnauthenticated(counter, ctx, request, reply);
-      // Browsers may only come from our own origin (DNS rebinding, drive-by requests).
-      const origin = request.headers.origin;
-      if (origin && origin !== new URL(ctx.publicUrl).origin)
-        return jsonRpcError(reply, 403, -32000, 'Forbidden origin');
+  const handler = async (
+    request: FastifyRequest<{ Params: { workspace?: string; slug: string } }>,
+    reply: FastifyReply,
+  ) => {
+    if (!SERVED.includes(request.method))
+      return jsonRpcError(reply.header('Allow', SERVED.join(', ')), 405, -32000, 'Method not allowed');
+    const { workspace: workspaceSlug, slug } = request.params;
+    if (workspaceSlug !== undefined && (!SLUG_PATTERN.test(workspaceSlug) || !SLUG_PATTERN.test(slug)))
+      return jsonRpcError(reply, 404, -32000, 'Not found: no such MCP server');
+    const token = request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
+    const auth = await principalOf(ctx, token, request.params);
+    if (!auth) {
+      const challenge =
+        workspaceSlug === undefined
+          ? 'Bearer'
+          : `Bearer resource_metadata="${ctx.publicUrl}/.well-known/oauth-protected-resource/mcp/${workspaceSlug}/${slug}", scope="${MCP_SCOPE}"${token ? ', error="invalid_token"' : ''}`;
+      return refuseUnauthenticated(counter, ctx, request, reply, challenge);
+    }
+    // Browsers may only come from our own origin (DNS rebinding, drive-by requests).
+    const origin = request.headers.origin;
+    if (origin && origin !== new URL(ctx.publicUrl).origin)
+      return jsonRpcError(reply, 403, -32000, 'Forbidden origin');
 
-      const body = request.body as { method?: string; params?: { protocolVersion?: string } } | undefined;
-      if (request.method === 'POST') {
-        if (body === undefined) return jsonRpcError(reply, 400, -32700, 'Parse error: the body is empty');
-        // Arguments may nest 32 levels (the Core API's limit); a few more for the JSON-RPC envelope.
-        if (jsonDepth(body, MAX_MESSAGE_DEPTH) > MAX_MESSAGE_DEPTH)
-          return jsonRpcError(reply, 400, -32600, 'Invalid Request: the message is nested too deeply');
-        if (!isJsonRpcBody(body))
-          return jsonRpcError(reply, 400, -32600, 'Invalid Request: not a JSON-RPC message');
-        // Tool calls count, per API key; connecting, listing, notifications and streams do not.
-        if (!(await limitMcpCalls(counter, ctx, reply, auth, toolCallsIn(body))))
-          return jsonRpcError(reply, 429, -32000, 'Rate limited: too many tool calls for this API key');
-      }
-      const server = await mcpServerOf(ctx, auth.workspace.id, request.params.slug);
-      if (!server) return jsonRpcError(reply, 404, -32000, 'Not found: no such MCP server');
+    const body = request.body as { method?: string; params?: { protocolVersion?: string } } | undefined;
+    if (request.method === 'POST') {
+      if (body === undefined) return jsonRpcError(reply, 400, -32700, 'Parse error: the body is empty');
+      // Arguments may nest 32 levels (the Core API's limit); a few more for the JSON-RPC envelope.
+      if (jsonDepth(body, MAX_MESSAGE_DEPTH) > MAX_MESSAGE_DEPTH)
+        return jsonRpcError(reply, 400, -32600, 'Invalid Request: the message is nested too deeply');
+      if (!isJsonRpcBody(body))
+        return jsonRpcError(reply, 400, -32600, 'Invalid Request: not a JSON-RPC message');
+      // Tool calls count, per API key; connecting, listing, notifications and streams do not.
+      if (!(await limitMcpCalls(counter, ctx, reply, auth, toolCallsIn(body))))
+        return jsonRpcError(reply, 429, -32000, 'Rate limited: too many tool calls for this API key');
+    }
+    const server = await mcpServerOf(ctx, auth.workspace.id, slug);
+    if (!server) return jsonRpcError(reply, 404, -32000, 'Not found: no such MCP server');
 
-      // Aborted when the client goes away before its answer is complete: the work stops, upstream too.
-      const gone = new AbortController();
-      reply.raw.on('close', () => {
-        if (!reply.raw.writableFinished) gone.abort();
-      });
-      const legacy = isLegacy(request, body);
-      const initialize = request.method === 'POST' && body?.method === 'initialize';
-      let mcpSession: string | null = null;
-      if (legacy && !initialize) {
-        const session = await sessionFor(ctx, request, reply, server.id, auth.workspace.id);
-        if (!session) return reply;
-        mcpSession = session.id;
-        if (request.method === 'DELETE') {
-          await endMcpSession(ctx, session.id);
-          for (const uri of relay.endSession(server.id, session.id))
-            await upstreams.unsubscribe(server.id, uri);
-          return reply.code(204).send();
+    // Aborted when the client goes away before its answer is complete: the work stops, upstream too.
+    const gone = new AbortController();
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    });
+    const legacy = isLegacy(request, body);
+    const initialize = request.method === 'POST' && body?.method === 'initialize';
+    let mcpSession: string | null = null;
+    if (legacy && !initialize) {
+      const session = await sessionFor(ctx, request, reply, server.id, auth.workspace.id);
+      if (!session) return reply;
+      mcpSession = session.id;
+      if (request.method === 'DELETE') {
+        await endMcpSession(ctx, session.id);
+        for (const uri of relay.endSession(server.id, session.id))
+          await upstreams.unsubscribe(server.id, uri);
+        return reply.code(204).send();
+      }
+      if (request.method === 'GET') {
+        if (!request.headers.accept?.includes('text/event-stream'))
+          return jsonRpcError(reply, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+        // The session's standing stream: what the upstream sends on its own comes here.
+        await upstreams.capabilities(server).catch(() => undefined);
+        reply.hijack();
+        if (!relay.openStream(server.id, session.id, session.logLevel, reply.raw)) {
+          reply.raw.writeHead(409, { 'Content-Type': 'application/json' });
+          reply.raw.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              error: { code: -32000, message: 'Conflict: this session already has a stream open' },
+              id: null,
+            }),
+          );
         }
-        if (request.method === 'GET') {
-          if (!request.headers.accept?.includes('text/event-stream'))
-            return jsonRpcError(reply, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
-          // The session's standing stream: what the upstream sends on its own comes here.
-          await upstreams.capabilities(server).catch(() => undefined);
-          reply.hijack();
-          if (!relay.openStream(server.id, session.id, session.logLevel, reply.raw)) {
-            reply.raw.writeHead(409, { 'Content-Type': 'application/json' });
-            reply.raw.end(
-              JSON.stringify({
-                jsonrpc: '2.0',
-                error: { code: -32000, message: 'Conflict: this session already has a stream open' },
-                id: null,
-              }),
-            );
-          }
-          return reply;
-        }
+        return reply;
       }
-      if (!legacy && body?.method === 'subscriptions/listen') {
-        relay.listening(gone, new Promise((resolve) => reply.raw.once('close', resolve)));
-      }
-      const agentHeader = request.headers['x-service-agent'];
-      const agentId =
-        typeof agentHeader === 'string' && agentHeader.trim()
-          ? agentHeader.trim().slice(0, 200)
-          : `key:${token!.slice(0, 12)}`;
-      const caller: ProxyCaller = {
-        workspace: auth.workspace,
-        environment: auth.key.env,
-        server,
-        agent: { id: agentId, label: null },
-        session: dedupFrame(request, mcpSession),
-        mcpSession,
-      };
-      const proxied: ProxyRequest = { caller, mcpSession, legacy, log: request.log };
-      if (mcpSession && isDirectToolCall(body, request.headers)) {
-        const call = body;
-        return answerToolCall(reply, call, gone.signal, (stream) =>
-          runToolCall(ctx, upstreams, relay, proxied, call.params, stream),
-        );
-      }
-      const response = await relay
-        .handler(server.id, serve)
-        .fetch(toWebRequest(request, ctx.publicUrl, gone.signal), {
-          parsedBody: body,
-          authInfo: {
-            token: 'proxy',
-            clientId: auth.workspace.id,
-            scopes: [],
-            extra: proxied as unknown as Record<string, unknown>,
-          },
-        });
-      reply.code(response.status);
-      response.headers.forEach((value, name) => {
-        if (name !== 'content-length') reply.header(name, value);
+    }
+    if (!legacy && body?.method === 'subscriptions/listen') {
+      relay.listening(gone, new Promise((resolve) => reply.raw.once('close', resolve)));
+    }
+    const agentHeader = request.headers['x-service-agent'];
+    const agent =
+      auth.agent ??
+      (typeof agentHeader === 'string' && agentHeader.trim()
+        ? { id: agentHeader.trim().slice(0, 200), label: null }
+        : { id: auth.keyAgent, label: null });
+    const caller: ProxyCaller = {
+      workspace: auth.workspace,
+      environment: auth.environment,
+      server,
+      agent,
+      session: dedupFrame(request, mcpSession),
+      mcpSession,
+    };
+    const proxied: ProxyRequest = { caller, mcpSession, legacy, log: request.log };
+    if (mcpSession && isDirectToolCall(body, request.headers)) {
+      const call = body;
+      return answerToolCall(reply, call, gone.signal, (stream) =>
+        runToolCall(ctx, upstreams, relay, proxied, call.params, stream),
+      );
+    }
+    const response = await relay
+      .handler(server.id, serve)
+      .fetch(toWebRequest(request, ctx.publicUrl, gone.signal), {
+        parsedBody: body,
+        authInfo: {
+          token: 'proxy',
+          clientId: auth.workspace.id,
+          scopes: [],
+          extra: proxied as unknown as Record<string, unknown>,
+        },
       });
-      if (legacy && initialize && response.ok) {
-        const sessionId = randomId('mcps_', 24);
-        await startMcpSession(ctx, {
-          id: sessionId,
-          workspaceId: auth.workspace.id,
-          mcpServerId: server.id,
-          protocolVersion: (body?.params?.protocolVersion ?? '2025-03-26').slice(0, 20),
-        });
-        reply.header('Mcp-Session-Id', sessionId);
-      }
-      // Streamed as it comes: progress reaches the client while the call runs.
-      return reply.send(response.body);
-    },
-  });
+    reply.code(response.status);
+    response.headers.forEach((value, name) => {
+      if (name !== 'content-length') reply.header(name, value);
+    });
+    if (legacy && initialize && response.ok) {
+      const sessionId = randomId('mcps_', 24);
+      await startMcpSession(ctx, {
+        id: sessionId,
+        workspaceId: auth.workspace.id,
+        mcpServerId: server.id,
+        protocolVersion: (body?.params?.protocolVersion ?? '2025-03-26').slice(0, 20),
+      });
+      reply.header('Mcp-Session-Id', sessionId);
+    }
+    // Streamed as it comes: progress reaches the client while the call runs.
+    return reply.send(response.body);
+  };
+  // Every method reaches the handler, so that those it does not serve get a JSON-RPC 405 too.
+  const method = [...SERVED, 'PUT', 'PATCH', 'OPTIONS'];
+  app.route({ method, url: '/mcp/:slug', errorHandler: mcpErrorHandler, handler });
+  app.route({ method, url: '/mcp/:workspace/:slug', errorHandler: mcpErrorHandler, handler });
 }
 
 /**

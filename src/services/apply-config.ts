@@ -22,6 +22,7 @@ import { findWebhookEndpoint } from '../store/webhooks.ts';
 import {
   findWorkspace,
   updateWorkspaceProfile,
+  updateWorkspaceOAuthGrantRole,
   updateWorkspaceSlackChannel,
   type Workspace,
 } from '../store/workspaces.ts';
@@ -277,6 +278,10 @@ async function applyIn(tx: Sql, ctx: ServiceContext, workspace: Workspace, { con
     await updateWorkspaceSlackChannel(tx, workspace.id, config.slack?.channel ?? null);
     changes.slack = config.slack;
   }
+  if (config.oauth !== undefined) {
+    await updateWorkspaceOAuthGrantRole(tx, workspace.id, config.oauth.grant_role);
+    changes.oauth = config.oauth;
+  }
   if (config.webhook !== undefined) {
     const made = await configureWebhook(tx, ctx, workspace.id, config.webhook?.url ?? null);
     webhookSecret = made.secret;
@@ -296,6 +301,7 @@ async function itemsOf(sql: Sql, workspace: Workspace): Promise<Map<string, stri
   const put = (key: string, value: unknown) => items.set(key, canonicalJson(value ?? null));
   put('profile', { name: config.name, branding: config.branding });
   put('slack', config.slack);
+  put('oauth', config.oauth ?? { grant_role: 'admin' });
   const webhook = await findWebhookEndpoint(sql, workspace.id);
   put('webhook', webhook && { url: webhook.url, secret: webhook.secretSealed, disabled: webhook.disabledAt });
   for (const member of config.members ?? []) put(`member:${member.email}`, member);
@@ -391,6 +397,7 @@ async function exportFrom(sql: Sql, workspace: Workspace): Promise<WorkspaceConf
   const webhook = await findWebhookEndpoint(sql, workspace.id);
   if (webhook) config.webhook = { url: webhook.url };
   if (current.slackChannel) config.slack = { channel: current.slackChannel };
+  if (current.oauthGrantRole !== 'admin') config.oauth = { grant_role: current.oauthGrantRole };
   config.rules = rules as RuleDefinition[];
   // The default call timeout is left out, as a file that leaves it out means it.
   config.mcp_servers = (await listMcpServers(sql, workspace.id)).map(

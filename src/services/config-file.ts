@@ -150,6 +150,8 @@ const configSchema = z.strictObject({
     })
     .nullable()
     .optional(),
+  // Who may allow an OAuth client (a hosted assistant) to call the workspace's MCP servers.
+  oauth: z.strictObject({ grant_role: z.enum(['admin', 'approver']) }).optional(),
   mcp_servers: z
     .array(
       z.strictObject({

@@ -2,13 +2,15 @@
  * Sealing credentials stored in the database (MCP upstream headers) with AES-256-GCM. The key comes
  * from SECRETS_KEY, or from a key file made once under DATA_DIR (one instance on SQLite).
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export interface Sealer {
   seal(text: string): string;
   open(sealed: string): string;
+  /** 32 bytes for one purpose, the same on every instance that shares the key (HMAC-SHA256 of it). */
+  derive(purpose: string): Buffer;
 }
 
 /**
@@ -58,5 +60,6 @@ export function loadSealer(options: { secretsKey?: string; dataDir: string }): S
       decipher.setAuthTag(Buffer.from(tag, 'base64'));
       return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
     },
+    derive: (purpose) => createHmac('sha256', key).update(purpose).digest(),
   };
 }

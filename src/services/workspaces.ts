@@ -46,6 +46,7 @@ export async function createWorkspace(
     slackChannel: null,
     apiRateLimit: null,
     mcpRateLimit: null,
+    oauthGrantRole: 'admin',
     createdAt: ctx.now(),
   };
   try {

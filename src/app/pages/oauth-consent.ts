@@ -1,0 +1,136 @@
+/**
+ * The consent step of OAuth for MCP clients (http/oauth.ts): a signed-in member sees which client asks
+ * for which MCP server of which workspace, on whose behalf, and allows or refuses. Only the roles the
+ * workspace lets grant may allow; the grant is recorded, with its evidence, before the client gets a code.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type Provider from 'oidc-provider';
+import { mayGrantOAuth, MCP_SCOPE, recordOAuthGrant, resolveMcpResource } from '../../services/oauth.ts';
+import type { AppSession } from '../../services/sign-in.ts';
+import type { Workspace } from '../../store/workspaces.ts';
+import { html, when } from '../html.ts';
+import { layout } from '../layout.ts';
+import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
+
+/** Scopes a client may ask for beside the MCP server's own (an ID token, a refresh token). */
+const OIDC_SCOPES = ['openid', 'offline_access'];
+
+type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps) {
+  /** The request being decided, or a page that says why there is none to decide. */
+  async function requestOf(request: FastifyRequest, reply: FastifyReply) {
+    const session = request.appSession!;
+    const provider = oauth.provider();
+    let interaction: Interaction;
+    try {
+      interaction = await provider.interactionDetails(request.raw, reply.raw);
+    } catch {
+      problemPage(
+        reply,
+        400,
+        'Request expired',
+        'This authorization request has expired or was opened in another browser. Start again from your client.',
+        session,
+      );
+      return null;
+    }
+    const { params } = interaction;
+    const client = await provider.Client.find(String(params.client_id));
+    const resource =
+      typeof params.resource === 'string' ? await resolveMcpResource(ctx, params.resource) : null;
+    if (!client || !resource) {
+      problemPage(
+        reply,
+        400,
+        'Unknown request',
+        'This request names no MCP server of this service.',
+        session,
+      );
+      return null;
+    }
+    return {
+      session,
+      provider,
+      interaction,
+      resourceUrl: params.resource as string,
+      ...resource,
+      client: { id: client.clientId, name: client.clientName ?? client.clientId },
+      redirectHost: new URL(String(params.redirect_uri)).host,
+    };
+  }
+
+  /** Why this member cannot allow it, if they cannot. */
+  function refusal(session: AppSession, workspace: Workspace): string | null {
+    if (session.workspace.id !== workspace.id)
+      return `This MCP server belongs to the workspace ${workspace.name}, and you are signed in to ${session.workspace.name}. Sign out, and sign in with your membership of ${workspace.name}.`;
+    if (!mayGrantOAuth(session.workspace, session.member))
+      return `Only ${workspace.oauthGrantRole === 'approver' ? 'admins and approvers' : 'admins'} of ${workspace.name} can allow a client. Ask one of them to connect it.`;
+    return null;
+  }
+
+  app.get<{ Params: { uid: string } }>('/app/oauth/:uid', async (request, reply) => {
+    const asked = await requestOf(request, reply);
+    if (!asked) return reply;
+    const { session, client, server, workspace } = asked;
+    const refused = refusal(session, workspace);
+    const body = html`<div class="narrow card">
+      <h1>Allow ${client.name}?</h1>
+      <p>
+        <strong>${client.name}</strong> asks to call the MCP server
+        <strong>${server.name}</strong> (<code>${asked.resourceUrl}</code>) of
+        <strong>${workspace.name}</strong>, on your behalf.
+      </p>
+      <ul>
+        <li>
+          Its calls go through the workspace's rules as the agent
+          <code>oauth:${session.member.email}:${client.id}</code>: some run at once, some wait for approvers,
+          some are refused.
+        </li>
+        <li>Its tokens are good for this MCP server only. Admins can revoke them on the API keys page.</li>
+        <li>After you decide, you return to <code>${asked.redirectHost}</code>.</li>
+      </ul>
+      ${when(refused, () => html`<p class="error" role="alert">${refused}</p>`)}
+      <form method="post" action="/app/oauth/${asked.interaction.uid}" class="decide">
+        <input type="hidden" name="_csrf" value="${session.csrfToken}" />
+        <div class="buttons">
+          ${when(!refused, () => html`<button type="submit" name="verdict" value="allow">Allow</button>`)}
+          <button type="submit" name="verdict" value="refuse" class="secondary">Refuse</button>
+        </div>
+      </form>
+    </div>`;
+    return sendPage(reply, layout({ title: `Allow ${client.name}?`, session }, body), refused ? 403 : 200);
+  });
+
+  app.post<{ Params: { uid: string }; Body: Form }>('/app/oauth/:uid', async (request, reply) => {
+    const asked = await requestOf(request, reply);
+    if (!asked) return reply;
+    const { session, provider, interaction, client, server, workspace } = asked;
+    if (field(request.body, 'verdict') !== 'allow') {
+      reply.hijack();
+      await provider.interactionFinished(request.raw, reply.raw, {
+        error: 'access_denied',
+        error_description: 'the member refused the request',
+      });
+      return reply;
+    }
+    const refused = refusal(session, workspace);
+    if (refused) return problemPage(reply, 403, 'Not allowed', refused, session);
+
+    const grant = new provider.Grant({ accountId: session.member.id, clientId: client.id });
+    grant.addResourceScope(asked.resourceUrl, MCP_SCOPE);
+    const asks = String(interaction.params.scope ?? '').split(' ');
+    const oidc = OIDC_SCOPES.filter((scope) => asks.includes(scope));
+    // The MCP scope is also one of the library's own: granted on both lists, as it may be asked on either.
+    grant.addOIDCScope([MCP_SCOPE, ...oidc].join(' '));
+    const grantId = await grant.save();
+    await recordOAuthGrant(ctx, { grantId, workspace, server, member: session.member, client });
+    const returnTo = await provider.interactionResult(
+      request.raw,
+      reply.raw,
+      { login: { accountId: session.member.id }, consent: { grantId } },
+      { mergeWithLastSubmission: false },
+    );
+    return reply.redirect(returnTo, 303);
+  });
+}

@@ -1,0 +1,227 @@
+/**
+ * The service as the OAuth 2.1 authorization server of its MCP servers (the MCP authorization
+ * specification), built on `oidc-provider`: authorization code with PKCE (S256 only), resource
+ * indicators binding every token to one MCP server of one workspace, Dynamic Client Registration and
+ * Client ID Metadata Documents, short-lived opaque access tokens and rotating refresh tokens, its state
+ * in the service's database. Consent is a page of the app (app/pages/oauth-consent.ts).
+ *
+ * Its endpoints live under /oauth; its metadata at /.well-known/oauth-authorization-server (RFC 8414),
+ * each MCP server's protected resource metadata at /.well-known/oauth-protected-resource/mcp/<ws>/<srv>
+ * (RFC 9728). The issuer is PUBLIC_URL, and every URL the library writes is built from it, whatever
+ * Host a request names.
+ */
+import { createPrivateKey, type JsonWebKey } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider';
+import { html } from '../markup/html.ts';
+import type { ServiceContext } from '../services/context.ts';
+import {
+  ACCESS_TOKEN_SECONDS,
+  MCP_SCOPE,
+  oauthGrantRevokedByClient,
+  REFRESH_TOKEN_DAYS,
+  resolveMcpResource,
+} from '../services/oauth.ts';
+import { oauthRecords } from '../services/oauth-records.ts';
+
+/** Where the consent page is: the library sets its interaction cookie for this path only. */
+export const consentPath = (uid: string) => `/app/oauth/${uid}`;
+
+/** PKCS #8 framing of a raw Ed25519 seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * The key the library signs ID tokens with (a client that asks for `openid`): the same on every
+ * instance, derived from the secrets key, as are the keys of its cookies.
+ */
+function signingJwk(ctx: ServiceContext): JsonWebKey {
+  const seed = ctx.sealer.derive('oauth: ID token signing key');
+  const key = createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+  return key.export({ format: 'jwk' });
+}
+
+function configuration(ctx: ServiceContext): Configuration {
+  return {
+    adapter: (name: string) => oauthRecords(ctx, name),
+    jwks: { keys: [signingJwk(ctx) as never] },
+    cookies: {
+      keys: [ctx.sealer.derive('oauth: cookie keys').toString('base64url')],
+      names: { session: 'oauth_session', interaction: 'oauth_interaction', resume: 'oauth_resume' },
+    },
+    routes: {
+      authorization: '/oauth/authorize',
+      token: '/oauth/token',
+      registration: '/oauth/register',
+      revocation: '/oauth/revoke',
+      jwks: '/oauth/jwks',
+      end_session: '/oauth/session/end',
+      introspection: '/oauth/introspect',
+      userinfo: '/oauth/userinfo',
+      pushed_authorization_request: '/oauth/par',
+      device_authorization: '/oauth/device/auth',
+      code_verification: '/oauth/device',
+      backchannel_authentication: '/oauth/backchannel',
+      challenge: '/oauth/challenge',
+    },
+    responseTypes: ['code'],
+    scopes: [MCP_SCOPE, 'offline_access'],
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'EdDSA',
+    },
+    // S256 is the only method the library knows; a request without a challenge is refused.
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      userinfo: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      revocation: { enabled: true },
+      registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
+      resourceIndicators: {
+        enabled: true,
+        // A client must name the MCP server it wants: a token without one would be good nowhere.
+        defaultResource: async (_ctx, _client, oneOf) => {
+          if (oneOf) return oneOf;
+          throw new errors.InvalidTarget('the resource parameter is required: the URL of the MCP server');
+        },
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (oidc, resource) => {
+          if (Array.isArray(oidc.oidc.params?.resource))
+            throw new errors.InvalidTarget('name exactly one MCP server as the resource');
+          if (!(await resolveMcpResource(ctx, resource)))
+            throw new errors.InvalidTarget('the resource is not an MCP server of this service');
+          return {
+            scope: MCP_SCOPE,
+            audience: resource,
+            accessTokenFormat: 'opaque',
+            accessTokenTTL: ACCESS_TOKEN_SECONDS,
+          };
+        },
+      },
+    },
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    // Tokens live by their own times, not the library's browser session.
+    expiresWithSession: async () => false,
+    ttl: {
+      AccessToken: ACCESS_TOKEN_SECONDS,
+      AuthorizationCode: 60,
+      RefreshToken: REFRESH_TOKEN_DAYS * 86_400,
+      Grant: REFRESH_TOKEN_DAYS * 86_400,
+      Interaction: 15 * 60,
+      Session: 15 * 60,
+      IdToken: 5 * 60,
+    },
+    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    // Fixed texts from the library's error, never a value from the request.
+    renderError: async (koa, out) => {
+      koa.type = 'html';
+      koa.body = html`<!doctype html>
+        <html lang="en">
+          <head>
+            <meta charset="utf-8" />
+            <title>Authorization failed</title>
+          </head>
+          <body>
+            <h1>Authorization failed</h1>
+            <p><code>${out.error}</code></p>
+            <p>${out.error_description ?? ''}</p>
+          </body>
+        </html>`.toString();
+    },
+    // Only the grant this very authorization was given on the consent page, never an earlier one:
+    // each authorization is a member's decision.
+    loadExistingGrant: async (koa) => {
+      const grantId = koa.oidc.result?.consent?.grantId;
+      return grantId ? koa.oidc.provider.Grant.find(grantId) : undefined;
+    },
+    interactions: { url: (_ctx, interaction) => consentPath(interaction.uid) },
+    clockTolerance: 0,
+  };
+}
+
+export interface OAuthServer {
+  /** The library's object, made at first use (the public URL is known once the server listens). */
+  provider(): Provider;
+}
+
+/** The authorization server's routes, and the library's object for the consent page. */
+export function oauthServer(app: FastifyInstance, ctx: ServiceContext): OAuthServer {
+  let provider: Provider | undefined;
+  let handle: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
+  const made = () => {
+    if (provider) return { provider, handle: handle! };
+    const built = new Provider(ctx.publicUrl, configuration(ctx));
+    // Behind the service's own view of its address: see `handleRequest`.
+    built.proxy = true;
+    // A client that names no scope asks for the only one there is.
+    built.use(async (koa, next) => {
+      if (koa.path === '/oauth/authorize' && koa.method === 'GET' && !koa.query.scope)
+        koa.query = { ...koa.query, scope: MCP_SCOPE };
+      await next();
+    });
+    built.on('grant.revoked', (_koa: KoaContextWithOIDC, grantId: string) => {
+      oauthGrantRevokedByClient(ctx, grantId).catch((error: unknown) =>
+        app.log.error({ err: error }, 'a grant the OAuth server revoked could not be recorded'),
+      );
+    });
+    built.on('server_error', (_koa: KoaContextWithOIDC, error: Error) =>
+      app.log.error({ err: error }, 'OAuth server error'),
+    );
+    provider = built;
+    handle = built.callback() as typeof handle;
+    return { provider, handle: handle! };
+  };
+
+  /** Hands the raw request to the library, as if it came to PUBLIC_URL. */
+  const handleRequest = async (request: FastifyRequest, reply: { hijack(): void; raw: ServerResponse }) => {
+    const publicUrl = new URL(ctx.publicUrl);
+    request.raw.headers['x-forwarded-host'] = publicUrl.host;
+    request.raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+    reply.hijack();
+    await made().handle(request.raw, reply.raw);
+  };
+
+  void app.register(async (scope) => {
+    // The library reads its bodies itself (forms, JSON): leave the stream unread.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    for (const url of [
+      '/oauth/*',
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration',
+    ])
+      scope.route({ method: ['GET', 'POST', 'OPTIONS'], url, handler: handleRequest });
+  });
+
+  // RFC 9728: what an MCP client reads first, from the 401 or from this well-known address.
+  app.get<{ Params: { workspace: string; server: string } }>(
+    '/.well-known/oauth-protected-resource/mcp/:workspace/:server',
+    async (request, reply) => {
+      const resource = `${ctx.publicUrl}/mcp/${request.params.workspace}/${request.params.server}`;
+      const found = await resolveMcpResource(ctx, resource);
+      reply.header('Access-Control-Allow-Origin', '*');
+      if (!found) return reply.code(404).send({ error: 'not_found' });
+      return reply.header('Cache-Control', 'public, max-age=300').send({
+        resource,
+        authorization_servers: [ctx.publicUrl],
+        scopes_supported: [MCP_SCOPE],
+        bearer_methods_supported: ['header'],
+        resource_name: `${found.server.name} (${found.workspace.name})`,
+      });
+    },
+  );
+
+  return { provider: () => made().provider };
+}

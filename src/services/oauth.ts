@@ -1,0 +1,176 @@
+/**
+ * OAuth for MCP clients: each MCP server of a workspace is a protected resource at
+ * `{base_url}/mcp/<workspace>/<server>`, and a member can allow a client (a hosted assistant, a
+ * desktop app) to call it on the workspace's behalf. What was allowed is a grant: listed, revocable,
+ * each grant and revocation in the evidence. An access token is good for its one resource only.
+ */
+import type { Member } from '../store/members.ts';
+import { findMcpServerBySlug } from '../store/mcp-servers.ts';
+import type { McpServer } from '../store/mcp-servers.ts';
+import {
+  destroyOAuthGrantRecords,
+  findOAuthBearer,
+  findOAuthGrant,
+  insertOAuthGrant,
+  listOAuthGrants,
+  markOAuthGrantRevoked,
+  type OAuthGrant,
+  touchOAuthGrant,
+} from '../store/oauth.ts';
+import { findWorkspaceBySlug, type Workspace } from '../store/workspaces.ts';
+import type { ServiceContext } from './context.ts';
+import { notFound } from './errors.ts';
+import { openChain } from './evidence.ts';
+import { sha256Hex } from './hashing.ts';
+import { SLUG_PATTERN } from './workspaces.ts';
+
+/** The one scope a token carries: calling the MCP server it was granted for. */
+export const MCP_SCOPE = 'mcp';
+/** Short-lived: a revoked or lost token is good for at most this long anyway. */
+export const ACCESS_TOKEN_SECONDS = 15 * 60;
+export const REFRESH_TOKEN_DAYS = 30;
+/** Last use is kept to the minute: a request a second does not write a second. */
+const LAST_USE_STEP_MS = 60_000;
+
+/** Tokens, codes and the library's other secrets are stored under their hash, never as they are. */
+export const oauthRecordId = (id: string) => sha256Hex(id);
+
+export const mcpResourceUrl = (ctx: ServiceContext, workspaceSlug: string, serverSlug: string) =>
+  `${ctx.publicUrl}/mcp/${workspaceSlug}/${serverSlug}`;
+
+/** The workspace and MCP server a resource indicator names, if it names one of ours exactly. */
+export async function resolveMcpResource(
+  ctx: ServiceContext,
+  resource: string,
+): Promise<{ workspace: Workspace; server: McpServer } | null> {
+  const prefix = `${ctx.publicUrl}/mcp/`;
+  if (!resource.startsWith(prefix)) return null;
+  const [workspaceSlug, serverSlug, ...rest] = resource.slice(prefix.length).split('/');
+  if (rest.length > 0 || !workspaceSlug || !serverSlug) return null;
+  if (!SLUG_PATTERN.test(workspaceSlug) || !SLUG_PATTERN.test(serverSlug)) return null;
+  const workspace = await findWorkspaceBySlug(ctx.db, workspaceSlug);
+  if (!workspace) return null;
+  const server = await findMcpServerBySlug(ctx.db, workspace.id, serverSlug);
+  return server ? { workspace, server } : null;
+}
+
+/** Admins may allow clients; approvers too when the workspace says so; viewers never. */
+export const mayGrantOAuth = (workspace: Workspace, member: Member) =>
+  member.role === 'admin' || (member.role === 'approver' && workspace.oauthGrantRole === 'approver');
+
+/** Records what a member allowed, with its evidence, once the OAuth library has saved its grant. */
+export async function recordOAuthGrant(
+  ctx: ServiceContext,
+  input: {
+    grantId: string;
+    workspace: Workspace;
+    server: McpServer;
+    member: Member;
+    client: { id: string; name: string };
+  },
+): Promise<void> {
+  const grant: OAuthGrant = {
+    id: input.grantId,
+    workspaceId: input.workspace.id,
+    mcpServerId: input.server.id,
+    memberId: input.member.id,
+    clientId: input.client.id,
+    clientName: input.client.name,
+    createdAt: ctx.now(),
+    lastUsedAt: null,
+    revokedAt: null,
+  };
+  await ctx.db.transaction(async (tx) => {
+    const chain = await openChain(tx, ctx, grant.workspaceId);
+    await insertOAuthGrant(tx, grant);
+    await chain.append('oauth.granted', {
+      grant: grant.id,
+      client_id: grant.clientId,
+      client_name: grant.clientName,
+      member: input.member.email,
+      mcp_server: input.server.slug,
+    });
+  });
+}
+
+/**
+ * Ends a grant: its tokens and codes are deleted with it, so the next request with any of them is
+ * refused. `by`: the member who revoked it, or `client` when the OAuth library revoked it (the client
+ * revoked its token, or a refresh token was used twice).
+ */
+export async function revokeOAuthGrant(
+  ctx: ServiceContext,
+  workspaceId: string,
+  grantId: string,
+  by: { member: string } | 'client',
+): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const chain = await openChain(tx, ctx, workspaceId);
+    const grant = await findOAuthGrant(tx, workspaceId, grantId);
+    if (!grant) throw notFound('grant');
+    await destroyOAuthGrantRecords(tx, grantId);
+    if ((await markOAuthGrantRevoked(tx, workspaceId, grantId, ctx.now())) === 0) return;
+    await chain.append('oauth.revoked', {
+      grant: grantId,
+      client_id: grant.clientId,
+      by: by === 'client' ? 'client' : by.member,
+    });
+  });
+}
+
+/** The OAuth library revoked a grant by itself: record it where it belongs, if it is one of ours. */
+export async function oauthGrantRevokedByClient(ctx: ServiceContext, grantId: string): Promise<void> {
+  const workspaceId = await workspaceOfGrant(ctx, grantId);
+  if (workspaceId) await revokeOAuthGrant(ctx, workspaceId, grantId, 'client');
+}
+
+async function workspaceOfGrant(ctx: ServiceContext, grantId: string): Promise<string | undefined> {
+  const row = await ctx.db.one<{ workspaceId: string }>(
+    'SELECT workspace_id AS "workspaceId" FROM oauth_grants WHERE id = $1',
+    [grantId],
+  );
+  return row?.workspaceId;
+}
+
+export const oauthGrantsOf = (ctx: ServiceContext, workspaceId: string) =>
+  listOAuthGrants(ctx.db, workspaceId);
+
+export interface OAuthCaller {
+  workspace: Workspace;
+  grant: OAuthGrant;
+  /** Names the client and the member who allowed it; rules on `agent` match the id. */
+  agent: { id: string; label: string };
+}
+
+/**
+ * The grant behind a bearer token at the MCP server `serverSlug` of workspace `workspaceSlug`, or null:
+ * unknown, expired, revoked, granted by a member since removed, or meant for another resource.
+ */
+export async function authenticateOAuth(
+  ctx: ServiceContext,
+  token: string,
+  resource: { workspaceSlug: string; serverSlug: string },
+): Promise<OAuthCaller | null> {
+  const now = ctx.now();
+  const bearer = await findOAuthBearer(ctx.db, oauthRecordId(token), now);
+  if (!bearer) return null;
+  const { grant, workspace, member } = bearer;
+  const scopes = String(bearer.token.scope ?? '').split(' ');
+  if (
+    workspace.slug !== resource.workspaceSlug ||
+    bearer.serverSlug !== resource.serverSlug ||
+    bearer.token.aud !== mcpResourceUrl(ctx, resource.workspaceSlug, resource.serverSlug) ||
+    !scopes.includes(MCP_SCOPE)
+  )
+    return null;
+  if (grant.lastUsedAt === null || now - grant.lastUsedAt >= LAST_USE_STEP_MS)
+    await touchOAuthGrant(ctx.db, workspace.id, grant.id, now);
+  return {
+    workspace,
+    grant,
+    agent: {
+      id: `oauth:${member.email}:${grant.clientId}`.slice(0, 200),
+      label: `${grant.clientName} (allowed by ${member.name})`.slice(0, 200),
+    },
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * OAuth for MCP clients: the authorization server's own objects (`oauth_records`, one row per
+ * object the OAuth library stores: clients, interactions, codes, tokens, its grants), and what
+ * members allowed (`oauth_grants`: one client, one MCP server of one workspace).
+ */
+import type { Sql } from './db.ts';
+import { type Workspace, workspaceColumns } from './workspaces.ts';
+
+export interface OAuthRecord {
+  payload: Record<string, unknown>;
+  consumedAt: number | null;
+}
+
+export async function upsertOAuthRecord(
+  sql: Sql,
+  model: string,
+  id: string,
+  record: { payload: string; grantId: string | null; uid: string | null; expiresAt: number | null },
+): Promise<void> {
+  await sql.run(
+    `INSERT INTO oauth_records (model, id, payload, grant_id, uid, expires_at, consumed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, NULL)
+     ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
+       uid = excluded.uid, expires_at = excluded.expires_at`,
+    [model, id, record.payload, record.grantId, record.uid, record.expiresAt],
+  );
+}
+
+type RecordRow = { payload: string; consumedAt: number | null };
+const recordOf = (row: RecordRow | undefined): OAuthRecord | undefined =>
+  row && {
+    payload: JSON.parse(row.payload) as Record<string, unknown>,
+    consumedAt: row.consumedAt === null ? null : Number(row.consumedAt),
+  };
+
+/** The object, unless it has expired (`now` in ms). */
+export async function findOAuthRecord(sql: Sql, model: string, id: string, now: number) {
+  return recordOf(
+    await sql.one<RecordRow>(
+      `SELECT payload, consumed_at AS "consumedAt" FROM oauth_records
+       WHERE model = $1 AND id = $2 AND (expires_at IS NULL OR expires_at > $3)`,
+      [model, id, now],
+    ),
+  );
+}
+
+export async function findOAuthRecordByUid(sql: Sql, model: string, uid: string, now: number) {
+  return recordOf(
+    await sql.one<RecordRow>(
+      `SELECT payload, consumed_at AS "consumedAt" FROM oauth_records
+       WHERE model = $1 AND uid = $2 AND (expires_at IS NULL OR expires_at > $3)`,
+      [model, uid, now],
+    ),
+  );
+}
+
+export const consumeOAuthRecord = (sql: Sql, model: string, id: string, now: number) =>
+  sql.run('UPDATE oauth_records SET consumed_at = $3 WHERE model = $1 AND id = $2 AND consumed_at IS NULL', [
+    model,
+    id,
+    now,
+  ]);
+
+export const destroyOAuthRecord = (sql: Sql, model: string, id: string) =>
+  sql.run('DELETE FROM oauth_records WHERE model = $1 AND id = $2', [model, id]);
+
+/** Every code and token of a grant, and the grant itself (stored with its own id as `grant_id`). */
+export const destroyOAuthGrantRecords = (sql: Sql, grantId: string) =>
+  sql.run('DELETE FROM oauth_records WHERE grant_id = $1', [grantId]);
+
+/** Objects whose time is up: a sweep keeps the table to what can still be used. */
+export const deleteExpiredOAuthRecords = (sql: Sql, now: number) =>
+  sql.run('DELETE FROM oauth_records WHERE expires_at IS NOT NULL AND expires_at <= $1', [now]);
+
+export interface OAuthGrant {
+  id: string;
+  workspaceId: string;
+  mcpServerId: string;
+  memberId: string;
+  clientId: string;
+  clientName: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+const grantColumns = `g.id, g.workspace_id AS "workspaceId", g.mcp_server_id AS "mcpServerId", g.member_id AS "memberId",
+  g.client_id AS "clientId", g.client_name AS "clientName", g.created_at AS "createdAt",
+  g.last_used_at AS "lastUsedAt", g.revoked_at AS "revokedAt"`;
+
+export async function insertOAuthGrant(sql: Sql, grant: OAuthGrant): Promise<void> {
+  await sql.run(
+    `INSERT INTO oauth_grants (id, workspace_id, mcp_server_id, member_id, client_id, client_name, created_at,
+       last_used_at, revoked_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL)`,
+    [
+      grant.id,
+      grant.workspaceId,
+      grant.mcpServerId,
+      grant.memberId,
+      grant.clientId,
+      grant.clientName,
+      grant.createdAt,
+    ],
+  );
+}
+
+export const findOAuthGrant = (sql: Sql, workspaceId: string, id: string) =>
+  sql.one<OAuthGrant>(`SELECT ${grantColumns} FROM oauth_grants g WHERE g.workspace_id = $1 AND g.id = $2`, [
+    workspaceId,
+    id,
+  ]);
+
+export interface OAuthGrantListed extends OAuthGrant {
+  memberName: string;
+  memberEmail: string;
+  serverSlug: string;
+  serverName: string;
+}
+
+/** A workspace's grants still in force, newest first, with the member and the MCP server named. */
+export const listOAuthGrants = (sql: Sql, workspaceId: string) =>
+  sql.all<OAuthGrantListed>(
+    `SELECT ${grantColumns}, m.name AS "memberName", m.email AS "memberEmail", s.slug AS "serverSlug",
+       s.name AS "serverName"
+     FROM oauth_grants g JOIN members m ON m.id = g.member_id JOIN mcp_servers s ON s.id = g.mcp_server_id
+     WHERE g.workspace_id = $1 AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.id`,
+    [workspaceId],
+  );
+
+export const markOAuthGrantRevoked = (sql: Sql, workspaceId: string, id: string, now: number) =>
+  sql.run(
+    'UPDATE oauth_grants SET revoked_at = $3 WHERE workspace_id = $1 AND id = $2 AND revoked_at IS NULL',
+    [workspaceId, id, now],
+  );
+
+/** Last use, kept to the minute: a request a second does not write a second. */
+export const touchOAuthGrant = (sql: Sql, workspaceId: string, id: string, now: number) =>
+  sql.run(
+    `UPDATE oauth_grants SET last_used_at = $3
+     WHERE workspace_id = $1 AND id = $2 AND (last_used_at IS NULL OR last_used_at < $3 - 60000)`,
+    [workspaceId, id, now],
+  );
+
+export interface OAuthBearer {
+  /** The access token as the OAuth library stored it (`aud`, `scope`, `clientId`, …). */
+  token: Record<string, unknown>;
+  grant: OAuthGrant;
+  workspace: Workspace;
+  member: { email: string; name: string };
+  serverSlug: string;
+}
+
+/**
+ * An access token still in force, by the hash it is stored under, with its grant (not revoked), the
+ * workspace, the member who granted it (not removed) and the MCP server (not removed), in one read: the
+ * MCP endpoint makes it on every request.
+ */
+export async function findOAuthBearer(
+  sql: Sql,
+  tokenHash: string,
+  now: number,
+): Promise<OAuthBearer | undefined> {
+  const row = await sql.one<
+    Workspace & {
+      payload: string;
+      grantId: string;
+      grantServerId: string;
+      grantMemberId: string;
+      grantClientId: string;
+      grantClientName: string;
+      grantCreatedAt: number;
+      grantLastUsedAt: number | null;
+      memberEmail: string;
+      memberName: string;
+      serverSlug: string;
+    }
+  >(
+    `SELECT r.payload, g.id AS "grantId", g.mcp_server_id AS "grantServerId", g.member_id AS "grantMemberId",
+       g.client_id AS "grantClientId", g.client_name AS "grantClientName", g.created_at AS "grantCreatedAt",
+       g.last_used_at AS "grantLastUsedAt", m.email AS "memberEmail", m.name AS "memberName",
+       s.slug AS "serverSlug", ${workspaceColumns('w')}
+     FROM oauth_records r
+       JOIN oauth_grants g ON g.id = r.grant_id AND g.revoked_at IS NULL
+       JOIN workspaces w ON w.id = g.workspace_id
+       JOIN members m ON m.id = g.member_id AND m.removed_at IS NULL
+       JOIN mcp_servers s ON s.id = g.mcp_server_id AND s.removed_at IS NULL
+     WHERE r.model = 'AccessToken' AND r.id = $1 AND r.expires_at > $2`,
+    [tokenHash, now],
+  );
+  if (!row) return undefined;
+  const {
+    payload,
+    grantId,
+    grantServerId,
+    grantMemberId,
+    grantClientId,
+    grantClientName,
+    grantCreatedAt,
+    grantLastUsedAt,
+    memberEmail,
+    memberName,
+    serverSlug,
+    ...workspace
+  } = row;
+  return {
+    token: JSON.parse(payload) as Record<string, unknown>,
+    grant: {
+      id: grantId,
+      workspaceId: workspace.id,
+      mcpServerId: grantServerId,
+      memberId: grantMemberId,
+      clientId: grantClientId,
+      clientName: grantClientName,
+      createdAt: Number(grantCreatedAt),
+      lastUsedAt: grantLastUsedAt === null ? null : Number(grantLastUsedAt),
+      revokedAt: null,
+    },
+    workspace,
+    member: { email: memberEmail, name: memberName },
+    serverSlug,
+  };
+}

@@ -1,0 +1,348 @@
+/**
+ * Issue 25: OAuth for MCP clients. Each MCP server of a workspace is a protected resource at
+ * /mcp/<workspace>/<server> (RFC 9728) with the service as its authorization server (RFC 8414, PKCE S256,
+ * RFC 8707 resource indicators, Dynamic Client Registration); a member allows a client on the consent
+ * page, and the token acts as an agent of the workspace for that one MCP server. Every refusal the issue
+ * names is tried here, at the HTTP level; test/mcp-oauth.e2e.test.ts drives real clients through it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { listEntries } from '../src/store/evidence.ts';
+import { appClient } from './support/app-client.ts';
+import { backends } from './support/backends.ts';
+import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
+import { oauthClient, REDIRECT_URI } from './support/oauth-client.ts';
+import { startTestService, type TestService } from './support/service.ts';
+import { until } from './support/wait.ts';
+import type { Workspace } from '../src/store/workspaces.ts';
+
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+const config = (upstream: string, extra = '') =>
+  `members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+  - { email: ana@acme.test, name: Ana, role: approver }
+  - { email: vic@acme.test, name: Vic, role: viewer }
+mcp_servers:
+  - { slug: rec, name: Recorder, url: "${upstream}" }
+  - { slug: other, name: Other, url: "${upstream}" }
+tools:
+  - { connection: Recorder, tool: record, classification: allow }
+  - { connection: Recorder, tool: send, classification: approval }
+  - { connection: Recorder, tool: drop, classification: deny }
+${extra}`;
+
+interface Envelope {
+  status: string;
+  reference: string;
+}
+const envelopeOf = (result: unknown) => {
+  const { content } = result as { content: { text?: string }[] };
+  return (JSON.parse(content[1]!.text!) as { service: Envelope }).service;
+};
+
+for (const backend of backends) {
+  describe(`OAuth for MCP clients on ${backend.name}`, { skip: backend.skip }, () => {
+    let t: TestService;
+    let upstream: RecordingUpstream;
+    const app = appClient(() => t);
+    const clients: Client[] = [];
+
+    before(async () => {
+      upstream = await startRecordingUpstream();
+      upstream.offer('send', 'drop');
+      t = await startTestService(backend, { env: { ALLOW_PRIVATE_TARGETS: 'true' } });
+    });
+    after(async () => {
+      try {
+        await Promise.all(clients.map((client) => client.close().catch(() => {})));
+        await t?.close();
+      } finally {
+        await upstream?.close();
+      }
+    });
+
+    const resourceOf = (workspace: Workspace, server = 'rec') => `${t.url}/mcp/${workspace.slug}/${server}`;
+
+    async function setUp(extra = '') {
+      const { workspace } = await t.workspace({ config: config(upstream.url, extra) });
+      return { workspace, admin: await app.signIn(workspace, 'admin@acme.test') };
+    }
+
+    /** A raw request to an MCP endpoint with a bearer token: what status and challenge it gets. */
+    async function tryToken(url: string, token: string) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(initialize),
+      });
+      await response.arrayBuffer();
+      return { status: response.status, challenge: response.headers.get('www-authenticate') };
+    }
+
+    async function connectWith(url: string, token: string) {
+      const client = new Client({ name: 'oauth-test', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        }),
+      );
+      clients.push(client);
+      return client;
+    }
+
+    const evidenceTypes = (workspace: Workspace) =>
+      listEntries(t.service.ctx.db, workspace.id, workspace.id, 1, 100_000, 100_000);
+
+    test('an OAuth client finds the authorization server from the 401, as RFC 9728 and 8414 say', async () => {
+      const { workspace } = await setUp();
+      const resource = resourceOf(workspace);
+      const refused = await fetch(resource, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(initialize),
+      });
+      assert.equal(refused.status, 401);
+      const metadataUrl = `${t.url}/.well-known/oauth-protected-resource/mcp/${workspace.slug}/rec`;
+      assert.equal(
+        refused.headers.get('www-authenticate'),
+        `Bearer resource_metadata="${metadataUrl}", scope="mcp"`,
+      );
+      // The contract's endpoint keeps its bare challenge (decisions.md, MCP proxy).
+      const contract = await fetch(`${t.url}/mcp/rec`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      assert.equal(contract.status, 401);
+      assert.equal(contract.headers.get('www-authenticate'), 'Bearer');
+
+      const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>;
+      assert.equal(metadata.resource, resource);
+      assert.deepEqual(metadata.authorization_servers, [t.url]);
+      assert.deepEqual(metadata.scopes_supported, ['mcp']);
+      assert.equal(
+        (await fetch(`${t.url}/.well-known/oauth-protected-resource/mcp/${workspace.slug}/nope`)).status,
+        404,
+      );
+
+      const server = (await (await fetch(`${t.url}/.well-known/oauth-authorization-server`)).json()) as Record<
+        string,
+        unknown
+      >;
+      assert.equal(server.issuer, t.url);
+      assert.deepEqual(server.code_challenge_methods_supported, ['S256']);
+      assert.equal(server.authorization_endpoint, `${t.url}/oauth/authorize`);
+      assert.equal(server.token_endpoint, `${t.url}/oauth/token`);
+      assert.equal(server.registration_endpoint, `${t.url}/oauth/register`);
+      assert.equal(server.client_id_metadata_document_supported, true);
+      assert.deepEqual(server.response_types_supported, ['code']);
+    });
+
+    test('a member allows a client; its token calls an allowed, a held and a denied tool as an agent', async () => {
+      const { workspace, admin } = await setUp();
+      const oauth = oauthClient(t.url);
+      const resource = resourceOf(workspace);
+      const clientId = await oauth.register();
+      const auth = await oauth.authorize(clientId, resource);
+      assert.equal(auth.status, 303, auth.text);
+      assert.match(auth.location, /^\/app\/oauth\//);
+      const page = await oauth.consentPage(auth, admin);
+      assert.equal(page.status, 200);
+      assert.match(page.text, /Test assistant/);
+      assert.match(page.text, /Recorder/);
+      assert.ok(page.text.includes(resource));
+
+      const { query } = await oauth.decide(auth, admin, 'allow');
+      assert.equal(query!.get('state'), auth.state);
+      assert.equal(query!.get('iss'), t.url);
+      const exchanged = await oauth.token({
+        grant_type: 'authorization_code',
+        code: query!.get('code')!,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: auth.verifier,
+        client_id: clientId,
+        resource,
+      });
+      assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
+      assert.equal(exchanged.body.token_type, 'Bearer');
+      assert.ok(exchanged.body.expires_in <= 15 * 60);
+      assert.ok(exchanged.body.refresh_token);
+
+      const client = await connectWith(resource, exchanged.body.access_token);
+      const allowed = await client.callTool({ name: 'record', arguments: { text: 'by oauth' } });
+      assert.deepEqual(allowed.content, [{ type: 'text', text: 'recorded: by oauth' }]);
+      const held = envelopeOf(await client.callTool({ name: 'send', arguments: { to: 'x' } }));
+      assert.equal(held.status, 'held');
+      await assert.rejects(client.callTool({ name: 'drop', arguments: {} }), /Denied by policy/);
+
+      // The agent identity names the client and the member who allowed it.
+      const hold = await t.service.ctx.db.one<{ agent_id: string }>(
+        'SELECT agent_id FROM holds WHERE workspace_id = $1 AND id = $2',
+        [workspace.id, held.reference],
+      );
+      assert.equal(hold?.agent_id, `oauth:admin@acme.test:${clientId}`);
+      const granted = (await evidenceTypes(workspace)).find((entry) => entry.type === 'oauth.granted');
+      assert.ok(granted, 'the grant is in the evidence');
+      assert.deepEqual(JSON.parse(granted.data), {
+        grant: JSON.parse(granted.data).grant,
+        client_id: clientId,
+        client_name: 'Test assistant',
+        member: 'admin@acme.test',
+        mcp_server: 'rec',
+      });
+
+      // Listed on the keys page, with its client, member, MCP server and last use.
+      const keys = await app.get(admin, '/app/admin/keys');
+      assert.match(keys.text, /Test assistant/);
+      assert.match(keys.text, /admin@acme\.test/);
+    });
+
+    test('a token is refused at another MCP server and at another workspace', async () => {
+      const { workspace, admin } = await setUp();
+      const { workspace: second } = await setUp();
+      const { tokens } = await oauthClient(t.url).connect(admin, resourceOf(workspace));
+      assert.equal((await tryToken(resourceOf(workspace), tokens.access_token)).status, 200);
+      for (const url of [resourceOf(workspace, 'other'), resourceOf(second), `${t.url}/mcp/rec`]) {
+        const refused = await tryToken(url, tokens.access_token);
+        assert.equal(refused.status, 401, url);
+        if (url !== `${t.url}/mcp/rec`) assert.match(refused.challenge ?? '', /error="invalid_token"/);
+      }
+      // And a resource of another workspace cannot be asked for with a grant of this one.
+      const oauth = oauthClient(t.url);
+      const clientId = await oauth.register();
+      const auth = await oauth.authorize(clientId, resourceOf(second));
+      const page = await oauth.consentPage(auth, admin);
+      assert.equal(page.status, 403);
+      assert.doesNotMatch(page.text, /value="allow"/);
+    });
+
+    test('an expired token is refused; a refresh gives a new one', async () => {
+      const { workspace, admin } = await setUp();
+      const oauth = oauthClient(t.url);
+      const resource = resourceOf(workspace);
+      const { clientId, tokens } = await oauth.connect(admin, resource);
+      await t.clock.advance(16 * 60_000, { runWorkers: false });
+      try {
+        const expired = await tryToken(resource, tokens.access_token);
+        assert.equal(expired.status, 401);
+        assert.match(expired.challenge ?? '', /error="invalid_token"/);
+      } finally {
+        await t.clock.advance(-16 * 60_000, { runWorkers: false });
+      }
+      const refreshed = await oauth.token({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: clientId,
+        resource,
+      });
+      assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+      assert.notEqual(refreshed.body.refresh_token, tokens.refresh_token, 'refresh tokens rotate');
+      assert.equal((await tryToken(resource, refreshed.body.access_token)).status, 200);
+    });
+
+    test('a refresh token used twice ends the grant: every token of it is refused, and the evidence says so', async () => {
+      const { workspace, admin } = await setUp();
+      const oauth = oauthClient(t.url);
+      const resource = resourceOf(workspace);
+      const { clientId, tokens } = await oauth.connect(admin, resource);
+      const form = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: clientId, resource };
+      const first = await oauth.token(form);
+      assert.equal(first.status, 200);
+      const reused = await oauth.token(form);
+      assert.equal(reused.status, 400);
+      assert.equal(reused.body.error, 'invalid_grant');
+      assert.equal((await tryToken(resource, first.body.access_token)).status, 401);
+      const again = await oauth.token({ ...form, refresh_token: first.body.refresh_token! });
+      assert.equal(again.status, 400);
+      const revoked = await waitForEntry(workspace, 'oauth.revoked');
+      assert.equal(JSON.parse(revoked.data).by, 'client');
+    });
+
+    test('an admin revokes a grant on the keys page: the next request with its token is refused', async () => {
+      const { workspace, admin } = await setUp();
+      const resource = resourceOf(workspace);
+      const { tokens } = await oauthClient(t.url).connect(admin, resource);
+      const client = await connectWith(resource, tokens.access_token);
+      await client.callTool({ name: 'record', arguments: { text: 'before' } });
+      const keys = await app.get(admin, '/app/admin/keys');
+      const grantId = keys.text.match(/name="grant" value="([^"]+)"/)?.[1];
+      assert.ok(grantId, 'the grant has a revoke button');
+      const confirm = await app.post(admin, '/app/admin/keys/grants/revoke', { grant: grantId });
+      assert.equal(confirm.status, 200);
+      const done = await app.post(admin, '/app/admin/keys/grants/revoke', { grant: grantId, confirm: 'yes' });
+      assert.equal(done.status, 303);
+      await assert.rejects(client.callTool({ name: 'record', arguments: { text: 'after' } }));
+      assert.equal((await tryToken(resource, tokens.access_token)).status, 401);
+      const entry = (await evidenceTypes(workspace)).find((e) => e.type === 'oauth.revoked');
+      assert.equal(JSON.parse(entry!.data).by, 'admin@acme.test');
+    });
+
+    test('refused: an unregistered redirect_uri, no PKCE or plain PKCE, no resource, an unknown resource', async () => {
+      const { workspace } = await setUp();
+      const oauth = oauthClient(t.url);
+      const clientId = await oauth.register();
+      const resource = resourceOf(workspace);
+      // A redirect URI not registered is never redirected to: the error is shown here.
+      const wrongRedirect = await oauth.authorize(clientId, resource, { redirectUri: 'http://127.0.0.1:9/elsewhere' });
+      assert.equal(wrongRedirect.status, 400);
+      assert.equal(wrongRedirect.location, '');
+      assert.match(wrongRedirect.text, /redirect_uri/);
+      for (const pkce of ['none', 'plain'] as const) {
+        const refused = await oauth.authorize(clientId, resource, { pkce });
+        assert.equal(refused.status, 303, pkce);
+        const query = new URL(refused.location).searchParams;
+        assert.ok(refused.location.startsWith(REDIRECT_URI), pkce);
+        assert.equal(query.get('error'), 'invalid_request', pkce);
+        assert.equal(query.get('code'), null);
+      }
+      for (const target of [null, `${t.url}/mcp/${workspace.slug}/nope`, 'https://elsewhere.example/mcp']) {
+        const refused = await oauth.authorize(clientId, target);
+        assert.equal(new URL(refused.location).searchParams.get('error'), 'invalid_target', String(target));
+      }
+    });
+
+    test('only the roles the workspace allows may grant; a refusal goes back to the client', async () => {
+      const { workspace } = await setUp();
+      const oauth = oauthClient(t.url);
+      const resource = resourceOf(workspace);
+      const clientId = await oauth.register();
+      const viewer = await app.signIn(workspace, 'vic@acme.test');
+      const approver = await app.signIn(workspace, 'ana@acme.test');
+      for (const member of [viewer, approver]) {
+        const auth = await oauth.authorize(clientId, resource);
+        const page = await oauth.consentPage(auth, member);
+        assert.equal(page.status, 403);
+        assert.doesNotMatch(page.text, /value="allow"/);
+        const forced = await oauth.decide(auth, member, 'allow');
+        assert.equal(forced.status, 403);
+        assert.equal(forced.query, null);
+      }
+      // The refusal is the client's answer.
+      const auth = await oauth.authorize(clientId, resource);
+      const refused = await oauth.decide(auth, viewer, 'refuse');
+      assert.equal(refused.query!.get('error'), 'access_denied');
+      assert.equal(refused.query!.get('code'), null);
+
+      // A workspace that lets approvers grant.
+      const { workspace: open } = await setUp('oauth: { grant_role: approver }\n');
+      const openApprover = await app.signIn(open, 'ana@acme.test');
+      const { tokens } = await oauth.connect(openApprover, resourceOf(open));
+      assert.equal((await tryToken(resourceOf(open), tokens.access_token)).status, 200);
+    });
+
+    /** The OAuth server's revocation is recorded behind its answer (an event of the library). */
+    const waitForEntry = (workspace: Workspace, type: string) =>
+      until(`a ${type} entry`, async () => (await evidenceTypes(workspace)).find((e) => e.type === type));
+  });
+}
