@@ -136,10 +136,9 @@ for (const backend of backends) {
         404,
       );
 
-      const server = (await (await fetch(`${t.url}/.well-known/oauth-authorization-server`)).json()) as Record<
-        string,
-        unknown
-      >;
+      const server = (await (
+        await fetch(`${t.url}/.well-known/oauth-authorization-server`)
+      ).json()) as Record<string, unknown>;
       assert.equal(server.issuer, t.url);
       assert.deepEqual(server.code_challenge_methods_supported, ['S256']);
       assert.equal(server.authorization_endpoint, `${t.url}/oauth/authorize`);
@@ -256,7 +255,12 @@ for (const backend of backends) {
       const oauth = oauthClient(t.url);
       const resource = resourceOf(workspace);
       const { clientId, tokens } = await oauth.connect(admin, resource);
-      const form = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: clientId, resource };
+      const form = {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: clientId,
+        resource,
+      };
       const first = await oauth.token(form);
       assert.equal(first.status, 200);
       const reused = await oauth.token(form);
@@ -294,7 +298,9 @@ for (const backend of backends) {
       const clientId = await oauth.register();
       const resource = resourceOf(workspace);
       // A redirect URI not registered is never redirected to: the error is shown here.
-      const wrongRedirect = await oauth.authorize(clientId, resource, { redirectUri: 'http://127.0.0.1:9/elsewhere' });
+      const wrongRedirect = await oauth.authorize(clientId, resource, {
+        redirectUri: 'http://127.0.0.1:9/elsewhere',
+      });
       assert.equal(wrongRedirect.status, 400);
       assert.equal(wrongRedirect.location, '');
       assert.match(wrongRedirect.text, /redirect_uri/);

@@ -132,6 +132,9 @@ async function workspaceOfGrant(ctx: ServiceContext, grantId: string): Promise<s
   return row?.workspaceId;
 }
 
+export type { OAuthGrantListed } from '../store/oauth.ts';
+
+/** A workspace's grants still in force, for the keys page. */
 export const oauthGrantsOf = (ctx: ServiceContext, workspaceId: string) =>
   listOAuthGrants(ctx.db, workspaceId);
 
@@ -164,7 +167,7 @@ export async function authenticateOAuth(
   )
     return null;
   if (grant.lastUsedAt === null || now - grant.lastUsedAt >= LAST_USE_STEP_MS)
-    await touchOAuthGrant(ctx.db, workspace.id, grant.id, now);
+    await touchOAuthGrant(ctx.db, workspace.id, grant.id, now, LAST_USE_STEP_MS);
   return {
     workspace,
     grant,

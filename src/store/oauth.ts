@@ -135,13 +135,12 @@ export const markOAuthGrantRevoked = (sql: Sql, workspaceId: string, id: string,
   );
 
 /** Last use, kept to the minute: a request a second does not write a second. */
-export const touchOAuthGrant = (sql: Sql, workspaceId: string, id: string, now: number) =>
+export const touchOAuthGrant = (sql: Sql, workspaceId: string, id: string, now: number, stepMs: number) =>
   sql.run(
     `UPDATE oauth_grants SET last_used_at = $3
-     WHERE workspace_id = $1 AND id = $2 AND (last_used_at IS NULL OR last_used_at < $3 - 60000)`,
-    [workspaceId, id, now],
+     WHERE workspace_id = $1 AND id = $2 AND (last_used_at IS NULL OR last_used_at < $4)`,
+    [workspaceId, id, now, now - stepMs],
   );
-
 export interface OAuthBearer {
   /** The access token as the OAuth library stored it (`aud`, `scope`, `clientId`, …). */
   token: Record<string, unknown>;

@@ -139,8 +139,7 @@ export function oauthClient(baseUrl: string) {
       });
       auth.jar.take(next);
       location = next.headers.get('location');
-      const t = await next.text();
-      if (process.env.DEBUG_OAUTH) console.log(next.status, location, t.slice(0, 500));
+      await next.arrayBuffer();
     }
     assert.ok(location, 'the authorization server did not send the browser back to the client');
     return { status: decided.status, text, query: new URL(location).searchParams };

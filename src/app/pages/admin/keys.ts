@@ -7,6 +7,7 @@ import {
   revokeWorkspaceApiKey,
 } from '../../../services/api-keys.ts';
 import { ServiceError } from '../../../services/errors.ts';
+import { type OAuthGrantListed, oauthGrantsOf, revokeOAuthGrant } from '../../../services/oauth.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { copyable } from '../../copyable.ts';
 import { type Html, html, time, when } from '../../html.ts';
@@ -17,7 +18,59 @@ const KEY_ID = /^key_[A-Za-z0-9_-]{1,40}$/;
 
 const NOTICES: Record<string, string> = {
   revoked: 'The key is revoked. Calls with it are refused from now on.',
+  'grant-revoked': 'The client’s access is revoked. Its tokens are refused from now on.',
 };
+
+const GRANT_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** OAuth clients members allowed (MCP clients that connect without a key): who, to what, last use. */
+function grantTable(grants: OAuthGrantListed[], session: AppSession): Html {
+  return html`<section class="card" aria-labelledby="oauth-clients">
+    <h2 id="oauth-clients">Connected clients</h2>
+    <p class="muted">
+      MCP clients that connected with OAuth (a hosted assistant's connector, a desktop app) instead of a key,
+      each allowed by a member for one MCP server. Their calls go through the rules as the agent
+      <code>oauth:&lt;member&gt;:&lt;client&gt;</code>.
+    </p>
+    ${
+      grants.length === 0
+        ? html`<p class="empty">No client connected yet.</p>`
+        : html`<table class="responsive">
+            <thead>
+              <tr>
+                <th>Client</th>
+                <th>Allowed by</th>
+                <th>MCP server</th>
+                <th>Allowed</th>
+                <th>Last used</th>
+                <th><span class="muted">Action</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              ${grants.map(
+                (grant) =>
+                  html`<tr>
+                    <td>${grant.clientName}<br /><code class="muted">${grant.clientId}</code></td>
+                    <td data-label="Allowed by">${grant.memberName} (${grant.memberEmail})</td>
+                    <td data-label="MCP server">${grant.serverName} (<code>${grant.serverSlug}</code>)</td>
+                    <td data-label="Allowed">${time(grant.createdAt)}</td>
+                    <td data-label="Last used">
+                      ${grant.lastUsedAt === null ? html`<span class="muted">never</span>` : time(grant.lastUsedAt)}
+                    </td>
+                    <td>
+                      <form method="post" action="/app/admin/keys/grants/revoke">
+                        ${csrfField(session)}
+                        <input type="hidden" name="grant" value="${grant.id}" />
+                        <button type="submit" class="secondary">Revoke…</button>
+                      </form>
+                    </td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
+}
 
 interface CreateValues {
   env: string;
@@ -134,6 +187,7 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
     },
   ) => {
     const keys = await listWorkspaceApiKeys(ctx, session.workspace);
+    const grants = await oauthGrantsOf(ctx, session.workspace.id);
     const body = html`<h1>API keys</h1>
       ${options.before ?? null}
       <p class="muted">
@@ -141,7 +195,8 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
         shown once, when it is made.
       </p>
       ${keyTable(keys, session)}
-      ${createForm(session, options.values ?? { env: 'live', scope: 'agent', name: '' }, options.errors ?? {})}`;
+      ${createForm(session, options.values ?? { env: 'live', scope: 'agent', name: '' }, options.errors ?? {})}
+      ${grantTable(grants, session)}`;
     return adminPage(ctx, session, { title: 'API keys', active: 'keys', notice: options.notice }, body);
   };
 
@@ -220,5 +275,30 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
     }
     await revokeWorkspaceApiKey(ctx, session.workspace, key.id);
     return reply.redirect('/app/admin/keys?notice=revoked', 303);
+  });
+
+  app.post<{ Body: Form }>('/app/admin/keys/grants/revoke', ADMIN, async (request, reply) => {
+    const session = request.appSession!;
+    const id = field(request.body, 'grant');
+    const grants = GRANT_ID.test(id) ? await oauthGrantsOf(ctx, session.workspace.id) : [];
+    const grant = grants.find((g) => g.id === id);
+    if (!grant) {
+      const before = html`<p class="error" role="alert">No such connected client in this workspace.</p>`;
+      return sendPage(reply, await listPage(session, { before }), 404);
+    }
+    if (field(request.body, 'confirm') !== 'yes') {
+      const body = confirmCard(session, {
+        title: 'Revoke this client’s access?',
+        message: html`${grant.clientName}, allowed by ${grant.memberName} for the MCP server
+        ${grant.serverName}. Its tokens are refused at once; to use it again, it must be allowed again.`,
+        action: '/app/admin/keys/grants/revoke',
+        fields: { grant: grant.id },
+        button: 'Revoke access',
+        back: '/app/admin/keys',
+      });
+      return sendPage(reply, await adminPage(ctx, session, { title: 'Revoke access', active: 'keys' }, body));
+    }
+    await revokeOAuthGrant(ctx, session.workspace.id, grant.id, { member: session.member.email });
+    return reply.redirect('/app/admin/keys?notice=grant-revoked', 303);
   });
 }
