@@ -24,6 +24,8 @@ const UNDOCUMENTED = [
   ...['/widget.js', '/widget/api/'], // the widget and its API for embed tokens (docs/channels.md)
   ...['/slack/', '/sms/'], // the providers' callbacks (docs/channels.md)
   '/docs', // the documentation, this document included
+  // the OAuth authorization server of the MCP servers, and their metadata (docs/mcp.md, OAuth)
+  ...['/oauth/', '/.well-known/oauth-', '/.well-known/openid-configuration'],
 ];
 const documentedSurface = (url: string) => !UNDOCUMENTED.some((prefix) => url.startsWith(prefix));
 

@@ -55,6 +55,11 @@ const TABLES_WITHOUT_WORKSPACE_ID: Record<string, { kind: 'global' | 'missing'; 
     kind: 'global',
     reason: 'which migrations this database has: one per database, not data',
   },
+  oauth_records: {
+    kind: 'global',
+    reason:
+      "the OAuth server's own objects (registered clients, codes, tokens), keyed by the library's ids; a token reaches its workspace through oauth_grants (a reference table, or distributed by its own key)",
+  },
   hold_decisions: { kind: 'missing', reason: "a member's decision on a hold, reached by hold_id" },
   login_tokens: { kind: 'missing', reason: "a member's sign-in link, reached by its hash or member_id" },
   decision_tokens: { kind: 'missing', reason: "a member's decision link on a hold, reached by its hash" },
@@ -104,6 +109,12 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
     kind: 'secret',
     reason: 'the bearer token of every API request: its hash names the key, the key its workspace',
     functions: { findApiKeyWithWorkspace: 1 },
+  },
+  {
+    kind: 'secret',
+    reason:
+      'the OAuth access token of an MCP request: its hash names the token, the token its grant and workspace; and a grant the OAuth server revoked, by its id',
+    functions: { findOAuthBearer: 1, findOAuthGrantWorkspace: 1 },
   },
   {
     kind: 'secret',

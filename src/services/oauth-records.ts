@@ -38,8 +38,8 @@ export function oauthRecords(ctx: ServiceContext, model: string) {
     payload && (keepsId ? payload : { ...payload, jti: id });
   return {
     async upsert(id: string, payload: Payload, expiresIn?: number) {
-      const { jti: _id, ...withoutId } = payload;
-      const stored = keepsId ? payload : withoutId;
+      const stored = { ...payload };
+      if (!keepsId) delete stored.jti;
       await upsertOAuthRecord(ctx.db, model, oauthRecordId(id), {
         payload: JSON.stringify(stored),
         // A grant is its own grant: revoking one deletes it with its tokens.

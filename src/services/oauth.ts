@@ -11,6 +11,7 @@ import {
   destroyOAuthGrantRecords,
   findOAuthBearer,
   findOAuthGrant,
+  findOAuthGrantWorkspace,
   insertOAuthGrant,
   listOAuthGrants,
   markOAuthGrantRevoked,
@@ -120,16 +121,8 @@ export async function revokeOAuthGrant(
 
 /** The OAuth library revoked a grant by itself: record it where it belongs, if it is one of ours. */
 export async function oauthGrantRevokedByClient(ctx: ServiceContext, grantId: string): Promise<void> {
-  const workspaceId = await workspaceOfGrant(ctx, grantId);
+  const workspaceId = await findOAuthGrantWorkspace(ctx.db, grantId);
   if (workspaceId) await revokeOAuthGrant(ctx, workspaceId, grantId, 'client');
-}
-
-async function workspaceOfGrant(ctx: ServiceContext, grantId: string): Promise<string | undefined> {
-  const row = await ctx.db.one<{ workspaceId: string }>(
-    'SELECT workspace_id AS "workspaceId" FROM oauth_grants WHERE id = $1',
-    [grantId],
-  );
-  return row?.workspaceId;
 }
 
 export type { OAuthGrantListed } from '../store/oauth.ts';

@@ -111,6 +111,15 @@ export const findOAuthGrant = (sql: Sql, workspaceId: string, id: string) =>
     id,
   ]);
 
+/** The workspace of a grant the OAuth library names by its id alone (it revoked the grant). */
+export const findOAuthGrantWorkspace = async (sql: Sql, id: string) =>
+  (
+    await sql.one<{ workspaceId: string }>(
+      'SELECT workspace_id AS "workspaceId" FROM oauth_grants WHERE id = $1',
+      [id],
+    )
+  )?.workspaceId;
+
 export interface OAuthGrantListed extends OAuthGrant {
   memberName: string;
   memberEmail: string;
