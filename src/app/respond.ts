@@ -32,11 +32,12 @@ export function sessionCookie(ctx: ServiceContext, value: string, maxAgeSeconds:
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
 }
 
-export function sendPage(reply: FastifyReply, page: Html, status = 200) {
+/** `csp`: the app's policy unless a page needs another (the consent page's form goes to the client). */
+export function sendPage(reply: FastifyReply, page: Html, status = 200, csp = APP_CSP) {
   return reply
     .code(status)
     .headers({
-      'Content-Security-Policy': APP_CSP,
+      'Content-Security-Policy': csp,
       'X-Content-Type-Options': 'nosniff',
       // same-origin: our own form posts carry a real Origin header (no-referrer would make it `null`).
       'Referrer-Policy': 'same-origin',

@@ -9,13 +9,16 @@ import { mayGrantOAuth, MCP_SCOPE, recordOAuthGrant, resolveMcpResource } from '
 import type { AppSession } from '../../services/sign-in.ts';
 import type { Workspace } from '../../store/workspaces.ts';
 import { html, when } from '../html.ts';
-import { layout } from '../layout.ts';
+import { APP_CSP, layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 
 /** Scopes a client may ask for beside the MCP server's own (an ID token, a refresh token). */
 const OIDC_SCOPES = ['openid', 'offline_access'];
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+/** A redirect URI's origin, or its scheme for an app's own (`cursor:`): a CSP source and a text to show. */
+const returnTarget = (redirect: URL) => (redirect.origin === 'null' ? redirect.protocol : redirect.origin);
 
 export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps) {
   /** The request being decided, or a page that says why there is none to decide. */
@@ -56,7 +59,8 @@ export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps
       resourceUrl: params.resource as string,
       ...resource,
       client: { id: client.clientId, name: client.clientName ?? client.clientId },
-      redirectHost: new URL(String(params.redirect_uri)).host,
+      // Where the decision's answer sends the browser: the client's origin, or its app's scheme.
+      returnsTo: returnTarget(new URL(String(params.redirect_uri))),
     };
   }
 
@@ -88,7 +92,10 @@ export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps
           some are refused.
         </li>
         <li>Its tokens are good for this MCP server only. Admins can revoke them on the API keys page.</li>
-        <li>After you decide, you return to <code>${asked.redirectHost}</code>.</li>
+        <li>
+          After you decide, you return to
+          <code>${asked.returnsTo}</code>.
+        </li>
       </ul>
       ${when(refused, () => html`<p class="error" role="alert">${refused}</p>`)}
       <form method="post" action="/app/oauth/${asked.interaction.uid}" class="decide">
@@ -99,7 +106,15 @@ export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps
         </div>
       </form>
     </div>`;
-    return sendPage(reply, layout({ title: `Allow ${client.name}?`, session }, body), refused ? 403 : 200);
+    // The decision's answer redirects to the client (its redirect URI, registered and checked by the
+    // library): the form may lead there, and nowhere else.
+    const csp = APP_CSP.replace("form-action 'self'", `form-action 'self' ${asked.returnsTo}`);
+    return sendPage(
+      reply,
+      layout({ title: `Allow ${client.name}?`, session }, body),
+      refused ? 403 : 200,
+      csp,
+    );
   });
 
   app.post<{ Params: { uid: string }; Body: Form }>('/app/oauth/:uid', async (request, reply) => {
