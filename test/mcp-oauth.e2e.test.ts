@@ -262,7 +262,9 @@ for (const backend of backends) {
         const denied = (await call(4, 'drop', {})) as { error: { code: number; message: string } };
         assert.equal(denied.error.code, -32003);
       } catch (error) {
-        throw new Error(`${(error as Error).message}\nmcp-remote said:\n${stderr.slice(-3000)}`);
+        throw new Error(`${(error as Error).message}\nmcp-remote said:\n${stderr.slice(-3000)}`, {
+          cause: error,
+        });
       } finally {
         child.kill();
         rmSync(configDir, { recursive: true, force: true });
