@@ -71,8 +71,8 @@ for (const backend of backends) {
     const resourceOf = (workspace: Workspace, server = 'rec') => `${t.url}/mcp/${workspace.slug}/${server}`;
 
     async function setUp(extra = '') {
-      const { workspace } = await t.workspace({ config: config(upstream.url, extra) });
-      return { workspace, admin: await app.signIn(workspace, 'admin@acme.test') };
+      const { workspace, key } = await t.workspace({ config: config(upstream.url, extra) });
+      return { workspace, key, admin: await app.signIn(workspace, 'admin@acme.test') };
     }
 
     /** A raw request to an MCP endpoint with a bearer token: what status and challenge it gets. */
@@ -207,6 +207,23 @@ for (const backend of backends) {
       assert.match(keys.text, /admin@acme\.test/);
     });
 
+    test("rules on agent apply to a token's identity: oauth:* is held where the workspace's key is not", async () => {
+      const { workspace, key, admin } = await setUp(
+        "rules:\n  - { name: Connected clients wait, tool: record, agent: 'oauth:*', effect: approval, approvers: [admin@acme.test] }\n",
+      );
+      const resource = resourceOf(workspace);
+      const { tokens } = await oauthClient(t.url).connect(admin, resource);
+      const byToken = await connectWith(resource, tokens.access_token);
+      assert.equal(
+        envelopeOf(await byToken.callTool({ name: 'record', arguments: { text: 'a' } })).status,
+        'held',
+      );
+      // The workspace's API key works at the same URL, as another agent.
+      const byKey = await connectWith(resource, key);
+      const allowed = await byKey.callTool({ name: 'record', arguments: { text: 'b' } });
+      assert.deepEqual(allowed.content, [{ type: 'text', text: 'recorded: b' }]);
+    });
+
     test('a token is refused at another MCP server and at another workspace', async () => {
       const { workspace, admin } = await setUp();
       const { workspace: second } = await setUp();
@@ -231,11 +248,17 @@ for (const backend of backends) {
       const oauth = oauthClient(t.url);
       const resource = resourceOf(workspace);
       const { clientId, tokens } = await oauth.connect(admin, resource);
-      await t.clock.advance(16 * 60_000, { runWorkers: false });
+      await t.clock.advance(16 * 60_000);
       try {
         const expired = await tryToken(resource, tokens.access_token);
         assert.equal(expired.status, 401);
         assert.match(expired.challenge ?? '', /error="invalid_token"/);
+        // The workers ran at the new time: the deadline worker swept the expired token away.
+        const left = await t.service.ctx.db.one<{ n: unknown }>(
+          "SELECT COUNT(*) AS n FROM oauth_records WHERE model = 'AccessToken' AND expires_at <= $1",
+          [t.clock.now()],
+        );
+        assert.equal(Number(left?.n), 0);
       } finally {
         await t.clock.advance(-16 * 60_000, { runWorkers: false });
       }

@@ -8,6 +8,7 @@ import type { Member } from '../store/members.ts';
 import { findMcpServerBySlug } from '../store/mcp-servers.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 import {
+  deleteExpiredOAuthRecords,
   destroyOAuthGrantRecords,
   findOAuthBearer,
   findOAuthGrant,
@@ -126,6 +127,9 @@ export async function oauthGrantRevokedByClient(ctx: ServiceContext, grantId: st
 }
 
 export type { OAuthGrantListed } from '../store/oauth.ts';
+
+/** Deletes the OAuth server's objects whose time is up (codes, tokens, interactions); returns how many. */
+export const sweepExpiredOAuthRecords = (ctx: ServiceContext) => deleteExpiredOAuthRecords(ctx.db, ctx.now());
 
 /** A workspace's grants still in force, for the keys page. */
 export const oauthGrantsOf = (ctx: ServiceContext, workspaceId: string) =>

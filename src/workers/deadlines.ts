@@ -1,15 +1,22 @@
-/** The deadline worker: expires overdue pending holds, durable across restarts (deadlines are stored). */
+/**
+ * The deadline worker: expires overdue pending holds, durable across restarts (deadlines are stored),
+ * and deletes the OAuth server's expired objects.
+ */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
 import { expireOverdueHolds } from '../services/expire-holds.ts';
+import { sweepExpiredOAuthRecords } from '../services/oauth.ts';
 import { startWorker } from './loop.ts';
 
 const BATCH = 100;
+/** Expired OAuth codes and tokens are deleted at most this often: nothing reads them once expired. */
+const OAUTH_SWEEP_MS = 60_000;
 
 export function startDeadlineWorker(
   ctx: ServiceContext,
   options: { intervalMs: number; log: FastifyBaseLogger; onExpired?: (count: number) => void },
 ) {
+  let oauthSweptAt = Number.NEGATIVE_INFINITY;
   return startWorker({
     name: 'deadline',
     intervalMs: options.intervalMs,
@@ -19,6 +26,10 @@ export function startDeadlineWorker(
       for (let count = BATCH; count === BATCH;) {
         count = await expireOverdueHolds(ctx, BATCH);
         if (count > 0) options.onExpired?.(count);
+      }
+      if (ctx.now() - oauthSweptAt >= OAUTH_SWEEP_MS) {
+        oauthSweptAt = ctx.now();
+        await sweepExpiredOAuthRecords(ctx);
       }
     },
   });

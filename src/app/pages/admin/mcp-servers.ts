@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { WorkspaceConfig } from '../../../services/config-file.ts';
 import type { ServiceContext } from '../../../services/context.ts';
+import { mcpResourceUrl } from '../../../services/oauth.ts';
 import type { FieldIssue } from '../../../services/errors.ts';
 import { currentConfigVersion } from '../../../services/apply-config.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
@@ -251,7 +252,16 @@ function serverCard(
     ${when(result, () => testResult(result!))}
     <dl class="facts">
       <dt>Proxy URL</dt>
-      <dd><code class="url">${proxyUrl(ctx, server.slug)}</code></dd>
+      <dd>
+        <code class="url">${proxyUrl(ctx, server.slug)}</code> <span class="muted">(with an API key)</span>
+      </dd>
+      <dt>URL for OAuth clients</dt>
+      <dd>
+        <code class="url">${mcpResourceUrl(ctx, session.workspace.slug, server.slug)}</code>
+        <span class="muted"
+          >(hosted assistants' connectors and desktop apps: no key to paste, a member allows them)</span
+        >
+      </dd>
       <dt>Upstream URL</dt>
       <dd><code class="url">${server.url}</code></dd>
       <dt>Slug</dt>
