@@ -178,6 +178,15 @@ for (const backend of backends) {
       assert.ok(exchanged.body.expires_in <= 15 * 60);
       assert.ok(exchanged.body.refresh_token);
 
+      // Tokens are stored as hashes: neither is anywhere in the OAuth server's rows.
+      for (const secret of [exchanged.body.access_token, exchanged.body.refresh_token!]) {
+        const found = await t.service.ctx.db.one<{ n: unknown }>(
+          "SELECT COUNT(*) AS n FROM oauth_records WHERE id = $1 OR payload LIKE '%' || $1 || '%'",
+          [secret],
+        );
+        assert.equal(Number(found?.n), 0);
+      }
+
       const client = await connectWith(resource, exchanged.body.access_token);
       const allowed = await client.callTool({ name: 'record', arguments: { text: 'by oauth' } });
       assert.deepEqual(allowed.content, [{ type: 'text', text: 'recorded: by oauth' }]);
