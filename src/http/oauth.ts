@@ -140,6 +140,14 @@ function configuration(ctx: ServiceContext): Configuration {
           </body>
         </html>`.toString();
     },
+    // A Client ID Metadata Document is fetched with the library's guard against internal addresses,
+    // unless the operator allows them (ALLOW_PRIVATE_TARGETS, as for webhooks and MCP upstreams).
+    fetch: (url, options) => {
+      if (!ctx.allowPrivateTargets) return globalThis.fetch(url, options);
+      const unguarded: RequestInit & { dispatcher?: unknown } = { ...options };
+      delete unguarded.dispatcher;
+      return globalThis.fetch(url, unguarded);
+    },
     // Only the grant this very authorization was given on the consent page, never an earlier one:
     // each authorization is a member's decision.
     loadExistingGrant: async (koa) => {
