@@ -6,13 +6,14 @@
  * names is tried here, at the HTTP level; test/mcp-oauth.e2e.test.ts drives real clients through it.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { listEntries } from '../src/store/evidence.ts';
 import { appClient } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
-import { oauthClient, REDIRECT_URI } from './support/oauth-client.ts';
+import { type Authorization, oauthClient, REDIRECT_URI } from './support/oauth-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { until } from './support/wait.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
@@ -67,6 +68,10 @@ for (const backend of backends) {
         await upstream?.close();
       }
     });
+
+    // Each test starts a minute later: registering and authorizing count against an address's
+    // anonymous quota (20 a minute), and every request here comes from 127.0.0.1.
+    beforeEach(() => t.clock.advance(61_000, { runWorkers: false }));
 
     const resourceOf = (workspace: Workspace, server = 'rec') => `${t.url}/mcp/${workspace.slug}/${server}`;
 
@@ -336,17 +341,135 @@ for (const backend of backends) {
       assert.equal(wrongRedirect.status, 400);
       assert.equal(wrongRedirect.location, '');
       assert.match(wrongRedirect.text, /redirect_uri/);
-      for (const pkce of ['none', 'plain'] as const) {
-        const refused = await oauth.authorize(clientId, resource, { pkce });
-        assert.equal(refused.status, 303, pkce);
-        const query = new URL(refused.location).searchParams;
-        assert.ok(refused.location.startsWith(REDIRECT_URI), pkce);
-        assert.equal(query.get('error'), 'invalid_request', pkce);
-        assert.equal(query.get('code'), null);
+      // Refused on the page, never by a redirect: anyone can register a client with any redirect URI,
+      // so the first leg of an authorization never sends the browser there by itself.
+      const refusedOnPage = (refused: Authorization, error: string, label: string) => {
+        assert.equal(refused.status, 400, label);
+        assert.equal(refused.location, '', label);
+        assert.match(refused.text, new RegExp(error), label);
+      };
+      for (const pkce of ['none', 'plain'] as const)
+        refusedOnPage(await oauth.authorize(clientId, resource, { pkce }), 'invalid_request', pkce);
+      for (const target of [null, `${t.url}/mcp/${workspace.slug}/nope`, 'https://elsewhere.example/mcp'])
+        refusedOnPage(await oauth.authorize(clientId, target), 'invalid_target', String(target));
+      refusedOnPage(
+        await oauth.authorize(clientId, resource, { prompt: 'none' }),
+        'login_required',
+        'prompt=none',
+      );
+      const formPost = await oauth.authorize(clientId, resource, { responseMode: 'form_post' });
+      assert.equal(formPost.status, 303, 'an answer mode is dropped: the request goes on to consent');
+      assert.match(formPost.location, /^\/app\/oauth\//);
+    });
+
+    test('the consent page sends a signed-out member to sign in and back; a decision counts once', async () => {
+      const { workspace, admin } = await setUp();
+      const oauth = oauthClient(t.url);
+      const resource = resourceOf(workspace);
+      const auth = await oauth.authorize(await oauth.register(), resource);
+      const signedOut = await fetch(new URL(auth.location, t.url), {
+        headers: { cookie: auth.jar.header() },
+        redirect: 'manual',
+      });
+      assert.equal(signedOut.status, 303);
+      assert.equal(signedOut.headers.get('location'), `/app/login?next=${encodeURIComponent(auth.location)}`);
+      // Allow sent twice before the browser moves on (a double click): the second is refused.
+      const post = () =>
+        fetch(new URL(auth.location, t.url), {
+          method: 'POST',
+          headers: {
+            cookie: auth.jar.header(`approvals_session=${admin.cookie}`),
+            'content-type': 'application/x-www-form-urlencoded',
+            origin: t.url,
+          },
+          body: new URLSearchParams({ _csrf: admin.csrf, verdict: 'allow' }),
+          redirect: 'manual',
+        });
+      const first = await post();
+      assert.equal(first.status, 303);
+      assert.equal((await post()).status, 409);
+      const grants = await t.service.ctx.db.one<{ n: unknown }>(
+        'SELECT COUNT(*) AS n FROM oauth_grants WHERE workspace_id = $1',
+        [workspace.id],
+      );
+      assert.equal(Number(grants?.n), 1, 'one grant for one decision');
+    });
+
+    test('a client asking for other scopes gets the MCP server and only the scopes it may have', async () => {
+      const { workspace, admin } = await setUp();
+      const oauth = oauthClient(t.url);
+      const resource = resourceOf(workspace);
+      for (const scope of ['openid', 'openid profile email', 'offline_access', 'claudeai']) {
+        const clientId = await oauth.register();
+        const auth = await oauth.authorize(clientId, resource, { scope });
+        const { query } = await oauth.decide(auth, admin, 'allow');
+        const exchanged = await oauth.token({
+          grant_type: 'authorization_code',
+          code: query!.get('code')!,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: auth.verifier,
+          client_id: clientId,
+          resource,
+        });
+        assert.equal(exchanged.status, 200, `${scope}: ${JSON.stringify(exchanged.body)}`);
+        assert.equal((await tryToken(resource, exchanged.body.access_token)).status, 200, scope);
       }
-      for (const target of [null, `${t.url}/mcp/${workspace.slug}/nope`, 'https://elsewhere.example/mcp']) {
-        const refused = await oauth.authorize(clientId, target);
-        assert.equal(new URL(refused.location).searchParams.get('error'), 'invalid_target', String(target));
+    });
+
+    test('refresh tokens used at once: one wins, and the grant ends (PostgreSQL runs them in parallel)', async () => {
+      const { workspace, admin } = await setUp();
+      const oauth = oauthClient(t.url);
+      const resource = resourceOf(workspace);
+      const { clientId, tokens } = await oauth.connect(admin, resource);
+      const form = {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: clientId,
+        resource,
+      };
+      const answers = await Promise.all([1, 2, 3, 4].map(() => oauth.token(form)));
+      const won = answers.filter((answer) => answer.status === 200);
+      assert.ok(won.length <= 1, `${won.length} refreshes succeeded with one refresh token`);
+      for (const answer of won)
+        assert.equal((await tryToken(resource, answer.body.access_token)).status, 401);
+      await waitForEntry(workspace, 'oauth.revoked');
+    });
+
+    test('a grant ends when its member is removed, its MCP server is removed or its member may no longer grant', async () => {
+      const base = config(upstream.url);
+      for (const [label, change] of [
+        [
+          'member removed',
+          base.replace(
+            '  - { email: admin@acme.test, name: Admin, role: admin }\n',
+            '  - { email: root@acme.test, name: Root, role: admin }\n',
+          ),
+        ],
+        ['server removed', base.replace(/ {2}- \{ slug: rec[^\n]*\n/, '')],
+        ['role lowered', base.replace('name: Ana, role: approver', 'name: Ana, role: viewer')],
+      ] as const) {
+        const extra = 'oauth: { grant_role: approver }\n';
+        const { workspace } = await setUp(extra);
+        const member = await app.signIn(
+          workspace,
+          label === 'role lowered' ? 'ana@acme.test' : 'admin@acme.test',
+        );
+        const resource = resourceOf(workspace);
+        const { clientId, tokens } = await oauthClient(t.url).connect(member, resource);
+        await applyConfig(t.service.ctx, workspace, parseConfig(`${change}${extra}`));
+        assert.equal((await tryToken(resource, tokens.access_token)).status, 401, label);
+        const refreshed = await oauthClient(t.url).token({
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token!,
+          client_id: clientId,
+          resource,
+        });
+        assert.equal(refreshed.status, 400, label);
+        const entry = (await evidenceTypes(workspace)).find((e) => e.type === 'oauth.revoked');
+        assert.equal(JSON.parse(entry!.data).by, 'config', label);
+        // Declared again, the member or server comes back without the grant.
+        await applyConfig(t.service.ctx, workspace, parseConfig(`${base}${extra}`));
+        assert.equal((await tryToken(resource, tokens.access_token)).status, 401, `${label}, declared again`);
       }
     });
 

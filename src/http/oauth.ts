@@ -12,12 +12,15 @@
  */
 import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider';
 import { html } from '../markup/html.ts';
+import { ANONYMOUS_LIMIT } from './guard.ts';
+import { checkLimit, type RateCounter } from './rate-limiter.ts';
 import type { ServiceContext } from '../services/context.ts';
 import {
   ACCESS_TOKEN_SECONDS,
+  GRANT_DAYS,
   MCP_SCOPE,
   oauthGrantRevokedByClient,
   REFRESH_TOKEN_DAYS,
@@ -27,6 +30,26 @@ import { oauthRecords } from '../services/oauth-records.ts';
 
 /** Where the consent page is: the library sets its interaction cookie for this path only. */
 export const consentPath = (uid: string) => `/app/oauth/${uid}`;
+
+/** Scopes a client may ask for beside `mcp`, which every request gets: an ID token, a refresh token. */
+export const OIDC_SCOPES = ['openid', 'offline_access'];
+/** A registration is a few redirect URIs and names: more than this is not one. */
+const REGISTRATION_BYTES = 16 * 1024;
+
+/** The page the library's errors are shown on: their fixed codes and texts, escaped. */
+const errorPage = (error: string, description: string | undefined) =>
+  html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <title>Authorization failed</title>
+      </head>
+      <body>
+        <h1>Authorization failed</h1>
+        <p><code>${error}</code></p>
+        <p>${description ?? ''}</p>
+      </body>
+    </html>`.toString();
 
 /** PKCS #8 framing of a raw Ed25519 seed (RFC 8410). */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -118,7 +141,7 @@ function configuration(ctx: ServiceContext): Configuration {
       AccessToken: ACCESS_TOKEN_SECONDS,
       AuthorizationCode: 60,
       RefreshToken: REFRESH_TOKEN_DAYS * 86_400,
-      Grant: REFRESH_TOKEN_DAYS * 86_400,
+      Grant: GRANT_DAYS * 86_400,
       Interaction: 15 * 60,
       Session: 15 * 60,
       IdToken: 5 * 60,
@@ -127,18 +150,7 @@ function configuration(ctx: ServiceContext): Configuration {
     // Fixed texts from the library's error, never a value from the request.
     renderError: async (koa, out) => {
       koa.type = 'html';
-      koa.body = html`<!doctype html>
-        <html lang="en">
-          <head>
-            <meta charset="utf-8" />
-            <title>Authorization failed</title>
-          </head>
-          <body>
-            <h1>Authorization failed</h1>
-            <p><code>${out.error}</code></p>
-            <p>${out.error_description ?? ''}</p>
-          </body>
-        </html>`.toString();
+      koa.body = errorPage(out.error, out.error_description);
     },
     // A Client ID Metadata Document is fetched with the library's guard against internal addresses,
     // unless the operator allows them (ALLOW_PRIVATE_TARGETS, as for webhooks and MCP upstreams).
@@ -165,7 +177,7 @@ export interface OAuthServer {
 }
 
 /** The authorization server's routes, and the library's object for the consent page. */
-export function oauthServer(app: FastifyInstance, ctx: ServiceContext): OAuthServer {
+export function oauthServer(app: FastifyInstance, ctx: ServiceContext, counter: RateCounter): OAuthServer {
   let provider: Provider | undefined;
   let handle: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
   const made = () => {
@@ -173,11 +185,39 @@ export function oauthServer(app: FastifyInstance, ctx: ServiceContext): OAuthSer
     const built = new Provider(ctx.publicUrl, configuration(ctx));
     // Behind the service's own view of its address: see `handleRequest`.
     built.proxy = true;
-    // A client that names no scope asks for the only one there is.
     built.use(async (koa, next) => {
-      if (koa.path === '/oauth/authorize' && koa.method === 'GET' && !koa.query.scope)
-        koa.query = { ...koa.query, scope: MCP_SCOPE };
+      // The first leg of an authorization (not its resumption after consent, /oauth/authorize/<uid>).
+      if (koa.path !== '/oauth/authorize') return next();
+      if (koa.method !== 'GET') {
+        koa.status = 405;
+        koa.set('Allow', 'GET');
+        return;
+      }
+      // Every request asks for the MCP server, plus the library's own scopes it names; nothing else
+      // (a client asking only `openid`, or a scope of its own, would get consent and no usable token).
+      const asked = String(koa.query.scope ?? '').split(' ');
+      const query: Record<string, unknown> = {
+        ...koa.query,
+        scope: [MCP_SCOPE, ...OIDC_SCOPES.filter((scope) => asked.includes(scope))].join(' '),
+      };
+      // Answers go back in the query of a redirect only (no auto-posting form), which is checked below.
+      delete query.response_mode;
+      koa.query = query as typeof koa.query;
       await next();
+      // Anyone may register a client with any redirect URI, so the first leg never sends the browser
+      // there by itself (an error, `prompt=none`): our origin is nobody's redirector. The answer
+      // goes back to the client only after a member decided on the consent page.
+      const location = koa.response.get('location');
+      if (koa.status < 300 || koa.status >= 400 || !location) return;
+      const target = new URL(location, ctx.publicUrl);
+      if (target.origin === new URL(ctx.publicUrl).origin) return;
+      koa.remove('location');
+      koa.status = 400;
+      koa.type = 'html';
+      koa.body = errorPage(
+        target.searchParams.get('error') ?? 'invalid_request',
+        target.searchParams.get('error_description') ?? undefined,
+      );
     });
     built.on('grant.revoked', (_koa: KoaContextWithOIDC, grantId: string) => {
       oauthGrantRevokedByClient(ctx, grantId).catch((error: unknown) =>
@@ -193,7 +233,22 @@ export function oauthServer(app: FastifyInstance, ctx: ServiceContext): OAuthSer
   };
 
   /** Hands the raw request to the library, as if it came to PUBLIC_URL. */
-  const handleRequest = async (request: FastifyRequest, reply: { hijack(): void; raw: ServerResponse }) => {
+  const handleRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+    // Registering and starting an authorization need no credential and write a row: an address gets
+    // the anonymous quota for them (20 a minute), apart from its other requests without a key.
+    const path = request.url.split('?')[0];
+    if ((path === '/oauth/register' && request.method === 'POST') || path === '/oauth/authorize') {
+      const limit = await checkLimit(counter, `ip:${request.ip}:oauth`, ANONYMOUS_LIMIT, ctx.now());
+      if (!limit.allowed)
+        return reply
+          .code(429)
+          .header('Retry-After', String(limit.resetSeconds))
+          .send({ error: 'rate_limited', error_description: 'too many requests from this address' });
+      if (Number(request.headers['content-length'] ?? 0) > REGISTRATION_BYTES)
+        return reply
+          .code(413)
+          .send({ error: 'invalid_request', error_description: 'the request is too large' });
+    }
     const publicUrl = new URL(ctx.publicUrl);
     request.raw.headers['x-forwarded-host'] = publicUrl.host;
     request.raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);

@@ -170,7 +170,7 @@ export function buildHttpServer({
     reportRoutes(app, { ctx, docsUrl });
     statusPageRoutes(app, { ctx, counter });
     docsRoutes(app, { ctx });
-    const oauth = oauthServer(app, ctx);
+    const oauth = oauthServer(app, ctx, counter);
     void app.register(appPlugin, { ctx, counter, testMcpConnection, oauth });
     mcpRoutes(app, { ctx, counter, upstreams, relay: mcpRelay });
   }

@@ -39,6 +39,7 @@ import type { ServiceContext } from './context.ts';
 import { checkTarget } from '../net/internal-addresses.ts';
 import { type FieldIssue, ServiceError } from './errors.ts';
 import { openChain } from './evidence.ts';
+import { revokeGrantsNoLongerHeld } from './oauth.ts';
 import { configureWebhook } from './webhooks.ts';
 
 export { parseConfig } from './config-file.ts';
@@ -136,6 +137,7 @@ async function versioned(
 ) {
   const before = await itemsOf(tx, workspace);
   const { changes, webhookSecret } = await apply();
+  await revokeGrantsNoLongerHeld(tx, ctx, chain, workspace.id);
   const changed = changedItems(before, await itemsOf(tx, workspace));
   let version = await configVersion(tx, workspace.id);
   if (readAt !== undefined && changed.length > 0) {

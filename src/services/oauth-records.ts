@@ -6,7 +6,8 @@
  */
 import {
   consumeOAuthRecord,
-  destroyOAuthGrantRecords,
+  destroyOAuthRecordsOfGrant,
+  findOAuthRecordGrant,
   destroyOAuthRecord,
   findOAuthRecord,
   findOAuthRecordByUid,
@@ -14,7 +15,8 @@ import {
   upsertOAuthRecord,
 } from '../store/oauth.ts';
 import type { ServiceContext } from './context.ts';
-import { oauthRecordId } from './oauth.ts';
+import { errors } from 'oidc-provider';
+import { oauthGrantRevokedByClient, oauthRecordId } from './oauth.ts';
 
 type Payload = Record<string, unknown>;
 
@@ -30,10 +32,9 @@ const payloadOf = (record: OAuthRecord | undefined): Payload | undefined =>
 
 export function oauthRecords(ctx: ServiceContext, model: string) {
   const now = () => ctx.now();
-  // Every model but Client is the library's own token-like object, whose `jti` is its id. A Session
-  // keeps its copy: the library also finds it by `uid`, without the id. It only says who signed in;
-  // every authorization still asks for consent in the app.
-  const keepsId = model === 'Client' || model === 'Session';
+  // Every model but Client is the library's own token-like object, whose `jti` is its id (a Session's
+  // is its cookie). The library finds a Session by `uid` too, without the id: only to read who signed in.
+  const keepsId = model === 'Client';
   const withId = (id: string, payload: Payload | undefined) =>
     payload && (keepsId ? payload : { ...payload, jti: id });
   return {
@@ -53,14 +54,22 @@ export function oauthRecords(ctx: ServiceContext, model: string) {
     findByUid: async (uid: string) => payloadOf(await findOAuthRecordByUid(ctx.db, model, uid, now())),
     // The device flow is not enabled: no object has a user code.
     findByUserCode: async () => undefined,
+    /**
+     * The library reads `consumed` first, then consumes: two requests with one code or refresh token
+     * at once could both pass that read. The second to mark it finds it marked, and is refused as a
+     * reuse is: its grant ends.
+     */
     async consume(id: string) {
-      await consumeOAuthRecord(ctx.db, model, oauthRecordId(id), now());
+      if ((await consumeOAuthRecord(ctx.db, model, oauthRecordId(id), now())) > 0) return;
+      const grantId = await findOAuthRecordGrant(ctx.db, model, oauthRecordId(id));
+      if (grantId) await oauthGrantRevokedByClient(ctx, grantId);
+      throw new errors.InvalidGrant('grant request is invalid');
     },
     async destroy(id: string) {
       await destroyOAuthRecord(ctx.db, model, oauthRecordId(id));
     },
     async revokeByGrantId(grantId: string) {
-      await destroyOAuthGrantRecords(ctx.db, grantId);
+      await destroyOAuthRecordsOfGrant(ctx.db, model, grantId);
     },
   };
 }

@@ -14,15 +14,17 @@ import {
   findOAuthGrant,
   findOAuthGrantWorkspace,
   insertOAuthGrant,
+  listOAuthGrantHolders,
   listOAuthGrants,
   markOAuthGrantRevoked,
   type OAuthGrant,
   touchOAuthGrant,
 } from '../store/oauth.ts';
-import { findWorkspaceBySlug, type Workspace } from '../store/workspaces.ts';
+import { findWorkspace, findWorkspaceBySlug, type Workspace } from '../store/workspaces.ts';
+import type { Sql } from '../store/db.ts';
 import type { ServiceContext } from './context.ts';
 import { notFound } from './errors.ts';
-import { openChain } from './evidence.ts';
+import { type Chain, openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 import { SLUG_PATTERN } from './workspaces.ts';
 
@@ -30,7 +32,12 @@ import { SLUG_PATTERN } from './workspaces.ts';
 export const MCP_SCOPE = 'mcp';
 /** Short-lived: a revoked or lost token is good for at most this long anyway. */
 export const ACCESS_TOKEN_SECONDS = 15 * 60;
+/** A refresh token unused this long expires (each use gives a new one). */
 export const REFRESH_TOKEN_DAYS = 30;
+/** However it is used, a grant ends after this long: the client asks a member again. */
+export const GRANT_DAYS = 365;
+/** A client's name as shown and recorded: it is the client's own text. */
+const CLIENT_NAME_CHARS = 100;
 /** Last use is kept to the minute: a request a second does not write a second. */
 const LAST_USE_STEP_MS = 60_000;
 
@@ -56,8 +63,12 @@ export async function resolveMcpResource(
   return server ? { workspace, server } : null;
 }
 
+/** How a client is named on the consent page and in the evidence: its own name, cut short, or its id. */
+export const clientNameOf = (client: { clientId: string; clientName?: string }) =>
+  (client.clientName ?? client.clientId).slice(0, CLIENT_NAME_CHARS);
+
 /** Admins may allow clients; approvers too when the workspace says so; viewers never. */
-export const mayGrantOAuth = (workspace: Workspace, member: Member) =>
+export const mayGrantOAuth = (workspace: Workspace, member: Pick<Member, 'role'>) =>
   member.role === 'admin' || (member.role === 'approver' && workspace.oauthGrantRole === 'approver');
 
 /** Records what a member allowed, with its evidence, once the OAuth library has saved its grant. */
@@ -77,8 +88,9 @@ export async function recordOAuthGrant(
     mcpServerId: input.server.id,
     memberId: input.member.id,
     clientId: input.client.id,
-    clientName: input.client.name,
+    clientName: input.client.name.slice(0, CLIENT_NAME_CHARS),
     createdAt: ctx.now(),
+    expiresAt: ctx.now() + GRANT_DAYS * 86_400_000,
     lastUsedAt: null,
     revokedAt: null,
   };
@@ -120,6 +132,33 @@ export async function revokeOAuthGrant(
   });
 }
 
+/**
+ * Inside a change of the workspace's configuration: ends the grants that no longer hold, with their
+ * evidence. A grant holds while its member is a member who may still grant and its MCP server is
+ * still there: a member or server removed and added back later never brings an old grant back.
+ */
+export async function revokeGrantsNoLongerHeld(
+  tx: Sql,
+  ctx: ServiceContext,
+  chain: Chain,
+  workspaceId: string,
+) {
+  const workspace = await findWorkspace(tx, workspaceId);
+  for (const grant of await listOAuthGrantHolders(tx, workspaceId)) {
+    const reason = grant.memberRemoved
+      ? 'member_removed'
+      : grant.serverRemoved
+        ? 'mcp_server_removed'
+        : !mayGrantOAuth(workspace!, { role: grant.role })
+          ? 'member_may_not_grant'
+          : null;
+    if (!reason) continue;
+    await destroyOAuthGrantRecords(tx, grant.id);
+    await markOAuthGrantRevoked(tx, workspaceId, grant.id, ctx.now());
+    await chain.append('oauth.revoked', { grant: grant.id, client_id: grant.clientId, by: 'config', reason });
+  }
+}
+
 /** The OAuth library revoked a grant by itself: record it where it belongs, if it is one of ours. */
 export async function oauthGrantRevokedByClient(ctx: ServiceContext, grantId: string): Promise<void> {
   const workspaceId = await findOAuthGrantWorkspace(ctx.db, grantId);
@@ -133,7 +172,7 @@ export const sweepExpiredOAuthRecords = (ctx: ServiceContext) => deleteExpiredOA
 
 /** A workspace's grants still in force, for the keys page. */
 export const oauthGrantsOf = (ctx: ServiceContext, workspaceId: string) =>
-  listOAuthGrants(ctx.db, workspaceId);
+  listOAuthGrants(ctx.db, workspaceId, ctx.now());
 
 export interface OAuthCaller {
   workspace: Workspace;

@@ -4,6 +4,7 @@
  * members allowed (`oauth_grants`: one client, one MCP server of one workspace).
  */
 import type { Sql } from './db.ts';
+import type { Role } from './members.ts';
 import { type Workspace, workspaceColumns } from './workspaces.ts';
 
 export interface OAuthRecord {
@@ -54,12 +55,26 @@ export async function findOAuthRecordByUid(sql: Sql, model: string, uid: string,
   );
 }
 
+/** Marks a code or refresh token used; 0 when it already was (another request used it first). */
 export const consumeOAuthRecord = (sql: Sql, model: string, id: string, now: number) =>
   sql.run('UPDATE oauth_records SET consumed_at = $3 WHERE model = $1 AND id = $2 AND consumed_at IS NULL', [
     model,
     id,
     now,
   ]);
+
+/** The grant an object belongs to, expired or used as it may be. */
+export const findOAuthRecordGrant = async (sql: Sql, model: string, id: string) =>
+  (
+    await sql.one<{ grantId: string | null }>(
+      'SELECT grant_id AS "grantId" FROM oauth_records WHERE model = $1 AND id = $2',
+      [model, id],
+    )
+  )?.grantId ?? null;
+
+/** The objects of one model that belong to a grant (the library revokes model by model). */
+export const destroyOAuthRecordsOfGrant = (sql: Sql, model: string, grantId: string) =>
+  sql.run('DELETE FROM oauth_records WHERE model = $1 AND grant_id = $2', [model, grantId]);
 
 export const destroyOAuthRecord = (sql: Sql, model: string, id: string) =>
   sql.run('DELETE FROM oauth_records WHERE model = $1 AND id = $2', [model, id]);
@@ -80,19 +95,20 @@ export interface OAuthGrant {
   clientId: string;
   clientName: string;
   createdAt: number;
+  expiresAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
 }
 
 const grantColumns = `g.id, g.workspace_id AS "workspaceId", g.mcp_server_id AS "mcpServerId", g.member_id AS "memberId",
   g.client_id AS "clientId", g.client_name AS "clientName", g.created_at AS "createdAt",
-  g.last_used_at AS "lastUsedAt", g.revoked_at AS "revokedAt"`;
+  g.expires_at AS "expiresAt", g.last_used_at AS "lastUsedAt", g.revoked_at AS "revokedAt"`;
 
 export async function insertOAuthGrant(sql: Sql, grant: OAuthGrant): Promise<void> {
   await sql.run(
     `INSERT INTO oauth_grants (id, workspace_id, mcp_server_id, member_id, client_id, client_name, created_at,
-       last_used_at, revoked_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL)`,
+       expires_at, last_used_at, revoked_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, NULL)`,
     [
       grant.id,
       grant.workspaceId,
@@ -101,6 +117,7 @@ export async function insertOAuthGrant(sql: Sql, grant: OAuthGrant): Promise<voi
       grant.clientId,
       grant.clientName,
       grant.createdAt,
+      grant.expiresAt,
     ],
   );
 }
@@ -127,13 +144,23 @@ export interface OAuthGrantListed extends OAuthGrant {
   serverName: string;
 }
 
-/** A workspace's grants still in force, newest first, with the member and the MCP server named. */
-export const listOAuthGrants = (sql: Sql, workspaceId: string) =>
+/** A workspace's grants in force at `now`, newest first, with the member and the MCP server named. */
+export const listOAuthGrants = (sql: Sql, workspaceId: string, now: number) =>
   sql.all<OAuthGrantListed>(
     `SELECT ${grantColumns}, m.name AS "memberName", m.email AS "memberEmail", s.slug AS "serverSlug",
        s.name AS "serverName"
      FROM oauth_grants g JOIN members m ON m.id = g.member_id JOIN mcp_servers s ON s.id = g.mcp_server_id
-     WHERE g.workspace_id = $1 AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.id`,
+     WHERE g.workspace_id = $1 AND g.revoked_at IS NULL AND g.expires_at > $2 ORDER BY g.created_at DESC, g.id`,
+    [workspaceId, now],
+  );
+
+/** A workspace's grants in force, with what decides whether they still hold: their member and MCP server. */
+export const listOAuthGrantHolders = (sql: Sql, workspaceId: string) =>
+  sql.all<{ id: string; clientId: string; role: Role; memberRemoved: boolean; serverRemoved: boolean }>(
+    `SELECT g.id, g.client_id AS "clientId", m.role, m.removed_at IS NOT NULL AS "memberRemoved",
+       s.removed_at IS NOT NULL AS "serverRemoved"
+     FROM oauth_grants g JOIN members m ON m.id = g.member_id JOIN mcp_servers s ON s.id = g.mcp_server_id
+     WHERE g.workspace_id = $1 AND g.revoked_at IS NULL`,
     [workspaceId],
   );
 
@@ -178,6 +205,7 @@ export async function findOAuthBearer(
       grantClientId: string;
       grantClientName: string;
       grantCreatedAt: number;
+      grantExpiresAt: number;
       grantLastUsedAt: number | null;
       memberEmail: string;
       memberName: string;
@@ -186,10 +214,11 @@ export async function findOAuthBearer(
   >(
     `SELECT r.payload, g.id AS "grantId", g.mcp_server_id AS "grantServerId", g.member_id AS "grantMemberId",
        g.client_id AS "grantClientId", g.client_name AS "grantClientName", g.created_at AS "grantCreatedAt",
+       g.expires_at AS "grantExpiresAt",
        g.last_used_at AS "grantLastUsedAt", m.email AS "memberEmail", m.name AS "memberName",
        s.slug AS "serverSlug", ${workspaceColumns('w')}
      FROM oauth_records r
-       JOIN oauth_grants g ON g.id = r.grant_id AND g.revoked_at IS NULL
+       JOIN oauth_grants g ON g.id = r.grant_id AND g.revoked_at IS NULL AND g.expires_at > $2
        JOIN workspaces w ON w.id = g.workspace_id
        JOIN members m ON m.id = g.member_id AND m.removed_at IS NULL
        JOIN mcp_servers s ON s.id = g.mcp_server_id AND s.removed_at IS NULL
@@ -205,6 +234,7 @@ export async function findOAuthBearer(
     grantClientId,
     grantClientName,
     grantCreatedAt,
+    grantExpiresAt,
     grantLastUsedAt,
     memberEmail,
     memberName,
@@ -221,6 +251,7 @@ export async function findOAuthBearer(
       clientId: grantClientId,
       clientName: grantClientName,
       createdAt: Number(grantCreatedAt),
+      expiresAt: Number(grantExpiresAt),
       lastUsedAt: grantLastUsedAt === null ? null : Number(grantLastUsedAt),
       revokedAt: null,
     },

@@ -69,7 +69,13 @@ export function oauthClient(baseUrl: string) {
   async function authorize(
     clientId: string,
     resource: string | null,
-    options: { pkce?: 'S256' | 'plain' | 'none'; redirectUri?: string; scope?: string } = {},
+    options: {
+      pkce?: 'S256' | 'plain' | 'none';
+      redirectUri?: string;
+      scope?: string;
+      prompt?: string;
+      responseMode?: string;
+    } = {},
   ): Promise<Authorization> {
     const verifier = base64url(randomBytes(32));
     const state = base64url(randomBytes(12));
@@ -81,6 +87,8 @@ export function oauthClient(baseUrl: string) {
     });
     if (resource !== null) query.set('resource', resource);
     if (options.scope) query.set('scope', options.scope);
+    if (options.prompt) query.set('prompt', options.prompt);
+    if (options.responseMode) query.set('response_mode', options.responseMode);
     const pkce = options.pkce ?? 'S256';
     if (pkce === 'S256') {
       query.set('code_challenge', base64url(createHash('sha256').update(verifier).digest()));

@@ -5,20 +5,26 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
-import { mayGrantOAuth, MCP_SCOPE, recordOAuthGrant, resolveMcpResource } from '../../services/oauth.ts';
+import { OIDC_SCOPES } from '../../http/oauth.ts';
+import {
+  clientNameOf,
+  mayGrantOAuth,
+  MCP_SCOPE,
+  recordOAuthGrant,
+  resolveMcpResource,
+} from '../../services/oauth.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import type { Workspace } from '../../store/workspaces.ts';
 import { html, when } from '../html.ts';
 import { APP_CSP, layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 
-/** Scopes a client may ask for beside the MCP server's own (an ID token, a refresh token). */
-const OIDC_SCOPES = ['openid', 'offline_access'];
-
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
 /** A redirect URI's origin, or its scheme for an app's own (`cursor:`): a CSP source and a text to show. */
-const returnTarget = (redirect: URL) => (redirect.origin === 'null' ? redirect.protocol : redirect.origin);
+const returnTarget = (redirect: URL) =>
+  // An IPv6 literal (`http://[::1]:8080`) is no CSP source: its scheme is, for a native app's loopback.
+  redirect.origin === 'null' || redirect.hostname.startsWith('[') ? redirect.protocol : redirect.origin;
 
 export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps) {
   /** The request being decided, or a page that says why there is none to decide. */
@@ -58,7 +64,7 @@ export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps
       interaction,
       resourceUrl: params.resource as string,
       ...resource,
-      client: { id: client.clientId, name: client.clientName ?? client.clientId },
+      client: { id: client.clientId, name: clientNameOf(client) },
       // Where the decision's answer sends the browser: the client's origin, or its app's scheme.
       returnsTo: returnTarget(new URL(String(params.redirect_uri))),
     };
@@ -78,7 +84,7 @@ export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps
     if (!asked) return reply;
     const { session, client, server, workspace } = asked;
     const refused = refusal(session, workspace);
-    const body = html`<div class="narrow card">
+    const body = html`<div class="narrow card consent">
       <h1>Allow ${client.name}?</h1>
       <p>
         <strong>${client.name}</strong> asks to call the MCP server
@@ -131,6 +137,9 @@ export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps
     }
     const refused = refusal(session, workspace);
     if (refused) return problemPage(reply, 403, 'Not allowed', refused, session);
+    // Sent twice (a double click, the back button): the first decision stands, once.
+    if (interaction.result)
+      return problemPage(reply, 409, 'Already decided', 'This request was decided already.', session);
 
     const grant = new provider.Grant({ accountId: session.member.id, clientId: client.id });
     grant.addResourceScope(asked.resourceUrl, MCP_SCOPE);

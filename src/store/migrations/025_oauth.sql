@@ -25,6 +25,7 @@ CREATE TABLE oauth_grants (
   client_id TEXT NOT NULL,
   client_name TEXT NOT NULL,
   created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
   last_used_at BIGINT,
   revoked_at BIGINT
 );
