@@ -395,6 +395,29 @@ for (const backend of backends) {
       assert.equal(Number(grants?.n), 1, 'one grant for one decision');
     });
 
+    test("the consent page's form may lead only to the client: its origin, an app's scheme, an IPv6 loopback's scheme", async () => {
+      const { workspace, admin } = await setUp();
+      const oauth = oauthClient(t.url);
+      for (const [redirect, source] of [
+        ['http://127.0.0.1:9/callback', 'http://127.0.0.1:9'],
+        ['cursor://anysphere.cursor-mcp/oauth/callback', 'cursor:'],
+        ['http://[::1]:9/callback', 'http:'],
+      ]) {
+        const clientId = await oauth.register({ redirect_uris: [redirect], application_type: 'native' });
+        const auth = await oauth.authorize(clientId, resourceOf(workspace), { redirectUri: redirect });
+        assert.equal(auth.status, 303, `${redirect}: ${auth.text}`);
+        const page = await fetch(new URL(auth.location, t.url), {
+          headers: { cookie: auth.jar.header(`approvals_session=${admin.cookie}`) },
+        });
+        await page.arrayBuffer();
+        assert.match(
+          page.headers.get('content-security-policy') ?? '',
+          new RegExp(`form-action 'self' ${source.replace(/[.[\]]/g, '\\$&')};`),
+          redirect,
+        );
+      }
+    });
+
     test('a client asking for other scopes gets the MCP server and only the scopes it may have', async () => {
       const { workspace, admin } = await setUp();
       const oauth = oauthClient(t.url);
