@@ -402,7 +402,7 @@ for (const backend of backends) {
         ['http://127.0.0.1:9/callback', 'http://127.0.0.1:9'],
         ['cursor://anysphere.cursor-mcp/oauth/callback', 'cursor:'],
         ['http://[::1]:9/callback', 'http:'],
-      ]) {
+      ] as const) {
         const clientId = await oauth.register({ redirect_uris: [redirect], application_type: 'native' });
         const auth = await oauth.authorize(clientId, resourceOf(workspace), { redirectUri: redirect });
         assert.equal(auth.status, 303, `${redirect}: ${auth.text}`);
