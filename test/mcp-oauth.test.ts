@@ -217,8 +217,11 @@ for (const backend of backends) {
 
       // Listed on the keys page, with its client, member, MCP server and last use.
       const keys = await app.get(admin, '/app/admin/keys');
-      assert.match(keys.text, /Test assistant/);
-      assert.match(keys.text, /admin@acme\.test/);
+      const row = keys.text.slice(keys.text.indexOf('Connected clients'));
+      assert.match(row, /Test assistant/);
+      assert.match(row, /Admin \(admin@acme\.test\)/);
+      assert.match(row, /Recorder \(<code>rec<\/code>\)/);
+      assert.match(row, /data-label="Last used">\s*<time/, 'the calls above are its last use');
     });
 
     test("rules on agent apply to a token's identity: oauth:* is held where the workspace's key is not", async () => {
