@@ -11,8 +11,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { listEntries } from '../src/store/evidence.ts';
 import { appClient } from './support/app-client.ts';
-import { backends } from './support/backends.ts';
-import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
+import { backends, postgres, type Storage } from './support/backends.ts';
+import { freePort, type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { type Authorization, oauthClient, REDIRECT_URI } from './support/oauth-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { until } from './support/wait.ts';
@@ -533,3 +533,60 @@ for (const backend of backends) {
       until(`a ${type} entry`, async () => (await evidenceTypes(workspace)).find((e) => e.type === type));
   });
 }
+
+describe('OAuth across two instances on one PostgreSQL', { skip: postgres.skip }, () => {
+  let storage: Storage;
+  let upstream: RecordingUpstream;
+  const instances: TestService[] = [];
+
+  before(async () => {
+    upstream = await startRecordingUpstream();
+    storage = await postgres.create();
+    // One deployment: one public address (the first instance's), one secrets key (DATA_DIR's file).
+    const port = await freePort();
+    const env = { ALLOW_PRIVATE_TARGETS: 'true', PUBLIC_URL: `http://127.0.0.1:${port}` };
+    instances.push(await startTestService(postgres, { storage, env: { ...env, PORT: String(port) } }));
+    instances.push(await startTestService(postgres, { storage, env }));
+  });
+  after(async () => {
+    for (const instance of instances) await instance.stop();
+    await storage?.drop();
+    await upstream?.close();
+  });
+
+  test('an authorization started on one instance is decided, resumed and used on the other', async () => {
+    const [a, b] = instances as [TestService, TestService];
+    const { workspace } = await a.workspace({ config: config(upstream.url) });
+    const admin = await appClient(b).signIn(workspace, 'admin@acme.test');
+    const resource = `${a.url}/mcp/${workspace.slug}/rec`;
+    const onA = oauthClient(a.url);
+    const onB = oauthClient(b.url);
+    const clientId = await onA.register();
+    const auth = await onA.authorize(clientId, resource);
+    // The consent page, the decision and the resumption are served by the other instance.
+    const { query } = await onB.decide(auth, admin, 'allow');
+    assert.equal(query?.get('iss'), a.url);
+    const exchanged = await onA.token({
+      grant_type: 'authorization_code',
+      code: query!.get('code')!,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: auth.verifier,
+      client_id: clientId,
+      resource,
+    });
+    assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
+    for (const instance of instances) {
+      const answer = await fetch(`${instance.url}/mcp/${workspace.slug}/rec`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${exchanged.body.access_token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(initialize),
+      });
+      await answer.arrayBuffer();
+      assert.equal(answer.status, 200, instance.url);
+    }
+  });
+});
