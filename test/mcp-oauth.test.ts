@@ -313,6 +313,31 @@ for (const backend of backends) {
       assert.equal(JSON.parse(revoked.data).by, 'client');
     });
 
+    test('a client that revokes its access token ends its grant: recorded, and gone from the keys page', async () => {
+      const { workspace, admin } = await setUp();
+      const oauth = oauthClient(t.url);
+      const resource = resourceOf(workspace);
+      const { clientId, tokens } = await oauth.connect(admin, resource);
+      const revoked = await fetch(`${t.url}/oauth/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: tokens.access_token, client_id: clientId }),
+      });
+      await revoked.arrayBuffer();
+      assert.equal(revoked.status, 200);
+      assert.equal((await tryToken(resource, tokens.access_token)).status, 401);
+      const refreshed = await oauth.token({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: clientId,
+        resource,
+      });
+      assert.equal(refreshed.status, 400);
+      const entry = await waitForEntry(workspace, 'oauth.revoked');
+      assert.equal(JSON.parse(entry.data).by, 'client');
+      assert.doesNotMatch((await app.get(admin, '/app/admin/keys')).text, /Test assistant/);
+    });
+
     test('an admin revokes a grant on the keys page: the next request with its token is refused', async () => {
       const { workspace, admin } = await setUp();
       const resource = resourceOf(workspace);
@@ -360,6 +385,40 @@ for (const backend of backends) {
         'login_required',
         'prompt=none',
       );
+      // Each endpoint answers at its one spelling: no other case, no trailing slash, past the checks.
+      const query = new URL(
+        `http://x/?${new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code', prompt: 'none', resource })}`,
+      ).search;
+      for (const path of ['/oauth/authorize/', '/oauth/Authorize', '/oauth/AUTHORIZE/']) {
+        const variant = await fetch(`${t.url}${path}${query}`, { redirect: 'manual' });
+        await variant.arrayBuffer();
+        assert.equal(variant.status, 404, path);
+      }
+      for (const path of ['/oauth/register/', '/oauth/Register']) {
+        const variant = await fetch(`${t.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [REDIRECT_URI] }),
+        });
+        await variant.arrayBuffer();
+        assert.equal(variant.status, 404, path);
+      }
+      // A registration states its length, and a short one.
+      const chunked = await fetch(`${t.url}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new Blob([JSON.stringify({ redirect_uris: [REDIRECT_URI] })]).stream(),
+        duplex: 'half',
+      } as RequestInit);
+      await chunked.arrayBuffer();
+      assert.equal(chunked.status, 411);
+      const large = await fetch(`${t.url}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: [REDIRECT_URI], client_name: 'x'.repeat(20_000) }),
+      });
+      await large.arrayBuffer();
+      assert.equal(large.status, 413);
       const formPost = await oauth.authorize(clientId, resource, { responseMode: 'form_post' });
       assert.equal(formPost.status, 303, 'an answer mode is dropped: the request goes on to consent');
       assert.match(formPost.location, /^\/app\/oauth\//);
@@ -377,25 +436,30 @@ for (const backend of backends) {
       assert.equal(signedOut.status, 303);
       assert.equal(signedOut.headers.get('location'), `/app/login?next=${encodeURIComponent(auth.location)}`);
       // Allow sent twice before the browser moves on (a double click): the second is refused.
-      const post = () =>
-        fetch(new URL(auth.location, t.url), {
+      const post = (verdict = 'allow', request = auth) =>
+        fetch(new URL(request.location, t.url), {
           method: 'POST',
           headers: {
-            cookie: auth.jar.header(`approvals_session=${admin.cookie}`),
+            cookie: request.jar.header(`approvals_session=${admin.cookie}`),
             'content-type': 'application/x-www-form-urlencoded',
             origin: t.url,
           },
-          body: new URLSearchParams({ _csrf: admin.csrf, verdict: 'allow' }),
+          body: new URLSearchParams({ _csrf: admin.csrf, verdict }),
           redirect: 'manual',
         });
       const first = await post();
       assert.equal(first.status, 303);
       assert.equal((await post()).status, 409);
+      assert.equal((await post('refuse')).status, 409, 'a refusal after Allow changes nothing');
+      // Three at once: one decision.
+      const again = await oauth.authorize(await oauth.register(), resource);
+      const posts = await Promise.all([1, 2, 3].map(() => post('allow', again)));
+      assert.deepEqual(posts.map((answer) => answer.status).sort(), [303, 409, 409]);
       const grants = await t.service.ctx.db.one<{ n: unknown }>(
         'SELECT COUNT(*) AS n FROM oauth_grants WHERE workspace_id = $1',
         [workspace.id],
       );
-      assert.equal(Number(grants?.n), 1, 'one grant for one decision');
+      assert.equal(Number(grants?.n), 2, 'one grant for each request decided');
     });
 
     test("the consent page's form may lead only to the client: its origin, an app's scheme, an IPv6 loopback's scheme", async () => {

@@ -35,6 +35,10 @@ export const consentPath = (uid: string) => `/app/oauth/${uid}`;
 export const OIDC_SCOPES = ['openid', 'offline_access'];
 /** A registration is a few redirect URIs and names: more than this is not one. */
 const REGISTRATION_BYTES = 16 * 1024;
+/** Registrations a minute from one address: a hosted assistant registers for each of its users. */
+const REGISTRATIONS_PER_MINUTE = 120;
+/** The library's endpoints, each at its one spelling: authorization (and its resumption), token, registration, revocation, keys. */
+const OAUTH_PATHS = /^\/oauth\/(?:authorize(?:\/[A-Za-z0-9_-]+)?|token|register|revoke|jwks)$/;
 
 /** The page the library's errors are shown on: their fixed codes and texts, escaped. */
 const errorPage = (error: string, description: string | undefined) =>
@@ -134,6 +138,9 @@ function configuration(ctx: ServiceContext): Configuration {
       },
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // A client that revokes any of its tokens ends its grant, as a member's revocation does: recorded,
+    // and gone from the keys page (the library would otherwise keep a grant with no token left).
+    revokeGrantPolicy: () => true,
     rotateRefreshToken: true,
     // Tokens live by their own times, not the library's browser session.
     expiresWithSession: async () => false,
@@ -234,17 +241,33 @@ export function oauthServer(app: FastifyInstance, ctx: ServiceContext, counter: 
 
   /** Hands the raw request to the library, as if it came to PUBLIC_URL. */
   const handleRequest = async (request: FastifyRequest, reply: FastifyReply) => {
-    // Registering and starting an authorization need no credential and write a row: an address gets
-    // the anonymous quota for them (20 a minute), apart from its other requests without a key.
-    const path = request.url.split('?')[0];
-    if ((path === '/oauth/register' && request.method === 'POST') || path === '/oauth/authorize') {
-      const limit = await checkLimit(counter, `ip:${request.ip}:oauth`, ANONYMOUS_LIMIT, ctx.now());
+    const path = request.url.split('?')[0]!;
+    // The library's router ignores case and a trailing slash; ours serves each endpoint at its one
+    // spelling, so the checks below (and the first leg's, in the library's middleware) see every request.
+    if (path.startsWith('/oauth/') && !OAUTH_PATHS.test(path))
+      return reply.code(404).send({ error: 'not_found' });
+    // Registering and starting an authorization need no credential and write a row: an address gets a
+    // quota for them, apart from its other requests without a key. A registration comes from a
+    // client's server (a hosted assistant's, for all of its users) and gets more.
+    const register = path === '/oauth/register' && request.method === 'POST';
+    if (register || path === '/oauth/authorize') {
+      const limit = register
+        ? await checkLimit(counter, `ip:${request.ip}:oauth-register`, REGISTRATIONS_PER_MINUTE, ctx.now())
+        : await checkLimit(counter, `ip:${request.ip}:oauth-authorize`, ANONYMOUS_LIMIT, ctx.now());
       if (!limit.allowed)
         return reply
           .code(429)
           .header('Retry-After', String(limit.resetSeconds))
           .send({ error: 'rate_limited', error_description: 'too many requests from this address' });
-      if (Number(request.headers['content-length'] ?? 0) > REGISTRATION_BYTES)
+    }
+    if (register) {
+      // Counted before the library reads it: a registration states its length, and a short one.
+      const length = request.headers['content-length'];
+      if (length === undefined)
+        return reply
+          .code(411)
+          .send({ error: 'invalid_request', error_description: 'Content-Length is required' });
+      if (Number(length) > REGISTRATION_BYTES)
         return reply
           .code(413)
           .send({ error: 'invalid_request', error_description: 'the request is too large' });

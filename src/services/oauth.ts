@@ -4,7 +4,7 @@
  * desktop app) to call it on the workspace's behalf. What was allowed is a grant: listed, revocable,
  * each grant and revocation in the evidence. An access token is good for its one resource only.
  */
-import type { Member } from '../store/members.ts';
+import { findMember, type Member } from '../store/members.ts';
 import { findMcpServerBySlug } from '../store/mcp-servers.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 import {
@@ -21,9 +21,9 @@ import {
   touchOAuthGrant,
 } from '../store/oauth.ts';
 import { findWorkspace, findWorkspaceBySlug, type Workspace } from '../store/workspaces.ts';
-import type { Sql } from '../store/db.ts';
+import { type Sql, UniqueViolationError } from '../store/db.ts';
 import type { ServiceContext } from './context.ts';
-import { notFound } from './errors.ts';
+import { notFound, ServiceError } from './errors.ts';
 import { type Chain, openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 import { SLUG_PATTERN } from './workspaces.ts';
@@ -71,17 +71,24 @@ export const clientNameOf = (client: { clientId: string; clientName?: string }) 
 export const mayGrantOAuth = (workspace: Workspace, member: Pick<Member, 'role'>) =>
   member.role === 'admin' || (member.role === 'approver' && workspace.oauthGrantRole === 'approver');
 
-/** Records what a member allowed, with its evidence, once the OAuth library has saved its grant. */
+/**
+ * Records what a member allowed, with its evidence, before the OAuth library saves its grant. Checked
+ * again under the workspace's lock, which a configuration change takes too: a member removed or
+ * lowered, or a server removed, since the consent page was read cannot grant. One grant per
+ * authorization request: a second decision on it is a `conflict`.
+ */
 export async function recordOAuthGrant(
   ctx: ServiceContext,
   input: {
     grantId: string;
+    interactionUid: string;
     workspace: Workspace;
     server: McpServer;
     member: Member;
     client: { id: string; name: string };
   },
 ): Promise<void> {
+  const now = ctx.now();
   const grant: OAuthGrant = {
     id: input.grantId,
     workspaceId: input.workspace.id,
@@ -89,22 +96,38 @@ export async function recordOAuthGrant(
     memberId: input.member.id,
     clientId: input.client.id,
     clientName: input.client.name.slice(0, CLIENT_NAME_CHARS),
-    createdAt: ctx.now(),
-    expiresAt: ctx.now() + GRANT_DAYS * 86_400_000,
+    createdAt: now,
+    expiresAt: now + GRANT_DAYS * 86_400_000,
     lastUsedAt: null,
     revokedAt: null,
   };
-  await ctx.db.transaction(async (tx) => {
-    const chain = await openChain(tx, ctx, grant.workspaceId);
-    await insertOAuthGrant(tx, grant);
-    await chain.append('oauth.granted', {
-      grant: grant.id,
-      client_id: grant.clientId,
-      client_name: grant.clientName,
-      member: input.member.email,
-      mcp_server: input.server.slug,
+  try {
+    await ctx.db.transaction(async (tx) => {
+      const chain = await openChain(tx, ctx, grant.workspaceId);
+      const [workspace, member, server] = await Promise.all([
+        findWorkspace(tx, grant.workspaceId),
+        findMember(tx, grant.workspaceId, grant.memberId),
+        findMcpServerBySlug(tx, grant.workspaceId, input.server.slug),
+      ]);
+      if (!workspace || !member || !mayGrantOAuth(workspace, member) || server?.id !== grant.mcpServerId)
+        throw new ServiceError(
+          'validation_failed',
+          'You may no longer allow this client: the workspace changed.',
+        );
+      await insertOAuthGrant(tx, grant, input.interactionUid);
+      await chain.append('oauth.granted', {
+        grant: grant.id,
+        client_id: grant.clientId,
+        client_name: grant.clientName,
+        member: member.email,
+        mcp_server: server.slug,
+      });
     });
-  });
+  } catch (error) {
+    if (error instanceof UniqueViolationError)
+      throw new ServiceError('conflict', 'this authorization request was decided already');
+    throw error;
+  }
 }
 
 /**
@@ -144,7 +167,7 @@ export async function revokeGrantsNoLongerHeld(
   workspaceId: string,
 ) {
   const workspace = await findWorkspace(tx, workspaceId);
-  for (const grant of await listOAuthGrantHolders(tx, workspaceId)) {
+  for (const grant of await listOAuthGrantHolders(tx, workspaceId, ctx.now())) {
     const reason = grant.memberRemoved
       ? 'member_removed'
       : grant.serverRemoved

@@ -104,11 +104,12 @@ const grantColumns = `g.id, g.workspace_id AS "workspaceId", g.mcp_server_id AS 
   g.client_id AS "clientId", g.client_name AS "clientName", g.created_at AS "createdAt",
   g.expires_at AS "expiresAt", g.last_used_at AS "lastUsedAt", g.revoked_at AS "revokedAt"`;
 
-export async function insertOAuthGrant(sql: Sql, grant: OAuthGrant): Promise<void> {
+/** `interactionUid`: the authorization request it answers, which has one grant at most. */
+export async function insertOAuthGrant(sql: Sql, grant: OAuthGrant, interactionUid: string): Promise<void> {
   await sql.run(
     `INSERT INTO oauth_grants (id, workspace_id, mcp_server_id, member_id, client_id, client_name, created_at,
-       expires_at, last_used_at, revoked_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, NULL)`,
+       expires_at, interaction_uid, last_used_at, revoked_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL)`,
     [
       grant.id,
       grant.workspaceId,
@@ -118,6 +119,7 @@ export async function insertOAuthGrant(sql: Sql, grant: OAuthGrant): Promise<voi
       grant.clientName,
       grant.createdAt,
       grant.expiresAt,
+      interactionUid,
     ],
   );
 }
@@ -155,13 +157,13 @@ export const listOAuthGrants = (sql: Sql, workspaceId: string, now: number) =>
   );
 
 /** A workspace's grants in force, with what decides whether they still hold: their member and MCP server. */
-export const listOAuthGrantHolders = (sql: Sql, workspaceId: string) =>
+export const listOAuthGrantHolders = (sql: Sql, workspaceId: string, now: number) =>
   sql.all<{ id: string; clientId: string; role: Role; memberRemoved: boolean; serverRemoved: boolean }>(
     `SELECT g.id, g.client_id AS "clientId", m.role, m.removed_at IS NOT NULL AS "memberRemoved",
        s.removed_at IS NOT NULL AS "serverRemoved"
      FROM oauth_grants g JOIN members m ON m.id = g.member_id JOIN mcp_servers s ON s.id = g.mcp_server_id
-     WHERE g.workspace_id = $1 AND g.revoked_at IS NULL`,
-    [workspaceId],
+     WHERE g.workspace_id = $1 AND g.revoked_at IS NULL AND g.expires_at > $2`,
+    [workspaceId, now],
   );
 
 export const markOAuthGrantRevoked = (sql: Sql, workspaceId: string, id: string, now: number) =>

@@ -15,6 +15,8 @@ import {
 } from '../../services/oauth.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import type { Workspace } from '../../store/workspaces.ts';
+import { randomId } from '../../domain/ids.ts';
+import { ServiceError } from '../../services/errors.ts';
 import { html, when } from '../html.ts';
 import { APP_CSP, layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
@@ -127,6 +129,10 @@ export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps
     const asked = await requestOf(request, reply);
     if (!asked) return reply;
     const { session, provider, interaction, client, server, workspace } = asked;
+    // Sent twice (a double click, the back button, Allow then Refuse): the first decision stands.
+    const decidedAlready = () =>
+      problemPage(reply, 409, 'Already decided', 'This request was decided already.', session);
+    if (interaction.result) return decidedAlready();
     if (field(request.body, 'verdict') !== 'allow') {
       reply.hijack();
       await provider.interactionFinished(request.raw, reply.raw, {
@@ -137,18 +143,34 @@ export function oauthConsentPages(app: FastifyInstance, { ctx, oauth }: PageDeps
     }
     const refused = refusal(session, workspace);
     if (refused) return problemPage(reply, 403, 'Not allowed', refused, session);
-    // Sent twice (a double click, the back button): the first decision stands, once.
-    if (interaction.result)
-      return problemPage(reply, 409, 'Already decided', 'This request was decided already.', session);
 
+    // Ours first, once per request (two at once: one wins) and checked again under the workspace's
+    // lock; then the library's grant, under the same id.
+    const grantId = randomId('grant_', 24);
+    try {
+      await recordOAuthGrant(ctx, {
+        grantId,
+        interactionUid: interaction.uid,
+        workspace,
+        server,
+        member: session.member,
+        client,
+      });
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'conflict') return decidedAlready();
+      if (error instanceof ServiceError)
+        return problemPage(reply, 403, 'Not allowed', error.message, session);
+      throw error;
+    }
     const grant = new provider.Grant({ accountId: session.member.id, clientId: client.id });
+    // The id ours was recorded under: the library keeps one it is given (it makes one only if none).
+    Object.assign(grant, { jti: grantId });
     grant.addResourceScope(asked.resourceUrl, MCP_SCOPE);
     const asks = String(interaction.params.scope ?? '').split(' ');
     const oidc = OIDC_SCOPES.filter((scope) => asks.includes(scope));
     // The MCP scope is also one of the library's own: granted on both lists, as it may be asked on either.
     grant.addOIDCScope([MCP_SCOPE, ...oidc].join(' '));
-    const grantId = await grant.save();
-    await recordOAuthGrant(ctx, { grantId, workspace, server, member: session.member, client });
+    await grant.save();
     const returnTo = await provider.interactionResult(
       request.raw,
       reply.raw,

@@ -26,10 +26,13 @@ CREATE TABLE oauth_grants (
   client_name TEXT NOT NULL,
   created_at BIGINT NOT NULL,
   expires_at BIGINT NOT NULL,
+  -- The authorization request it answers: one grant each, however often Allow is sent.
+  interaction_uid TEXT NOT NULL,
   last_used_at BIGINT,
   revoked_at BIGINT
 );
 CREATE INDEX oauth_grants_workspace ON oauth_grants (workspace_id, created_at);
+CREATE UNIQUE INDEX oauth_grants_interaction ON oauth_grants (workspace_id, interaction_uid);
 
 -- Who may allow a client: admins (the default), or approvers too.
 ALTER TABLE workspaces ADD COLUMN oauth_grant_role TEXT NOT NULL DEFAULT 'admin'
