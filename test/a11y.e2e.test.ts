@@ -16,12 +16,16 @@ import type { Workspace } from '../src/store/workspaces.ts';
 import { sqlite } from './support/backends.ts';
 import { browserSkip, closeBrowser, launchBrowser, openPage, type TestPage } from './support/browser.ts';
 import { call, submission } from './support/http.ts';
+import { appClient } from './support/app-client.ts';
+import { oauthClient, REDIRECT_URI } from './support/oauth-client.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 
 const WORKSPACE = `members:
   - { email: admin@acme.test, name: Ada Admin, role: admin }
   - { email: bob@acme.test, name: Bob Approver, role: approver }
 groups: { finance: [admin@acme.test, bob@acme.test] }
+mcp_servers:
+  - { slug: github, name: GitHub, url: "http://127.0.0.1:9/mcp" }
 tools:
   - { connection: SDK, tool: payments.send, classification: approval }
   - { connection: SDK, tool: read_balance, classification: allow }
@@ -60,8 +64,17 @@ describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1, timeou
   const holds: string[] = [];
 
   before(async () => {
-    [browser, t] = await Promise.all([launchBrowser(), startTestService(sqlite)]);
+    [browser, t] = await Promise.all([
+      launchBrowser(),
+      // The MCP server's upstream is a loopback address nobody calls here.
+      startTestService(sqlite, { env: { ALLOW_PRIVATE_TARGETS: 'true' } }),
+    ]);
     ({ workspace, key } = await t.workspace({ config: WORKSPACE }));
+    // A client the admin allowed, for the keys page's connected clients.
+    await oauthClient(t.url).connect(
+      await appClient(t).signIn(workspace, 'admin@acme.test'),
+      `${t.url}/mcp/${workspace.slug}/github`,
+    );
     for (const [tool, amount] of [
       ['payments.send', 4200],
       ['payments.send', 120],
@@ -119,6 +132,19 @@ describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1, timeou
           assert.equal(answer?.status(), 200, path);
           found.push(...(await violations(opened, `${path} @${width}`)));
         }
+        // The OAuth consent page, reached as a client sends the browser there.
+        const clientId = await oauthClient(t.url).register({ client_name: 'Claude' });
+        const authorize = new URLSearchParams({
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: REDIRECT_URI,
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+          resource: `${t.url}/mcp/${workspace.slug}/github`,
+        });
+        await opened.page.goto(`/oauth/authorize?${authorize}`);
+        await opened.page.getByRole('heading', { name: 'Allow Claude?' }).waitFor();
+        found.push(...(await violations(opened, `consent page @${width}`)));
         assert.deepEqual(found, []);
       } finally {
         await opened.close();
