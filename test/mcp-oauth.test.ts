@@ -654,3 +654,30 @@ describe('OAuth across two instances on one PostgreSQL', { skip: postgres.skip }
     }
   });
 });
+
+for (const backend of backends) {
+  describe(`OAuth clients nobody uses on ${backend.name}`, { skip: backend.skip }, () => {
+    let t: TestService;
+    before(async () => {
+      t = await startTestService(backend, { env: { ALLOW_PRIVATE_TARGETS: 'true' } });
+    });
+    after(() => t?.close());
+
+    test('a client registered 30 days ago that no grant in force names is deleted; one in use stays', async () => {
+      const { workspace } = await t.workspace({ config: config('http://127.0.0.1:9/mcp') });
+      const admin = await appClient(t).signIn(workspace, 'admin@acme.test');
+      const oauth = oauthClient(t.url);
+      const resource = `${t.url}/mcp/${workspace.slug}/rec`;
+      const unused = await oauth.register();
+      const { clientId: used } = await oauth.connect(admin, resource);
+      // A day short of 30: both stay.
+      await t.clock.advance(29 * 86_400_000);
+      assert.equal((await oauth.authorize(unused, resource)).status, 303);
+      await t.clock.advance(2 * 86_400_000);
+      const gone = await oauth.authorize(unused, resource);
+      assert.equal(gone.status, 400);
+      assert.match(gone.text, /invalid_client/);
+      assert.equal((await oauth.authorize(used, resource)).status, 303);
+    });
+  });
+}

@@ -106,6 +106,12 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
     functions: { chainsToPublish: 1 },
   },
   {
+    kind: 'worker',
+    reason:
+      "the OAuth sweep: registered clients (global) that no workspace's grant in force names, 30 days after registering",
+    functions: { deleteUnusedOAuthClients: 1 },
+  },
+  {
     kind: 'secret',
     reason: 'the bearer token of every API request: its hash names the key, the key its workspace',
     functions: { findApiKeyWithWorkspace: 1 },

@@ -46,7 +46,9 @@ export function oauthRecords(ctx: ServiceContext, model: string) {
         // A grant is its own grant: revoking one deletes it with its tokens.
         grantId: model === 'Grant' ? id : typeof payload.grantId === 'string' ? payload.grantId : null,
         uid: typeof payload.uid === 'string' ? payload.uid : null,
+        clientId: model === 'Client' ? id : null,
         expiresAt: expiresIn ? now() + expiresIn * 1000 : null,
+        now: now(),
       });
     },
     find: async (id: string) =>

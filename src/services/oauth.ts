@@ -9,6 +9,7 @@ import { findMcpServerBySlug } from '../store/mcp-servers.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 import {
   deleteExpiredOAuthRecords,
+  deleteUnusedOAuthClients,
   destroyOAuthGrantRecords,
   findOAuthBearer,
   findOAuthGrant,
@@ -36,6 +37,8 @@ export const ACCESS_TOKEN_SECONDS = 15 * 60;
 export const REFRESH_TOKEN_DAYS = 30;
 /** However it is used, a grant ends after this long: the client asks a member again. */
 export const GRANT_DAYS = 365;
+/** A registered client that no grant in force names is deleted this long after it registered. */
+export const CLIENT_UNUSED_DAYS = 30;
 /** A client's name as shown and recorded: it is the client's own text. */
 const CLIENT_NAME_CHARS = 100;
 /** Last use is kept to the minute: a request a second does not write a second. */
@@ -190,8 +193,15 @@ export async function oauthGrantRevokedByClient(ctx: ServiceContext, grantId: st
 
 export type { OAuthGrantListed } from '../store/oauth.ts';
 
-/** Deletes the OAuth server's objects whose time is up (codes, tokens, interactions); returns how many. */
-export const sweepExpiredOAuthRecords = (ctx: ServiceContext) => deleteExpiredOAuthRecords(ctx.db, ctx.now());
+/**
+ * Deletes the OAuth server's objects whose time is up (codes, tokens, interactions), and the clients
+ * registered more than CLIENT_UNUSED_DAYS ago that no grant in force names.
+ */
+export async function sweepExpiredOAuthRecords(ctx: ServiceContext): Promise<void> {
+  const now = ctx.now();
+  await deleteExpiredOAuthRecords(ctx.db, now);
+  await deleteUnusedOAuthClients(ctx.db, now - CLIENT_UNUSED_DAYS * 86_400_000, now);
+}
 
 /** A workspace's grants still in force, for the keys page. */
 export const oauthGrantsOf = (ctx: ServiceContext, workspaceId: string) =>

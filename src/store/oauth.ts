@@ -16,14 +16,21 @@ export async function upsertOAuthRecord(
   sql: Sql,
   model: string,
   id: string,
-  record: { payload: string; grantId: string | null; uid: string | null; expiresAt: number | null },
+  record: {
+    payload: string;
+    grantId: string | null;
+    uid: string | null;
+    clientId: string | null;
+    expiresAt: number | null;
+    now: number;
+  },
 ): Promise<void> {
   await sql.run(
-    `INSERT INTO oauth_records (model, id, payload, grant_id, uid, expires_at, consumed_at)
-     VALUES ($1, $2, $3, $4, $5, $6, NULL)
+    `INSERT INTO oauth_records (model, id, payload, grant_id, uid, client_id, expires_at, consumed_at, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8)
      ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
-       uid = excluded.uid, expires_at = excluded.expires_at`,
-    [model, id, record.payload, record.grantId, record.uid, record.expiresAt],
+       uid = excluded.uid, client_id = excluded.client_id, expires_at = excluded.expires_at`,
+    [model, id, record.payload, record.grantId, record.uid, record.clientId, record.expiresAt, record.now],
   );
 }
 
@@ -86,6 +93,14 @@ export const destroyOAuthGrantRecords = (sql: Sql, grantId: string) =>
 /** Objects whose time is up: a sweep keeps the table to what can still be used. */
 export const deleteExpiredOAuthRecords = (sql: Sql, now: number) =>
   sql.run('DELETE FROM oauth_records WHERE expires_at IS NOT NULL AND expires_at <= $1', [now]);
+
+/** Registered clients older than `before` with no grant in force: registration is open to anyone. */
+export const deleteUnusedOAuthClients = (sql: Sql, before: number, now: number) =>
+  sql.run(
+    `DELETE FROM oauth_records WHERE model = 'Client' AND created_at < $1 AND client_id NOT IN
+       (SELECT client_id FROM oauth_grants WHERE revoked_at IS NULL AND expires_at > $2)`,
+    [before, now],
+  );
 
 export interface OAuthGrant {
   id: string;

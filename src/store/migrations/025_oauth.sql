@@ -11,6 +11,9 @@ CREATE TABLE oauth_records (
   uid TEXT,
   expires_at BIGINT,
   consumed_at BIGINT,
+  -- A registered client's own id (not a secret), so that clients nobody uses can be found and deleted.
+  client_id TEXT,
+  created_at BIGINT NOT NULL,
   PRIMARY KEY (model, id)
 );
 CREATE INDEX oauth_records_grant ON oauth_records (grant_id) WHERE grant_id IS NOT NULL;
