@@ -21,7 +21,7 @@ import { createWorkspace } from '../src/services/workspaces.ts';
 import { appClient } from './support/app-client.ts';
 import { backends, type Storage } from './support/backends.ts';
 import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
-import { REDIRECT_URI, oauthClient } from './support/oauth-client.ts';
+import { mcpAnswerWith, oauthClient, REDIRECT_URI } from './support/oauth-client.ts';
 import { killServerProcesses, type ServerProcess, startServerProcess } from './support/server-process.ts';
 import type { TestService } from './support/service.ts';
 
@@ -132,34 +132,9 @@ for (const backend of backends) {
       assert.equal(page.status, 200);
       assert.match(page.text, /Metadata document client/);
       const { query } = await oauth.decide(auth, admin, 'allow');
-      const exchanged = await oauth.token({
-        grant_type: 'authorization_code',
-        code: query!.get('code')!,
-        redirect_uri: REDIRECT_URI,
-        code_verifier: auth.verifier,
-        client_id: documentUrl,
-        resource,
-      });
+      const exchanged = await oauth.exchange(auth, query!, documentUrl, resource);
       assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
-      const answer = await fetch(resource, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${exchanged.body.access_token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-06-18',
-            capabilities: {},
-            clientInfo: { name: 'cimd', version: '1' },
-          },
-        }),
-      });
-      await answer.arrayBuffer();
+      const answer = await mcpAnswerWith(resource, exchanged.body.access_token);
       assert.equal(answer.status, 200);
 
       // A redirect URI the document does not list is refused, as for a registered client.

@@ -13,7 +13,7 @@ import { listEntries } from '../src/store/evidence.ts';
 import { appClient } from './support/app-client.ts';
 import { backends, postgres, type Storage } from './support/backends.ts';
 import { freePort, type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
-import { type Authorization, oauthClient, REDIRECT_URI } from './support/oauth-client.ts';
+import { type Authorization, mcpAnswerWith, oauthClient, REDIRECT_URI } from './support/oauth-client.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { until } from './support/wait.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
@@ -78,21 +78,6 @@ for (const backend of backends) {
     async function setUp(extra = '') {
       const { workspace, key } = await t.workspace({ config: config(upstream.url, extra) });
       return { workspace, key, admin: await app.signIn(workspace, 'admin@acme.test') };
-    }
-
-    /** A raw request to an MCP endpoint with a bearer token: what status and challenge it gets. */
-    async function tryToken(url: string, token: string) {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify(initialize),
-      });
-      await response.arrayBuffer();
-      return { status: response.status, challenge: response.headers.get('www-authenticate') };
     }
 
     async function connectWith(url: string, token: string) {
@@ -170,14 +155,7 @@ for (const backend of backends) {
       const { query } = await oauth.decide(auth, admin, 'allow');
       assert.equal(query!.get('state'), auth.state);
       assert.equal(query!.get('iss'), t.url);
-      const exchanged = await oauth.token({
-        grant_type: 'authorization_code',
-        code: query!.get('code')!,
-        redirect_uri: REDIRECT_URI,
-        code_verifier: auth.verifier,
-        client_id: clientId,
-        resource,
-      });
+      const exchanged = await oauth.exchange(auth, query!, clientId, resource);
       assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
       assert.equal(exchanged.body.token_type, 'Bearer');
       assert.ok(exchanged.body.expires_in <= 15 * 60);
@@ -245,9 +223,9 @@ for (const backend of backends) {
       const { workspace, admin } = await setUp();
       const { workspace: second } = await setUp();
       const { tokens } = await oauthClient(t.url).connect(admin, resourceOf(workspace));
-      assert.equal((await tryToken(resourceOf(workspace), tokens.access_token)).status, 200);
+      assert.equal((await mcpAnswerWith(resourceOf(workspace), tokens.access_token)).status, 200);
       for (const url of [resourceOf(workspace, 'other'), resourceOf(second), `${t.url}/mcp/rec`]) {
-        const refused = await tryToken(url, tokens.access_token);
+        const refused = await mcpAnswerWith(url, tokens.access_token);
         assert.equal(refused.status, 401, url);
         if (url !== `${t.url}/mcp/rec`) assert.match(refused.challenge ?? '', /error="invalid_token"/);
       }
@@ -267,7 +245,7 @@ for (const backend of backends) {
       const { clientId, tokens } = await oauth.connect(admin, resource);
       await t.clock.advance(16 * 60_000);
       try {
-        const expired = await tryToken(resource, tokens.access_token);
+        const expired = await mcpAnswerWith(resource, tokens.access_token);
         assert.equal(expired.status, 401);
         assert.match(expired.challenge ?? '', /error="invalid_token"/);
         // The workers ran at the new time: the deadline worker swept the expired token away.
@@ -287,7 +265,7 @@ for (const backend of backends) {
       });
       assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
       assert.notEqual(refreshed.body.refresh_token, tokens.refresh_token, 'refresh tokens rotate');
-      assert.equal((await tryToken(resource, refreshed.body.access_token)).status, 200);
+      assert.equal((await mcpAnswerWith(resource, refreshed.body.access_token)).status, 200);
     });
 
     test('a refresh token used twice ends the grant: every token of it is refused, and the evidence says so', async () => {
@@ -306,7 +284,7 @@ for (const backend of backends) {
       const reused = await oauth.token(form);
       assert.equal(reused.status, 400);
       assert.equal(reused.body.error, 'invalid_grant');
-      assert.equal((await tryToken(resource, first.body.access_token)).status, 401);
+      assert.equal((await mcpAnswerWith(resource, first.body.access_token)).status, 401);
       const again = await oauth.token({ ...form, refresh_token: first.body.refresh_token! });
       assert.equal(again.status, 400);
       const revoked = await waitForEntry(workspace, 'oauth.revoked');
@@ -325,7 +303,7 @@ for (const backend of backends) {
       });
       await revoked.arrayBuffer();
       assert.equal(revoked.status, 200);
-      assert.equal((await tryToken(resource, tokens.access_token)).status, 401);
+      assert.equal((await mcpAnswerWith(resource, tokens.access_token)).status, 401);
       const refreshed = await oauth.token({
         grant_type: 'refresh_token',
         refresh_token: tokens.refresh_token!,
@@ -352,7 +330,7 @@ for (const backend of backends) {
       const done = await app.post(admin, '/app/admin/keys/grants/revoke', { grant: grantId, confirm: 'yes' });
       assert.equal(done.status, 303);
       await assert.rejects(client.callTool({ name: 'record', arguments: { text: 'after' } }));
-      assert.equal((await tryToken(resource, tokens.access_token)).status, 401);
+      assert.equal((await mcpAnswerWith(resource, tokens.access_token)).status, 401);
       const entry = (await evidenceTypes(workspace)).find((e) => e.type === 'oauth.revoked');
       assert.equal(JSON.parse(entry!.data).by, 'admin@acme.test');
     });
@@ -493,16 +471,9 @@ for (const backend of backends) {
         const clientId = await oauth.register();
         const auth = await oauth.authorize(clientId, resource, { scope });
         const { query } = await oauth.decide(auth, admin, 'allow');
-        const exchanged = await oauth.token({
-          grant_type: 'authorization_code',
-          code: query!.get('code')!,
-          redirect_uri: REDIRECT_URI,
-          code_verifier: auth.verifier,
-          client_id: clientId,
-          resource,
-        });
+        const exchanged = await oauth.exchange(auth, query!, clientId, resource);
         assert.equal(exchanged.status, 200, `${scope}: ${JSON.stringify(exchanged.body)}`);
-        assert.equal((await tryToken(resource, exchanged.body.access_token)).status, 200, scope);
+        assert.equal((await mcpAnswerWith(resource, exchanged.body.access_token)).status, 200, scope);
       }
     });
 
@@ -521,7 +492,7 @@ for (const backend of backends) {
       const won = answers.filter((answer) => answer.status === 200);
       assert.ok(won.length <= 1, `${won.length} refreshes succeeded with one refresh token`);
       for (const answer of won)
-        assert.equal((await tryToken(resource, answer.body.access_token)).status, 401);
+        assert.equal((await mcpAnswerWith(resource, answer.body.access_token)).status, 401);
       await waitForEntry(workspace, 'oauth.revoked');
     });
 
@@ -547,7 +518,7 @@ for (const backend of backends) {
         const resource = resourceOf(workspace);
         const { clientId, tokens } = await oauthClient(t.url).connect(member, resource);
         await applyConfig(t.service.ctx, workspace, parseConfig(`${change}${extra}`));
-        assert.equal((await tryToken(resource, tokens.access_token)).status, 401, label);
+        assert.equal((await mcpAnswerWith(resource, tokens.access_token)).status, 401, label);
         const refreshed = await oauthClient(t.url).token({
           grant_type: 'refresh_token',
           refresh_token: tokens.refresh_token!,
@@ -559,7 +530,11 @@ for (const backend of backends) {
         assert.equal(JSON.parse(entry!.data).by, 'config', label);
         // Declared again, the member or server comes back without the grant.
         await applyConfig(t.service.ctx, workspace, parseConfig(`${base}${extra}`));
-        assert.equal((await tryToken(resource, tokens.access_token)).status, 401, `${label}, declared again`);
+        assert.equal(
+          (await mcpAnswerWith(resource, tokens.access_token)).status,
+          401,
+          `${label}, declared again`,
+        );
       }
     });
 
@@ -589,7 +564,7 @@ for (const backend of backends) {
       const { workspace: open } = await setUp('oauth: { grant_role: approver }\n');
       const openApprover = await app.signIn(open, 'ana@acme.test');
       const { tokens } = await oauth.connect(openApprover, resourceOf(open));
-      assert.equal((await tryToken(resourceOf(open), tokens.access_token)).status, 200);
+      assert.equal((await mcpAnswerWith(resourceOf(open), tokens.access_token)).status, 200);
     });
 
     /** The OAuth server's revocation is recorded behind its answer (an event of the library). */
@@ -630,26 +605,13 @@ describe('OAuth across two instances on one PostgreSQL', { skip: postgres.skip }
     // The consent page, the decision and the resumption are served by the other instance.
     const { query } = await onB.decide(auth, admin, 'allow');
     assert.equal(query?.get('iss'), a.url);
-    const exchanged = await onA.token({
-      grant_type: 'authorization_code',
-      code: query!.get('code')!,
-      redirect_uri: REDIRECT_URI,
-      code_verifier: auth.verifier,
-      client_id: clientId,
-      resource,
-    });
+    const exchanged = await onA.exchange(auth, query!, clientId, resource);
     assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
     for (const instance of instances) {
-      const answer = await fetch(`${instance.url}/mcp/${workspace.slug}/rec`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${exchanged.body.access_token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify(initialize),
-      });
-      await answer.arrayBuffer();
+      const answer = await mcpAnswerWith(
+        `${instance.url}/mcp/${workspace.slug}/rec`,
+        exchanged.body.access_token,
+      );
       assert.equal(answer.status, 200, instance.url);
     }
   });

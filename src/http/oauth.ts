@@ -22,6 +22,7 @@ import {
   ACCESS_TOKEN_SECONDS,
   GRANT_DAYS,
   MCP_SCOPE,
+  mcpResourceUrl,
   oauthGrantRevokedByClient,
   REFRESH_TOKEN_DAYS,
   resolveMcpResource,
@@ -295,7 +296,7 @@ export function oauthServer(app: FastifyInstance, ctx: ServiceContext, counter: 
   app.get<{ Params: { workspace: string; server: string } }>(
     '/.well-known/oauth-protected-resource/mcp/:workspace/:server',
     async (request, reply) => {
-      const resource = `${ctx.publicUrl}/mcp/${request.params.workspace}/${request.params.server}`;
+      const resource = mcpResourceUrl(ctx, request.params.workspace, request.params.server);
       const found = await resolveMcpResource(ctx, resource);
       reply.header('Access-Control-Allow-Origin', '*');
       if (!found) return reply.code(404).send({ error: 'not_found' });

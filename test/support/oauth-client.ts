@@ -162,23 +162,51 @@ export function oauthClient(baseUrl: string) {
     return { status: response.status, body: (await response.json()) as Tokens & { error?: string } };
   }
 
+  /** The code the client received for `auth`, exchanged at the token endpoint with its PKCE verifier. */
+  const exchange = (auth: Authorization, query: URLSearchParams, clientId: string, resource: string) =>
+    token({
+      grant_type: 'authorization_code',
+      code: query.get('code') ?? '',
+      redirect_uri: REDIRECT_URI,
+      code_verifier: auth.verifier,
+      client_id: clientId,
+      resource,
+    });
+
   /** Register, authorize, allow as `member`, exchange the code: a client's whole first connection. */
   async function connect(member: Session, resource: string) {
     const clientId = await register();
     const auth = await authorize(clientId, resource);
     const { query } = await decide(auth, member, 'allow');
     assert.equal(query?.get('state'), auth.state);
-    const exchanged = await token({
-      grant_type: 'authorization_code',
-      code: query!.get('code')!,
-      redirect_uri: REDIRECT_URI,
-      code_verifier: auth.verifier,
-      client_id: clientId,
-      resource,
-    });
+    const exchanged = await exchange(auth, query!, clientId, resource);
     assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
     return { clientId, tokens: exchanged.body };
   }
 
-  return { register, authorize, consentPage, decide, token, connect };
+  return { register, authorize, consentPage, decide, token, exchange, connect };
+}
+
+/** An MCP `initialize` sent with a bearer token: the status and the challenge it gets. */
+export async function mcpAnswerWith(url: string, token: string) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'oauth-test', version: '1' },
+      },
+    }),
+  });
+  await response.arrayBuffer();
+  return { status: response.status, challenge: response.headers.get('www-authenticate') };
 }
