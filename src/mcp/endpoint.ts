@@ -115,10 +115,11 @@ interface Principal {
   environment: Environment;
   /** Whose quota the tool calls count against. */
   quotaKey: string;
-  /** The agent identity when the credential fixes it (an OAuth grant); else the header or the key. */
+  /**
+   * The agent identity when the credential fixes it (an OAuth grant); null: `X-Service-Agent`, or
+   * `key:<first 12 characters of the key>`.
+   */
   agent: { id: string; label: string | null } | null;
-  /** What names the caller when no agent header does: `key:<first 12 characters of the key>`. */
-  keyAgent: string;
 }
 
 /**
@@ -138,7 +139,6 @@ async function principalOf(
       environment: auth.key.env,
       quotaKey: `key:${auth.key.id}`,
       agent: null,
-      keyAgent: `key:${token!.slice(0, 12)}`,
     };
   }
   if (params.workspace === undefined || !token) return null;
@@ -152,7 +152,6 @@ async function principalOf(
     environment: 'live',
     quotaKey: `grant:${grant.grant.id}`,
     agent: grant.agent,
-    keyAgent: grant.agent.id,
   };
 }
 
@@ -279,7 +278,7 @@ export function mcpRoutes(
       auth.agent ??
       (typeof agentHeader === 'string' && agentHeader.trim()
         ? { id: agentHeader.trim().slice(0, 200), label: null }
-        : { id: auth.keyAgent, label: null });
+        : { id: `key:${token!.slice(0, 12)}`, label: null });
     const caller: ProxyCaller = {
       workspace: auth.workspace,
       environment: auth.environment,
