@@ -82,6 +82,12 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((value) => value === 'true'),
+  TEAMS_APP_ID: z.string().optional(),
+  TEAMS_APP_PASSWORD: z.string().optional(),
+  TEAMS_TENANT_ID: z.string().optional(),
+  TEAMS_SERVICE_URL: z.url().default('https://smba.trafficmanager.net/teams/'),
+  TEAMS_TOKEN_URL: z.url().optional(),
+  TEAMS_OPENID_METADATA_URL: z.url().default('https://login.botframework.com/v1/.well-known/openidconfiguration'),
   NOTIFY_RETRY_SCALE: z.coerce.number().positive().max(1000).default(1),
 });
 
@@ -139,6 +145,18 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
             from: settings.SMS_FROM,
             apiUrl: settings.SMS_API_URL,
             replies: settings.SMS_REPLIES,
+          }
+        : null,
+    /** Microsoft Teams needs the bot's app id and password and the tenant it serves (single-tenant bot). */
+    teams:
+      settings.TEAMS_APP_ID && settings.TEAMS_APP_PASSWORD && settings.TEAMS_TENANT_ID
+        ? {
+            appId: settings.TEAMS_APP_ID,
+            appPassword: settings.TEAMS_APP_PASSWORD,
+            tenantId: settings.TEAMS_TENANT_ID,
+            serviceUrl: settings.TEAMS_SERVICE_URL,
+            tokenUrl: settings.TEAMS_TOKEN_URL,
+            openIdMetadataUrl: settings.TEAMS_OPENID_METADATA_URL,
           }
         : null,
     notifyRetryScale: settings.NOTIFY_RETRY_SCALE,

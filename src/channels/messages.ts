@@ -6,6 +6,7 @@
  * E-mails show every argument in full. Slack, SMS (and the widget) have room for a summary only: they
  * offer a one-click decision only when it shows every argument, a link to review it otherwise.
  */
+import { durationText } from '../domain/follow-ups.ts';
 import { outcomeText } from '../domain/outcome-text.ts';
 import { fourEyesLine } from '../domain/four-eyes.ts';
 import type { Hold } from '../domain/hold.ts';
@@ -67,10 +68,28 @@ function frame(brand: Branding, title: string, body: ReturnType<typeof html>) {
     </html>`.toString();
 }
 
-export function requestMail(brand: Branding, hold: Hold, link: string): Omit<MailMessage, 'to'> {
+/** A reminder: how long is left to decide and who approved so far (members' names, not agent text). */
+export interface Reminder {
+  leftMs: number;
+  approvedBy: string[];
+}
+
+/** `Reminder: 25 min left · approved so far by Ada Admin`. */
+export const reminderLine = (reminder: Reminder) =>
+  `Reminder: ${durationText(reminder.leftMs)} left to decide${
+    reminder.approvedBy.length > 0 ? ` · approved so far by ${reminder.approvedBy.join(', ')}` : ' · nobody has approved yet'
+  }`;
+
+export function requestMail(
+  brand: Branding,
+  hold: Hold,
+  link: string,
+  reminder?: Reminder,
+): Omit<MailMessage, 'to'> {
   const summary = fullAction(hold);
-  const subject = `Approval needed: ${subjectAction(hold)} · ${fourEyesLine(hold)}`;
+  const subject = `${reminder ? `Reminder, ${durationText(reminder.leftMs)} left` : 'Approval needed'}: ${subjectAction(hold)} · ${fourEyesLine(hold)}`;
   const text = [
+    ...(reminder ? [`${reminderLine(reminder)}.`, ''] : []),
     `${headline(hold)}.`,
     '',
     summary,
@@ -80,7 +99,7 @@ export function requestMail(brand: Branding, hold: Hold, link: string): Omit<Mai
     '',
     `— ${brand.name}`,
   ].join('\n');
-  const body = html`<p>
+  const body = html`${reminder ? html`<p><strong>${reminderLine(reminder)}.</strong></p>` : null}<p>
       <strong>${hold.agentLabel ?? hold.agentId}</strong> wants to run <code>${hold.toolName}</code> on
       <strong>${hold.connection}</strong>.
     </p>
@@ -164,12 +183,16 @@ export function slackMessage(
   link: string | null,
   approvedBy: string[],
   reviewUrl: string,
+  reminder?: Reminder,
 ): SlackMessage {
   const summary = channelSummary(hold, 'slack');
   const head = headline(hold);
   const blocks: unknown[] = [
     { type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(head)}*\n${codeBlock(summary.text)}` } },
   ];
+  // Only while it waits: once decided, the message shows the outcome like every other.
+  if (reminder && hold.status === 'pending')
+    blocks.unshift({ type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(reminderLine(reminder))}*` } });
   if (hold.status === 'pending' && !summary.complete)
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `_${NOT_IN_FULL}_` } });
   const facts = [`${brand.name}`, hold.status === 'pending' ? deadline(hold) : null];
@@ -220,7 +243,9 @@ export function slackMessage(
   }
   // The notification text is mrkdwn too: escaped, so no `<!channel>` or disguised link gets through.
   const text = mrkdwn(
-    hold.status === 'pending' ? `Approval needed: ${head}` : `${outcomeText(hold)}: ${head}`,
+    hold.status === 'pending'
+      ? `${reminder ? `Reminder, ${durationText(reminder.leftMs)} left` : 'Approval needed'}: ${head}`
+      : `${outcomeText(hold)}: ${head}`,
   );
   return { text, blocks };
 }
@@ -229,9 +254,10 @@ export function slackMessage(
  * The SMS: short, with the link, and the reply codes when replies are on and the text shows every
  * argument; otherwise the link is to review it in full.
  */
-export function smsText(hold: Hold, link: string, replyCode: string | null): string {
+export function smsText(hold: Hold, link: string, replyCode: string | null, reminder?: Reminder): string {
   const summary = channelSummary(hold, 'sms');
-  const start = `Approval needed (${nameText(hold.connection)}): ${summary.text}`;
+  const lead = reminder ? `Reminder, ${durationText(reminder.leftMs)} left` : 'Approval needed';
+  const start = `${lead} (${nameText(hold.connection)}): ${summary.text}`;
   if (!summary.complete) return `${start} Review it in full: ${link}`;
   return `${start} ${link}${replyCode ? ` Or reply YES ${replyCode} / NO ${replyCode}.` : ''}`;
 }

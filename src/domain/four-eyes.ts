@@ -1,24 +1,73 @@
 /**
- * Four-eyes context: why a member cannot decide a hold, and who the hold waits for. Pure; the checks
- * are those of `recordDecision` (src/services/decide-hold.ts), in its order, so what the app says
- * before a decision is what the decision would answer.
+ * Four-eyes context: in what capacity a member may decide a hold (themselves, or on behalf of a member
+ * who delegated to them), why not, and who the hold waits for. Pure; `recordDecision`
+ * (src/services/decide-hold.ts), the app and the notifications all ask `decisionCapacity`, so what the
+ * app says before a decision is what the decision answers, and who is asked is who may answer.
  */
 import { type Hold, isApprover } from './hold.ts';
 
-export type DecisionBlocker = 'viewer' | 'not_an_approver' | 'closed' | 'already_decided';
+/** `own_request`: the hold was requested through an agent identity mapped to the member. */
+export type DecisionBlocker = 'viewer' | 'not_an_approver' | 'closed' | 'already_decided' | 'own_request';
 
-export function decisionBlocker(
-  hold: Pick<Hold, 'status' | 'expiresAt' | 'approvers'>,
-  member: { email: string; role: string },
-  groupsOfMember: string[],
-  decidedByMember: boolean,
-  now: number,
-): DecisionBlocker | null {
-  if (member.role === 'viewer') return 'viewer';
-  if (!isApprover(hold.approvers, member, groupsOfMember)) return 'not_an_approver';
-  if (hold.status !== 'pending' || (hold.expiresAt !== null && hold.expiresAt <= now)) return 'closed';
-  return decidedByMember ? 'already_decided' : null;
+/** A member as the decision sees them: their role, groups and the agent identities mapped to them. */
+export interface Decider {
+  id: string;
+  email: string;
+  name: string;
+  role: string;
+  groups: readonly string[];
+  agents: readonly string[];
 }
+
+/** A decision already recorded on the hold: who acted, and for whom when a delegate acted. */
+export interface PastDecision {
+  memberId: string;
+  onBehalfOf: string | null;
+}
+
+export type Capacity =
+  | { blocker: DecisionBlocker }
+  /** `onBehalfOf`: the member whose approval the delegate gives; null when the member decides as themselves. */
+  | { blocker: null; onBehalfOf: Decider | null };
+
+/**
+ * `delegators`: the members whose delegation to this member is in force now. Each person counts once
+ * on a hold, as actor or as the one acted for: a delegate who decided for someone cannot decide again
+ * as themselves, and nobody decides for a member who decided (or was decided for) already.
+ */
+export function decisionCapacity(
+  hold: Pick<Hold, 'status' | 'expiresAt' | 'approvers' | 'agentId'>,
+  member: Decider,
+  delegators: readonly Decider[],
+  decisions: readonly PastDecision[],
+  now: number,
+): Capacity {
+  if (member.role === 'viewer') return { blocker: 'viewer' };
+  const approves = (person: Decider) =>
+    isApprover(hold.approvers, { email: person.email, role: person.role }, [...person.groups]);
+  const self = approves(member);
+  const principals = delegators
+    .filter((delegator) => delegator.id !== member.id && approves(delegator))
+    .sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
+  if (!self && principals.length === 0) return { blocker: 'not_an_approver' };
+  if (hold.status !== 'pending' || (hold.expiresAt !== null && hold.expiresAt <= now)) {
+    return { blocker: 'closed' };
+  }
+  const counted = new Set(
+    decisions.flatMap((d) => (d.onBehalfOf ? [d.memberId, d.onBehalfOf] : [d.memberId])),
+  );
+  if (counted.has(member.id)) return { blocker: 'already_decided' };
+  if (member.agents.includes(hold.agentId)) return { blocker: 'own_request' };
+  if (self) return { blocker: null, onBehalfOf: null };
+  const open = principals.filter((principal) => !counted.has(principal.id));
+  if (open.length === 0) return { blocker: 'already_decided' };
+  const principal = open.find((candidate) => !candidate.agents.includes(hold.agentId));
+  return principal ? { blocker: null, onBehalfOf: principal } : { blocker: 'own_request' };
+}
+
+/** Whether a delegation covers the moment `now`: from its start (inclusive) to its end (exclusive). */
+export const delegationInForce = (delegation: { from: number; until: number } | null, now: number) =>
+  delegation !== null && delegation.from <= now && now < delegation.until;
 
 /** `role:admin`, `group:finance`, `bob@acme.test` as a person says them: `an admin or finance or bob@acme.test`. */
 export function approversInWords(approvers: readonly string[]): string {

@@ -5,7 +5,7 @@ export type HoldStatus =
 export type SubmitStatus = 'allowed' | 'pending' | 'denied';
 export type Verdict = 'approve' | 'reject';
 /** `rule`: decided by a rule at submission; `agent`: withdrawn by its agent (an MCP task cancelled). */
-export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'widget' | 'rule' | 'agent';
+export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'teams' | 'widget' | 'rule' | 'agent';
 export type Environment = 'live' | 'test';
 
 export const SDK_CONNECTION = 'SDK';

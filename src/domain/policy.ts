@@ -5,6 +5,7 @@
  * acts as a rule too, and a tool nobody classified needs an admin (fail-closed). The result does not
  * depend on the order of the rules.
  */
+import type { EscalationDefinition, RemindDefinition } from './follow-ups.ts';
 import { type Effect, type RuleMatch, scopeKey } from './rules.ts';
 
 export type Classification = 'new' | 'allow' | 'approval' | 'deny';
@@ -23,6 +24,9 @@ export interface Outcome {
   reason: string | null;
   /** What the deciding rule saw, for the evidence entry. */
   facts: Record<string, unknown>;
+  /** The deciding approval rule's reminders and escalation steps (none for the classifications). */
+  remind: RemindDefinition | null;
+  escalate: EscalationDefinition[];
 }
 
 const CLASSIFICATION_RULE: Record<Classification, { name: string; effect: Effect }> = {
@@ -43,6 +47,8 @@ interface Candidate {
   timeoutMinutes: number;
   reason: string | null;
   facts: Record<string, unknown>;
+  remind: RemindDefinition | null;
+  escalate: EscalationDefinition[];
 }
 
 function fromMatch(match: RuleMatch, counts: Counts): Candidate | null {
@@ -64,6 +70,8 @@ function fromMatch(match: RuleMatch, counts: Counts): Candidate | null {
     timeoutMinutes: rule.timeout_minutes ?? DEFAULT_TIMEOUT_MINUTES,
     reason: rule.effect === 'deny' ? rule.reason || `Denied by rule: ${rule.name}` : null,
     facts,
+    remind: approval ? (rule.remind ?? null) : null,
+    escalate: approval ? (rule.escalate ?? []) : [],
   };
 }
 
@@ -77,6 +85,8 @@ function fromClassification(classification: Classification): Candidate {
     timeoutMinutes: DEFAULT_TIMEOUT_MINUTES,
     reason: effect === 'deny' ? `Denied by rule: ${name}` : null,
     facts: { classification },
+    remind: null,
+    escalate: [],
   };
 }
 
@@ -123,6 +133,8 @@ export function decide(input: {
     approvalsRequired: chosen.approvalsRequired,
     timeoutMinutes: chosen.timeoutMinutes,
     reason: chosen.reason,
+    remind: chosen.remind,
+    escalate: chosen.escalate,
     facts: {
       ...chosen.facts,
       classification,

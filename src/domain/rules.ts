@@ -5,6 +5,7 @@
  */
 import { RE2JS } from 're2js';
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
+import type { EscalationDefinition, RemindDefinition } from './follow-ups.ts';
 
 export const OPERATORS = [
   'eq',
@@ -51,6 +52,10 @@ export interface RuleDefinition {
   approvals_required?: number;
   timeout_minutes?: number;
   reason?: string | null;
+  /** Reminders to those who have not decided yet (approval only). */
+  remind?: RemindDefinition;
+  /** Approvers added when nobody has finished deciding in time (approval only). */
+  escalate?: EscalationDefinition[];
 }
 
 export interface Call {

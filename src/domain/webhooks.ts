@@ -47,7 +47,13 @@ export function eventOf(hold: Hold): WebhookEvent | null {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function eventBody(event: WebhookEvent, hold: Hold, now: number) {
+/** Who gave a decision a delegate made: both names (absent on decisions members made themselves). */
+export interface DelegatedBy {
+  decided_by: string;
+  on_behalf_of: string;
+}
+
+export function eventBody(event: WebhookEvent, hold: Hold, now: number, delegated?: DelegatedBy) {
   const common = {
     status: hold.status,
     tool_name: hold.toolName,
@@ -61,7 +67,49 @@ export function eventBody(event: WebhookEvent, hold: Hold, now: number) {
       : {
           ...common,
           decided_at: iso(hold.decidedAt),
-          decision: { verdict: hold.verdict, reason: hold.reason, channel: hold.channel },
+          decision: { verdict: hold.verdict, reason: hold.reason, channel: hold.channel, ...delegated },
         };
   return { event, created_at: iso(now), id: hold.id, data };
+}
+
+/**
+ * `hold.reminded` and `hold.escalated`: a pending hold's follow-ups (reminders sent to those who have not
+ * decided; approvers added by an escalation step). `id` is the hold's, as for its decision events.
+ */
+export function followUpEventBody(
+  event: 'hold.reminded' | 'hold.escalated',
+  hold: Hold,
+  now: number,
+  detail: Record<string, unknown>,
+) {
+  return {
+    event,
+    created_at: iso(now),
+    id: hold.id,
+    data: {
+      status: hold.status,
+      tool_name: hold.toolName,
+      summary: summarize(hold.toolName, hold.arguments),
+      agent: { id: hold.agentId },
+      connection: hold.connection,
+      expires_at: iso(hold.expiresAt),
+      approvals: { required: hold.approvalsRequired, received: hold.approvalsReceived },
+      ...detail,
+    },
+  };
+}
+
+/** `delegation.changed`: a member's approvals go to another member for a period, or no longer do. */
+export function delegationEventBody(
+  orgId: string,
+  change: Record<string, unknown>,
+  reference: string,
+  now: number,
+) {
+  return {
+    event: 'delegation.changed' as const,
+    created_at: iso(now),
+    id: reference,
+    data: { orgId, ...change },
+  };
 }

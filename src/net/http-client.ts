@@ -26,7 +26,8 @@ export interface HttpAnswer {
 }
 
 export interface SendOptions {
-  method: 'GET' | 'POST';
+  /** Passed to undici as it is (PUT: the Bot Connector's activity update). */
+  method: 'GET' | 'POST' | 'PUT';
   headers?: Record<string, string>;
   body?: string;
   /** The whole exchange, connecting and reading the answer included. */

@@ -23,6 +23,7 @@ import {
   findWorkspace,
   updateWorkspaceProfile,
   updateWorkspaceOAuthGrantRole,
+  updateWorkspaceRemind,
   updateWorkspaceSlackChannel,
   type Workspace,
 } from '../store/workspaces.ts';
@@ -40,7 +41,7 @@ import { checkTarget } from '../net/internal-addresses.ts';
 import { type FieldIssue, ServiceError } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { revokeGrantsNoLongerHeld } from './oauth.ts';
-import { configureWebhook } from './webhooks.ts';
+import { configureWebhook, emitDelegationEvents } from './webhooks.ts';
 
 export { parseConfig } from './config-file.ts';
 
@@ -197,23 +198,65 @@ async function applyIn(tx: Sql, ctx: ServiceContext, workspace: Workspace, { con
   }
   if (config.members) {
     const existing = new Map(storedMembers.map((member) => [member.email, member]));
+    // Ids first: a delegation may name a member declared further down.
+    const idOf = new Map(
+      config.members.map((m) => [
+        m.email.toLowerCase(),
+        existing.get(m.email.toLowerCase())?.id ?? newMemberId(),
+      ]),
+    );
+    const delegations: Record<string, unknown>[] = [];
     for (const member of config.members) {
       const email = member.email.toLowerCase();
+      const delegation = member.delegate
+        ? {
+            delegateId: idOf.get(member.delegate.to.toLowerCase())!,
+            from: Date.parse(member.delegate.from),
+            until: Date.parse(member.delegate.until),
+          }
+        : null;
+      const before = existing.get(email)?.delegation ?? null;
+      if (canonicalJson(before) !== canonicalJson(delegation)) {
+        delegations.push({
+          member: email,
+          delegate: member.delegate ? member.delegate.to.toLowerCase() : null,
+          from: delegation && new Date(delegation.from).toISOString(),
+          until: delegation && new Date(delegation.until).toISOString(),
+        });
+      }
       await upsertMember(tx, {
-        id: existing.get(email)?.id ?? newMemberId(),
+        id: idOf.get(email)!,
         workspaceId: workspace.id,
         email,
         name: member.name,
         role: member.role,
         phone: member.phone ?? null,
         slackUserId: member.slack_user_id ?? null,
+        teamsUserId: member.teams_user_id?.toLowerCase() ?? null,
         channels: member.channels ?? ['email'],
+        timeZone: member.time_zone ?? null,
+        quietHours: member.quiet_hours ?? null,
+        agents: member.agents ?? [],
+        delegation,
         createdAt: now,
       });
     }
     const kept = config.members.map((member) => member.email.toLowerCase());
     const removed = await removeMembersExcept(tx, workspace.id, kept, now);
     changes.members = { declared: kept, removed: removed.map((member) => member.email) };
+    // Who decides in whose place, and when: the evidence names each delegation set, changed or ended.
+    if (delegations.length > 0) {
+      changes.delegations = delegations;
+      await emitDelegationEvents(tx, ctx, workspace.id, delegations);
+    }
+  }
+  if (config.remind !== undefined) {
+    await updateWorkspaceRemind(
+      tx,
+      workspace.id,
+      config.remind === null ? null : JSON.stringify(config.remind),
+    );
+    changes.remind = config.remind;
   }
   if (config.groups) {
     const idOf = new Map((await listMembers(tx, workspace.id)).map((m) => [m.email, m.id]));
@@ -304,6 +347,7 @@ async function itemsOf(sql: Sql, workspace: Workspace): Promise<Map<string, stri
   put('profile', { name: config.name, branding: config.branding });
   put('slack', config.slack);
   put('oauth', config.oauth ?? { grant_role: 'admin' });
+  put('remind', config.remind);
   const webhook = await findWebhookEndpoint(sql, workspace.id);
   put('webhook', webhook && { url: webhook.url, secret: webhook.secretSealed, disabled: webhook.disabledAt });
   for (const member of config.members ?? []) put(`member:${member.email}`, member);
@@ -386,7 +430,20 @@ async function exportFrom(sql: Sql, workspace: Workspace): Promise<WorkspaceConf
     role: m.role,
     ...(m.phone ? { phone: m.phone } : {}),
     ...(m.slackUserId ? { slack_user_id: m.slackUserId } : {}),
+    ...(m.teamsUserId ? { teams_user_id: m.teamsUserId } : {}),
     channels: m.channels,
+    ...(m.timeZone ? { time_zone: m.timeZone } : {}),
+    ...(m.quietHours ? { quiet_hours: m.quietHours } : {}),
+    ...(m.agents.length > 0 ? { agents: m.agents } : {}),
+    ...(m.delegation && emailOf.has(m.delegation.delegateId)
+      ? {
+          delegate: {
+            to: emailOf.get(m.delegation.delegateId)!,
+            from: new Date(m.delegation.from).toISOString(),
+            until: new Date(m.delegation.until).toISOString(),
+          },
+        }
+      : {}),
   }));
   config.groups = Object.fromEntries(
     [...groups].map(([name, ids]) => [name, ids.map((id) => emailOf.get(id)!)]),
@@ -400,6 +457,7 @@ async function exportFrom(sql: Sql, workspace: Workspace): Promise<WorkspaceConf
   if (webhook) config.webhook = { url: webhook.url };
   if (current.slackChannel) config.slack = { channel: current.slackChannel };
   if (current.oauthGrantRole !== 'admin') config.oauth = { grant_role: current.oauthGrantRole };
+  if (current.remind) config.remind = JSON.parse(current.remind) as WorkspaceConfig['remind'];
   config.rules = rules as RuleDefinition[];
   // The default call timeout is left out, as a file that leaves it out means it.
   config.mcp_servers = (await listMcpServers(sql, workspace.id)).map(

@@ -1,6 +1,6 @@
 /**
- * Decisions that arrive from a channel other than the app: a Slack button, an SMS reply code, the
- * widget. The transport has checked the provider's signature (or the embed token); here the
+ * Decisions that arrive from a channel other than the app: a Slack or Teams button, an SMS reply code,
+ * the widget. The transport has checked the provider's signature (or the embed token); here the
  * provider's user becomes a member, and a replayed callback changes nothing. A channel decides only
  * a hold it shows in full (decisions.md, "No decision on a summary"): the arguments never change, so
  * what its message showed is known here too, also for a message sent before that rule.
@@ -8,8 +8,17 @@
 import { channelSummary } from '../channels/messages.ts';
 import type { Verdict } from '../domain/hold.ts';
 import { base64url, randomBytes } from '../domain/ids.ts';
-import { findHold, findHoldByReference } from '../store/holds.ts';
-import { findMember, findMemberBySlackUser, findMemberIdsByPhone, type Member } from '../store/members.ts';
+import type { TeamsCard } from '../channels/teams.ts';
+import { teamsCard } from '../channels/teams-card.ts';
+import { findHold, findHoldByReference, listHoldDecisions } from '../store/holds.ts';
+import {
+  findMember,
+  findMemberBySlackUser,
+  findMemberByTeamsUser,
+  findMemberIdsByPhone,
+  type Member,
+} from '../store/members.ts';
+import { findWorkspace } from '../store/workspaces.ts';
 import {
   deleteEmbedToken,
   type EmbedTokenSummary,
@@ -70,6 +79,71 @@ export async function decideFromSlack(
     },
     `slack:${input.replayKey}`,
   );
+}
+
+/** How old a Teams button press may be: an older one (held back, or replayed later) is refused. */
+export const TEAMS_TOLERANCE_MS = 5 * 60_000;
+
+/**
+ * A Teams card's Approve or Reject (its token checked by the transport): the hold named in the card,
+ * decided by the member mapped to the Teams user who pressed, in the tenant the deployment serves.
+ * With the decision, the card that replaces the pressed one for that person.
+ */
+export async function decideFromTeams(
+  ctx: ServiceContext,
+  input: {
+    aadObjectId: string;
+    tenantId: string | null;
+    holdId: string;
+    verdict: Verdict;
+    activityId: string;
+    timestamp: number | null;
+  },
+): Promise<{ result: ChannelDecision | { outcome: 'stale' }; card: TeamsCard | null }> {
+  const teams = ctx.channels.teams;
+  // An object id names a person only in its tenant.
+  if (!teams || input.tenantId !== teams.tenantId) return { result: { outcome: 'unknown' }, card: null };
+  if (input.timestamp === null || Math.abs(ctx.now() - input.timestamp) > TEAMS_TOLERANCE_MS)
+    return { result: { outcome: 'stale' }, card: null };
+  const hold = await findHoldByReference(ctx.db, input.holdId);
+  const member = hold && (await findMemberByTeamsUser(ctx.db, hold.workspaceId, input.aadObjectId));
+  if (!hold || !member) return { result: { outcome: 'unknown' }, card: null };
+  if (!channelSummary(hold, 'slack').complete) return { result: { outcome: 'review_required' }, card: null };
+  const result = await decideOnce(
+    ctx,
+    {
+      workspaceId: hold.workspaceId,
+      holdId: hold.id,
+      memberId: member.id,
+      verdict: input.verdict,
+      channel: 'teams',
+    },
+    `teams:${input.activityId}`,
+  );
+  // A card answers a press that was recorded, or came after the member's or the hold's decision.
+  if (result.outcome !== 'recorded' && result.outcome !== 'closed' && result.outcome !== 'already_decided')
+    return { result, card: null };
+  const now = result.hold;
+  const workspace = await findWorkspace(ctx.db, now.workspaceId);
+  const approvedBy = (await listHoldDecisions(ctx.db, now.id))
+    .filter((decision) => decision.verdict === 'approve')
+    .map((decision) => decision.name);
+  const left = now.approvalsRequired - now.approvalsReceived;
+  const final =
+    now.status !== 'pending'
+      ? undefined
+      : result.outcome === 'recorded' || result.outcome === 'already_decided'
+        ? `Recorded: ${left} more approval${left === 1 ? ' is' : 's are'} needed.`
+        : undefined;
+  const card = workspace
+    ? teamsCard(workspace, now, {
+        approvedBy,
+        reviewUrl: `${ctx.publicUrl}/app/holds/${now.id}`,
+        link: null,
+        final,
+      })
+    : null;
+  return { result, card };
 }
 
 export const REPLY_PATTERN = /^\s*(YES|NO)\s+(\d{4})\s*$/i;

@@ -5,7 +5,9 @@
 import { isMap, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import { z } from 'zod';
 import { compilePattern, OPERATORS, type RuleDefinition } from '../domain/rules.ts';
+import { DURATION, durationMs } from '../domain/follow-ups.ts';
 import { MAX_CALL_TIMEOUT_SECONDS } from '../domain/mcp-servers.ts';
+import { CLOCK_TIME, isTimeZone } from '../domain/quiet-hours.ts';
 import { type FieldIssue, ServiceError } from './errors.ts';
 
 const TOOL_NAME = /^[A-Za-z0-9_.:/-]{1,200}$/;
@@ -58,6 +60,26 @@ const condition = z
     }
   });
 
+const duration = z.string().regex(DURATION, 'must be a duration like 30m, 2h or 1d');
+
+/** `[30m, 5m]` (before the deadline) or `{ before: [30m], every: 1h }`; stored as the latter. */
+const remind = z
+  .union([
+    z.array(duration).min(1).max(10),
+    z.strictObject({ before: z.array(duration).max(10).optional(), every: duration.optional() }),
+  ])
+  .transform((value) => (Array.isArray(value) ? { before: value } : value))
+  .refine((value) => value.before?.length || value.every, 'must name reminders: before, every or both');
+
+const approverList = z.array(z.string().min(1).max(254)).max(100);
+
+const escalationStep = z.strictObject({ after: duration, to: approverList.min(1) });
+
+/** One step `{ after, to }` or a list of up to five; stored as a list. */
+const escalate = z
+  .union([escalationStep, z.array(escalationStep).min(1).max(5)])
+  .transform((value) => (Array.isArray(value) ? value : [value]));
+
 const rule = z
   .strictObject({
     name: z.string().trim().min(1).max(200),
@@ -73,15 +95,23 @@ const rule = z
       })
       .optional(),
     effect: z.enum(['allow', 'approval', 'deny']),
-    approvers: z.array(z.string().min(1).max(254)).max(100).optional(),
+    approvers: approverList.optional(),
     approvals_required: z.int().min(1).max(20).optional(),
     // No upper bound in the contract; this one only keeps the deadline a valid date.
     timeout_minutes: z.int().min(1).max(1_000_000_000).optional(),
     reason: z.string().max(500).nullable().optional(),
+    remind: remind.optional(),
+    escalate: escalate.optional(),
   })
   .superRefine((r, ctx) => {
     if (r.effect !== 'approval') {
-      for (const field of ['approvers', 'approvals_required', 'timeout_minutes'] as const) {
+      for (const field of [
+        'approvers',
+        'approvals_required',
+        'timeout_minutes',
+        'remind',
+        'escalate',
+      ] as const) {
         if (r[field] !== undefined) {
           ctx.addIssue({ code: 'custom', path: [field], message: `only an approval rule has ${field}` });
         }
@@ -90,6 +120,39 @@ const rule = z
     if (r.effect !== 'deny' && r.reason) {
       ctx.addIssue({ code: 'custom', path: ['reason'], message: 'only a deny rule has a reason' });
     }
+    // A follow-up at or after the deadline would never happen: said now rather than never.
+    const deadline = (r.timeout_minutes ?? 240) * 60_000;
+    r.remind?.before?.forEach((before, index) => {
+      if (durationMs(before) >= deadline)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['remind', 'before', index],
+          message: 'must be shorter than timeout_minutes',
+        });
+    });
+    if (r.remind?.every && durationMs(r.remind.every) >= deadline)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['remind', 'every'],
+        message: 'must be shorter than timeout_minutes',
+      });
+    let previous = 0;
+    r.escalate?.forEach((step, index) => {
+      const after = durationMs(step.after);
+      if (after >= deadline)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['escalate', index, 'after'],
+          message: 'must be shorter than timeout_minutes',
+        });
+      else if (after <= previous)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['escalate', index, 'after'],
+          message: 'must be later than the step before',
+        });
+      previous = after;
+    });
   });
 
 const member = z.strictObject({
@@ -106,7 +169,42 @@ const member = z.strictObject({
     .regex(/^[UW][A-Z0-9]{1,20}$/, 'must be a Slack user id like U01')
     .nullable()
     .optional(),
-  channels: z.array(z.enum(['email', 'sms', 'slack'])).optional(),
+  teams_user_id: z
+    .string()
+    .regex(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+      'must be a Microsoft Entra object id like 00000000-0000-0000-0000-000000000000',
+    )
+    .nullable()
+    .optional(),
+  channels: z.array(z.enum(['email', 'sms', 'slack', 'teams'])).optional(),
+  time_zone: z
+    .string()
+    .max(64)
+    .refine(isTimeZone, 'must be an IANA time zone like Europe/Berlin')
+    .nullable()
+    .optional(),
+  quiet_hours: z
+    .strictObject({
+      from: z.string().regex(CLOCK_TIME, 'must be a time like 20:00'),
+      to: z.string().regex(CLOCK_TIME, 'must be a time like 08:00'),
+      weekends: z.boolean().default(false),
+    })
+    .refine((quiet) => quiet.from !== quiet.to, 'must end at another time than it starts')
+    .nullable()
+    .optional(),
+  // The agent identities that act for this member: they never decide those agents' holds.
+  agents: z.array(z.string().min(1).max(200)).max(100).optional(),
+  // Out of office: another member decides in this member's place for a period.
+  delegate: z
+    .strictObject({
+      to: z.email('must be an e-mail address').max(254),
+      from: z.iso.datetime({ offset: true, error: 'must be a date and time like 2026-12-01T09:00:00Z' }),
+      until: z.iso.datetime({ offset: true, error: 'must be a date and time like 2026-12-08T09:00:00Z' }),
+    })
+    .refine((d) => Date.parse(d.from) < Date.parse(d.until), 'must end after it starts')
+    .nullable()
+    .optional(),
 });
 
 const configSchema = z.strictObject({
@@ -126,6 +224,8 @@ const configSchema = z.strictObject({
     })
     .optional(),
   members: z.array(member).optional(),
+  // Reminders for holds whose deciding rule asks for none (the tool classifications' holds too).
+  remind: remind.nullable().optional(),
   groups: z
     .record(
       z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 _ . -'),
@@ -262,37 +362,53 @@ export function crossCheck(
       issue(['mcp_servers', index, 'name'], 'is used by another server; it names the connection in rules');
     }
   });
+  config.members?.forEach((m, index) => {
+    if (!m.delegate) return;
+    const to = m.delegate.to.toLowerCase();
+    const path = ['members', index, 'delegate', 'to'];
+    if (to === m.email.toLowerCase()) issue(path, 'must be another member');
+    else if (!roleOf.has(to)) issue(path, 'is not a member of the workspace');
+    else if (roleOf.get(to) === 'viewer') issue(path, 'is a viewer; viewers do not decide');
+  });
+  /** The members an approver entry names, or why it names none (a problem is reported at `path`). */
+  const resolve = (approver: string, path: Path): string[] | undefined => {
+    const matching = approver.startsWith('role:')
+      ? members.filter((m) => `role:${m.role}` === approver).map((m) => m.email)
+      : approver.startsWith('group:')
+        ? groups.get(approver.slice(6))
+        : roleOf.has(approver.toLowerCase())
+          ? [approver.toLowerCase()]
+          : undefined;
+    if (approver.startsWith('role:') && !['role:admin', 'role:approver'].includes(approver)) {
+      issue(path, 'must be role:admin or role:approver');
+      return undefined;
+    }
+    if (!matching) {
+      issue(
+        path,
+        approver.startsWith('group:')
+          ? 'names no group of the workspace'
+          : 'is not a member of the workspace',
+      );
+    }
+    return matching;
+  };
   const names = new Set<string>();
   (config.rules ?? stored.rules).forEach((r, index) => {
     if (names.has(r.name)) issue(['rules', index, 'name'], 'is used by another rule; rule names are unique');
     names.add(r.name);
     if (r.effect !== 'approval') return;
+    r.escalate?.forEach((step, at) =>
+      step.to.forEach((approver, i) => resolve(approver, ['rules', index, 'escalate', at, 'to', i])),
+    );
     const eligible = new Set<string>();
     let unresolved = false;
     const approvers = r.approvers?.length ? r.approvers : ['role:admin'];
     approvers.forEach((approver, at) => {
       const path = r.approvers?.length ? ['rules', index, 'approvers', at] : ['rules', index];
-      const matching = approver.startsWith('role:')
-        ? members.filter((m) => `role:${m.role}` === approver).map((m) => m.email)
-        : approver.startsWith('group:')
-          ? groups.get(approver.slice(6))
-          : roleOf.has(approver.toLowerCase())
-            ? [approver.toLowerCase()]
-            : undefined;
-      if (approver.startsWith('role:') && !['role:admin', 'role:approver'].includes(approver)) {
-        unresolved = true;
-        issue(path, 'must be role:admin or role:approver');
-      } else if (!matching) {
-        unresolved = true;
-        issue(
-          path,
-          approver.startsWith('group:')
-            ? 'names no group of the workspace'
-            : 'is not a member of the workspace',
-        );
-      } else {
-        for (const email of matching) if (roleOf.get(email) !== 'viewer') eligible.add(email);
-      }
+      const matching = resolve(approver, path);
+      if (!matching) unresolved = true;
+      else for (const email of matching) if (roleOf.get(email) !== 'viewer') eligible.add(email);
     });
     const required = r.approvals_required ?? 1;
     if (!unresolved && eligible.size < required) {

@@ -1,10 +1,9 @@
 /** A human approver decides a pending hold (inbox, e-mail link, SMS, Slack, widget). */
-import { applyDecision, type DecisionChannel, type Hold, isApprover, type Verdict } from '../domain/hold.ts';
+import { applyDecision, type DecisionChannel, type Hold, type Verdict } from '../domain/hold.ts';
 import type { Sql } from '../store/db.ts';
-import { findHold, hasDecided, insertHoldDecision, updateHoldState } from '../store/holds.ts';
-import { findMember } from '../store/members.ts';
-import { groupsOfMember } from '../store/rule-sets.ts';
+import { findHold, insertHoldDecision, listPastDecisions, updateHoldState } from '../store/holds.ts';
 import type { ServiceContext } from './context.ts';
+import { loadDeciders } from './deciders.ts';
 import { invalid, notFound } from './errors.ts';
 import { type Chain, openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
@@ -27,8 +26,10 @@ export type DecisionResult =
   /** The hold was already approved, rejected or expired (now, if its deadline just passed). */
   | { outcome: 'closed'; hold: Hold }
   | { outcome: 'not_an_approver'; hold: Hold }
-  /** This member has decided this hold before; a member counts once. */
-  | { outcome: 'already_decided'; hold: Hold };
+  /** This member has decided this hold before (or was decided for by their delegate); a member counts once. */
+  | { outcome: 'already_decided'; hold: Hold }
+  /** The hold was requested through an agent identity mapped to this member: someone else decides it. */
+  | { outcome: 'own_request'; hold: Hold };
 
 export async function decideHold(ctx: ServiceContext, input: DecisionInput): Promise<DecisionResult> {
   const result = await ctx.db.transaction(async (tx) =>
@@ -49,22 +50,40 @@ export async function recordDecision(
     throw invalid('comment', `must be at most ${MAX_COMMENT} characters`);
   const hold = await findHold(tx, input.workspaceId, input.holdId, true);
   if (!hold) throw notFound('hold');
-  const member = await findMember(tx, input.workspaceId, input.memberId);
-  const groups = member ? await groupsOfMember(tx, input.workspaceId, member.id) : [];
-  if (!member || !isApprover(hold.approvers, member, groups)) return { outcome: 'not_an_approver', hold };
+  const deciders = await loadDeciders(tx, input.workspaceId);
+  const member = deciders.byId.get(input.memberId);
+  if (!member) return { outcome: 'not_an_approver', hold };
   const now = ctx.now();
-  if (hold.status !== 'pending' || (hold.expiresAt !== null && hold.expiresAt <= now)) {
-    return { outcome: 'closed', hold };
+  const capacity = deciders.capacity(hold, member, await listPastDecisions(tx, hold.id), now);
+  if (capacity.blocker !== null) {
+    const outcome = capacity.blocker === 'viewer' ? 'not_an_approver' : capacity.blocker;
+    return { outcome, hold };
   }
-  if (await hasDecided(tx, hold.id, member.id)) return { outcome: 'already_decided', hold };
-  await insertHoldDecision(tx, { ...input, comment, at: now, holdId: hold.id, memberId: member.id });
+  const principal = capacity.onBehalfOf;
+  await insertHoldDecision(tx, {
+    ...input,
+    comment,
+    at: now,
+    holdId: hold.id,
+    memberId: member.id,
+    onBehalfOf: principal?.id ?? null,
+  });
   const next = applyDecision(hold, { verdict: input.verdict, comment, channel: input.channel, at: now });
   await updateHoldState(tx, next);
-  await emitHoldEvent(tx, ctx, next);
+  await emitHoldEvent(
+    tx,
+    ctx,
+    next,
+    principal ? { decided_by: member.email, on_behalf_of: principal.email } : undefined,
+  );
   await notifyChange(tx, ctx, next);
   await chain.append(next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`, {
     hold: hold.id,
     member: { id: member.id, email: member.email, name: member.name },
+    // A delegate's decision names both: who decided, and whose approval it stands for.
+    ...(principal
+      ? { on_behalf_of: { id: principal.id, email: principal.email, name: principal.name } }
+      : {}),
     verdict: input.verdict,
     comment,
     channel: input.channel,

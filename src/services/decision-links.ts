@@ -13,7 +13,7 @@ import { type DecisionResult, recordDecision, settleDecision } from './decide-ho
 import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
-export type LinkChannel = 'email' | 'sms' | 'slack';
+export type LinkChannel = 'email' | 'sms' | 'slack' | 'teams';
 
 export async function mintDecisionLink(
   ctx: ServiceContext,

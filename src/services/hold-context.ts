@@ -2,14 +2,14 @@
  * What a person needs beside a hold to decide it: the facts its rule saw (why it waits) and its
  * four-eyes state (who decided, who still can, and why the reader cannot).
  */
-import { decisionBlocker, type DecisionBlocker } from '../domain/four-eyes.ts';
+import type { DecisionBlocker } from '../domain/four-eyes.ts';
 import type { Hold } from '../domain/hold.ts';
 import type { HoldFacts } from '../domain/hold-facts.ts';
 import { entryDataAt, entryTimeAt, entryTypesFrom, lastEntrySeq } from '../store/evidence.ts';
 import { type HoldDecisionRow, listHoldDecisions } from '../store/holds.ts';
-import { listMembers, type Member } from '../store/members.ts';
-import { listGroups } from '../store/rule-sets.ts';
+import type { Member } from '../store/members.ts';
 import type { ServiceContext } from './context.ts';
+import { loadDeciders } from './deciders.ts';
 
 /** Entries read after the first one of the hold's time: its own transaction's few, with room to spare. */
 const SCAN = 100;
@@ -45,27 +45,31 @@ export async function submissionFacts(ctx: ServiceContext, hold: Hold): Promise<
 
 export interface FourEyesState {
   decisions: HoldDecisionRow[];
-  /** Members who may still decide. */
-  remaining: Member[];
+  /** Members who may still decide (delegates among them, with whom they decide for). */
+  remaining: (Member & { onBehalfOf: string | null })[];
   /** Why `reader` cannot decide; null when they can. */
   blocker: DecisionBlocker | null;
+  /** Whom the reader would decide for, as a delegate; null when for themselves (or not at all). */
+  readerOnBehalfOf: string | null;
 }
 
 export async function fourEyesOf(ctx: ServiceContext, hold: Hold, reader: Member): Promise<FourEyesState> {
-  const [decisions, members, groups] = await Promise.all([
+  const [decisions, deciders] = await Promise.all([
     listHoldDecisions(ctx.db, hold.id),
-    listMembers(ctx.db, hold.workspaceId),
-    listGroups(ctx.db, hold.workspaceId),
+    loadDeciders(ctx.db, hold.workspaceId),
   ]);
-  const decided = new Set(decisions.map((decision) => decision.memberId));
-  const groupsOf = (member: Member) =>
-    [...groups].filter(([, ids]) => ids.includes(member.id)).map(([name]) => name);
   const now = ctx.now();
-  const blockerOf = (member: Member) =>
-    decisionBlocker(hold, member, groupsOf(member), decided.has(member.id), now);
+  const capacityOf = (member: Member) => deciders.capacity(hold, member, decisions, now);
+  const remaining = deciders.members.flatMap((member) => {
+    const capacity = capacityOf(member);
+    return capacity.blocker === null ? [{ ...member, onBehalfOf: capacity.onBehalfOf?.name ?? null }] : [];
+  });
+  // A reader no longer in the workspace is not an approver.
+  const mine = deciders.byId.has(reader.id) ? capacityOf(reader) : { blocker: 'not_an_approver' as const };
   return {
     decisions,
-    remaining: members.filter((member) => blockerOf(member) === null),
-    blocker: blockerOf(reader),
+    remaining,
+    blocker: mine.blocker,
+    readerOnBehalfOf: mine.blocker === null ? (mine.onBehalfOf?.name ?? null) : null,
   };
 }

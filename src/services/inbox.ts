@@ -1,5 +1,5 @@
 /** What the app shows a member: the holds waiting for them, the history, one hold in full. */
-import { type Environment, type Hold, type HoldStatus, isApprover, isWithdrawn } from '../domain/hold.ts';
+import { type Environment, type Hold, type HoldStatus, isWithdrawn } from '../domain/hold.ts';
 import { compileGlob } from '../domain/rules.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import {
@@ -13,11 +13,11 @@ import {
   listLinesById,
   listPendingApprovers,
   listPendingLines,
-  pendingDecidedBy,
+  pendingDecisions,
 } from '../store/holds.ts';
 import type { Member } from '../store/members.ts';
-import { groupsOfMember } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
+import { loadDeciders } from './deciders.ts';
 import { getHold } from './read-hold.ts';
 
 /**
@@ -241,17 +241,20 @@ export async function waitingIdsOf(ctx: ServiceContext, member: Member): Promise
   return pending.filter(waitsForMember).map((hold) => hold.id);
 }
 
-/** Whether a pending hold waits for this member: not expired, not decided by them, theirs to decide. */
+/**
+ * Whether a pending hold waits for this member: not expired, not decided by them (nor for them by
+ * their delegate), theirs to decide, or a delegator's, and not requested by an agent of theirs.
+ */
 async function waitingFilter(ctx: ServiceContext, member: Member) {
-  const [groups, decided] = await Promise.all([
-    groupsOfMember(ctx.db, member.workspaceId, member.id),
-    pendingDecidedBy(ctx.db, member.workspaceId, member.id),
+  const [deciders, decisions] = await Promise.all([
+    loadDeciders(ctx.db, member.workspaceId),
+    pendingDecisions(ctx.db, member.workspaceId),
   ]);
   const now = ctx.now();
-  return (hold: { id: string; approvers: string[]; expiresAt: number | null }) =>
-    (hold.expiresAt === null || hold.expiresAt > now) &&
-    !decided.has(hold.id) &&
-    isApprover(hold.approvers, member, groups);
+  const self = deciders.byId.get(member.id);
+  return (hold: { id: string; approvers: string[]; expiresAt: number | null; agentId: string }) =>
+    self !== undefined &&
+    deciders.capacity({ ...hold, status: 'pending' }, self, decisions.get(hold.id) ?? [], now).blocker === null;
 }
 
 /**

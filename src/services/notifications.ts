@@ -9,8 +9,10 @@ import { randomInt } from 'node:crypto';
 import { channelSummary } from '../channels/messages.ts';
 import type { Slack } from '../channels/slack.ts';
 import type { Sms } from '../channels/sms.ts';
+import type { Teams, TeamsVerifier } from '../channels/teams.ts';
 import { type Hold, isApprover } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
+import { quietUntil } from '../domain/quiet-hours.ts';
 import type { Sql } from '../store/db.ts';
 import { listMembersWithGroups, type Member } from '../store/members.ts';
 import {
@@ -23,11 +25,14 @@ import {
 import type { Statement } from '../store/statements.ts';
 import { countWorkspaces, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
+import { loadDeciders } from './deciders.ts';
 
 /** The channels this deployment can send on (each needs its settings). */
 export interface NotificationChannels {
   slack: { client: Slack; signingSecret: string; channel: string | null } | null;
   sms: { client: Sms; authToken: string; replies: boolean } | null;
+  /** Microsoft Teams: the Bot Connector client, the check of its requests, and the tenant it serves. */
+  teams: { client: Teams; verifier: TeamsVerifier; tenantId: string } | null;
   /** A factor on every retry delay (tests make retries fast). */
   retryScale: number;
 }
@@ -35,7 +40,18 @@ export interface NotificationChannels {
 function reachable(ctx: ServiceContext, member: Member, channel: NotificationChannel): boolean {
   if (channel === 'email') return ctx.mailer !== null;
   if (channel === 'sms') return ctx.channels.sms !== null && member.phone !== null;
+  if (channel === 'teams') return ctx.channels.teams !== null && member.teamsUserId !== null;
   return ctx.channels.slack !== null && member.slackUserId !== null;
+}
+
+/**
+ * When a message to the member may go out: now, or when their quiet hours end. A hold whose deadline
+ * comes before then is urgent and goes now: waiting would let it expire unseen.
+ */
+export function sendableAt(member: Member, hold: Pick<Hold, 'expiresAt'>, now: number): number {
+  const until = quietUntil(member.quietHours, member.timeZone, now);
+  if (until === null || (hold.expiresAt !== null && hold.expiresAt <= until)) return now;
+  return until;
 }
 
 /**
@@ -71,6 +87,63 @@ async function newReplyCode(tx: Sql, phone: string, issued: Set<string>): Promis
 }
 
 /**
+ * The jobs that ask `members` to decide the hold (`request`) or remind them (`reminder`): one per member
+ * and channel of theirs, each due when the member's quiet hours allow.
+ */
+export async function askMembers(
+  tx: Sql,
+  ctx: ServiceContext,
+  hold: Hold,
+  members: readonly Member[],
+  kind: 'request' | 'reminder',
+): Promise<Statement[]> {
+  const at = ctx.now();
+  // No reply code for a text that cannot show every argument: it decides nothing blind.
+  const replies = ctx.channels.sms?.replies === true && channelSummary(hold, 'sms').complete;
+  const jobs: Statement[] = [];
+  const issued = new Set<string>();
+  for (const member of members) {
+    const dueAt = sendableAt(member, hold, at);
+    for (const channel of new Set(member.channels)) {
+      if (!reachable(ctx, member, channel)) continue;
+      const replyCode = channel === 'sms' && replies ? await newReplyCode(tx, member.phone!, issued) : null;
+      jobs.push(
+        insertNotificationStatement({
+          workspaceId: hold.workspaceId,
+          holdId: hold.id,
+          kind,
+          at,
+          dueAt,
+          id: randomId('ntf_', 16),
+          memberId: member.id,
+          channel,
+          replyCode,
+        }),
+      );
+    }
+  }
+  return jobs;
+}
+
+/**
+ * Who a pending hold waits for now: every member who may decide it (an approver, or a delegate for
+ * one), except those out of office, whose delegate is asked instead.
+ */
+export async function waitingFor(
+  tx: Sql,
+  ctx: ServiceContext,
+  hold: Hold,
+  decisions: { memberId: string; onBehalfOf: string | null }[] = [],
+) {
+  const deciders = await loadDeciders(tx, hold.workspaceId);
+  const now = ctx.now();
+  return deciders.members.filter(
+    (member) =>
+      deciders.capacity(hold, member, decisions, now).blocker === null && !deciders.away(member, now),
+  );
+}
+
+/**
  * Inside the transaction that creates a pending hold: one job per approver and channel of theirs, as
  * statements that go with the hold's own writes (the submission holds its workspace's chain lock).
  */
@@ -83,26 +156,7 @@ export async function approverNotifications(
   if (hold.status !== 'pending') return [];
   const at = ctx.now();
   const base = { workspaceId: hold.workspaceId, holdId: hold.id, kind: 'request' as const, at };
-  // No reply code for a text that cannot show every argument: it decides nothing blind.
-  const replies = ctx.channels.sms?.replies === true && channelSummary(hold, 'sms').complete;
-  const jobs: Statement[] = [];
-  const issued = new Set<string>();
-  for (const { member, groups } of await listMembersWithGroups(tx, hold.workspaceId)) {
-    if (!isApprover(hold.approvers, member, groups)) continue;
-    for (const channel of new Set(member.channels)) {
-      if (!reachable(ctx, member, channel)) continue;
-      const replyCode = channel === 'sms' && replies ? await newReplyCode(tx, member.phone!, issued) : null;
-      jobs.push(
-        insertNotificationStatement({
-          ...base,
-          id: randomId('ntf_', 16),
-          memberId: member.id,
-          channel,
-          replyCode,
-        }),
-      );
-    }
-  }
+  const jobs = await askMembers(tx, ctx, hold, await waitingFor(tx, ctx, hold), 'request');
   if (await slackChannelOf(tx, ctx, workspace)) {
     jobs.push(
       insertNotificationStatement({
@@ -124,18 +178,9 @@ export async function approverNotifications(
 export async function notifyChange(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
   const sent = await listNotificationsOfHold(tx, hold.id);
   if (sent.length === 0) return;
-  const at = ctx.now();
-  const base = { workspaceId: hold.workspaceId, holdId: hold.id, at, replyCode: null };
-  if (sent.some((job) => job.channel === 'slack' && job.kind === 'request')) {
-    await insertNotification(tx, {
-      ...base,
-      id: randomId('ntf_', 16),
-      memberId: null,
-      channel: 'slack',
-      kind: 'refresh',
-    });
-  }
+  await refreshCards(tx, ctx, hold, sent);
   if (hold.status === 'pending') return;
+  const base = { workspaceId: hold.workspaceId, holdId: hold.id, at: ctx.now(), replyCode: null };
   const asked = new Set(
     sent.filter((job) => job.channel === 'email' && job.kind === 'request').map((job) => job.memberId!),
   );
@@ -159,16 +204,7 @@ export async function notifyChange(tx: Sql, ctx: ServiceContext, hold: Hold): Pr
 export async function notifyUnknownOutcome(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
   const at = ctx.now();
   const base = { workspaceId: hold.workspaceId, holdId: hold.id, at, replyCode: null };
-  const sent = await listNotificationsOfHold(tx, hold.id);
-  if (sent.some((job) => job.channel === 'slack' && job.kind === 'request')) {
-    await insertNotification(tx, {
-      ...base,
-      id: randomId('ntf_', 16),
-      memberId: null,
-      channel: 'slack',
-      kind: 'refresh',
-    });
-  }
+  await refreshCards(tx, ctx, hold, await listNotificationsOfHold(tx, hold.id));
   if (!ctx.mailer) return;
   for (const { member, groups } of await listMembersWithGroups(tx, hold.workspaceId)) {
     if (!isApprover(hold.approvers, member, groups)) continue;
@@ -178,6 +214,32 @@ export async function notifyUnknownOutcome(tx: Sql, ctx: ServiceContext, hold: H
       memberId: member.id,
       channel: 'email',
       kind: 'outcome',
+    });
+  }
+}
+
+/** The channels whose messages carry the hold's state and buttons, and are updated in place. */
+export const CARD_CHANNELS: readonly NotificationChannel[] = ['slack', 'teams'];
+
+/** One `refresh` job per card channel the hold was posted to: its messages then show the hold as it is. */
+async function refreshCards(
+  tx: Sql,
+  ctx: ServiceContext,
+  hold: Hold,
+  sent: { channel: NotificationChannel; kind: string }[],
+): Promise<void> {
+  for (const channel of CARD_CHANNELS) {
+    if (!sent.some((job) => job.channel === channel && (job.kind === 'request' || job.kind === 'reminder')))
+      continue;
+    await insertNotification(tx, {
+      workspaceId: hold.workspaceId,
+      holdId: hold.id,
+      at: ctx.now(),
+      replyCode: null,
+      id: randomId('ntf_', 16),
+      memberId: null,
+      channel,
+      kind: 'refresh',
     });
   }
 }

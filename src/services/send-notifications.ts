@@ -3,8 +3,17 @@
  * worker claims due jobs and makes one attempt at each, minting the decision links they carry; a
  * failure is retried on a schedule, then the job is given up.
  */
-import { outcomeMail, requestMail, slackMessage, smsText, unknownOutcomeMail } from '../channels/messages.ts';
+import {
+  outcomeMail,
+  type Reminder,
+  requestMail,
+  slackMessage,
+  smsText,
+  unknownOutcomeMail,
+} from '../channels/messages.ts';
 import type { SlackPosted } from '../channels/slack.ts';
+import type { TeamsPosted } from '../channels/teams.ts';
+import { teamsCard } from '../channels/teams-card.ts';
 import { type Backoff, backoffDelay } from '../domain/backoff.ts';
 import { outcomeUnknown } from '../domain/envelope.ts';
 import { findHoldByReference, listHoldDecisions } from '../store/holds.ts';
@@ -71,21 +80,27 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
   const workspace = hold && (await findWorkspace(ctx.db, hold.workspaceId));
   if (!hold || !workspace) return { state: 'skipped' };
   const member = job.memberId ? await findMemberById(ctx.db, job.memberId) : undefined;
+  const asks = job.kind === 'request' || job.kind === 'reminder';
   // A request for a hold already closed would offer a decision nobody can make any more.
-  if (job.kind === 'request' && hold.status !== 'pending') return { state: 'skipped' };
+  if (asks && hold.status !== 'pending') return { state: 'skipped' };
+  const approvedBy = asks || job.kind === 'refresh' ? await approverNames(ctx, hold.id) : [];
+  const reminder: Reminder | undefined =
+    job.kind === 'reminder' && hold.expiresAt !== null
+      ? { leftMs: hold.expiresAt - ctx.now(), approvedBy }
+      : undefined;
 
   if (job.channel === 'email') {
     if (!ctx.mailer || !member) return { state: 'skipped' };
-    const message =
-      job.kind === 'request'
-        ? requestMail(
-            workspace,
-            hold,
-            await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'email' }),
-          )
-        : outcomeUnknown(hold)
-          ? unknownOutcomeMail(workspace, hold, `${ctx.publicUrl}/app/holds/${hold.id}`)
-          : outcomeMail(workspace, hold);
+    const message = asks
+      ? requestMail(
+          workspace,
+          hold,
+          await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'email' }),
+          reminder,
+        )
+      : outcomeUnknown(hold)
+        ? unknownOutcomeMail(workspace, hold, `${ctx.publicUrl}/app/holds/${hold.id}`)
+        : outcomeMail(workspace, hold);
     await ctx.mailer.send({ to: member.email, ...message });
     return { state: 'sent' };
   }
@@ -94,31 +109,68 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     const sms = ctx.channels.sms;
     if (!sms || !member?.phone) return { state: 'skipped' };
     const link = await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'sms' });
-    const sent = await sms.client.send(member.phone, smsText(hold, link, job.replyCode));
+    const sent = await sms.client.send(member.phone, smsText(hold, link, job.replyCode, reminder));
     return { state: 'sent', messageRef: JSON.stringify({ sid: sent.sid }) };
+  }
+
+  const reviewUrl = `${ctx.publicUrl}/app/holds/${hold.id}`;
+  if (job.channel === 'teams') {
+    const teams = ctx.channels.teams;
+    if (!teams) return { state: 'skipped' };
+    const card = (link: string | null) =>
+      teamsCard(workspace, hold, { approvedBy, reviewUrl, link, reminder });
+    if (asks) {
+      if (!member?.teamsUserId) return { state: 'skipped' };
+      const link = await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'teams' });
+      const posted = await teams.client.post({ userId: member.teamsUserId }, card(link));
+      return { state: 'sent', messageRef: JSON.stringify(posted) };
+    }
+    const posts = await postsToRefresh(ctx, job, hold.id);
+    if (posts === 'postpone') return posts;
+    for (const posted of posts) await teams.client.update(posted as TeamsPosted, card(null));
+    return { state: 'sent' };
   }
 
   const slack = ctx.channels.slack;
   if (!slack) return { state: 'skipped' };
-  const reviewUrl = `${ctx.publicUrl}/app/holds/${hold.id}`;
-  const approvedBy = (await listHoldDecisions(ctx.db, hold.id))
-    .filter((decision) => decision.verdict === 'approve')
-    .map((decision) => decision.name);
-  if (job.kind === 'request') {
+  if (asks) {
     const target = member ? member.slackUserId : await slackChannelOf(ctx.db, ctx, workspace);
     if (!target) return { state: 'skipped' };
     const link = member ? await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'slack' }) : null;
     const posted = await slack.client.post(
       target,
-      slackMessage(workspace, hold, link, approvedBy, reviewUrl),
+      slackMessage(workspace, hold, link, approvedBy, reviewUrl, reminder),
     );
     return { state: 'sent', messageRef: JSON.stringify(posted) };
   }
-  // refresh: wait until every request of the hold is posted (or given up), and until a refresh that
-  // started first is done: one at a time per hold, each reading the hold when it starts, so the
-  // last update written shows the latest state.
-  const jobs = await listNotificationsOfHold(ctx.db, hold.id);
-  const requests = jobs.filter((other) => other.channel === 'slack' && other.kind === 'request');
+  const posts = await postsToRefresh(ctx, job, hold.id);
+  if (posts === 'postpone') return posts;
+  for (const posted of posts) {
+    await slack.client.update(
+      posted as SlackPosted,
+      slackMessage(workspace, hold, null, approvedBy, reviewUrl),
+    );
+  }
+  return { state: 'sent' };
+}
+
+/** Who approved the hold so far, by name (four-eyes), for what a message shows. */
+const approverNames = async (ctx: ServiceContext, holdId: string) =>
+  (await listHoldDecisions(ctx.db, holdId))
+    .filter((decision) => decision.verdict === 'approve')
+    .map((decision) => decision.name);
+
+/**
+ * The messages a `refresh` job updates: every request and reminder of its hold posted on its channel.
+ * Postponed until each of them is posted (or given up), and until a refresh that started first is done:
+ * one at a time per hold and channel, each reading the hold when it starts, so the last update written
+ * shows the latest state.
+ */
+async function postsToRefresh(ctx: ServiceContext, job: Notification, holdId: string) {
+  const jobs = (await listNotificationsOfHold(ctx.db, holdId)).filter(
+    (other) => other.channel === job.channel,
+  );
+  const posts = jobs.filter((other) => other.kind === 'request' || other.kind === 'reminder');
   const mine = [job.claimedUntil ?? 0, job.id] as const;
   const refreshing = jobs.some(
     (other) =>
@@ -129,13 +181,10 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
       other.claimedUntil > ctx.now() &&
       (other.claimedUntil < mine[0] || (other.claimedUntil === mine[0] && other.id < mine[1])),
   );
-  if (refreshing || requests.some((request) => request.state === 'pending')) return 'postpone';
-  for (const request of requests) {
-    if (request.state !== 'sent' || !request.messageRef) continue;
-    await slack.client.update(
-      JSON.parse(request.messageRef) as SlackPosted,
-      slackMessage(workspace, hold, null, approvedBy, reviewUrl),
-    );
-  }
-  return { state: 'sent' };
+  // A post still waiting for its member's quiet hours to end will show the hold as it is when sent.
+  const unsent = posts.some((post) => post.state === 'pending' && post.nextAttemptAt <= ctx.now());
+  if (refreshing || unsent) return 'postpone' as const;
+  return posts
+    .filter((post) => post.state === 'sent' && post.messageRef)
+    .map((post) => JSON.parse(post.messageRef!) as unknown);
 }

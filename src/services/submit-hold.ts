@@ -13,6 +13,7 @@ import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, ServiceError } from './errors.ts';
 import { evaluateCall, likelyScopes } from './evaluate-call.ts';
+import { followUpStatement, followUpsOf } from './follow-ups.ts';
 import { approverNotifications } from './notifications.ts';
 import { holdEventStatement } from './webhooks.ts';
 import { chainAfter } from './evidence.ts';
@@ -122,6 +123,7 @@ export async function submitHold(
           now,
         });
         const chain = chainAfter(ctx, workspace.id, state.head);
+        const followUps = hold.status === 'pending' ? followUpsOf(outcome, workspace) : null;
         if (!tool) {
           chain.append('tool.registered', {
             connection: submission.connection,
@@ -145,10 +147,13 @@ export async function submitHold(
           approvals_required: outcome.approvalsRequired,
           expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
           reason: hold.reason,
+          // Reminders and escalation steps, as the rule (or the workspace's default) gave them.
+          ...followUps,
         });
         // A hold that waits for people reads who they are (one round trip); then all is written in
         // one: the hold, its evidence, the webhook's event and the approvers' notification jobs.
         const event = state.webhook ? holdEventStatement(ctx, hold) : null;
+        const schedule = followUpStatement(hold, followUps);
         await writeTogether(tx, ctx.db.dialect, [
           ...(tool?.firstSeenAt
             ? []
@@ -156,6 +161,7 @@ export async function submitHold(
           insertHoldStatement(hold),
           ...chain.writes(),
           ...(event ? [event] : []),
+          ...(schedule ? [schedule] : []),
           ...(await approverNotifications(tx, ctx, workspace, hold)),
         ]);
         return result(ctx, hold, true);

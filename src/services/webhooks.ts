@@ -6,7 +6,16 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { backoffDelay } from '../domain/backoff.ts';
 import type { Hold } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
-import { DELIVERY_RETRIES, eventBody, eventOf, MAX_ATTEMPTS, testEventBody } from '../domain/webhooks.ts';
+import {
+  type DelegatedBy,
+  delegationEventBody,
+  DELIVERY_RETRIES,
+  eventBody,
+  eventOf,
+  followUpEventBody,
+  MAX_ATTEMPTS,
+  testEventBody,
+} from '../domain/webhooks.ts';
 import type { Sql } from '../store/db.ts';
 import type { Statement } from '../store/statements.ts';
 import { anyDue, claimDue } from '../store/outbox.ts';
@@ -44,7 +53,11 @@ export const standardSignature = (secret: string, id: string, timestamp: number,
     .digest('base64')}`;
 
 /** The outbox row of the hold's event, if its state has one (for a workspace with a webhook). */
-export function holdEventStatement(ctx: ServiceContext, hold: Hold): Statement | null {
+export function holdEventStatement(
+  ctx: ServiceContext,
+  hold: Hold,
+  delegated?: DelegatedBy,
+): Statement | null {
   const event = eventOf(hold);
   if (!event) return null;
   const now = ctx.now();
@@ -53,17 +66,60 @@ export function holdEventStatement(ctx: ServiceContext, hold: Hold): Statement |
     workspaceId: hold.workspaceId,
     holdId: hold.id,
     event,
-    body: JSON.stringify(eventBody(event, hold, now)),
+    body: JSON.stringify(eventBody(event, hold, now, delegated)),
     createdAt: now,
   });
 }
 
 /** Inside the transaction that moved the hold to its final state: the event waits in the outbox. */
-export async function emitHoldEvent(tx: Sql, ctx: ServiceContext, hold: Hold): Promise<void> {
+export async function emitHoldEvent(tx: Sql, ctx: ServiceContext, hold: Hold, delegated?: DelegatedBy) {
   // The endpoint first: most workspaces have none, and then the event's body is never made.
   if (!eventOf(hold) || !(await findWebhookEndpoint(tx, hold.workspaceId))) return;
-  const { text, params } = holdEventStatement(ctx, hold)!;
+  const { text, params } = holdEventStatement(ctx, hold, delegated)!;
   await tx.run(text, params);
+}
+
+/** Inside the transaction of a reminder or an escalation step: its event, for a workspace with a webhook. */
+export async function emitFollowUpEvent(
+  tx: Sql,
+  ctx: ServiceContext,
+  hold: Hold,
+  event: 'hold.reminded' | 'hold.escalated',
+  detail: Record<string, unknown>,
+): Promise<void> {
+  if (!(await findWebhookEndpoint(tx, hold.workspaceId))) return;
+  const now = ctx.now();
+  await insertWebhookEvent(tx, {
+    id: randomId('msg_', 16),
+    workspaceId: hold.workspaceId,
+    holdId: hold.id,
+    event,
+    body: JSON.stringify(followUpEventBody(event, hold, now, detail)),
+    createdAt: now,
+  });
+}
+
+/** Inside the configuration change that set, changed or ended delegations: one event for each. */
+export async function emitDelegationEvents(
+  tx: Sql,
+  ctx: ServiceContext,
+  workspaceId: string,
+  changes: Record<string, unknown>[],
+): Promise<void> {
+  if (!(await findWebhookEndpoint(tx, workspaceId))) return;
+  const now = ctx.now();
+  for (const change of changes) {
+    const id = randomId('msg_', 16);
+    const body = delegationEventBody(workspaceId, change, `delegation:${id}`, now);
+    await insertWebhookEvent(tx, {
+      id,
+      workspaceId,
+      holdId: body.id,
+      event: body.event,
+      body: JSON.stringify(body),
+      createdAt: now,
+    });
+  }
 }
 
 /**

@@ -47,6 +47,7 @@ export async function createWorkspace(
     apiRateLimit: null,
     mcpRateLimit: null,
     oauthGrantRole: 'admin',
+    remind: null,
     createdAt: ctx.now(),
   };
   try {

@@ -164,19 +164,31 @@ export async function insertHoldDecision(
     comment: string | null;
     channel: string;
     at: number;
+    /** The member a delegate decided for. */
+    onBehalfOf: string | null;
   },
 ): Promise<void> {
   await sql.run(
-    'INSERT INTO hold_decisions (hold_id, member_id, verdict, comment, channel, decided_at) VALUES ($1, $2, $3, $4, $5, $6)',
-    [decision.holdId, decision.memberId, decision.verdict, decision.comment, decision.channel, decision.at],
+    `INSERT INTO hold_decisions (hold_id, member_id, verdict, comment, channel, decided_at, on_behalf_of)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [
+      decision.holdId,
+      decision.memberId,
+      decision.verdict,
+      decision.comment,
+      decision.channel,
+      decision.at,
+      decision.onBehalfOf,
+    ],
   );
 }
 
-export const hasDecided = async (sql: Sql, holdId: string, memberId: string) =>
-  (await sql.one('SELECT 1 AS found FROM hold_decisions WHERE hold_id = $1 AND member_id = $2', [
-    holdId,
-    memberId,
-  ])) !== undefined;
+/** Who decided the hold so far, and for whom (a delegate). */
+export const listPastDecisions = (sql: Sql, holdId: string) =>
+  sql.all<{ memberId: string; onBehalfOf: string | null }>(
+    'SELECT member_id AS "memberId", on_behalf_of AS "onBehalfOf" FROM hold_decisions WHERE hold_id = $1',
+    [holdId],
+  );
 
 /** Calls of the workspace after `since` (epoch ms), narrowed to a connection and tool and/or an agent. */
 export interface CallScope {
@@ -352,9 +364,8 @@ export async function listDecisionsOfHolds(
 ): Promise<(HoldDecisionRow & { holdId: string })[]> {
   if (holdIds.length === 0) return [];
   return sql.all(
-    `SELECT d.hold_id AS "holdId", d.member_id AS "memberId", m.name, m.email, d.verdict, d.comment, d.channel,
-       d.decided_at AS "decidedAt"
-     FROM hold_decisions d JOIN members m ON m.id = d.member_id
+    `SELECT d.hold_id AS "holdId", ${decisionColumns}
+     FROM hold_decisions d JOIN members m ON m.id = d.member_id LEFT JOIN members p ON p.id = d.on_behalf_of
      WHERE d.hold_id IN (${holdIds.map((_, i) => `$${i + 1}`).join(', ')}) ORDER BY d.decided_at`,
     [...holdIds],
   );
@@ -362,8 +373,8 @@ export async function listDecisionsOfHolds(
 
 /** Pending holds without their arguments: enough to tell whom each waits for (a count on every page). */
 export async function listPendingApprovers(sql: Sql, workspaceId: string, limit: number) {
-  const rows = await sql.all<{ id: string; approvers: string; expiresAt: number | null }>(
-    `SELECT id, approvers, expires_at AS "expiresAt" FROM holds WHERE workspace_id = $1 AND status = 'pending'
+  const rows = await sql.all<{ id: string; approvers: string; expiresAt: number | null; agentId: string }>(
+    `SELECT id, approvers, expires_at AS "expiresAt", agent_id AS "agentId" FROM holds WHERE workspace_id = $1 AND status = 'pending'
      ORDER BY expires_at IS NULL, expires_at, id LIMIT $2`,
     [workspaceId, limit],
   );
@@ -439,27 +450,37 @@ export interface HoldDecisionRow {
   comment: string | null;
   channel: string;
   decidedAt: number;
+  /** The member a delegate decided for, by id and name; null when members decided themselves. */
+  onBehalfOf: string | null;
+  onBehalfOfName: string | null;
 }
+
+/** Hold decisions `d`, with their member `m` and the member `p` a delegate decided for. */
+const decisionColumns = `d.member_id AS "memberId", m.name, m.email, d.verdict, d.comment, d.channel,
+  d.decided_at AS "decidedAt", d.on_behalf_of AS "onBehalfOf", p.name AS "onBehalfOfName"`;
 
 export const listHoldDecisions = (sql: Sql, holdId: string) =>
   sql.all<HoldDecisionRow>(
-    `SELECT d.member_id AS "memberId", m.name, m.email, d.verdict, d.comment, d.channel, d.decided_at AS "decidedAt"
-     FROM hold_decisions d JOIN members m ON m.id = d.member_id WHERE d.hold_id = $1 ORDER BY d.decided_at`,
+    `SELECT ${decisionColumns}
+     FROM hold_decisions d JOIN members m ON m.id = d.member_id LEFT JOIN members p ON p.id = d.on_behalf_of
+     WHERE d.hold_id = $1 ORDER BY d.decided_at`,
     [holdId],
   );
 
-/** Which of a workspace's pending holds this member has already decided. */
-export async function pendingDecidedBy(
+/** The decisions so far of a workspace's pending holds, by hold: who decided, and for whom. */
+export async function pendingDecisions(
   sql: Sql,
   workspaceId: string,
-  memberId: string,
-): Promise<Set<string>> {
-  const rows = await sql.all<{ id: string }>(
-    `SELECT d.hold_id AS id FROM hold_decisions d JOIN holds h ON h.id = d.hold_id
-     WHERE h.workspace_id = $1 AND h.status = 'pending' AND d.member_id = $2`,
-    [workspaceId, memberId],
+): Promise<Map<string, { memberId: string; onBehalfOf: string | null }[]>> {
+  const rows = await sql.all<{ holdId: string; memberId: string; onBehalfOf: string | null }>(
+    `SELECT d.hold_id AS "holdId", d.member_id AS "memberId", d.on_behalf_of AS "onBehalfOf"
+     FROM hold_decisions d JOIN holds h ON h.id = d.hold_id
+     WHERE h.workspace_id = $1 AND h.status = 'pending'`,
+    [workspaceId],
   );
-  return new Set(rows.map((row) => row.id));
+  const byHold = new Map<string, { memberId: string; onBehalfOf: string | null }[]>();
+  for (const { holdId, ...decision } of rows) byHold.set(holdId, [...(byHold.get(holdId) ?? []), decision]);
+  return byHold;
 }
 
 /** The newest proxy operation with this call key that a repeat joins (not expired, failed or auto-allowed). */

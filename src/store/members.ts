@@ -1,8 +1,16 @@
+import type { QuietHours } from '../domain/quiet-hours.ts';
 import type { Sql } from './db.ts';
 import { endAccessOfMember } from './sessions.ts';
 
 export type Role = 'admin' | 'approver' | 'viewer';
-export type NotifyChannel = 'email' | 'sms' | 'slack';
+export type NotifyChannel = 'email' | 'sms' | 'slack' | 'teams';
+
+/** Another member decides in this one's place from `from` until `until` (epoch ms). */
+export interface Delegation {
+  delegateId: string;
+  from: number;
+  until: number;
+}
 
 export interface Member {
   id: string;
@@ -12,19 +20,41 @@ export interface Member {
   role: Role;
   phone: string | null;
   slackUserId: string | null;
+  /** Microsoft Entra object id of the member's Teams user. */
+  teamsUserId: string | null;
   channels: NotifyChannel[];
+  /** IANA name; null: UTC. */
+  timeZone: string | null;
+  quietHours: QuietHours | null;
+  /** Agent identities that act for this member (who therefore never decides their holds). */
+  agents: string[];
+  delegation: Delegation | null;
   createdAt: number;
 }
 
 const columnsOf = (t: string) =>
-  `${t}.id, ${t}.workspace_id AS "workspaceId", ${t}.email, ${t}.name, ${t}.role, ${t}.phone, ${t}.slack_user_id AS "slackUserId", ${t}.channels, ${t}.created_at AS "createdAt"`;
+  `${t}.id, ${t}.workspace_id AS "workspaceId", ${t}.email, ${t}.name, ${t}.role, ${t}.phone, ${t}.slack_user_id AS "slackUserId",
+   ${t}.teams_user_id AS "teamsUserId", ${t}.channels, ${t}.time_zone AS "timeZone", ${t}.quiet_hours AS "quietHours",
+   ${t}.agents, ${t}.delegate_id AS "delegateId", ${t}.delegate_from AS "delegateFrom", ${t}.delegate_until AS "delegateUntil",
+   ${t}.created_at AS "createdAt"`;
 const columns = columnsOf('members');
 
-type MemberRow = Omit<Member, 'channels'> & { channels: string };
+type MemberRow = Omit<Member, 'channels' | 'quietHours' | 'agents' | 'delegation'> & {
+  channels: string;
+  quietHours: string | null;
+  agents: string;
+  delegateId: string | null;
+  delegateFrom: number | string | null;
+  delegateUntil: number | string | null;
+};
 
-const toMember = (row: MemberRow): Member => ({
+const toMember = ({ delegateId, delegateFrom, delegateUntil, ...row }: MemberRow): Member => ({
   ...row,
   channels: JSON.parse(row.channels) as NotifyChannel[],
+  quietHours: row.quietHours === null ? null : (JSON.parse(row.quietHours) as QuietHours),
+  agents: JSON.parse(row.agents) as string[],
+  delegation:
+    delegateId === null ? null : { delegateId, from: Number(delegateFrom), until: Number(delegateUntil) },
 });
 
 export async function listMembers(sql: Sql, workspaceId: string): Promise<Member[]> {
@@ -78,10 +108,14 @@ export async function findMemberByEmail(
 /** Inserts or updates by e-mail; a removed member who is declared again comes back. */
 export async function upsertMember(sql: Sql, member: Member): Promise<void> {
   await sql.run(
-    `INSERT INTO members (id, workspace_id, email, name, role, phone, slack_user_id, channels, created_at, removed_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)
+    `INSERT INTO members (id, workspace_id, email, name, role, phone, slack_user_id, channels, created_at, removed_at,
+       teams_user_id, time_zone, quiet_hours, agents, delegate_id, delegate_from, delegate_until)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $11, $12, $13, $14, $15, $16)
      ON CONFLICT (workspace_id, email) DO UPDATE SET name = excluded.name, role = excluded.role,
-       phone = excluded.phone, slack_user_id = excluded.slack_user_id, channels = excluded.channels, removed_at = NULL`,
+       phone = excluded.phone, slack_user_id = excluded.slack_user_id, channels = excluded.channels, removed_at = NULL,
+       teams_user_id = excluded.teams_user_id, time_zone = excluded.time_zone, quiet_hours = excluded.quiet_hours,
+       agents = excluded.agents, delegate_id = excluded.delegate_id, delegate_from = excluded.delegate_from,
+       delegate_until = excluded.delegate_until`,
     [
       member.id,
       member.workspaceId,
@@ -92,6 +126,13 @@ export async function upsertMember(sql: Sql, member: Member): Promise<void> {
       member.slackUserId,
       JSON.stringify(member.channels),
       member.createdAt,
+      member.teamsUserId,
+      member.timeZone,
+      member.quietHours && JSON.stringify(member.quietHours),
+      JSON.stringify(member.agents),
+      member.delegation?.delegateId ?? null,
+      member.delegation?.from ?? null,
+      member.delegation?.until ?? null,
     ],
   );
 }
@@ -148,3 +189,15 @@ export const findMemberIdsByPhone = async (sql: Sql, phone: string) =>
   (
     await sql.all<{ id: string }>('SELECT id FROM members WHERE phone = $1 AND removed_at IS NULL', [phone])
   ).map((row) => row.id);
+
+export async function findMemberByTeamsUser(
+  sql: Sql,
+  workspaceId: string,
+  teamsUserId: string,
+): Promise<Member | undefined> {
+  const row = await sql.one<MemberRow>(
+    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND teams_user_id = $2 AND removed_at IS NULL`,
+    [workspaceId, teamsUserId.toLowerCase()],
+  );
+  return row && toMember(row);
+}

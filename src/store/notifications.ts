@@ -1,9 +1,9 @@
 import type { Sql } from './db.ts';
 import type { Statement } from './statements.ts';
 
-export type NotificationChannel = 'email' | 'sms' | 'slack';
-/** `sign_in`: a member asked for sign-in links (about no hold). */
-export type NotificationKind = 'request' | 'outcome' | 'refresh' | 'sign_in';
+export type NotificationChannel = 'email' | 'sms' | 'slack' | 'teams';
+/** `sign_in`: a member asked for sign-in links (about no hold); `reminder`: a request again, before the deadline. */
+export type NotificationKind = 'request' | 'reminder' | 'outcome' | 'refresh' | 'sign_in';
 export type NotificationState = 'pending' | 'sent' | 'skipped' | 'failed';
 
 export interface Notification {
@@ -36,14 +36,28 @@ const columns = columnsOf('notifications');
 type NewNotification = Pick<
   Notification,
   'id' | 'workspaceId' | 'holdId' | 'memberId' | 'channel' | 'kind' | 'replyCode'
-> & { at: number };
+> & {
+  at: number;
+  /** When it may be sent, if later than `at` (the member's quiet hours). */
+  dueAt?: number;
+};
 
 /** A notification job to write, as a statement (`writeTogether` sends several as one). */
 export function insertNotificationStatement(row: NewNotification): Statement {
   return {
     text: `INSERT INTO notifications (id, workspace_id, hold_id, member_id, channel, kind, state, next_attempt_at, reply_code, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $7)`,
-    params: [row.id, row.workspaceId, row.holdId, row.memberId, row.channel, row.kind, row.at, row.replyCode],
+     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9)`,
+    params: [
+      row.id,
+      row.workspaceId,
+      row.holdId,
+      row.memberId,
+      row.channel,
+      row.kind,
+      row.dueAt ?? row.at,
+      row.replyCode,
+      row.at,
+    ],
   };
 }
 

@@ -20,6 +20,8 @@ export interface Workspace {
   mcpRateLimit: number | null;
   /** Who may allow an OAuth client to use the workspace's MCP servers: admins, or approvers too. */
   oauthGrantRole: 'admin' | 'approver';
+  /** The default reminders (`remind` in the workspace file) as JSON; null: none. */
+  remind: string | null;
   createdAt: number;
 }
 
@@ -28,7 +30,7 @@ export const workspaceColumns = (table: string) =>
   `${table}.id, ${table}.slug, ${table}.name, ${table}.plan, ${table}.logo_url AS "logoUrl",
   ${table}.accent_color AS "accentColor", ${table}.slack_channel AS "slackChannel",
   ${table}.api_rate_limit AS "apiRateLimit", ${table}.mcp_rate_limit AS "mcpRateLimit",
-  ${table}.oauth_grant_role AS "oauthGrantRole", ${table}.created_at AS "createdAt"`;
+  ${table}.oauth_grant_role AS "oauthGrantRole", ${table}.remind, ${table}.created_at AS "createdAt"`;
 const columns = workspaceColumns('workspaces');
 
 export async function insertWorkspace(sql: Sql, workspace: Workspace): Promise<void> {
@@ -72,6 +74,10 @@ export async function updateWorkspaceProfile(
 
 export async function updateWorkspaceOAuthGrantRole(sql: Sql, id: string, role: 'admin' | 'approver') {
   await sql.run('UPDATE workspaces SET oauth_grant_role = $2 WHERE id = $1', [id, role]);
+}
+
+export async function updateWorkspaceRemind(sql: Sql, id: string, remind: string | null): Promise<void> {
+  await sql.run('UPDATE workspaces SET remind = $2 WHERE id = $1', [id, remind]);
 }
 
 export async function updateWorkspaceSlackChannel(

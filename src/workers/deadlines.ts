@@ -1,10 +1,12 @@
 /**
- * The deadline worker: expires overdue pending holds, durable across restarts (deadlines are stored),
- * and deletes the OAuth server's expired objects.
+ * The deadline worker: expires overdue pending holds and acts on their reminders and escalation steps,
+ * durable across restarts (deadlines and follow-ups are stored), and deletes the OAuth server's
+ * expired objects.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
 import { expireOverdueHolds } from '../services/expire-holds.ts';
+import { runDueFollowUps } from '../services/follow-ups.ts';
 import { sweepExpiredOAuthRecords } from '../services/oauth.ts';
 import { startWorker } from './loop.ts';
 
@@ -27,6 +29,8 @@ export function startDeadlineWorker(
         count = await expireOverdueHolds(ctx, BATCH);
         if (count > 0) options.onExpired?.(count);
       }
+      // Reminders and escalation steps that came due, likewise.
+      for (let count = BATCH; count === BATCH;) count = await runDueFollowUps(ctx, BATCH);
       if (ctx.now() - oauthSweptAt >= OAUTH_SWEEP_MS) {
         oauthSweptAt = ctx.now();
         await sweepExpiredOAuthRecords(ctx);

@@ -13,7 +13,7 @@ import { holdFacts } from '../hold-view.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import { conditionsView } from '../views/conditions.ts';
-import { decidedInWords, fourEyesView } from '../views/four-eyes.ts';
+import { blockerInWords, decidedInWords, fourEyesView } from '../views/four-eyes.ts';
 
 type UsableLink = Exclude<LinkState, { state: 'invalid' }>;
 
@@ -177,6 +177,9 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
         'Not an approver',
         'You are no longer among the approvers of this action.',
       );
+    }
+    if (result.outcome === 'own_request') {
+      return problemPage(reply, 403, 'Not yours to decide', blockerInWords('own_request', result.hold));
     }
     // Nothing decided: back to the link's page as it stands now, saying why.
     if (result.outcome === 'used' || result.outcome === 'already_decided' || result.outcome === 'closed') {

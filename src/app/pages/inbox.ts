@@ -24,6 +24,7 @@ import { appPath } from '../app-path.ts';
 import { type Html, html, when } from '../html.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
+import { blockerInWords } from '../views/four-eyes.ts';
 import { holdLineView } from '../views/hold-line.ts';
 import { holdPanelView } from '../views/hold-panel.ts';
 
@@ -429,13 +430,15 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
         );
       throw error;
     }
-    if (result.outcome === 'not_an_approver')
+    if (result.outcome === 'not_an_approver' || result.outcome === 'own_request')
       return problemWithCount(
         reply,
         session,
         403,
         'Not decided',
-        'You are not among the approvers of this hold.',
+        result.outcome === 'own_request'
+          ? blockerInWords('own_request', result.hold)
+          : 'You are not among the approvers of this hold.',
       );
     // Back where the decision was made, with what became of it; a hold decided meanwhile stays selected.
     const decided = result.outcome === 'closed' || result.outcome === 'already_decided';

@@ -38,6 +38,8 @@ export function blockerInWords(blocker: DecisionBlocker, hold: FourEyes['hold'])
       return `This hold is ${hold.status.replace('_', ' ')} already.`;
     case 'already_decided':
       return 'You have decided this hold already; each member counts once.';
+    case 'own_request':
+      return 'An agent that acts for you requested this action: someone else must decide it.';
   }
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { approversInWords, decisionBlocker, fourEyesLine } from '../../domain/four-eyes.ts';
+import { approversInWords, decisionCapacity, type Decider, fourEyesLine } from '../../domain/four-eyes.ts';
 import { relativeText, utcText } from '../../domain/time-text.ts';
 import { argumentsView } from './arguments.ts';
 import { conditionsInWords, conditionsView, heldArguments } from './conditions.ts';
@@ -145,22 +145,60 @@ test('four eyes: who decided with their comment, who still can, why the reader c
   assert.match(out, /You have decided this hold already; each member counts once\./);
 });
 
+const person = (email: string, role: string, groups: string[] = [], agents: string[] = []): Decider => ({
+  id: email,
+  email,
+  name: email.split('@')[0]!,
+  role,
+  groups,
+  agents,
+});
+
 test('four eyes: the reasons a member cannot decide, in the order a decision checks them', () => {
-  const admin = { email: 'root@x.test', role: 'admin' };
-  assert.equal(decisionBlocker(hold, { email: 'v@x.test', role: 'viewer' }, ['finance'], false, 0), 'viewer');
-  assert.equal(
-    decisionBlocker(hold, { email: 'e@x.test', role: 'approver' }, [], false, 0),
-    'not_an_approver',
-  );
-  assert.equal(decisionBlocker(hold, { email: 'e@x.test', role: 'approver' }, ['finance'], false, 0), null);
-  assert.equal(decisionBlocker(hold, admin, [], true, 0), 'already_decided');
-  assert.equal(decisionBlocker(hold, admin, [], false, 10_000), 'closed');
-  assert.equal(decisionBlocker({ ...hold, status: 'approved' }, admin, [], true, 0), 'closed');
+  const mine: Parameters<typeof decisionCapacity>[0] = { ...hold, agentId: 'bot' };
+  const admin = person('root@x.test', 'admin');
+  const blocker = (member: Decider, decided: string[] = [], now = 0, on = mine) =>
+    decisionCapacity(on, member, [], decided.map((memberId) => ({ memberId, onBehalfOf: null })), now).blocker;
+  assert.equal(blocker(person('v@x.test', 'viewer', ['finance'])), 'viewer');
+  assert.equal(blocker(person('e@x.test', 'approver')), 'not_an_approver');
+  assert.equal(blocker(person('e@x.test', 'approver', ['finance'])), null);
+  assert.equal(blocker(admin, ['root@x.test']), 'already_decided');
+  assert.equal(blocker(admin, [], 10_000), 'closed');
+  assert.equal(blocker(admin, ['root@x.test'], 0, { ...mine, status: 'approved' as const }), 'closed');
+  assert.equal(blocker(person('root@x.test', 'admin', [], ['bot'])), 'own_request');
   assert.equal(
     blockerInWords('not_an_approver', hold),
     'You are not among the approvers of this hold: it waits for finance or an admin.',
   );
   assert.equal(blockerInWords('viewer', hold), 'You are a viewer: viewers see holds but do not decide.');
+});
+
+test('delegation: a delegate decides for the member who delegated, and each person counts once', () => {
+  const mine = { ...hold, agentId: 'bot' };
+  const ann = person('ann@x.test', 'approver', ['finance']);
+  const dan = person('dan@x.test', 'approver');
+  const capacity = (decided: { memberId: string; onBehalfOf: string | null }[], delegators = [ann]) =>
+    decisionCapacity(mine, dan, delegators, decided, 0);
+  // Dan is no approver of his own, but Ann's delegation makes him decide for her.
+  assert.deepEqual(capacity([]), { blocker: null, onBehalfOf: ann });
+  assert.equal(decisionCapacity(mine, dan, [], [], 0).blocker, 'not_an_approver');
+  // Ann decided herself: nothing left for Dan to give.
+  assert.equal(capacity([{ memberId: ann.id, onBehalfOf: null }]).blocker, 'already_decided');
+  // Dan decided for Ann: he cannot decide again, as himself or for her.
+  assert.equal(capacity([{ memberId: dan.id, onBehalfOf: ann.id }]).blocker, 'already_decided');
+  const danInFinance = person('dan@x.test', 'approver', ['finance']);
+  assert.equal(
+    decisionCapacity(mine, danInFinance, [ann], [{ memberId: dan.id, onBehalfOf: ann.id }], 0).blocker,
+    'already_decided',
+  );
+  // An approver in his own right decides as himself, not for Ann.
+  assert.deepEqual(decisionCapacity(mine, danInFinance, [ann], [], 0), { blocker: null, onBehalfOf: null });
+  // Nobody decides for Ann a hold her own agent asked for, nor a delegate his own agent's.
+  assert.equal(capacity([], [person('ann@x.test', 'approver', ['finance'], ['bot'])]).blocker, 'own_request');
+  assert.equal(
+    decisionCapacity(mine, person('dan@x.test', 'approver', [], ['bot']), [ann], [], 0).blocker,
+    'own_request',
+  );
 });
 
 test('four eyes in a line and after a decision', () => {

@@ -6,7 +6,13 @@
 import type { FastifyInstance } from 'fastify';
 import { verifySlackSignature } from '../../channels/slack.ts';
 import { verifyTwilioSignature } from '../../channels/sms.ts';
-import { type ChannelDecision, decideFromSlack, decideFromSms } from '../../services/channel-decisions.ts';
+import { invokeAnswer, readTeamsAction } from '../../channels/teams.ts';
+import {
+  type ChannelDecision,
+  decideFromSlack,
+  decideFromSms,
+  decideFromTeams,
+} from '../../services/channel-decisions.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { sendError } from '../errors.ts';
 
@@ -26,10 +32,32 @@ function replyText(result: ChannelDecision): string {
       return 'Already received.';
     case 'not_an_approver':
       return 'You are not an approver of this action.';
+    case 'own_request':
+      return 'An agent that acts for you requested this action: someone else must decide it.';
     case 'review_required':
       return 'This action does not fit in a text: open the link to review it.';
     default:
       return 'Reply YES or NO with the code from the message, e.g. YES 4821.';
+  }
+}
+
+/** The answer to a press that changed nothing: an error Teams shows, or a word on a replayed press. */
+function teamsAnswer(result: ChannelDecision | { outcome: 'stale' }) {
+  switch (result.outcome) {
+    case 'replayed':
+      return invokeAnswer.message('Already received.');
+    case 'stale':
+      return invokeAnswer.error(403, 'stale', 'This press is too old: press the button again.');
+    case 'review_required':
+      return invokeAnswer.error(
+        403,
+        'review_required',
+        'Not every argument fits here: open it to review it in full.',
+      );
+    case 'own_request':
+      return invokeAnswer.error(403, 'own_request', replyText(result));
+    default:
+      return invokeAnswer.error(403, 'forbidden', 'You are not an approver of this action.');
   }
 }
 
@@ -88,6 +116,31 @@ export async function channelRoutes(app: FastifyInstance, { ctx }: { ctx: Servic
     }
     // Slack wants a quick 200; the messages themselves are updated by the notification worker.
     return reply.code(200).send();
+  });
+
+  // The Bot Connector's requests: every one carries its signed token (checked before anything is read).
+  app.post('/teams/messages', { bodyLimit: FORM_LIMIT }, async (request, reply) => {
+    const teams = ctx.channels.teams;
+    if (!teams) return sendError(reply, 404, 'not_found');
+    const activity = (typeof request.body === 'object' && request.body) || {};
+    let caller;
+    try {
+      caller = await teams.verifier.verify(request.headers.authorization, activity);
+    } catch {
+      // The signing keys could not be fetched: the Bot Connector retries.
+      return sendError(reply, 503, 'unavailable');
+    }
+    if (!caller) return sendError(reply, 401, 'unauthorized');
+    const action = readTeamsAction(activity);
+    // Other activities (the app installed, a message typed to the bot) ask nothing of us.
+    if (!action) return reply.code(200).send({});
+    const { result, card } = await decideFromTeams(ctx, {
+      ...action,
+      holdId: action.holdId,
+      verdict: action.verb,
+    });
+    if (card) return reply.code(200).send(invokeAnswer.card(card));
+    return reply.code(200).send(teamsAnswer(result));
   });
 
   app.post('/sms/inbound', async (request, reply) => {

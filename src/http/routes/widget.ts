@@ -117,7 +117,8 @@ export async function widgetRoutes(
         comment: comment ?? null,
       });
       if (result.outcome === 'review_required') return sendError(reply, 403, 'review_required');
-      if (result.outcome === 'not_an_approver') return sendError(reply, 404, 'not_found');
+      if (result.outcome === 'not_an_approver' || result.outcome === 'own_request')
+        return sendError(reply, 404, 'not_found');
       return reply.send({ outcome: result.outcome, status: result.hold.status });
     },
   );

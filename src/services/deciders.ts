@@ -1,0 +1,53 @@
+/**
+ * The workspace's members as deciders of a hold: each with their groups and mapped agents, and who
+ * delegated to whom. Read in one statement; every place that asks "may this member decide, and for
+ * whom?" (a decision, the app, who is notified or reminded) asks it here.
+ */
+import {
+  type Capacity,
+  type Decider,
+  decisionCapacity,
+  delegationInForce,
+  type PastDecision,
+} from '../domain/four-eyes.ts';
+import type { Hold } from '../domain/hold.ts';
+import type { Sql } from '../store/db.ts';
+import { listMembersWithGroups, type Member } from '../store/members.ts';
+
+export interface Deciders {
+  members: Member[];
+  byId: Map<string, Member>;
+  capacity(
+    hold: Pick<Hold, 'status' | 'expiresAt' | 'approvers' | 'agentId'>,
+    member: Member,
+    decisions: readonly PastDecision[],
+    now: number,
+  ): Capacity;
+  /** Out of office: the member's delegation is in force and their delegate is not away too. */
+  away(member: Member, now: number): boolean;
+}
+
+export async function loadDeciders(sql: Sql, workspaceId: string): Promise<Deciders> {
+  const rows = await listMembersWithGroups(sql, workspaceId);
+  const deciderOf = new Map<string, Decider>(
+    rows.map(({ member, groups }) => [member.id, { ...member, groups, agents: member.agents }]),
+  );
+  const members = rows.map((row) => row.member);
+  const byId = new Map(members.map((member) => [member.id, member]));
+  const inForce = (member: Member | undefined, now: number) =>
+    member !== undefined && delegationInForce(member.delegation, now) && byId.has(member.delegation!.delegateId);
+  return {
+    members,
+    byId,
+    capacity(hold, member, decisions, now) {
+      const delegators = members
+        .filter((other) => other.delegation?.delegateId === member.id && inForce(other, now))
+        .map((other) => deciderOf.get(other.id)!);
+      return decisionCapacity(hold, deciderOf.get(member.id)!, delegators, decisions, now);
+    },
+    away(member, now) {
+      // Delegations do not chain: with both away, the first one is asked after all.
+      return inForce(member, now) && !inForce(byId.get(member.delegation!.delegateId), now);
+    },
+  };
+}

@@ -1,0 +1,81 @@
+import type { FollowUpPlan } from '../domain/follow-ups.ts';
+import type { Sql } from './db.ts';
+import type { Statement } from './statements.ts';
+
+export interface FollowUp {
+  holdId: string;
+  workspaceId: string;
+  plan: FollowUpPlan;
+  escalationsDone: number;
+  remindedAt: number | null;
+  nextAt: number | null;
+}
+
+/** The follow-ups of a new pending hold, written with it. */
+export function insertFollowUpStatement(row: Omit<FollowUp, 'escalationsDone' | 'remindedAt'>): Statement {
+  return {
+    text: `INSERT INTO follow_ups (hold_id, workspace_id, plan, escalations_done, reminded_at, next_at)
+     VALUES ($1, $2, $3, 0, NULL, $4)`,
+    params: [row.holdId, row.workspaceId, JSON.stringify(row.plan), row.nextAt],
+  };
+}
+
+/** Follow-ups due at `now`, across workspaces (the deadline worker's sweep), the longest due first. */
+export const listDueFollowUps = (sql: Sql, now: number, limit: number) =>
+  sql.all<{ holdId: string; workspaceId: string }>(
+    `SELECT hold_id AS "holdId", workspace_id AS "workspaceId" FROM follow_ups
+     WHERE next_at IS NOT NULL AND next_at <= $1 ORDER BY next_at LIMIT $2`,
+    [now, limit],
+  );
+
+export async function findFollowUp(sql: Sql, holdId: string): Promise<FollowUp | undefined> {
+  const row = await sql.one<Omit<FollowUp, 'plan'> & { plan: string }>(
+    `SELECT hold_id AS "holdId", workspace_id AS "workspaceId", plan, escalations_done AS "escalationsDone",
+       reminded_at AS "remindedAt", next_at AS "nextAt" FROM follow_ups WHERE hold_id = $1`,
+    [holdId],
+  );
+  return row && { ...row, plan: JSON.parse(row.plan) as FollowUpPlan };
+}
+
+export async function updateFollowUp(
+  sql: Sql,
+  row: Pick<FollowUp, 'holdId' | 'escalationsDone' | 'remindedAt' | 'nextAt'>,
+): Promise<void> {
+  await sql.run(
+    'UPDATE follow_ups SET escalations_done = $2, reminded_at = $3, next_at = $4 WHERE hold_id = $1',
+    [row.holdId, row.escalationsDone, row.remindedAt, row.nextAt],
+  );
+}
+
+export type FollowUpKind = 'reminder' | 'escalation';
+
+export interface FollowUpEvent {
+  holdId: string;
+  at: number;
+  kind: FollowUpKind;
+  detail: Record<string, unknown>;
+}
+
+export async function insertFollowUpEvent(
+  sql: Sql,
+  row: FollowUpEvent & { workspaceId: string },
+): Promise<void> {
+  await sql.run(
+    'INSERT INTO follow_up_events (hold_id, workspace_id, at, kind, detail) VALUES ($1, $2, $3, $4, $5)',
+    [row.holdId, row.workspaceId, row.at, row.kind, JSON.stringify(row.detail)],
+  );
+}
+
+/** What the follow-ups of a hold did, oldest first. */
+export async function listFollowUpEvents(sql: Sql, holdId: string): Promise<FollowUpEvent[]> {
+  const rows = await sql.all<Omit<FollowUpEvent, 'detail'> & { detail: string }>(
+    `SELECT hold_id AS "holdId", at, kind, detail FROM follow_up_events WHERE hold_id = $1 ORDER BY at`,
+    [holdId],
+  );
+  return rows.map((row) => ({ ...row, detail: JSON.parse(row.detail) as Record<string, unknown> }));
+}
+
+/** The new approvers of a hold an escalation step added to. */
+export async function updateHoldApprovers(sql: Sql, holdId: string, approvers: string[]): Promise<void> {
+  await sql.run('UPDATE holds SET approvers = $2 WHERE id = $1', [holdId, JSON.stringify(approvers)]);
+}
