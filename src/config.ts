@@ -87,7 +87,9 @@ const schema = z.object({
   TEAMS_TENANT_ID: z.string().optional(),
   TEAMS_SERVICE_URL: z.url().default('https://smba.trafficmanager.net/teams/'),
   TEAMS_TOKEN_URL: z.url().optional(),
-  TEAMS_OPENID_METADATA_URL: z.url().default('https://login.botframework.com/v1/.well-known/openidconfiguration'),
+  TEAMS_OPENID_METADATA_URL: z
+    .url()
+    .default('https://login.botframework.com/v1/.well-known/openidconfiguration'),
   NOTIFY_RETRY_SCALE: z.coerce.number().positive().max(1000).default(1),
 });
 

@@ -77,7 +77,9 @@ export interface Reminder {
 /** `Reminder: 25 min left · approved so far by Ada Admin`. */
 export const reminderLine = (reminder: Reminder) =>
   `Reminder: ${durationText(reminder.leftMs)} left to decide${
-    reminder.approvedBy.length > 0 ? ` · approved so far by ${reminder.approvedBy.join(', ')}` : ' · nobody has approved yet'
+    reminder.approvedBy.length > 0
+      ? ` · approved so far by ${reminder.approvedBy.join(', ')}`
+      : ' · nobody has approved yet'
   }`;
 
 export function requestMail(
@@ -99,7 +101,8 @@ export function requestMail(
     '',
     `— ${brand.name}`,
   ].join('\n');
-  const body = html`${reminder ? html`<p><strong>${reminderLine(reminder)}.</strong></p>` : null}<p>
+  const body = html`${reminder ? html`<p><strong>${reminderLine(reminder)}.</strong></p>` : null}
+    <p>
       <strong>${hold.agentLabel ?? hold.agentId}</strong> wants to run <code>${hold.toolName}</code> on
       <strong>${hold.connection}</strong>.
     </p>
@@ -192,7 +195,10 @@ export function slackMessage(
   ];
   // Only while it waits: once decided, the message shows the outcome like every other.
   if (reminder && hold.status === 'pending')
-    blocks.unshift({ type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(reminderLine(reminder))}*` } });
+    blocks.unshift({
+      type: 'section',
+      text: { type: 'mrkdwn', text: `*${mrkdwn(reminderLine(reminder))}*` },
+    });
   if (hold.status === 'pending' && !summary.complete)
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `_${NOT_IN_FULL}_` } });
   const facts = [`${brand.name}`, hold.status === 'pending' ? deadline(hold) : null];

@@ -35,7 +35,9 @@ export async function loadDeciders(sql: Sql, workspaceId: string): Promise<Decid
   const members = rows.map((row) => row.member);
   const byId = new Map(members.map((member) => [member.id, member]));
   const inForce = (member: Member | undefined, now: number) =>
-    member !== undefined && delegationInForce(member.delegation, now) && byId.has(member.delegation!.delegateId);
+    member !== undefined &&
+    delegationInForce(member.delegation, now) &&
+    byId.has(member.delegation!.delegateId);
   return {
     members,
     byId,

@@ -254,7 +254,8 @@ async function waitingFilter(ctx: ServiceContext, member: Member) {
   const self = deciders.byId.get(member.id);
   return (hold: { id: string; approvers: string[]; expiresAt: number | null; agentId: string }) =>
     self !== undefined &&
-    deciders.capacity({ ...hold, status: 'pending' }, self, decisions.get(hold.id) ?? [], now).blocker === null;
+    deciders.capacity({ ...hold, status: 'pending' }, self, decisions.get(hold.id) ?? [], now).blocker ===
+      null;
 }
 
 /**

@@ -158,7 +158,13 @@ test('four eyes: the reasons a member cannot decide, in the order a decision che
   const mine: Parameters<typeof decisionCapacity>[0] = { ...hold, agentId: 'bot' };
   const admin = person('root@x.test', 'admin');
   const blocker = (member: Decider, decided: string[] = [], now = 0, on = mine) =>
-    decisionCapacity(on, member, [], decided.map((memberId) => ({ memberId, onBehalfOf: null })), now).blocker;
+    decisionCapacity(
+      on,
+      member,
+      [],
+      decided.map((memberId) => ({ memberId, onBehalfOf: null })),
+      now,
+    ).blocker;
   assert.equal(blocker(person('v@x.test', 'viewer', ['finance'])), 'viewer');
   assert.equal(blocker(person('e@x.test', 'approver')), 'not_an_approver');
   assert.equal(blocker(person('e@x.test', 'approver', ['finance'])), null);

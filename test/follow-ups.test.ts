@@ -1,0 +1,398 @@
+/**
+ * Reaching the right person in time, on both backends with a clock the tests move: reminders at their
+ * times and only to those who have not decided, a two-step escalation, a delegation that starts and
+ * ends (the delegate decides for the member, each person counted once, never on their own agent's
+ * request), quiet hours in the member's time zone, and the webhook events of each.
+ */
+import assert from 'node:assert/strict';
+import { describe, type TestContext, test } from 'node:test';
+import type { Workspace } from '../src/store/workspaces.ts';
+import { verifiedEvidence } from './support/app-client.ts';
+import { type Backend, backends } from './support/backends.ts';
+import { call, submission } from './support/http.ts';
+import { isCheckpointEvent, startReceiver } from './support/receiver.ts';
+import { decideAs, startTestService, TestClock, type TestService } from './support/service.ts';
+import { startSmtp, type TestSmtp } from './support/smtp.ts';
+import { until } from './support/wait.ts';
+
+const MIN = 60_000;
+/** A Wednesday, 10:00 UTC. */
+const T0 = Date.parse('2026-11-25T10:00:00Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+async function start(tc: TestContext, backend: Backend, at = T0, env: Record<string, string> = {}) {
+  const smtp = await startSmtp();
+  const t = await startTestService(backend, {
+    clock: new TestClock({ at }),
+    env: { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, NOTIFY_RETRY_SCALE: '0.001', ...env },
+  });
+  tc.after(async () => {
+    await t.close();
+    await smtp.close();
+  });
+  return { t, smtp };
+}
+
+async function submit(t: TestService, key: string, tool: string, agent = 'billing-bot') {
+  const answer = await call(t.url, 'POST', '/api/v1/holds', {
+    key,
+    body: submission({ tool_name: tool, arguments: { amount: 1200 }, agent_identity: { id: agent } }),
+  });
+  assert.equal(answer.status, 201, answer.text);
+  assert.equal(answer.body.status, 'pending', answer.text);
+  return answer.body.id as string;
+}
+
+/** The hold's notification jobs as `kind email state` lines, in the order they were written. */
+const jobsOf = async (t: TestService, holdId: string) =>
+  (
+    await t.service.ctx.db.all<{ kind: string; email: string; state: string; due: number; channel: string }>(
+      `SELECT n.kind, m.email, n.state, n.next_attempt_at AS due, n.channel FROM notifications n
+       JOIN members m ON m.id = n.member_id WHERE n.hold_id = $1 ORDER BY n.created_at, m.email`,
+      [holdId],
+    )
+  ).map((job) => `${job.kind} ${job.email}`);
+
+/** The evidence entries of one hold, oldest first. */
+async function evidenceOf(t: TestService, workspace: Workspace, holdId: string) {
+  const rows = await t.service.ctx.db.all<{ type: string; data: string }>(
+    'SELECT type, data FROM evidence WHERE workspace_id = $1 ORDER BY seq',
+    [workspace.id],
+  );
+  return rows
+    .map((row) => ({ type: row.type, data: JSON.parse(row.data) as Record<string, any> }))
+    .filter((entry) => entry.data.hold === holdId);
+}
+
+/** The requests and reminders sent to `address` (not the outcome mails). */
+const mailsTo = (smtp: TestSmtp, address: string) =>
+  smtp.messages.filter(
+    (mail) => mail.to.includes(address) && !/^(Approved|Rejected|Expired):/.test(mail.subject),
+  );
+
+for (const backend of backends) {
+  describe(`follow-ups on ${backend.name}`, { skip: backend.skip }, () => {
+    test('reminders come at their times, to the approvers who have not decided, saying what is left', async (tc) => {
+      const { t, smtp } = await start(tc, backend);
+      const { workspace, key } = await t.workspace({
+        config: `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+  - { email: ann@acme.test, name: Ann, role: approver }
+  - { email: bob@acme.test, name: Bob, role: approver }
+  - { email: cat@acme.test, name: Cat, role: approver }
+groups: { finance: [ann@acme.test, bob@acme.test, cat@acme.test] }
+tools: [{ connection: SDK, tool: pay, classification: approval }]
+rules:
+  - { name: Payments, tool: pay, effect: approval, approvers: [group:finance], approvals_required: 2, timeout_minutes: 60, remind: [30m, 5m] }
+`,
+      });
+      const id = await submit(t, key, 'pay');
+      assert.deepEqual(await jobsOf(t, id), [
+        'request ann@acme.test',
+        'request bob@acme.test',
+        'request cat@acme.test',
+      ]);
+      await t.clock.advance(10 * MIN);
+      assert.equal((await decideAs(t, workspace.id, id, 'approve', 'ann@acme.test')).outcome, 'recorded');
+
+      // A minute before the first reminder: none.
+      await t.clock.advance(19 * MIN);
+      assert.equal((await jobsOf(t, id)).filter((job) => job.startsWith('reminder')).length, 0);
+      await t.clock.advance(1 * MIN);
+      assert.deepEqual(
+        (await jobsOf(t, id)).filter((job) => job.startsWith('reminder')),
+        ['reminder bob@acme.test', 'reminder cat@acme.test'],
+      );
+      const reminder = await until('the reminder to reach Bob', async () =>
+        mailsTo(smtp, 'bob@acme.test').find((mail) => mail.subject.startsWith('Reminder')),
+      );
+      assert.match(reminder.subject, /^Reminder, 30 min left: pay\(amount=1200\) on SDK · 1 of 2 approvals/);
+      assert.match(reminder.body, /Reminder: 30 min left to decide · approved so far by Ann\./);
+      assert.ok(!mailsTo(smtp, 'ann@acme.test').some((mail) => mail.subject.startsWith('Reminder')));
+
+      // The second, five minutes before the deadline; then the hold is decided and nothing more comes.
+      await t.clock.advance(25 * MIN);
+      assert.equal((await jobsOf(t, id)).filter((job) => job.startsWith('reminder')).length, 4);
+      assert.equal((await decideAs(t, workspace.id, id, 'approve', 'bob@acme.test')).outcome, 'recorded');
+      await t.clock.advance(4 * MIN);
+      assert.equal((await jobsOf(t, id)).filter((job) => job.startsWith('reminder')).length, 4);
+
+      const reminded = (await evidenceOf(t, workspace, id)).filter((entry) => entry.type === 'hold.reminded');
+      assert.deepEqual(
+        reminded.map((entry) => [entry.data.reminded, entry.data.approved_by, entry.data.seconds_left]),
+        [
+          [['bob@acme.test', 'cat@acme.test'], ['ann@acme.test'], 1800],
+          [['bob@acme.test', 'cat@acme.test'], ['ann@acme.test'], 300],
+        ],
+      );
+      await verifiedEvidence(t, key);
+    });
+
+    test('the workspace default reminds holds no rule sets reminders for; every: from submission', async (tc) => {
+      const { t } = await start(tc, backend);
+      const { workspace, key } = await t.workspace({
+        config: `
+members: [{ email: admin@acme.test, name: Admin, role: admin }]
+remind: { every: 1h }
+tools: [{ connection: SDK, tool: wire, classification: approval }]
+`,
+      });
+      const id = await submit(t, key, 'wire'); // classified approval: 240 minutes, the admins
+      for (const hour of [1, 2, 3]) {
+        await t.clock.advance(60 * MIN);
+        assert.equal((await jobsOf(t, id)).filter((job) => job.startsWith('reminder')).length, hour);
+      }
+      // The fourth hour is the deadline itself: the hold expires, no reminder.
+      await t.clock.advance(60 * MIN);
+      assert.equal((await jobsOf(t, id)).filter((job) => job.startsWith('reminder')).length, 3);
+      assert.equal((await call(t.url, 'GET', `/api/v1/holds/${id}`, { key })).body.status, 'expired');
+      const submitted = (await evidenceOf(t, workspace, id)).find((entry) => entry.type === 'hold.submitted');
+      assert.deepEqual(submitted?.data.remind, { every: '1h' });
+    });
+
+    test('a two-step escalation adds approvers, asks them, and is recorded', async (tc) => {
+      const { t, smtp } = await start(tc, backend);
+      const { workspace, key } = await t.workspace({
+        config: `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+  - { email: ann@acme.test, name: Ann, role: approver }
+  - { email: olga@acme.test, name: Olga, role: approver }
+  - { email: oscar@acme.test, name: Oscar, role: approver }
+groups: { oncall: [olga@acme.test, oscar@acme.test] }
+tools: [{ connection: SDK, tool: deploy, classification: approval }]
+rules:
+  - name: Deploys
+    tool: deploy
+    effect: approval
+    approvers: [ann@acme.test]
+    timeout_minutes: 120
+    escalate: [{ after: 15m, to: [group:oncall] }, { after: 45m, to: [role:admin] }]
+`,
+      });
+      const id = await submit(t, key, 'deploy');
+      assert.deepEqual(await jobsOf(t, id), ['request ann@acme.test']);
+      await t.clock.advance(14 * MIN);
+      assert.equal(
+        (await decideAs(t, workspace.id, id, 'approve', 'oscar@acme.test')).outcome,
+        'not_an_approver',
+      );
+
+      await t.clock.advance(1 * MIN);
+      assert.deepEqual(await jobsOf(t, id), [
+        'request ann@acme.test',
+        'request olga@acme.test',
+        'request oscar@acme.test',
+      ]);
+      await until('the request to reach Olga', async () => mailsTo(smtp, 'olga@acme.test')[0]);
+      await t.clock.advance(30 * MIN);
+      assert.deepEqual((await jobsOf(t, id)).at(-1), 'request admin@acme.test');
+
+      const escalations = (await evidenceOf(t, workspace, id)).filter(
+        (entry) => entry.type === 'hold.escalated',
+      );
+      assert.deepEqual(
+        escalations.map(({ data }) => [
+          data.step,
+          data.after_minutes,
+          data.added,
+          data.approvers,
+          data.notified,
+        ]),
+        [
+          [1, 15, ['group:oncall'], ['ann@acme.test', 'group:oncall'], ['olga@acme.test', 'oscar@acme.test']],
+          [2, 45, ['role:admin'], ['ann@acme.test', 'group:oncall', 'role:admin'], ['admin@acme.test']],
+        ],
+      );
+      // Added approvers decide; four-eyes counts stay distinct members.
+      assert.equal((await decideAs(t, workspace.id, id, 'approve', 'oscar@acme.test')).outcome, 'recorded');
+      assert.equal((await call(t.url, 'GET', `/api/v1/holds/${id}`, { key })).body.status, 'approved');
+      const events = await t.service.ctx.db.all<{ kind: string; at: number }>(
+        'SELECT kind, at FROM follow_up_events WHERE hold_id = $1 ORDER BY at',
+        [id],
+      );
+      assert.deepEqual(
+        events.map((event) => ({ ...event })),
+        [
+          { kind: 'escalation', at: T0 + 15 * MIN },
+          { kind: 'escalation', at: T0 + 45 * MIN },
+        ],
+      );
+      await verifiedEvidence(t, key);
+    });
+
+    test('a delegation starts and ends; the delegate decides for the member, each person counted once', async (tc) => {
+      const { t } = await start(tc, backend);
+      const { workspace, key } = await t.workspace({
+        config: `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+  - email: ann@acme.test
+    name: Ann
+    role: approver
+    agents: [ann-bot]
+    delegate: { to: dan@acme.test, from: '${iso(T0 + 60 * MIN)}', until: '${iso(T0 + 180 * MIN)}' }
+  - { email: bob@acme.test, name: Bob, role: approver }
+  - { email: dan@acme.test, name: Dan, role: approver, agents: [dan-bot] }
+tools: [{ connection: SDK, tool: pay, classification: approval }]
+rules:
+  - { name: Payments, tool: pay, effect: approval, approvers: [ann@acme.test, bob@acme.test], approvals_required: 2, timeout_minutes: 600 }
+`,
+      });
+      const before = await submit(t, key, 'pay');
+      assert.deepEqual(await jobsOf(t, before), ['request ann@acme.test', 'request bob@acme.test']);
+      assert.equal(
+        (await decideAs(t, workspace.id, before, 'approve', 'dan@acme.test')).outcome,
+        'not_an_approver',
+      );
+
+      // The delegation starts: Dan decides in Ann's place.
+      await t.clock.advance(60 * MIN);
+      const during = await submit(t, key, 'pay', 'other-bot');
+      assert.deepEqual(await jobsOf(t, during), ['request bob@acme.test', 'request dan@acme.test']);
+      assert.equal((await decideAs(t, workspace.id, before, 'approve', 'dan@acme.test')).outcome, 'recorded');
+      assert.equal(
+        (await decideAs(t, workspace.id, before, 'approve', 'dan@acme.test')).outcome,
+        'already_decided',
+      );
+      assert.equal(
+        (await decideAs(t, workspace.id, before, 'approve', 'ann@acme.test')).outcome,
+        'already_decided',
+      );
+      const still = await call(t.url, 'GET', `/api/v1/holds/${before}`, { key });
+      assert.deepEqual([still.body.status, still.body.approvals], ['pending', { required: 2, received: 1 }]);
+      assert.equal((await decideAs(t, workspace.id, before, 'approve', 'bob@acme.test')).outcome, 'recorded');
+      assert.equal((await call(t.url, 'GET', `/api/v1/holds/${before}`, { key })).body.status, 'approved');
+      const decision = (await evidenceOf(t, workspace, before)).find(
+        (entry) => entry.type === 'hold.approval_recorded',
+      );
+      assert.deepEqual(
+        [decision?.data.member.email, decision?.data.on_behalf_of.email],
+        ['dan@acme.test', 'ann@acme.test'],
+      );
+
+      // Nobody decides a hold their own agent asked for: not Dan for himself, not Dan in Ann's place.
+      const dansOwn = await submit(t, key, 'pay', 'dan-bot');
+      assert.equal(
+        (await decideAs(t, workspace.id, dansOwn, 'approve', 'dan@acme.test')).outcome,
+        'own_request',
+      );
+      const annsOwn = await submit(t, key, 'pay', 'ann-bot');
+      assert.equal(
+        (await decideAs(t, workspace.id, annsOwn, 'approve', 'dan@acme.test')).outcome,
+        'own_request',
+      );
+      assert.equal(
+        (await decideAs(t, workspace.id, annsOwn, 'approve', 'ann@acme.test')).outcome,
+        'own_request',
+      );
+      assert.deepEqual(await jobsOf(t, annsOwn), ['request bob@acme.test']);
+
+      // It ends: Dan no longer decides for Ann, and Ann is asked again.
+      await t.clock.advance(120 * MIN);
+      assert.equal(
+        (await decideAs(t, workspace.id, during, 'approve', 'dan@acme.test')).outcome,
+        'not_an_approver',
+      );
+      const after = await submit(t, key, 'pay', 'other-bot');
+      assert.deepEqual(await jobsOf(t, after), ['request ann@acme.test', 'request bob@acme.test']);
+      await verifiedEvidence(t, key);
+    });
+
+    test('quiet hours hold requests back until they end, in the member time zone; an urgent hold goes at once', async (tc) => {
+      // 23:00 in Berlin.
+      const night = Date.parse('2026-11-25T22:00:00Z');
+      const { t, smtp } = await start(tc, backend, night);
+      const { key } = await t.workspace({
+        config: `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+  - { email: nina@acme.test, name: Nina, role: approver, time_zone: Europe/Berlin, quiet_hours: { from: '20:00', to: '08:00' } }
+tools:
+  - { connection: SDK, tool: pay, classification: approval }
+  - { connection: SDK, tool: page, classification: approval }
+rules:
+  - { name: Payments, tool: pay, effect: approval, approvers: [nina@acme.test], timeout_minutes: 720 }
+  - { name: Pages, tool: page, effect: approval, approvers: [nina@acme.test], timeout_minutes: 60 }
+`,
+      });
+      const calm = await submit(t, key, 'pay');
+      const urgent = await submit(t, key, 'page');
+      const due = async (holdId: string) =>
+        (await t.service.ctx.db.one<{ due: number }>(
+          'SELECT next_attempt_at AS due FROM notifications WHERE hold_id = $1',
+          [holdId],
+        ))!.due;
+      // 08:00 Berlin is 07:00 UTC; the urgent hold's deadline (23:00 UTC) comes before that.
+      assert.equal(await due(calm), Date.parse('2026-11-26T07:00:00Z'));
+      assert.equal(await due(urgent), night);
+      await until('the urgent request to reach Nina', async () => mailsTo(smtp, 'nina@acme.test')[0]);
+      // Absent for the rest of the night: the workers ran at 07:59 (Berlin) and nothing else went out.
+      await t.clock.advanceTo(Date.parse('2026-11-26T06:59:00Z'));
+      await t.settled();
+      assert.equal(mailsTo(smtp, 'nina@acme.test').length, 1);
+      await t.clock.advanceTo(Date.parse('2026-11-26T07:00:00Z'));
+      await until('the morning request to reach Nina', async () => mailsTo(smtp, 'nina@acme.test')[1]);
+    });
+
+    test('webhooks: hold.escalated, hold.reminded, delegation.changed, and both names on a delegate decision', async (tc) => {
+      const receiver = await startReceiver({ ignore: isCheckpointEvent });
+      tc.after(() => receiver.close());
+      const { t } = await start(tc, backend, T0, {
+        ALLOW_PRIVATE_TARGETS: 'true',
+        WEBHOOK_RETRY_SCALE: '0.001',
+      });
+      const file = (delegate: string) => `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+  - { email: ann@acme.test, name: Ann, role: approver${delegate} }
+  - { email: dan@acme.test, name: Dan, role: approver }
+webhook: { url: '${receiver.url}' }
+tools: [{ connection: SDK, tool: pay, classification: approval }]
+rules:
+  - { name: Payments, tool: pay, effect: approval, approvers: [ann@acme.test], timeout_minutes: 60, remind: [30m], escalate: { after: 10m, to: [role:admin] } }
+`;
+      const { workspace, key } = await t.workspace({ config: file('') });
+      const id = await submit(t, key, 'pay');
+      // One step at a time: a member the escalation has just asked is not reminded in the same round.
+      await t.clock.advance(10 * MIN);
+      await t.clock.advance(20 * MIN);
+      const events = await receiver.waitFor(2);
+      const bodies = events.map((event) => JSON.parse(event.body));
+      assert.deepEqual(
+        bodies.map((body) => [body.event, body.id]),
+        [
+          ['hold.escalated', id],
+          ['hold.reminded', id],
+        ],
+      );
+      assert.deepEqual(bodies[0].data.added, ['role:admin']);
+      assert.deepEqual(bodies[1].data.reminded, ['admin@acme.test', 'ann@acme.test']);
+      assert.equal(bodies[1].data.seconds_left, 1800);
+
+      const { applyConfig, parseConfig } = await import('../src/services/apply-config.ts');
+      const delegate = `, delegate: { to: dan@acme.test, from: '${iso(T0)}', until: '${iso(T0 + 600 * MIN)}' }`;
+      await applyConfig(t.service.ctx, workspace, parseConfig(file(delegate)));
+      const [changed] = (await receiver.waitFor(3)).slice(2).map((event) => JSON.parse(event.body));
+      assert.equal(changed.event, 'delegation.changed');
+      assert.deepEqual(changed.data, {
+        orgId: workspace.id,
+        member: 'ann@acme.test',
+        delegate: 'dan@acme.test',
+        from: iso(T0),
+        until: iso(T0 + 600 * MIN),
+      });
+      assert.equal((await decideAs(t, workspace.id, id, 'approve', 'dan@acme.test')).outcome, 'recorded');
+      const [approved] = (await receiver.waitFor(4)).slice(3).map((event) => JSON.parse(event.body));
+      assert.equal(approved.event, 'hold.approved');
+      assert.deepEqual(approved.data.decision, {
+        verdict: 'approve',
+        reason: null,
+        channel: 'inbox',
+        decided_by: 'dan@acme.test',
+        on_behalf_of: 'ann@acme.test',
+      });
+    });
+  });
+}
