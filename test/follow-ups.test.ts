@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
+import { ServiceError } from '../src/services/errors.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { verifiedEvidence } from './support/app-client.ts';
 import { type Backend, backends } from './support/backends.ts';
@@ -72,6 +74,107 @@ const mailsTo = (smtp: TestSmtp, address: string) =>
 
 for (const backend of backends) {
   describe(`follow-ups on ${backend.name}`, { skip: backend.skip }, () => {
+    test('the workspace file: follow-ups, delegations and quiet hours are checked, and export round-trips them', async (tc) => {
+      const { t } = await start(tc, backend);
+      const file = `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin, time_zone: Europe/Berlin, quiet_hours: { from: '20:00', to: '08:00', weekends: true } }
+  - email: ann@acme.test
+    name: Ann
+    role: approver
+    teams_user_id: 6B1F6C8E-33A5-4C3E-9D65-0D0F9C3C1A11
+    channels: [email, teams]
+    agents: [ann-bot]
+    delegate: { to: admin@acme.test, from: '2026-12-01T09:00:00.000Z', until: '2026-12-08T09:00:00.000Z' }
+  - { email: val@acme.test, name: Val, role: viewer }
+groups: { oncall: [admin@acme.test] }
+remind: [1h]
+rules:
+  - { name: Deploys, tool: deploy, effect: approval, approvers: [ann@acme.test], timeout_minutes: 120, remind: { before: [30m], every: 1h }, escalate: [{ after: 15m, to: [group:oncall] }] }
+`;
+      const { workspace } = await t.workspace({ config: file });
+      const exported = await exportConfig(t.service.ctx, workspace);
+      assert.deepEqual(exported.members![1], {
+        email: 'ann@acme.test',
+        name: 'Ann',
+        role: 'approver',
+        teams_user_id: '6b1f6c8e-33a5-4c3e-9d65-0d0f9c3c1a11',
+        channels: ['email', 'teams'],
+        agents: ['ann-bot'],
+        delegate: {
+          to: 'admin@acme.test',
+          from: '2026-12-01T09:00:00.000Z',
+          until: '2026-12-08T09:00:00.000Z',
+        },
+      });
+      assert.deepEqual(exported.remind, { before: ['1h'] });
+      assert.deepEqual(exported.rules![0]!.escalate, [{ after: '15m', to: ['group:oncall'] }]);
+      const again = await applyConfig(t.service.ctx, workspace, parseConfig(JSON.stringify(exported)));
+      assert.deepEqual(again.items_changed, []);
+
+      const refused: [string, RegExp][] = [
+        [
+          'rules: [{ name: d, tool: x, effect: deny, remind: [5m] }]',
+          /rules\.0\.remind: only an approval rule has remind/,
+        ],
+        [
+          'rules: [{ name: a, tool: x, effect: approval, remind: [5s] }]',
+          /rules\.0\.remind.*must be a duration like 30m/,
+        ],
+        [
+          'rules: [{ name: a, tool: x, effect: approval, timeout_minutes: 30, remind: [30m] }]',
+          /remind\.before\.0: must be shorter than timeout_minutes/,
+        ],
+        [
+          'rules: [{ name: a, tool: x, effect: approval, escalate: [{ after: 1h, to: [role:admin] }, { after: 30m, to: [role:admin] }] }]',
+          /escalate\.1\.after: must be later than the step before/,
+        ],
+        ['rules: [{ name: a, tool: x, effect: approval, escalate: { after: 1h, to: [] } }]', /escalate/],
+        [
+          'members: [{ email: a@acme.test, name: A, role: admin, time_zone: Mars/Olympus }]',
+          /time_zone: must be an IANA time zone/,
+        ],
+        [
+          "members: [{ email: a@acme.test, name: A, role: admin, quiet_hours: { from: '08:00', to: '08:00' } }]",
+          /quiet_hours: must end at another time/,
+        ],
+        [
+          'members: [{ email: a@acme.test, name: A, role: admin, teams_user_id: U01 }]',
+          /teams_user_id: must be a Microsoft Entra object id/,
+        ],
+        [
+          "members: [{ email: a@acme.test, name: A, role: admin, delegate: { to: b@acme.test, from: '2026-12-02T00:00:00Z', until: '2026-12-01T00:00:00Z' } }]",
+          /delegate: must end after it starts/,
+        ],
+      ];
+      for (const [yaml, message] of refused) assert.throws(() => parseConfig(yaml), message, yaml);
+      const crossRefused: [string, RegExp][] = [
+        [
+          'rules: [{ name: a, tool: x, effect: approval, escalate: { after: 1h, to: [group:nobody] } }]',
+          /rules\.0\.escalate\.0\.to\.0: names no group/,
+        ],
+        [
+          "members:\n  - { email: admin@acme.test, name: Admin, role: admin, delegate: { to: admin@acme.test, from: '2026-12-01T00:00:00Z', until: '2026-12-02T00:00:00Z' } }",
+          /members\.0\.delegate\.to: must be another member/,
+        ],
+        [
+          "members:\n  - { email: admin@acme.test, name: Admin, role: admin, delegate: { to: val@acme.test, from: '2026-12-01T00:00:00Z', until: '2026-12-02T00:00:00Z' } }\n  - { email: val@acme.test, name: Val, role: viewer }",
+          /members\.0\.delegate\.to: is a viewer/,
+        ],
+        [
+          "members:\n  - { email: admin@acme.test, name: Admin, role: admin, delegate: { to: zed@acme.test, from: '2026-12-01T00:00:00Z', until: '2026-12-02T00:00:00Z' } }",
+          /members\.0\.delegate\.to: is not a member/,
+        ],
+      ];
+      const before = await exportConfig(t.service.ctx, workspace);
+      for (const [yaml, message] of crossRefused) {
+        const error = await applyConfig(t.service.ctx, workspace, parseConfig(yaml)).catch((e: unknown) => e);
+        assert.ok(error instanceof ServiceError, yaml);
+        assert.match(error.message, message);
+      }
+      assert.deepEqual(await exportConfig(t.service.ctx, workspace), before);
+    });
+
     test('reminders come at their times, to the approvers who have not decided, saying what is left', async (tc) => {
       const { t, smtp } = await start(tc, backend);
       const { workspace, key } = await t.workspace({
@@ -371,7 +474,6 @@ rules:
       assert.deepEqual(bodies[1].data.reminded, ['admin@acme.test', 'ann@acme.test']);
       assert.equal(bodies[1].data.seconds_left, 1800);
 
-      const { applyConfig, parseConfig } = await import('../src/services/apply-config.ts');
       const delegate = `, delegate: { to: dan@acme.test, from: '${iso(T0)}', until: '${iso(T0 + 600 * MIN)}' }`;
       await applyConfig(t.service.ctx, workspace, parseConfig(file(delegate)));
       const [changed] = (await receiver.waitFor(3)).slice(2).map((event) => JSON.parse(event.body));

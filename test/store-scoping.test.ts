@@ -90,6 +90,11 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   },
   {
     kind: 'worker',
+    reason: 'the follow-up sweep: reminders and escalation steps that came due, in every workspace',
+    functions: { listDueFollowUps: 1 },
+  },
+  {
+    kind: 'worker',
     reason: 'the execution sweeps: approved proxy calls to make, and calls left running by a dead instance',
     functions: { listHoldsToExecute: 1, listStaleExecutions: 1 },
   },
@@ -155,7 +160,7 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
       updateHoldState: 1,
       toLines: 1,
       insertHoldDecision: 1,
-      hasDecided: 1,
+      listPastDecisions: 1,
       listHoldDecisions: 1,
       listDecisionsOfHolds: 1,
       activityPage: 1,

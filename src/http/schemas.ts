@@ -127,7 +127,7 @@ const decisionSchema = z
     reason: z.string().nullable().meta({
       description: "A rule denial: the rule's reason. A human decision: the comment, or null.",
     }),
-    channel: z.enum(['inbox', 'email', 'sms', 'slack', 'widget', 'rule', 'agent']).meta({
+    channel: z.enum(['inbox', 'email', 'sms', 'slack', 'teams', 'widget', 'rule', 'agent']).meta({
       description: '`agent`: withdrawn by its agent before a decision (its MCP client cancelled the task).',
     }),
     decided_at: timestamp,

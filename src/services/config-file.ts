@@ -120,31 +120,23 @@ const rule = z
     if (r.effect !== 'deny' && r.reason) {
       ctx.addIssue({ code: 'custom', path: ['reason'], message: 'only a deny rule has a reason' });
     }
-    // A follow-up at or after the deadline would never happen: said now rather than never.
+    // A follow-up at or after the deadline would never happen: said now rather than never. (zod runs
+    // this also when a part failed its own check, so a value that is not a duration is skipped.)
     const deadline = (r.timeout_minutes ?? 240) * 60_000;
-    r.remind?.before?.forEach((before, index) => {
-      if (durationMs(before) >= deadline)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['remind', 'before', index],
-          message: 'must be shorter than timeout_minutes',
-        });
+    const ms = (value: unknown) =>
+      typeof value === 'string' && DURATION.test(value) ? durationMs(value) : NaN;
+    const tooLate = (path: Path) =>
+      ctx.addIssue({ code: 'custom', path, message: 'must be shorter than timeout_minutes' });
+    const remind = Array.isArray(r.remind) ? undefined : r.remind;
+    remind?.before?.forEach((before, index) => {
+      if (ms(before) >= deadline) tooLate(['remind', 'before', index]);
     });
-    if (r.remind?.every && durationMs(r.remind.every) >= deadline)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['remind', 'every'],
-        message: 'must be shorter than timeout_minutes',
-      });
+    if (ms(remind?.every) >= deadline) tooLate(['remind', 'every']);
     let previous = 0;
-    r.escalate?.forEach((step, index) => {
-      const after = durationMs(step.after);
-      if (after >= deadline)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['escalate', index, 'after'],
-          message: 'must be shorter than timeout_minutes',
-        });
+    (Array.isArray(r.escalate) ? r.escalate : []).forEach((step, index) => {
+      const after = ms(step?.after);
+      if (Number.isNaN(after)) return;
+      if (after >= deadline) tooLate(['escalate', index, 'after']);
       else if (after <= previous)
         ctx.addIssue({
           code: 'custom',

@@ -64,7 +64,7 @@ export async function runDueFollowUps(ctx: ServiceContext, batch = 100): Promise
 async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string): Promise<void> {
   const changed = await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, workspaceId);
-    const row = await findFollowUp(tx, holdId);
+    const row = await findFollowUp(tx, workspaceId, holdId);
     const hold = await findHold(tx, workspaceId, holdId, true);
     const now = ctx.now();
     if (!row || row.nextAt === null || row.nextAt > now) return false; // another instance was first
@@ -85,7 +85,7 @@ async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string
         (approver) => !current.approvers.some((a) => a.toLowerCase() === approver.toLowerCase()),
       );
       current = { ...current, approvers: [...current.approvers, ...added] };
-      await updateHoldApprovers(tx, hold.id, current.approvers);
+      await updateHoldApprovers(tx, workspaceId, hold.id, current.approvers);
       // Those the step brings in are asked now; who was asked before is not asked again.
       const newcomers = (await waitingFor(tx, ctx, current, decisions)).filter(
         (member) => !before.has(member.id),
@@ -123,7 +123,7 @@ async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string
       escalationsDone: row.escalationsDone + due.steps.length,
       remindedAt: due.remind ? now : row.remindedAt,
     };
-    await updateFollowUp(tx, { holdId: hold.id, ...state, nextAt: nextFollowUpAt(row.plan, window, state) });
+    await updateFollowUp(tx, { workspaceId, holdId: hold.id, ...state, nextAt: nextFollowUpAt(row.plan, window, state) });
     return due.steps.length > 0 || due.remind;
   });
   // The app's pages and the notification worker hear of it at once.

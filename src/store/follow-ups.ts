@@ -28,22 +28,27 @@ export const listDueFollowUps = (sql: Sql, now: number, limit: number) =>
     [now, limit],
   );
 
-export async function findFollowUp(sql: Sql, holdId: string): Promise<FollowUp | undefined> {
+export async function findFollowUp(
+  sql: Sql,
+  workspaceId: string,
+  holdId: string,
+): Promise<FollowUp | undefined> {
   const row = await sql.one<Omit<FollowUp, 'plan'> & { plan: string }>(
     `SELECT hold_id AS "holdId", workspace_id AS "workspaceId", plan, escalations_done AS "escalationsDone",
-       reminded_at AS "remindedAt", next_at AS "nextAt" FROM follow_ups WHERE hold_id = $1`,
-    [holdId],
+       reminded_at AS "remindedAt", next_at AS "nextAt" FROM follow_ups WHERE workspace_id = $1 AND hold_id = $2`,
+    [workspaceId, holdId],
   );
   return row && { ...row, plan: JSON.parse(row.plan) as FollowUpPlan };
 }
 
 export async function updateFollowUp(
   sql: Sql,
-  row: Pick<FollowUp, 'holdId' | 'escalationsDone' | 'remindedAt' | 'nextAt'>,
+  row: Pick<FollowUp, 'workspaceId' | 'holdId' | 'escalationsDone' | 'remindedAt' | 'nextAt'>,
 ): Promise<void> {
   await sql.run(
-    'UPDATE follow_ups SET escalations_done = $2, reminded_at = $3, next_at = $4 WHERE hold_id = $1',
-    [row.holdId, row.escalationsDone, row.remindedAt, row.nextAt],
+    `UPDATE follow_ups SET escalations_done = $3, reminded_at = $4, next_at = $5
+     WHERE workspace_id = $1 AND hold_id = $2`,
+    [row.workspaceId, row.holdId, row.escalationsDone, row.remindedAt, row.nextAt],
   );
 }
 
@@ -67,15 +72,28 @@ export async function insertFollowUpEvent(
 }
 
 /** What the follow-ups of a hold did, oldest first. */
-export async function listFollowUpEvents(sql: Sql, holdId: string): Promise<FollowUpEvent[]> {
+export async function listFollowUpEvents(
+  sql: Sql,
+  workspaceId: string,
+  holdId: string,
+): Promise<FollowUpEvent[]> {
   const rows = await sql.all<Omit<FollowUpEvent, 'detail'> & { detail: string }>(
-    `SELECT hold_id AS "holdId", at, kind, detail FROM follow_up_events WHERE hold_id = $1 ORDER BY at`,
-    [holdId],
+    `SELECT hold_id AS "holdId", at, kind, detail FROM follow_up_events WHERE workspace_id = $1 AND hold_id = $2 ORDER BY at`,
+    [workspaceId, holdId],
   );
   return rows.map((row) => ({ ...row, detail: JSON.parse(row.detail) as Record<string, unknown> }));
 }
 
 /** The new approvers of a hold an escalation step added to. */
-export async function updateHoldApprovers(sql: Sql, holdId: string, approvers: string[]): Promise<void> {
-  await sql.run('UPDATE holds SET approvers = $2 WHERE id = $1', [holdId, JSON.stringify(approvers)]);
+export async function updateHoldApprovers(
+  sql: Sql,
+  workspaceId: string,
+  holdId: string,
+  approvers: string[],
+): Promise<void> {
+  await sql.run('UPDATE holds SET approvers = $3 WHERE workspace_id = $1 AND id = $2', [
+    workspaceId,
+    holdId,
+    JSON.stringify(approvers),
+  ]);
 }

@@ -25,7 +25,7 @@ export interface HoldCreated {
 export type HoldStatus =
   'pending' | 'auto_allowed' | 'approved' | 'rejected' | 'expired' | 'executed' | 'failed';
 
-export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'widget' | 'rule';
+export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'teams' | 'widget' | 'rule' | 'agent';
 
 export interface Decision {
   verdict: 'approve' | 'reject';
