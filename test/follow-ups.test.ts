@@ -5,6 +5,7 @@
  * request), quiet hours in the member's time zone, and the webhook events of each.
  */
 import assert from 'node:assert/strict';
+import { createHmac, randomBytes } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { ServiceError } from '../src/services/errors.ts';
@@ -12,6 +13,7 @@ import type { Workspace } from '../src/store/workspaces.ts';
 import { verifiedEvidence } from './support/app-client.ts';
 import { type Backend, backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
+import { startSmsStub } from './support/provider-stub.ts';
 import { isCheckpointEvent, startReceiver } from './support/receiver.ts';
 import { decideAs, startTestService, TestClock, type TestService } from './support/service.ts';
 import { startSmtp, type TestSmtp } from './support/smtp.ts';
@@ -401,6 +403,49 @@ rules:
       const after = await submit(t, key, 'pay', 'other-bot');
       assert.deepEqual(await jobsOf(t, after), ['request ann@acme.test', 'request bob@acme.test']);
       await verifiedEvidence(t, key);
+    });
+
+    test('an SMS reminder says what is left, and its reply code decides', async (tc) => {
+      const sms = await startSmsStub();
+      tc.after(() => sms.close());
+      const { t } = await start(tc, backend, T0, { ...sms.env, SMS_REPLIES: 'true' });
+      const { key } = await t.workspace({
+        config: `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin, phone: '+15550100', channels: [sms] }
+tools: [{ connection: SDK, tool: pay, classification: approval }]
+rules:
+  - { name: Payments, tool: pay, effect: approval, timeout_minutes: 60, remind: [10m] }
+`,
+      });
+      const id = await submit(t, key, 'pay');
+      await t.clock.advance(50 * MIN);
+      const reminder = await until('the reminder to be texted', async () =>
+        sms.calls.find((sent) => sent.form.Body?.startsWith('Reminder')),
+      );
+      const text = reminder.form.Body!;
+      assert.match(text, /^Reminder, 10 min left \(SDK\): pay\(amount=1200\) http/);
+      const code = /YES (\d{4})/.exec(text)![1]!;
+      const params: Record<string, string> = {
+        MessageSid: `SM${randomBytes(16).toString('hex')}`,
+        AccountSid: sms.accountSid,
+        From: '+15550100',
+        To: sms.from,
+        Body: `YES ${code}`,
+      };
+      const signed = Object.keys(params)
+        .sort()
+        .reduce((data, name) => data + name + params[name], `${t.url}/sms/inbound`);
+      const response = await fetch(`${t.url}/sms/inbound`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': createHmac('sha1', sms.authToken).update(signed).digest('base64'),
+        },
+        body: new URLSearchParams(params).toString(),
+      });
+      assert.match(await response.text(), /Done: approved\./);
+      assert.equal((await call(t.url, 'GET', `/api/v1/holds/${id}`, { key })).body.status, 'approved');
     });
 
     test('quiet hours hold requests back until they end, in the member time zone; an urgent hold goes at once', async (tc) => {

@@ -122,7 +122,7 @@ export const findSmsRequestByCode = (sql: Sql, memberIds: string[], code: string
     ? Promise.resolve(undefined)
     : sql.one<Notification & { holdId: string }>(
         `SELECT ${columnsOf('n')} FROM notifications n JOIN holds h ON h.id = n.hold_id
-         WHERE n.channel = 'sms' AND n.kind = 'request' AND n.reply_code = $1 AND h.status = 'pending'
+         WHERE n.channel = 'sms' AND n.kind IN ('request', 'reminder') AND n.reply_code = $1 AND h.status = 'pending'
            AND n.member_id IN (${memberIds.map((_, i) => `$${i + 2}`).join(', ')})
          ORDER BY n.created_at DESC LIMIT 1`,
         [code, ...memberIds],
