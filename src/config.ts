@@ -157,7 +157,10 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
             appPassword: settings.TEAMS_APP_PASSWORD,
             tenantId: settings.TEAMS_TENANT_ID,
             serviceUrl: settings.TEAMS_SERVICE_URL,
-            tokenUrl: settings.TEAMS_TOKEN_URL,
+            // A single-tenant bot's token endpoint (Microsoft no longer registers multi-tenant bots).
+            tokenUrl:
+              settings.TEAMS_TOKEN_URL ??
+              `https://login.microsoftonline.com/${encodeURIComponent(settings.TEAMS_TENANT_ID)}/oauth2/v2.0/token`,
             openIdMetadataUrl: settings.TEAMS_OPENID_METADATA_URL,
           }
         : null,

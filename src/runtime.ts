@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { smtpMailer } from './channels/email.ts';
 import { slackClient } from './channels/slack.ts';
-import { teamsClient, teamsTokenUrl, teamsVerifier } from './channels/teams.ts';
+import { teamsClient, teamsVerifier } from './channels/teams.ts';
 import { smsClient } from './channels/sms.ts';
 import { createMetrics } from './http/metrics.ts';
 import { MemoryRateCounter, SharedRateCounter } from './http/rate-limiter.ts';
@@ -85,11 +85,7 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
         replies: config.sms.replies,
       },
       teams: config.teams && {
-        client: teamsClient({
-          ...config.teams,
-          tokenUrl: config.teams.tokenUrl ?? teamsTokenUrl(config.teams.tenantId),
-          http: operatorHttp,
-        }),
+        client: teamsClient({ ...config.teams, http: operatorHttp }),
         verifier: teamsVerifier({ ...config.teams, http: operatorHttp, now }),
         tenantId: config.teams.tenantId,
       },

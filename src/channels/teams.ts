@@ -36,10 +36,6 @@ const TIMEOUT_MS = 10_000;
 const SCOPE = 'https://api.botframework.com/.default';
 const CARD_TYPE = 'application/vnd.microsoft.card.adaptive';
 
-/** The token endpoint of a single-tenant bot (Microsoft no longer registers new multi-tenant bots). */
-export const teamsTokenUrl = (tenantId: string) =>
-  `https://login.microsoftonline.com/${encodeURIComponent(tenantId)}/oauth2/v2.0/token`;
-
 /** A Bot Framework error code (`BadSyntax`, `invalid_client`) is worth logging; anything else is not ours to. */
 function errorCode(answer: HttpAnswer): string {
   const body = answerJson(answer) as { error?: unknown };

@@ -1,8 +1,8 @@
 /**
  * `approvals doctor`: checks the settings it can from here, one line each, before anyone finds out the
  * hard way: the database answers, PUBLIC_URL makes sense for links people open, the SMTP server takes
- * connections, Slack accepts the bot token, and channels are not half set up (the service then leaves
- * them off without a word).
+ * connections, Slack accepts the bot token, Microsoft's token endpoint accepts the Teams bot, and
+ * channels are not half set up (the service then leaves them off without a word).
  */
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -117,6 +117,48 @@ async function slack(settings: Settings, env: NodeJS.ProcessEnv): Promise<Check>
   }
 }
 
+/** The Teams bot's credentials, tried at its token endpoint (the one call that needs nobody in Teams). */
+async function teams(settings: Settings, env: NodeJS.ProcessEnv): Promise<Check> {
+  if (!settings.teams) {
+    const given = ['TEAMS_APP_ID', 'TEAMS_APP_PASSWORD', 'TEAMS_TENANT_ID'].filter((name) => env[name]);
+    return given.length === 0
+      ? { name: 'Teams', status: 'off', detail: 'not set up' }
+      : {
+          name: 'Teams',
+          status: 'fail',
+          detail: 'needs TEAMS_APP_ID, TEAMS_APP_PASSWORD and TEAMS_TENANT_ID: it is off',
+        };
+  }
+  const { appId, appPassword, tokenUrl } = settings.teams;
+  try {
+    const response = await fetch(tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: appId,
+        client_secret: appPassword,
+        scope: 'https://api.botframework.com/.default',
+      }).toString(),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    if (response.ok) return { name: 'Teams', status: 'ok', detail: 'the bot signs in to the Bot Framework' };
+    const body = (await response.json().catch(() => ({}))) as { error?: unknown };
+    // Microsoft's error codes are fixed words (invalid_client), never the secret.
+    const code =
+      typeof body.error === 'string' && /^[a-z_]{1,40}$/.test(body.error)
+        ? body.error
+        : `HTTP ${response.status}`;
+    return { name: 'Teams', status: 'fail', detail: `Microsoft refused the bot's credentials (${code})` };
+  } catch (error) {
+    return {
+      name: 'Teams',
+      status: 'fail',
+      detail: `Microsoft cannot be reached (${(error as Error).name})`,
+    };
+  }
+}
+
 function sms(settings: Settings, env: NodeJS.ProcessEnv): Check {
   if (settings.sms) return { name: 'SMS', status: 'ok', detail: `set up, from ${settings.sms.from}` };
   const given = ['SMS_ACCOUNT_SID', 'SMS_AUTH_TOKEN', 'SMS_FROM'].filter((name) => env[name]);
@@ -135,6 +177,7 @@ export async function doctor(settings: Settings, env: NodeJS.ProcessEnv = proces
     publicUrl(settings),
     await smtp(settings),
     await slack(settings, env),
+    await teams(settings, env),
     sms(settings, env),
   ];
 }
