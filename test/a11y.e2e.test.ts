@@ -20,9 +20,13 @@ import { appClient } from './support/app-client.ts';
 import { oauthClient, REDIRECT_URI } from './support/oauth-client.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
 
+const DAY = 86_400_000;
 const WORKSPACE = `members:
-  - { email: admin@acme.test, name: Ada Admin, role: admin }
-  - { email: bob@acme.test, name: Bob Approver, role: approver }
+  - { email: admin@acme.test, name: Ada Admin, role: admin, time_zone: Europe/Berlin, quiet_hours: { from: '20:00', to: '07:00', weekends: true } }
+  - email: bob@acme.test
+    name: Bob Approver
+    role: approver
+    delegate: { to: admin@acme.test, from: '${new Date(Date.now() - DAY).toISOString()}', until: '${new Date(Date.now() + 7 * DAY).toISOString()}' }
 groups: { finance: [admin@acme.test, bob@acme.test] }
 mcp_servers:
   - { slug: github, name: GitHub, url: "http://127.0.0.1:9/mcp" }
@@ -47,8 +51,10 @@ const APP_PAGES = [
   '/app/evidence',
   '/app/reports',
   '/app/widget',
+  '/app/settings',
   '/app/admin/rules',
   '/app/admin/members',
+  '/app/admin/members/edit?email=bob%40acme.test',
   '/app/admin/keys',
   '/app/admin/mcp-servers',
   '/app/admin/webhook',

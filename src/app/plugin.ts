@@ -19,6 +19,7 @@ import { historyPages } from './pages/history.ts';
 import { inboxPages } from './pages/inbox.ts';
 import { oauthConsentPages } from './pages/oauth-consent.ts';
 import { reportPages } from './pages/reports.ts';
+import { settingsPages } from './pages/settings.ts';
 import { widgetPages } from './pages/widget.ts';
 
 declare module 'fastify' {
@@ -151,5 +152,6 @@ export async function appPlugin(
   adminPages(app, deps);
   widgetPages(app, deps);
   reportPages(app, deps);
+  settingsPages(app, deps);
   oauthConsentPages(app, deps);
 }

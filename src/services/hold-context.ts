@@ -6,7 +6,7 @@ import type { DecisionBlocker } from '../domain/four-eyes.ts';
 import type { Hold } from '../domain/hold.ts';
 import type { HoldFacts } from '../domain/hold-facts.ts';
 import { entryDataAt, entryTimeAt, entryTypesFrom, lastEntrySeq } from '../store/evidence.ts';
-import { type HoldDecisionRow, listHoldDecisions } from '../store/holds.ts';
+import { type HoldDecisionRow, listDecisionsOfHolds, listHoldDecisions } from '../store/holds.ts';
 import type { Member } from '../store/members.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
@@ -72,4 +72,38 @@ export async function fourEyesOf(ctx: ServiceContext, hold: Hold, reader: Member
     blocker: mine.blocker,
     readerOnBehalfOf: mine.blocker === null ? (mine.onBehalfOf?.name ?? null) : null,
   };
+}
+
+/**
+ * The holds of these the reader would decide as a delegate, each with the member they would decide
+ * for and when that member's delegation ends (the inbox's "for Ann", the form's "who is away until").
+ */
+export async function delegatedFor(
+  ctx: ServiceContext,
+  reader: Member,
+  holds: readonly Pick<Hold, 'id' | 'status' | 'expiresAt' | 'approvers' | 'agentId'>[],
+): Promise<Map<string, { name: string; until: number }>> {
+  const [deciders, decisions] = await Promise.all([
+    loadDeciders(ctx.db, reader.workspaceId),
+    listDecisionsOfHolds(
+      ctx.db,
+      holds.map((hold) => hold.id),
+    ),
+  ]);
+  const self = deciders.byId.get(reader.id);
+  const found = new Map<string, { name: string; until: number }>();
+  if (!self) return found;
+  const now = ctx.now();
+  for (const hold of holds) {
+    const capacity = deciders.capacity(
+      hold,
+      self,
+      decisions.filter((d) => d.holdId === hold.id),
+      now,
+    );
+    const principal = capacity.blocker === null ? capacity.onBehalfOf : null;
+    const delegation = principal && deciders.byId.get(principal.id)?.delegation;
+    if (principal && delegation) found.set(hold.id, { name: principal.name, until: delegation.until });
+  }
+  return found;
 }

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { decideHold } from '../../services/decide-hold.ts';
 import { ServiceError } from '../../services/errors.ts';
-import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
+import { followUpLog } from '../../services/follow-up-log.ts';
+import { delegatedFor, fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
 import {
   type InboxChanges,
   type InboxCursor,
@@ -251,13 +252,17 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
       throw error;
     });
     if (!detail) return null;
-    const [facts, fourEyes] = await Promise.all([
-      submissionFacts(ctx, detail.hold),
-      fourEyesOf(ctx, detail.hold, session.member),
+    const { hold } = detail;
+    const [facts, fourEyes, followUps, delegated] = await Promise.all([
+      submissionFacts(ctx, hold),
+      fourEyesOf(ctx, hold, session.member),
+      followUpLog(ctx, hold),
+      delegatedFor(ctx, session.member, [hold]),
     ]);
+    const delegation = delegated.get(hold.id) ?? null;
     return {
-      title: detail.hold.toolName,
-      view: holdPanelView({ hold: detail.hold, facts, fourEyes, session, back, next }),
+      title: hold.toolName,
+      view: holdPanelView({ hold, facts, fourEyes, followUps, delegation, session, back, next }),
     };
   }
 
@@ -274,6 +279,7 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
       before: cursorOf(url.before),
     });
     const lines = page.lines;
+    const delegated = await delegatedFor(ctx, session.member, lines);
     const chosen = url.hold ?? lines[0]?.id ?? null;
     const index = lines.findIndex((line) => line.id === chosen);
     // After a decision the next line is selected, or the one before when it was the last.
@@ -304,7 +310,7 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
                   ${page.waiting === 0 ? 'Nothing waits for your decision.' : 'No waiting hold matches these filters.'}
                 </p>`
               : html`<ol class="lines" aria-label="Holds waiting for you">
-                  ${lines.map((line) => holdLineView(line, { href: lineHref(line.id), selected: line.id === chosen }))}
+                  ${lines.map((line) => holdLineView(line, { href: lineHref(line.id), selected: line.id === chosen, forWhom: delegated.get(line.id)?.name }))}
                 </ol>`
           }
           <nav class="pager" aria-label="Pages">

@@ -13,14 +13,16 @@ export interface DecisionSeen {
   comment: string | null;
   channel: string;
   decidedAt: number;
+  /** The member a delegate decided for. */
+  onBehalfOfName?: string | null;
 }
 
 export interface FourEyes {
   hold: Pick<Hold, 'status' | 'approvers' | 'approvalsRequired' | 'approvalsReceived'>;
   /** Every member's decision so far, oldest first. */
   decisions: DecisionSeen[];
-  /** The members who may still decide (approvers who have not), while the hold is pending. */
-  remaining: { name: string; email: string }[];
+  /** The members who may still decide (approvers who have not; delegates with whom they would decide for). */
+  remaining: { name: string; email: string; onBehalfOf?: string | null }[];
   /** Why the reader cannot decide; null when they can. */
   blocker: DecisionBlocker | null;
 }
@@ -50,6 +52,10 @@ export function decidedInWords(verdict: Verdict, hold: FourEyes['hold']): string
   return `${you} ${hold.approvalsReceived} of ${hold.approvalsRequired} — waiting for ${approversInWords(hold.approvers)}.`;
 }
 
+/** `Dan (for Ann)`: a delegate says whom they would decide for. */
+const remainingName = (m: FourEyes['remaining'][number]) =>
+  m.onBehalfOf ? `${m.name} (for ${m.onBehalfOf})` : m.name;
+
 export function fourEyesView({ hold, decisions, remaining, blocker }: FourEyes): Html {
   const pending = hold.status === 'pending';
   return html`<section class="four-eyes" aria-label="Approvals">
@@ -64,15 +70,18 @@ export function fourEyesView({ hold, decisions, remaining, blocker }: FourEyes):
           ${decisions.map(
             (d) =>
               html`<li>
-                <strong>${d.name}</strong> ${PAST[d.verdict] ?? d.verdict} ${time(d.decidedAt)} via
-                ${d.channel} ${d.comment ? html`<blockquote>${d.comment}</blockquote>` : null}
+                <strong>${d.name}</strong> ${PAST[d.verdict] ?? d.verdict}${
+                  d.onBehalfOfName ? html` for <strong>${d.onBehalfOfName}</strong>` : null
+                }
+                ${time(d.decidedAt)} via ${d.channel}
+                ${d.comment ? html`<blockquote>${d.comment}</blockquote>` : null}
               </li>`,
           )}
         </ul>`,
     )}
     ${when(
       pending && remaining.length > 0,
-      () => html`<p class="muted">Can still decide: ${remaining.map((m) => m.name).join(', ')}</p>`,
+      () => html`<p class="muted">Can still decide: ${remaining.map(remainingName).join(', ')}</p>`,
     )}
     ${when(blocker, () => html`<p class="why-not" role="note">${blockerInWords(blocker!, hold)}</p>`)}
   </section>`;

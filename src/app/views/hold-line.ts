@@ -22,11 +22,13 @@ export interface HoldLineOptions {
   /** Where the line leads: the inbox with this hold selected. */
   href: string;
   selected: boolean;
+  /** The member the reader would decide this hold for, as their delegate. */
+  forWhom?: string | null;
 }
 
 export function holdLineView(
   line: HoldLine & { decisions: readonly LineDecision[] },
-  { href, selected }: HoldLineOptions,
+  { href, selected, forWhom = null }: HoldLineOptions,
 ): Html {
   const approvals = approvalsText(line, line.decisions);
   const agent = showHidden(line.agentLabel ?? line.agentId);
@@ -39,7 +41,9 @@ export function holdLineView(
     <a href="${href}" ${selected ? html`aria-current="true"` : null}>
       <span class="what"
         ><strong class="tool">${showHidden(line.toolName)}</strong>
-        <span class="muted">${showHidden(line.connection)}</span></span
+        <span class="muted">${showHidden(line.connection)}</span>${
+          forWhom ? html` <span class="for-whom">for ${forWhom}</span>` : null
+        }</span
       >
       <span class="summary"
         >${line.argumentsSummary === '' ? html`<span class="muted">no arguments</span>` : line.argumentsSummary}</span

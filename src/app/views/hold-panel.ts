@@ -8,10 +8,12 @@ import type { Hold } from '../../domain/hold.ts';
 import type { HoldFacts } from '../../domain/hold-facts.ts';
 import { outcomeText } from '../../domain/outcome-text.ts';
 import { summarizeAction } from '../../domain/summary.ts';
+import type { FollowUpLogEntry } from '../../services/follow-up-log.ts';
 import type { AppSession } from '../../services/sign-in.ts';
-import { type Html, html, when } from '../html.ts';
+import { type Html, html, time, when } from '../html.ts';
 import { holdFacts } from '../hold-view.ts';
 import { conditionsView } from './conditions.ts';
+import { followUpsView } from './follow-ups.ts';
 import { type FourEyes, fourEyesView } from './four-eyes.ts';
 
 export interface HoldPanel {
@@ -19,6 +21,10 @@ export interface HoldPanel {
   facts: HoldFacts | null;
   fourEyes: Omit<FourEyes, 'hold'>;
   session: AppSession;
+  /** What its reminders and escalation steps did, oldest first. */
+  followUps: readonly FollowUpLogEntry[];
+  /** The member the reader would decide for, as their delegate, and until when they are away. */
+  delegation: { name: string; until: number } | null;
   /** Where the decision returns to (a path of the app), and the hold to select there next. */
   back: string;
   next: string | null;
@@ -31,7 +37,7 @@ export const actionLine = (hold: Pick<Hold, 'toolName' | 'arguments'>) =>
 const statusBadge = (hold: Hold) =>
   html`<span class="status ${hold.status}">${hold.status.replace('_', ' ')}</span>`;
 
-function decisionForm({ hold, session, back, next }: HoldPanel): Html {
+function decisionForm({ hold, session, back, next, delegation }: HoldPanel): Html {
   const agent = hold.agentLabel ?? hold.agentId;
   return html`<form
     method="post"
@@ -43,6 +49,13 @@ function decisionForm({ hold, session, back, next }: HoldPanel): Html {
     <input type="hidden" name="_csrf" value="${session.csrfToken}" />
     <input type="hidden" name="back" value="${back}" />
     ${when(next, () => html`<input type="hidden" name="next" value="${next}" />`)}
+    ${when(
+      delegation,
+      () =>
+        html`<p class="away-note">
+          You decide for <strong>${delegation!.name}</strong>, who is away until ${time(delegation!.until)}.
+        </p>`,
+    )}
     <label for="comment-${hold.id}">Comment (optional)</label>
     <textarea id="comment-${hold.id}" name="comment" maxlength="2000"></textarea>
     <div class="buttons">
@@ -68,6 +81,7 @@ export function holdPanelView(panel: HoldPanel): Html {
     </header>
     <p class="left-note" role="status" hidden></p>
     ${conditionsView(facts, hold.ruleName)} ${fourEyesView({ hold, ...fourEyes })}
+    ${followUpsView(hold.id, panel.followUps)}
     ${holdFacts(hold, { facts, fullJsonHref: `/app/holds/${hold.id}/arguments.json` })}
     ${when(
       hold.verdict !== null,

@@ -272,3 +272,68 @@ test('a hold line: names and the summary escaped, hidden characters shown, appro
   assert.match(out, /1 of 2 · Ada&quot;&gt;&lt;img/);
   assert.equal(approvalsText({ approvalsRequired: 1, approvalsReceived: 0 }, []), null);
 });
+
+test('delegation in words: who decided for whom, who would, and the line a delegate sees', async () => {
+  const { holdLineView } = await import('./hold-line.ts');
+  const out = fourEyesView({
+    hold,
+    decisions: [
+      {
+        name: `Dan${SCRIPT}`,
+        email: 'dan@x.test',
+        verdict: 'approve',
+        comment: null,
+        channel: 'inbox',
+        decidedAt: 1000,
+        onBehalfOfName: `Ann${IMG}`,
+      },
+    ],
+    remaining: [
+      { name: 'Bob', email: 'b@x.test', onBehalfOf: null },
+      { name: 'Eve', email: 'e@x.test', onBehalfOf: `Cat${IMG}` },
+    ],
+    blocker: null,
+  }).toString();
+  assertInert(out);
+  assert.match(out, /Dan&lt;script&gt;.*<\/strong> approved for <strong>Ann&quot;&gt;/);
+  assert.match(out, /Can still decide: Bob, Eve \(for Cat&quot;&gt;&lt;img/);
+  const line = {
+    ...{ id: 'svc_pa_x', environment: 'live' as const, connection: 'SDK', toolName: 'pay', agentId: 'bot' },
+    ...{ agentLabel: null, status: 'pending' as const, ruleName: null, approvers: ['ann@x.test'] },
+    ...{ approvalsRequired: 1, approvalsReceived: 0, createdAt: 0, expiresAt: null, verdict: null },
+    ...{ channel: null, decidedAt: null, argumentsSummary: '', argumentsSize: 2, decisions: [] },
+  };
+  const marked = holdLineView(line, { href: '/app/inbox', selected: false, forWhom: `Ann${SCRIPT}` });
+  assertInert(marked.toString());
+  assert.match(marked.toString(), /<span class="for-whom">for Ann&lt;script&gt;/);
+});
+
+test('follow-ups in words: escalation steps and reminders, oldest first, names escaped', async () => {
+  const { followUpsView, minutesInWords } = await import('./follow-ups.ts');
+  assert.deepEqual([15, 60, 90, 0.4].map(minutesInWords), ['15 min', '1 h', '1 h 30 min', '0 min']);
+  assert.equal(followUpsView('h', []), null);
+  const at = Date.UTC(2026, 10, 25, 10, 15);
+  const out = followUpsView('h', [
+    {
+      kind: 'escalation',
+      at,
+      step: 1,
+      afterMinutes: 15,
+      added: ['group:oncall', 'role:admin'],
+      asked: [`Olga${SCRIPT}`, 'Oscar'],
+    },
+    { kind: 'escalation', at, step: 2, afterMinutes: 45, added: [], asked: [] },
+    { kind: 'reminder', at: at + 15 * 60_000, reminded: ['Bob', `Cat${IMG}`], secondsLeft: 1800 },
+  ])!.toString();
+  assertInert(out);
+  const text = out.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
+  assert.match(
+    text,
+    /Escalated to oncall and an admin \(step 1, after 15 min\) at 2026-11-25 10:15 UTC — asked Olga&lt;script&gt;alert\(1\)&lt;\/script&gt;, Oscar/,
+  );
+  assert.match(text, /Escalated \(step 2, after 45 min\) at 2026-11-25 10:15 UTC — nobody new to ask/);
+  assert.match(
+    text,
+    /Reminded Bob, Cat&quot;&gt;&lt;img src=x onerror=alert\(2\)&gt; at 2026-11-25 10:30 UTC \(30 min left\)/,
+  );
+});

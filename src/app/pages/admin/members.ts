@@ -4,8 +4,16 @@ import type { WorkspaceConfig } from '../../../services/config-file.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import { type AppSession, INVITE_DAYS, inviteLink } from '../../../services/sign-in.ts';
 import { copyable } from '../../copyable.ts';
-import { type Html, html, when } from '../../html.ts';
+import { type Html, html, time, when } from '../../html.ts';
 import { field, fields, type Form, type PageDeps, problemPage, sendPage } from '../../respond.ts';
+import {
+  awayFields,
+  awayIssue,
+  type AwayValues,
+  awayValuesOf,
+  type MemberEntry,
+  readAwayForm,
+} from '../away-form.ts';
 import {
   ADMIN,
   adminPage,
@@ -25,10 +33,9 @@ import {
   type VersionedConfig,
 } from './shared.ts';
 
-type MemberEntry = NonNullable<WorkspaceConfig['members']>[number];
-
 const ROLES = ['admin', 'approver', 'viewer'] as const;
-const CHANNELS = ['email', 'sms', 'slack'] as const;
+const CHANNELS = ['email', 'sms', 'slack', 'teams'] as const;
+const CHANNEL_NAMES: Record<string, string> = { email: 'e-mail', sms: 'SMS', slack: 'Slack', teams: 'Teams' };
 const GROUP_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
 
 const NOTICES: Record<string, string> = {
@@ -45,7 +52,11 @@ interface MemberValues {
   role: string;
   phone: string;
   slack_user_id: string;
+  teams_user_id: string;
   channels: string[];
+  /** The agent identities that act for the member, one per line. */
+  agents: string;
+  away: AwayValues;
 }
 
 const blankMember: MemberValues = {
@@ -54,7 +65,10 @@ const blankMember: MemberValues = {
   role: 'approver',
   phone: '',
   slack_user_id: '',
+  teams_user_id: '',
   channels: ['email'],
+  agents: '',
+  away: awayValuesOf(undefined),
 };
 
 const valuesOf = (m: MemberEntry): MemberValues => ({
@@ -63,7 +77,10 @@ const valuesOf = (m: MemberEntry): MemberValues => ({
   role: m.role,
   phone: m.phone ?? '',
   slack_user_id: m.slack_user_id ?? '',
+  teams_user_id: m.teams_user_id ?? '',
   channels: m.channels ?? ['email'],
+  agents: (m.agents ?? []).join('\n'),
+  away: awayValuesOf(m),
 });
 
 const sameEmail = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -74,6 +91,8 @@ function memberForm(
   mode: 'add' | 'edit',
   values: MemberValues,
   errors: Record<string, string>,
+  /** Who may decide in this member's place: the other admins and approvers. */
+  delegates: { email: string; name: string }[],
 ): Html {
   const input = (name: keyof MemberValues, label: string, type: string, extra: Html | null = null) =>
     inputField({
@@ -110,6 +129,12 @@ function memberForm(
     </p>
     ${input('phone', 'Phone for SMS (optional, E.164 like +15550100)', 'text', html`inputmode="tel"`)}
     ${input('slack_user_id', 'Slack user id (optional, like U01ABC)', 'text')}
+    ${input(
+      'teams_user_id',
+      'Teams user id (optional, their Microsoft Entra object id)',
+      'text',
+      html`maxlength="36" autocomplete="off"`,
+    )}
     <fieldset class="plain" ${describedBy('m-channels', errors.channels)}>
       <legend><strong>Notify by</strong></legend>
       <div class="row">
@@ -122,12 +147,20 @@ function memberForm(
                 value="${channel}"
                 ${checked(values.channels.includes(channel))}
               />
-              ${channel === 'sms' ? 'SMS' : channel === 'email' ? 'e-mail' : 'Slack'}</label
+              ${CHANNEL_NAMES[channel]}</label
             >`,
         )}
       </div>
     </fieldset>
     ${fieldError('m-channels', errors.channels)}
+    <label for="m-agents"
+      >Agents acting for this member <span class="muted">(agent ids, one per line)</span></label
+    >
+    <textarea id="m-agents" name="agents" rows="2" ${describedBy('m-agents', errors.agents)}>
+${values.agents}</textarea>
+    ${fieldError('m-agents', errors.agents)}
+    <p class="muted" style="margin:0">The member never decides a hold one of these agents asked for.</p>
+    ${awayFields(values.away, errors, { id: 'm', you: false, delegates })}
     <div class="buttons">
       <button type="submit">${mode === 'add' ? 'Add member' : 'Save member'}</button>
       ${when(mode === 'edit', () => html`<a href="/app/admin/members">Cancel</a>`)}
@@ -135,22 +168,56 @@ function memberForm(
   </form>`;
 }
 
-function memberTable(config: VersionedConfig, session: AppSession): Html {
+/** The member's zone, and their quiet hours in it: `quiet 20:00–08:00 and weekends`. */
+const zoneView = ({ time_zone: zone, quiet_hours: quiet }: MemberEntry) =>
+  html`${zone ?? 'UTC'}${
+    quiet
+      ? html`<br /><span class="muted"
+            >quiet ${quiet.from}–${quiet.to}${quiet.weekends ? ' and weekends' : ''}</span
+          >`
+      : null
+  }`;
+
+/** Who decides in the member's place and when: in force now, planned, or over. */
+function awayView(m: MemberEntry, members: readonly MemberEntry[], now: number): Html {
+  const delegation = m.delegate;
+  if (!delegation) return html`<span class="muted">—</span>`;
+  const delegate = members.find((other) => sameEmail(other.email, delegation.to))?.name ?? delegation.to;
+  const from = Date.parse(delegation.from);
+  const until = Date.parse(delegation.until);
+  if (until <= now) return html`<span class="muted">was away until ${time(until)} (${delegate})</span>`;
+  return from > now
+    ? html`away from ${time(from)} until ${time(until)}: <strong>${delegate}</strong> decides`
+    : html`away until ${time(until)}: <strong>${delegate}</strong> decides`;
+}
+
+/** The channels with the addresses they use, and addresses kept without their channel. */
+function reachView(m: MemberEntry): Html {
+  const channels = m.channels ?? ['email'];
+  const ids = [
+    m.phone ? `phone ${m.phone}` : null,
+    m.slack_user_id ? `Slack ${m.slack_user_id}` : null,
+    m.teams_user_id ? `Teams ${m.teams_user_id}` : null,
+  ].filter((id) => id !== null);
+  return html`${channels.map((c) => CHANNEL_NAMES[c] ?? c).join(', ') || html`<span class="muted">none</span>`}
+  ${ids.length > 0 ? html`<br /><span class="muted ids">${ids.join(' · ')}</span>` : null}`;
+}
+
+function memberTable(config: VersionedConfig, session: AppSession, now: number): Html {
   const members = config.members ?? [];
   const groupsOf = (email: string) =>
     Object.entries(config.groups ?? {})
       .filter(([, emails]) => emails.some((e) => sameEmail(e, email)))
       .map(([name]) => name);
-  return html`<table class="responsive">
+  return html`<table class="responsive members">
     <thead>
       <tr>
-        <th>Name</th>
-        <th>E-mail</th>
+        <th>Member</th>
         <th>Role</th>
-        <th>Phone</th>
-        <th>Slack id</th>
-        <th>Channels</th>
+        <th>Notified by</th>
         <th>Groups</th>
+        <th>Time zone</th>
+        <th>Away</th>
         <th><span class="muted">Actions</span></th>
       </tr>
     </thead>
@@ -160,15 +227,14 @@ function memberTable(config: VersionedConfig, session: AppSession): Html {
           html`<tr>
             <td>
               ${m.name}${sameEmail(m.email, session.member.email) ? html` <span class="muted">(you)</span>` : null}
+              <br /><span class="muted">${m.email}</span>
+              ${when(m.agents?.length, () => html`<br /><span class="muted">agents: ${m.agents!.join(', ')}</span>`)}
             </td>
-            <td data-label="E-mail">${m.email}</td>
-            <td data-label="Role">${m.role}</td>
-            <td data-label="Phone">${m.phone ?? html`<span class="muted">—</span>`}</td>
-            <td data-label="Slack id">${m.slack_user_id ?? html`<span class="muted">—</span>`}</td>
-            <td data-label="Channels">
-              ${(m.channels ?? ['email']).join(', ') || html`<span class="muted">none</span>`}
-            </td>
+            <td data-label="Role" class="nowrap">${m.role}</td>
+            <td data-label="Notified by">${reachView(m)}</td>
             <td data-label="Groups">${groupsOf(m.email).join(', ') || html`<span class="muted">—</span>`}</td>
+            <td data-label="Time zone">${zoneView(m)}</td>
+            <td data-label="Away">${awayView(m, members, now)}</td>
             <td>
               <div class="row">
                 <a href="/app/admin/members/edit?email=${encodeURIComponent(m.email)}"
@@ -197,6 +263,12 @@ function memberTable(config: VersionedConfig, session: AppSession): Html {
     </tbody>
   </table>`;
 }
+
+/** The members who may decide in `email`'s place: the workspace's admins and approvers but them. */
+const delegatesFor = (config: WorkspaceConfig, email: string) =>
+  (config.members ?? [])
+    .filter((m) => m.role !== 'viewer' && !sameEmail(m.email, email))
+    .map((m) => ({ email: m.email, name: m.name }));
 
 function memberChoices(config: WorkspaceConfig, chosen: string[], idPrefix: string): Html {
   return html`<div class="row" style="gap:0.25rem 1.25rem">
@@ -292,11 +364,13 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
     } = {},
   ) => {
     const config = await currentConfig(ctx, session);
+    const add = options.add?.values ?? blankMember;
     const body = html`<h1>Members</h1>
-      ${issueSummary(options.problems ?? [])} ${options.before ?? null} ${memberTable(config, session)}
+      ${issueSummary(options.problems ?? [])} ${options.before ?? null}
+      ${memberTable(config, session, ctx.now())}
       <section class="card" aria-labelledby="add-member">
         <h2 id="add-member">Add a member</h2>
-        ${memberForm(session, config.version, 'add', options.add?.values ?? blankMember, options.add?.errors ?? {})}
+        ${memberForm(session, config.version, 'add', add, options.add?.errors ?? {}, delegatesFor(config, add.email))}
       </section>
       ${groupSection(config, session, options.group ?? null)}`;
     return adminPage(ctx, session, { title: 'Members', active: 'members', notice: options.notice }, body);
@@ -304,6 +378,7 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
 
   const editPage = async (
     session: AppSession,
+    config: WorkspaceConfig,
     version: number | undefined,
     values: MemberValues,
     errors: Record<string, string>,
@@ -316,7 +391,8 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
       html`<p><a href="/app/admin/members">← Members</a></p>
         <div class="card" style="max-width:36rem">
           <h1>Edit member</h1>
-          ${issueSummary(problems)} ${memberForm(session, version, 'edit', values, errors)}
+          ${issueSummary(problems)}
+          ${memberForm(session, version, 'edit', values, errors, delegatesFor(config, values.email))}
         </div>`,
     );
 
@@ -330,25 +406,30 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
     const config = await currentConfig(ctx, session);
     const member = config.members?.find((m) => sameEmail(m.email, request.query.email ?? ''));
     if (!member) return problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
-    return sendPage(reply, await editPage(session, config.version, valuesOf(member), {}, []));
+    return sendPage(reply, await editPage(session, config, config.version, valuesOf(member), {}, []));
   });
 
   app.post<{ Body: Form }>('/app/admin/members/save', ADMIN, async (request, reply) => {
     const session = request.appSession!;
     const body = request.body;
     const mode = field(body, 'mode') === 'edit' ? 'edit' : 'add';
+    const current = await currentConfig(ctx, session);
+    const members = [...(current.members ?? [])];
+    const at = members.findIndex((m) => sameEmail(m.email, field(body, 'email')));
+    const away = readAwayForm(body, ctx.now(), members[at]?.delegate);
     const values: MemberValues = {
       email: field(body, 'email'),
       name: field(body, 'name'),
       role: field(body, 'role'),
       phone: field(body, 'phone').replace(/[\s()-]/g, ''),
       slack_user_id: field(body, 'slack_user_id'),
+      teams_user_id: field(body, 'teams_user_id'),
       channels: fields(body, 'channels'),
+      agents: field(body, 'agents'),
+      away: away.values,
     };
-    const current = await currentConfig(ctx, session);
-    const members = [...(current.members ?? [])];
-    const at = members.findIndex((m) => sameEmail(m.email, values.email));
-    const errors: Record<string, string> = {};
+    const agents = [...new Set(values.agents.split('\n').map((agent) => agent.trim()))].filter(Boolean);
+    const errors: Record<string, string> = { ...away.errors };
     if (mode === 'add' && at >= 0) errors.email = 'Is already a member of this workspace.';
     if (mode === 'edit' && at < 0)
       return problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
@@ -361,10 +442,12 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
     )
       errors.role = 'You cannot change your own role. Ask another admin.';
     if (values.channels.some((c) => !(CHANNELS as readonly string[]).includes(c)))
-      errors.channels = 'Choose among e-mail, SMS and Slack.';
+      errors.channels = 'Choose among e-mail, SMS, Slack and Teams.';
     else if (values.channels.includes('sms') && !values.phone) errors.phone = 'SMS needs a phone number.';
     else if (values.channels.includes('slack') && !values.slack_user_id)
       errors.slack_user_id = 'Slack needs a Slack user id.';
+    else if (values.channels.includes('teams') && !values.teams_user_id)
+      errors.teams_user_id = 'Teams needs a Teams user id.';
 
     const entry = {
       email: values.email,
@@ -372,7 +455,10 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
       role: values.role,
       ...(values.phone ? { phone: values.phone } : {}),
       ...(values.slack_user_id ? { slack_user_id: values.slack_user_id } : {}),
+      ...(values.teams_user_id ? { teams_user_id: values.teams_user_id } : {}),
       channels: values.channels,
+      ...(agents.length > 0 ? { agents } : {}),
+      ...away.change,
     } as MemberEntry;
     let index = mode === 'edit' ? at : members.length;
     members[index] = entry;
@@ -382,14 +468,17 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
     const fail = async (issues: FieldIssue[], described: WorkspaceConfig) => {
       const problems: string[] = [];
       for (const issue of issues) {
-        const [part, i, name] = issue.field.split('.');
-        if (part === 'members' && Number(i) === index && name && !errors[name]) errors[name] = issue.message;
+        const [part, i, name, ...rest] = issue.field.split('.');
+        const mine = part === 'members' && Number(i) === index && name;
+        const away = mine ? awayIssue([name, ...rest], issue.message) : null;
+        if (away) errors[away[0]] ??= away[1];
+        else if (mine && !errors[name]) errors[name] = issue.message;
         else problems.push(describeIssue(issue, described));
       }
       const page =
         mode === 'add'
           ? await overview(session, { problems, add: { values, errors } })
-          : await editPage(session, readAt, values, errors, problems);
+          : await editPage(session, current, readAt, values, errors, problems);
       return sendPage(reply, page, 422);
     };
     if (Object.keys(errors).length > 0) return fail([], change);

@@ -1,0 +1,447 @@
+/**
+ * The app's side of reminders, escalation, delegation and quiet hours, on both backends with a clock the
+ * tests move: a hold's page shows each escalation step and reminder (when, whom it added and asked); a
+ * delegate finds the hold in the inbox "for Ann", decides it, and the page says "Dan approved for Ann";
+ * every member sets and clears their own time zone, quiet hours and delegation (never another member's),
+ * evidenced with a webhook; the admin Members page round-trips the new fields.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { exportConfig } from '../src/services/apply-config.ts';
+import type { Workspace } from '../src/store/workspaces.ts';
+import { appClient, lastEvidence, type Fields, type Session } from './support/app-client.ts';
+import { backends } from './support/backends.ts';
+import { call, submission } from './support/http.ts';
+import { startTestService, TestClock, type TestService } from './support/service.ts';
+
+const MIN = 60_000;
+/** A Wednesday, 10:00 UTC. */
+const T0 = Date.parse('2026-11-25T10:00:00Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const WORKSPACE = `
+members:
+  - { email: admin@acme.test, name: Ada Admin, role: admin }
+  - email: ann@acme.test
+    name: Ann
+    role: approver
+    delegate: { to: dan@acme.test, from: '${iso(T0)}', until: '${iso(T0 + 8 * 60 * MIN)}' }
+  - { email: bob@acme.test, name: Bob, role: approver }
+  - { email: dan@acme.test, name: Dan, role: approver, agents: [dan-bot] }
+  - { email: olga@acme.test, name: Olga, role: approver }
+  - { email: oscar@acme.test, name: Oscar, role: approver }
+  - { email: vic@acme.test, name: Vic, role: viewer }
+groups: { oncall: [olga@acme.test, oscar@acme.test] }
+webhook: { url: 'http://127.0.0.1:9/hooks' }
+tools:
+  - { connection: SDK, tool: deploy, classification: approval }
+  - { connection: SDK, tool: pay, classification: approval }
+rules:
+  - { name: Deploys, tool: deploy, effect: approval, approvers: [bob@acme.test], timeout_minutes: 60, remind: [30m], escalate: { after: 15m, to: [group:oncall] } }
+  - { name: Payments, tool: pay, effect: approval, approvers: [ann@acme.test], timeout_minutes: 600 }
+`;
+
+/** A page's text as read: tags out, entities back, white space as single spaces. */
+const textOf = (page: string) =>
+  page
+    .replace(/<[^>]+>/g, ' ')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&')
+    .replace(/\s+/g, ' ')
+    .replace(/ ([,.):])/g, '$1');
+
+const unescape = (text: string) =>
+  text
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
+
+const attributes = (tag: string) =>
+  Object.fromEntries(
+    [...tag.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].slice(1).map((m) => [m[1]!, unescape(m[2] ?? '')]),
+  );
+
+/** What a browser would send for the form posting to `action`: its inputs, choices and text as shown. */
+function formFields(page: string, action: string): [string, string][] {
+  const start = page.indexOf(`action="${action}"`);
+  assert.ok(start >= 0, `a form posting to ${action}`);
+  const form = page.slice(start, page.indexOf('</form>', start));
+  const sent: [string, string][] = [];
+  for (const [tag] of form.matchAll(/<input\b[^>]*>/g)) {
+    const a = attributes(tag);
+    if (!a.name || (['checkbox', 'radio'].includes(a.type!) && !('checked' in a))) continue;
+    sent.push([a.name, a.value ?? '']);
+  }
+  for (const [, open, options] of form.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/g)) {
+    const all = [...options!.matchAll(/<option\b([^>]*)>([^<]*)<\/option>/g)];
+    const chosen = all.find((o) => 'selected' in attributes(`<option ${o[1]}`)) ?? all[0]!;
+    const value = attributes(`<option ${chosen[1]}`).value ?? unescape(chosen[2]!.trim());
+    sent.push([attributes(`<select ${open}`).name!, value]);
+  }
+  for (const [, open, text] of form.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g))
+    sent.push([attributes(`<textarea ${open}`).name!, unescape(text!.replace(/^\n/, ''))]);
+  return sent.filter(([name]) => name !== '_csrf');
+}
+
+for (const backend of backends) {
+  describe(
+    `the app's follow-ups, delegation and quiet hours on ${backend.name}`,
+    { skip: backend.skip },
+    () => {
+      let t: TestService;
+      let workspace: Workspace;
+      let key: string;
+      let admin: Session;
+      const { get, post, signIn } = appClient(() => t);
+
+      const config = () => exportConfig(t.service.ctx, workspace);
+      const memberOf = async (email: string) => (await config()).members!.find((m) => m.email === email);
+      const submit = async (tool: string, agent: string) => {
+        const answer = await call(t.url, 'POST', '/api/v1/holds', {
+          key,
+          body: submission({ tool_name: tool, arguments: { amount: 1200 }, agent_identity: { id: agent } }),
+        });
+        assert.equal(answer.status, 201, answer.text);
+        return answer.body.id as string;
+      };
+      /** The `delegation.changed` events queued for one member (one clock instant: in no set order). */
+      const delegationEvents = async (email: string) =>
+        (
+          await t.service.ctx.db.all<{ body: string }>(
+            `SELECT body FROM webhook_events WHERE workspace_id = $1 AND event = 'delegation.changed'`,
+            [workspace.id],
+          )
+        )
+          .map((row) => JSON.parse(row.body).data)
+          .filter((data) => data.member === email);
+
+      before(async () => {
+        t = await startTestService(backend, {
+          clock: new TestClock({ at: T0 }),
+          // The webhook's receiver is a loopback address nobody answers on: events are only queued here.
+          env: { ALLOW_PRIVATE_TARGETS: 'true' },
+        });
+        ({ workspace, key } = await t.workspace({ config: WORKSPACE }));
+        admin = await signIn(workspace, 'admin@acme.test');
+      });
+      after(() => t?.close());
+
+      test("a hold's page shows each escalation step and reminder: when, whom it added, whom it asked", async () => {
+        const id = await submit('deploy', 'deploy-bot');
+        await t.clock.advance(15 * MIN);
+        await t.clock.advance(15 * MIN);
+        const page = await get(admin, `/app/holds/${id}`);
+        assert.equal(page.status, 200);
+        const text = textOf(page.text);
+        assert.match(text, /Reminders and escalations/);
+        assert.match(
+          text,
+          /Escalated to oncall \(step 1, after 15 min\) at 2026-11-25 10:15 UTC — asked Olga, Oscar/,
+        );
+        assert.match(text, /Reminded Bob, Olga, Oscar at 2026-11-25 10:30 UTC \(30 min left\)/);
+        // Oldest first, each time a <time> the reader's zone is shown in.
+        assert.ok(text.indexOf('Escalated to oncall') < text.indexOf('Reminded Bob'));
+        assert.match(page.text, /<time datetime="2026-11-25T10:15:00.000Z">/);
+        // A hold without follow-ups has no such section.
+        const plain = await submit('pay', 'billing-bot');
+        assert.doesNotMatch((await get(admin, `/app/holds/${plain}`)).text, /Reminders and escalations/);
+      });
+
+      test('a delegate finds the hold in the inbox "for Ann", decides it from its page, and it says so', async () => {
+        const dan = await signIn(workspace, 'dan@acme.test');
+        const id = await submit('pay', 'billing-bot');
+        const inbox = await get(dan, '/app/inbox');
+        const line = inbox.text.slice(inbox.text.indexOf(`id="line-${id}"`));
+        assert.match(textOf(line.slice(0, line.indexOf('</li>'))), /pay SDK for Ann/);
+
+        const page = await get(dan, `/app/holds/${id}`);
+        const text = textOf(page.text);
+        assert.match(text, /You decide for Ann, who is away until 2026-11-25 18:00 UTC\./);
+        assert.match(text, /Can still decide: Ann, Dan \(for Ann\)/);
+        const decided = await post(dan, `/app/holds/${id}/decide`, {
+          verdict: 'approve',
+          comment: 'Ann asked me to',
+          back: `/app/holds/${id}`,
+          next: '',
+        });
+        assert.equal(decided.status, 303, decided.text.slice(0, 500));
+        const after = textOf((await get(admin, `/app/holds/${id}`)).text);
+        assert.match(after, /Dan approved for Ann 2026-11-25 \d\d:\d\d UTC via inbox/);
+        assert.doesNotMatch(after, /You decide for/);
+
+        // A hold an agent of Dan's asked for: not his to decide, for Ann or himself, and the page says why.
+        const own = await submit('pay', 'dan-bot');
+        assert.ok(!(await get(dan, '/app/inbox')).text.includes(`id="line-${own}"`));
+        assert.match(
+          textOf((await get(dan, `/app/holds/${own}`)).text),
+          /An agent that acts for you requested this action: someone else must decide it\./,
+        );
+        // Someone who decides only for themselves sees no such mark.
+        assert.doesNotMatch((await get(admin, '/app/inbox')).text, /for Ann/);
+      });
+
+      test('a member sets and clears their own time zone, quiet hours and delegation; never another member’s', async () => {
+        const bob = await signIn(workspace, 'bob@acme.test');
+        const page = await get(bob, '/app/settings');
+        assert.equal(page.status, 200);
+        assert.match(page.text, /<a href="\/app\/settings"\s+aria-current="page"/);
+        assert.match(textOf(page.text), /Dates and times in UTC, your time zone as saved\./);
+        const annBefore = await memberOf('ann@acme.test');
+        const version = formFields(page.text, '/app/settings').find(([name]) => name === 'config_version')!;
+        const away: Fields = {
+          config_version: version[1],
+          // A field naming another member changes nothing: the page only ever changes the signed-in one.
+          email: 'ann@acme.test',
+          time_zone: 'Europe/Berlin',
+          quiet_from: '20:00',
+          quiet_to: '08:00',
+          quiet_weekends: 'yes',
+          delegate_to: 'dan@acme.test',
+          delegate_from: '2026-11-26T09:00',
+          delegate_until: '2026-11-28T18:00',
+          shown_zone: 'Europe/Berlin',
+        };
+        const saved = await post(bob, '/app/settings', away);
+        assert.equal(saved.status, 303, saved.text.slice(0, 1000));
+        assert.equal(saved.location, '/app/settings?notice=saved');
+        assert.deepEqual(await memberOf('bob@acme.test'), {
+          email: 'bob@acme.test',
+          name: 'Bob',
+          role: 'approver',
+          channels: ['email'],
+          time_zone: 'Europe/Berlin',
+          quiet_hours: { from: '20:00', to: '08:00', weekends: true },
+          delegate: {
+            to: 'dan@acme.test',
+            from: '2026-11-26T08:00:00.000Z',
+            until: '2026-11-28T17:00:00.000Z',
+          },
+        });
+        assert.deepEqual(await memberOf('ann@acme.test'), annBefore);
+        const entry = await lastEvidence(t, workspace);
+        assert.equal(entry.type, 'config.applied');
+        assert.equal(entry.data.changed_by, 'Bob (bob@acme.test)');
+        assert.deepEqual(entry.data.items_changed, ['member:bob@acme.test']);
+        assert.deepEqual(entry.data.delegations, [
+          {
+            member: 'bob@acme.test',
+            delegate: 'dan@acme.test',
+            from: '2026-11-26T08:00:00.000Z',
+            until: '2026-11-28T17:00:00.000Z',
+          },
+        ]);
+        const set = {
+          orgId: workspace.id,
+          member: 'bob@acme.test',
+          delegate: 'dan@acme.test',
+          from: '2026-11-26T08:00:00.000Z',
+          until: '2026-11-28T17:00:00.000Z',
+        };
+        assert.deepEqual(await delegationEvents('bob@acme.test'), [set]);
+        // Shown back in his zone, as typed.
+        const shown = await get(bob, '/app/settings?notice=saved');
+        assert.match(shown.text, /Saved\./);
+        assert.match(
+          textOf(shown.text),
+          /You will be away from 2026-11-26 08:00 UTC until 2026-11-28 17:00 UTC: Dan/,
+        );
+        assert.match(shown.text, /name="delegate_from"\s+type="datetime-local"\s+value="2026-11-26T09:00"/);
+        assert.match(shown.text, /<option\s+selected>Europe\/Berlin<\/option>/);
+        assert.match(textOf(shown.text), /Dates and times in Europe\/Berlin, your time zone as saved\./);
+
+        // Refused in words, nothing saved, no submitted value in the page but in its own field.
+        const current = () => formFields(shown.text, '/app/settings');
+        const refused = async (change: Fields, message: RegExp) => {
+          const before = await memberOf('bob@acme.test');
+          const answer = await post(bob, '/app/settings', { ...Object.fromEntries(current()), ...change });
+          assert.equal(answer.status, 422, answer.text.slice(0, 500));
+          assert.match(textOf(answer.text), message);
+          assert.deepEqual(await memberOf('bob@acme.test'), before);
+          return answer;
+        };
+        const zone = await refused({ time_zone: 'Mars/Olympus<b>' }, /Choose a time zone from the list\./);
+        assert.ok(!zone.text.includes('Mars/Olympus'));
+        await refused({ delegate_until: '2026-11-26T08:00' }, /Until must be later than From\./);
+        await refused({ delegate_until: '2026-11-31T08:00' }, /Until needs a date and time\./);
+        await refused({ quiet_to: '' }, /Give both times, or neither for no quiet hours\./);
+        await refused(
+          { delegate_to: 'vic@acme.test' },
+          /The member chosen is a viewer; viewers do not decide/,
+        );
+        await refused({ delegate_to: 'bob@acme.test' }, /The member chosen must be another member/);
+
+        // Choosing nobody ends the delegation; empty times end the quiet hours.
+        const cleared = await post(bob, '/app/settings', {
+          ...Object.fromEntries(current()),
+          delegate_to: '',
+          quiet_from: '',
+          quiet_to: '',
+          quiet_weekends: [],
+        });
+        assert.equal(cleared.status, 303, cleared.text.slice(0, 1000));
+        assert.deepEqual(await memberOf('bob@acme.test'), {
+          email: 'bob@acme.test',
+          name: 'Bob',
+          role: 'approver',
+          channels: ['email'],
+          time_zone: 'Europe/Berlin',
+        });
+        assert.deepEqual((await lastEvidence(t, workspace)).data.delegations, [
+          { member: 'bob@acme.test', delegate: null, from: null, until: null },
+        ]);
+        const ended = {
+          orgId: workspace.id,
+          member: 'bob@acme.test',
+          delegate: null,
+          from: null,
+          until: null,
+        };
+        assert.deepEqual(
+          (await delegationEvents('bob@acme.test')).filter((data) => data.delegate === null),
+          [ended],
+        );
+        assert.equal((await delegationEvents('bob@acme.test')).length, 2);
+
+        // A page read before someone else changed the same member: refused, saying who and when.
+        const stale = await post(bob, '/app/settings', { ...Object.fromEntries(current()), time_zone: '' });
+        assert.equal(stale.status, 422);
+        assert.match(textOf(stale.text), /Member bob@acme\.test was changed by Bob \(bob@acme\.test\)/);
+
+        // Viewers set their zone and quiet hours, but have no delegation to set; nor admin pages.
+        const vic = await signIn(workspace, 'vic@acme.test');
+        const viewerPage = await get(vic, '/app/settings');
+        assert.doesNotMatch(viewerPage.text, /Out of office/);
+        assert.match(viewerPage.text, /<a href="\/app\/settings"/);
+        const viewerSaved = await post(vic, '/app/settings', {
+          ...Object.fromEntries(formFields(viewerPage.text, '/app/settings')),
+          time_zone: 'America/New_York',
+          quiet_from: '22:00',
+          quiet_to: '07:00',
+          delegate_to: 'dan@acme.test',
+          delegate_until: '2026-12-01T10:00',
+        });
+        assert.equal(viewerSaved.status, 303, viewerSaved.text.slice(0, 1000));
+        const viewer = await memberOf('vic@acme.test');
+        assert.equal(viewer?.time_zone, 'America/New_York');
+        assert.deepEqual(viewer?.quiet_hours, { from: '22:00', to: '07:00', weekends: false });
+        assert.equal(viewer?.delegate, undefined);
+        const edit = await post(bob, '/app/admin/members/save', {
+          mode: 'edit',
+          email: 'ann@acme.test',
+          name: 'Ann',
+          role: 'admin',
+          channels: 'email',
+        });
+        assert.equal(edit.status, 403);
+        assert.deepEqual(await memberOf('ann@acme.test'), annBefore);
+      });
+
+      test('the admin Members page shows and round-trips Teams, time zone, quiet hours, agents and delegation', async () => {
+        const form = await get(admin, '/app/admin/members/edit?email=olga%40acme.test');
+        const fields = Object.fromEntries(formFields(form.text, '/app/admin/members/save'));
+        const missing = await post(admin, '/app/admin/members/save', {
+          ...fields,
+          channels: ['email', 'teams'],
+        });
+        assert.equal(missing.status, 422);
+        assert.match(missing.text, /id="m-teams_user_id-error">Teams needs a Teams user id\./);
+
+        const saved = await post(admin, '/app/admin/members/save', {
+          ...fields,
+          teams_user_id: '0f8fad5b-d9cb-469f-a165-70867728950e',
+          channels: ['email', 'teams'],
+          agents: 'olga-bot\nolga-cron\n',
+          time_zone: 'America/New_York',
+          quiet_from: '22:00',
+          quiet_to: '07:00',
+          quiet_weekends: 'yes',
+          delegate_to: 'oscar@acme.test',
+          delegate_from: '2026-11-26T09:00',
+          delegate_until: '2026-11-27T17:00',
+        });
+        assert.equal(saved.status, 303, saved.text.slice(0, 1000));
+        const expected = {
+          email: 'olga@acme.test',
+          name: 'Olga',
+          role: 'approver',
+          teams_user_id: '0f8fad5b-d9cb-469f-a165-70867728950e',
+          channels: ['email', 'teams'],
+          time_zone: 'America/New_York',
+          quiet_hours: { from: '22:00', to: '07:00', weekends: true },
+          agents: ['olga-bot', 'olga-cron'],
+          // Typed on a page drawn in her zone as it was then: UTC.
+          delegate: {
+            to: 'oscar@acme.test',
+            from: '2026-11-26T09:00:00.000Z',
+            until: '2026-11-27T17:00:00.000Z',
+          },
+        };
+        assert.deepEqual(await memberOf('olga@acme.test'), expected);
+        const entry = await lastEvidence(t, workspace);
+        assert.equal(entry.data.changed_by, 'Ada Admin (admin@acme.test)');
+        assert.deepEqual(entry.data.delegations, [
+          {
+            member: 'olga@acme.test',
+            delegate: 'oscar@acme.test',
+            from: '2026-11-26T09:00:00.000Z',
+            until: '2026-11-27T17:00:00.000Z',
+          },
+        ]);
+
+        const list = textOf((await get(admin, '/app/admin/members')).text);
+        assert.match(list, /Olga olga@acme\.test agents: olga-bot, olga-cron/);
+        assert.match(list, /e-mail, Teams Teams 0f8fad5b-d9cb-469f-a165-70867728950e/);
+        assert.match(list, /America\/New_York quiet 22:00–07:00 and weekends/);
+        assert.match(list, /away from 2026-11-26 09:00 UTC until 2026-11-27 17:00 UTC: Oscar decides/);
+        assert.match(list, /away until 2026-11-25 18:00 UTC: Dan decides/);
+
+        // The edit form shows it all again, the delegation in her zone now; sent back as is, nothing changes.
+        const again = await get(admin, '/app/admin/members/edit?email=olga%40acme.test');
+        assert.match(again.text, /name="delegate_from"\s+type="datetime-local"\s+value="2026-11-26T04:00"/);
+        assert.match(
+          again.text,
+          /name="teams_user_id"\s+type="text"\s+value="0f8fad5b-d9cb-469f-a165-70867728950e"/,
+        );
+        const resent = await post(
+          admin,
+          '/app/admin/members/save',
+          formFields(again.text, '/app/admin/members/save'),
+        );
+        assert.equal(resent.status, 303, resent.text.slice(0, 1000));
+        assert.deepEqual(await memberOf('olga@acme.test'), expected);
+        assert.deepEqual((await lastEvidence(t, workspace)).data.items_changed, []);
+      });
+
+      test('an ended delegation stays as it was while its member changes other settings', async () => {
+        await t.clock.advance(9 * 60 * MIN);
+        const ann = await signIn(workspace, 'ann@acme.test');
+        const page = await get(ann, '/app/settings');
+        assert.match(textOf(page.text), /Your last delegation, to Dan, ended 2026-11-25 18:00 UTC\./);
+        const before = await memberOf('ann@acme.test');
+        const saved = await post(ann, '/app/settings', {
+          ...Object.fromEntries(formFields(page.text, '/app/settings')),
+          quiet_from: '21:00',
+          quiet_to: '06:30',
+        });
+        assert.equal(saved.status, 303, saved.text.slice(0, 1000));
+        assert.deepEqual(await memberOf('ann@acme.test'), {
+          ...before,
+          quiet_hours: { from: '21:00', to: '06:30', weekends: false },
+        });
+        assert.equal((await lastEvidence(t, workspace)).data.delegations, undefined);
+        // A new one must end later than now.
+        const past = await post(ann, '/app/settings', {
+          ...Object.fromEntries(formFields(page.text, '/app/settings')),
+          delegate_until: '2026-11-25T18:30',
+        });
+        assert.equal(past.status, 422);
+        assert.match(textOf(past.text), /Until has passed already: choose a later time\./);
+      });
+    },
+  );
+}
