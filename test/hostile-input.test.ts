@@ -92,6 +92,7 @@ for (const backend of backends) {
         '/app/admin/mcp-servers/remove',
         `/app/holds/${hold}/decide`,
         '/app/widget/token',
+        '/app/settings',
         '/app/login',
         '/app/setup',
         `/d/${'x'.repeat(43)}`,
@@ -108,6 +109,7 @@ for (const backend of backends) {
         '/app/admin/rules/edit',
         '/app/admin/mcp-servers',
         '/app/widget',
+        '/app/settings',
         `/app/holds/${hold}`,
       ]) {
         for (const [, name] of (await app.get(admin, page)).text.matchAll(/name="([^"]+)"/g))
