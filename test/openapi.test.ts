@@ -22,7 +22,7 @@ const UNDOCUMENTED = [
   '/mcp/', // the MCP proxy, which speaks MCP (docs/mcp.md)
   ...['/app', '/favicon.ico', '/d/'], // pages for people: the app and decision links (docs/app.md)
   ...['/widget.js', '/widget/api/'], // the widget and its API for embed tokens (docs/channels.md)
-  ...['/slack/', '/sms/'], // the providers' callbacks (docs/channels.md)
+  ...['/slack/', '/teams/', '/sms/'], // the providers' callbacks (docs/channels.md)
   '/docs', // the documentation, this document included
   // the OAuth authorization server of the MCP servers, and their metadata (docs/mcp.md, OAuth)
   ...['/oauth/', '/.well-known/oauth-', '/.well-known/openid-configuration'],
