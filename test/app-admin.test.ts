@@ -845,6 +845,11 @@ for (const backend of backends) {
         /<strong>report\.export<\/strong>[\s\S]*?New tool: needs classification[\s\S]*?status rejected"\s*>deny<\/span\s*>\s*<span class="muted">No big exports/,
       );
       assert.match(page.text, /<th>Was<\/th>\s*<th>Would be<\/th>\s*<th>Holds<\/th>/);
+      // The small export still waits for an admin, with no reminders or escalation (none are set).
+      assert.match(
+        page.text,
+        /<h3>Holds that would wait for people<\/h3>[\s\S]*?<strong>New tool: needs classification<\/strong>: \d+ holds?;\s+no reminders or escalation/,
+      );
       assert.deepEqual((await config()).rules, rulesBefore, 'a preview saves nothing');
       assert.equal(await evidence(), checked);
 

@@ -16,6 +16,7 @@ import { approvals, ROOT, type Run } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { freePort } from './support/mcp-upstream.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { startTeamsConnector } from './support/teams-connector.ts';
 
 /** Success with --json: exit 0, nothing on stderr, exactly one JSON object (one line) on stdout. */
 function jsonOut(run: Run): Record<string, unknown> {
@@ -372,6 +373,19 @@ for (const backend of backends) {
       assert.ok(report.transitions.every((transition) => transition.to === 'deny'));
       const text = await approvals(storage, ['simulate', '--workspace', slug, '-f', draft]);
       assert.match(text.stdout, /would be decided differently/);
+      // A draft that holds calls: each rule that makes calls pending, and each example it holds, with the
+      // reminders and escalation steps the hold would get (the JSON is checked in rules.test.ts).
+      const holding = file(
+        'holding.yaml',
+        'rules:\n  - { name: Held, tool: "*", effect: approval, timeout_minutes: 60, remind: [10m], escalate: { after: 15m, to: [role:admin] } }\n',
+      );
+      const followUps = 'escalates after 15m to role:admin; reminds 10m before the deadline';
+      const held = await approvals(storage, ['simulate', '--workspace', slug, '-f', holding]);
+      assert.match(
+        held.stdout,
+        new RegExp(`^The draft makes (\\d+) of them pending:\n {2}Held: \\1; ${followUps}$`, 'm'),
+      );
+      assert.match(held.stdout, new RegExp(` -> approval x1, 60 min \\(Held\\); ${followUps}$`, 'm'));
       const badSince = await approvals(storage, [
         'simulate',
         '--workspace',
@@ -451,6 +465,7 @@ for (const backend of backends) {
           PUBLIC_URL: 'ok',
           SMTP_URL: 'ok',
           Slack: 'ok',
+          Teams: 'off',
           SMS: 'off',
         });
         const closed = await freePort();
@@ -460,6 +475,7 @@ for (const backend of backends) {
           SLACK_SIGNING_SECRET: 'secret',
           SLACK_API_URL: slackUrl,
           SMS_FROM: '+15550100',
+          TEAMS_APP_ID: 'half-set-up',
         });
         assert.equal(broken.code, 1);
         assert.deepEqual(statuses(broken), {
@@ -467,10 +483,26 @@ for (const backend of backends) {
           PUBLIC_URL: 'warn',
           SMTP_URL: 'fail',
           Slack: 'fail',
+          Teams: 'fail',
           SMS: 'fail',
         });
         assert.match(broken.stdout, /invalid_auth/);
         assert.ok(!broken.stdout.includes('xoxb-revoked-token'), 'the token is never printed');
+        // Teams: the bot's credentials, tried at the token endpoint of a stand-in for Microsoft.
+        const teams = await startTeamsConnector();
+        try {
+          const signsIn = await approvals(storage, ['doctor', '--json'], teams.env);
+          assert.equal(statuses(signsIn).Teams, 'ok');
+          const refused = await approvals(storage, ['doctor', '--json'], {
+            ...teams.env,
+            TEAMS_APP_PASSWORD: 'a-wrong-secret',
+          });
+          assert.equal(statuses(refused).Teams, 'fail');
+          assert.match(refused.stdout, /invalid_client/);
+          assert.ok(!refused.stdout.includes('a-wrong-secret'), 'the secret is never printed');
+        } finally {
+          await teams.close();
+        }
       } finally {
         slackApi.close();
         smtp.close();

@@ -256,6 +256,7 @@ for (const backend of backends) {
           approvals: '3',
           rejections: '1',
           mean_seconds: '270',
+          as_delegate: '0',
         },
         'bob@acme.test': {
           name: 'Bob',
@@ -263,6 +264,7 @@ for (const backend of backends) {
           approvals: '1',
           rejections: '1',
           mean_seconds: '690',
+          as_delegate: '0',
         },
       };
       for (const [email, metrics] of Object.entries(approvers)) {
@@ -290,6 +292,10 @@ for (const backend of backends) {
         'approvers',
         'decided_at',
         'execution_status',
+        'reminders',
+        'escalations',
+        'escalated_to',
+        'on_behalf_of',
       ]);
       const order = ['R1', 'R2', 'R3', 'D1', 'D2', 'A', 'B', 'C', 'W1', 'W2', 'N'];
       assert.deepEqual(
@@ -309,6 +315,10 @@ for (const backend of backends) {
         'sms',
         'Admin; Bob',
         '2026-06-01T00:20:09.000Z',
+        '',
+        '0',
+        '0',
+        '',
         '',
       ]);
       assert.deepEqual(row('D1').slice(6, 10), ['rejected', 'reject', 'rule', '']);
@@ -420,8 +430,8 @@ for (const backend of backends) {
         line(/sms\s+1\n/);
         line(/SDK\s+send_invoice\s+3\s+0\s+0\s+1\s+1\s+1\s+0/);
         line(/SDK\s+wire_money\s+2\s+0\s+0\s+1\s+1\s+0\s+0/);
-        line(/Admin\s+admin@acme\.test\s+4\s+3\s+1\s+4\.5 min/);
-        line(/Bob\s+bob@acme\.test\s+2\s+1\s+1\s+11\.5 min/);
+        line(/Admin\s+admin@acme\.test\s+4\s+3\s+1\s+0\s+4\.5 min/);
+        line(/Bob\s+bob@acme\.test\s+2\s+1\s+1\s+0\s+11\.5 min/);
         line(/SDK\s+-rm\s+2026-06-01 00:00:10\s+1/);
         line(new RegExp(`head hash\\s+${headHash}`));
         line(/Page 1/);

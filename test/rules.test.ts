@@ -7,8 +7,9 @@ import { decideHold } from '../src/services/decide-hold.ts';
 import { decideByLink, mintDecisionLink } from '../src/services/decision-links.ts';
 import { findHold } from '../src/store/holds.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
+import { findWorkspace } from '../src/store/workspaces.ts';
 import { ServiceError } from '../src/services/errors.ts';
-import { simulatePolicy } from '../src/services/simulate-policy.ts';
+import { followUpsText, simulatePolicy } from '../src/services/simulate-policy.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
@@ -452,6 +453,78 @@ for (const backend of backends) {
       );
       const burst = await simulatePolicy(t.service.ctx, workspace, frequencyDraft, { sinceMs: 86_400_000 });
       assert.deepEqual(burst.transitions, [{ from: 'allow', to: 'deny', count: 3 }]);
+    });
+
+    test('simulate: the reminders and escalation steps each call the draft makes pending would get', async () => {
+      const { workspace, submit } = await withRules(
+        '  - { name: Allow deploy, tool: deploy, effect: allow }\n',
+        `remind: { every: 1h }
+tools:
+  - { connection: SDK, tool: deploy, classification: allow }
+  - { connection: SDK, tool: wire, classification: approval }
+`,
+      );
+      for (const tool of ['deploy', 'deploy', 'wire']) await submit({ tool_name: tool });
+      const rules = `rules:
+  - name: Deploys
+    tool: deploy
+    effect: approval
+    approvers: [bob@acme.test]
+    timeout_minutes: 120
+    remind: [30m, 5m]
+    escalate: [{ after: 15m, to: [group:finance, carol@acme.test] }, { after: 45m, to: [role:admin] }]
+`;
+      // As a request reads it: with the default reminders the file set.
+      const stored = (await findWorkspace(t.service.ctx.db, workspace.id))!;
+      const simulate = (file: string) =>
+        simulatePolicy(t.service.ctx, stored, parseConfig(file), { sinceMs: 86_400_000 });
+      const report = await simulate(rules);
+      const deploys = {
+        remind: { before: ['30m', '5m'], every: null },
+        escalate: [
+          { after: '15m', to: ['group:finance', 'carol@acme.test'] },
+          { after: '45m', to: ['role:admin'] },
+        ],
+      };
+      assert.deepEqual(
+        report.examples.map((e) => [e.tool_name, e.actual.effect, e.draft.remind, e.draft.escalate]),
+        [
+          ['deploy', 'allow', deploys.remind, deploys.escalate],
+          ['deploy', 'allow', deploys.remind, deploys.escalate],
+        ],
+      );
+      // Unchanged calls count too: the wire keeps its classification's approval and the workspace's default.
+      assert.deepEqual(report.pending, [
+        { rule: 'Deploys', holds: 2, ...deploys },
+        { rule: 'Tool classified approval', holds: 1, remind: { before: [], every: '1h' }, escalate: [] },
+      ]);
+      assert.deepEqual(report.pending.map(followUpsText), [
+        'escalates after 15m to group:finance and carol@acme.test, after 45m to role:admin; reminds 30m and 5m before the deadline',
+        'reminds every 1h',
+      ]);
+
+      // The draft's own default replaces the workspace's; a reminder the deadline (240 min) comes first
+      // would never be sent, so it is not shown; a draft without any leaves none.
+      const ownDefault = await simulate(`remind: { before: [2h], every: 5h }\n${rules}`);
+      assert.deepEqual(ownDefault.pending[1]!.remind, { before: ['2h'], every: null });
+      assert.equal(followUpsText(ownDefault.pending[1]!), 'reminds 2h before the deadline');
+      const none = await simulate(`remind: null\n${rules}`);
+      assert.deepEqual(none.pending[1], {
+        rule: 'Tool classified approval',
+        holds: 1,
+        remind: null,
+        escalate: [],
+      });
+      assert.equal(followUpsText(none.pending[1]!), 'no reminders or escalation');
+      // Calls the draft allows or denies are not pending and have no follow-ups.
+      const allowAll = await simulate(
+        'rules: [{ name: All, tool: "*", effect: allow }]\ntools: [{ connection: SDK, tool: wire, classification: allow }]\n',
+      );
+      assert.deepEqual(allowAll.pending, []);
+      assert.deepEqual(
+        allowAll.examples.map((e) => [e.draft.effect, e.draft.remind, e.draft.escalate]),
+        [['allow', null, []]],
+      );
     });
   });
 }

@@ -26,7 +26,7 @@ import { ServiceError } from '../services/errors.ts';
 import { exportEvidence } from '../services/export-evidence.ts';
 import { inviteLink } from '../services/sign-in.ts';
 import { deliveryLog, redeliver, rotateWebhookSecret } from '../services/webhooks.ts';
-import { type SimulationReport, simulatePolicy } from '../services/simulate-policy.ts';
+import { followUpsText, type SimulationReport, simulatePolicy } from '../services/simulate-policy.ts';
 import { verifyChain } from '../services/verify-chain.ts';
 import {
   createWorkspace,
@@ -497,13 +497,18 @@ function describeSimulation(report: SimulationReport): string {
     `${report.changed} would be decided differently, ${report.unchanged} the same.`,
     ...report.transitions.map((t) => `  ${t.from} -> ${t.to}: ${t.count}`),
   ];
+  const pending = report.pending.reduce((sum, p) => sum + p.holds, 0);
+  if (pending > 0) lines.push(`The draft makes ${pending} of them pending:`);
+  for (const p of report.pending) lines.push(`  ${p.rule}: ${p.holds}; ${followUpsText(p)}`);
   if (report.examples.length > 0) lines.push('Examples:');
   for (const e of report.examples) {
     const side = (d: typeof e.actual, notes: string[] = []) =>
       `${d.effect}${d.effect === 'approval' ? ` x${d.approvals_required}, ${d.timeout_minutes} min` : ''} (${[d.rule, ...notes].join('; ')})`;
     const mismatches = e.draft.type_mismatches.map(describeTypeMismatch);
+    // The follow-ups of a hold the draft makes pending, when it has any.
+    const followUps = e.draft.remind || e.draft.escalate.length > 0 ? `; ${followUpsText(e.draft)}` : '';
     lines.push(
-      `  ${e.id} ${e.created_at} ${e.connection}/${e.tool_name} by ${e.agent}: ${side(e.actual)} -> ${side(e.draft, mismatches)}`,
+      `  ${e.id} ${e.created_at} ${e.connection}/${e.tool_name} by ${e.agent}: ${side(e.actual)} -> ${side(e.draft, mismatches)}${followUps}`,
     );
   }
   return lines.join('\n');

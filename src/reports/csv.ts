@@ -3,6 +3,7 @@
  * spreadsheet could take for a formula gets a leading apostrophe.
  */
 import { type ActivityRow, type OversightReport, type ReportHeading } from '../services/reports.ts';
+import { decidersOf, stepText } from './follow-ups.ts';
 
 type Cell = string | number | null;
 
@@ -39,6 +40,11 @@ export const ACTIVITY_COLUMNS = [
   'approvers',
   'decided_at',
   'execution_status',
+  // Added later: at the end, so tools that read the columns by position keep working.
+  'reminders',
+  'escalations',
+  'escalated_to',
+  'on_behalf_of',
 ];
 
 /** The activity report: the header row, then one row per hold, page by page. */
@@ -60,6 +66,12 @@ export async function* activityCsv(pages: AsyncIterable<ActivityRow[]>): AsyncGe
           row.approvers.join('; '),
           iso(row.decidedAt),
           row.executionStatus,
+          row.reminders,
+          row.escalations.length,
+          row.escalations.map(stepText).join('; '),
+          decidersOf(row)
+            .filter((_, index) => row.onBehalfOf[index] !== null)
+            .join('; '),
         ]),
       )
       .join('');
@@ -89,6 +101,10 @@ export function oversightCsv(report: OversightReport): string {
   const rows: Cell[][] = [
     ...headingRows(report),
     ['totals', null, 'holds', report.holds],
+    ['totals', null, 'reminders', report.followUps.reminders],
+    ['totals', null, 'escalations', report.followUps.escalations],
+    ['totals', null, 'holds_escalated', report.followUps.holdsEscalated],
+    ['totals', null, 'delegated_decisions', report.followUps.delegatedDecisions],
     ...report.outcomes.map(({ status, holds }): Cell[] => ['outcome', null, status, holds]),
     ['decided_by', null, 'rule', decidedBy.rule],
     ['decided_by', null, 'people', decidedBy.people],
@@ -122,6 +138,7 @@ export function oversightCsv(report: OversightReport): string {
       ['approver', a.email, 'approvals', a.approvals],
       ['approver', a.email, 'rejections', a.rejections],
       ['approver', a.email, 'mean_seconds', seconds(a.meanMs)],
+      ['approver', a.email, 'as_delegate', a.asDelegate],
     ]),
     ...report.unclassified.flatMap((u): Cell[][] => [
       ['unclassified', `${u.connection}/${u.tool}`, 'first_seen_at', iso(u.firstSeenAt)],

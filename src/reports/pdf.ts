@@ -15,6 +15,7 @@ import { Readable } from 'node:stream';
 import { constants, createDeflateRaw, type DeflateRaw, type ZlibOptions } from 'node:zlib';
 import PDFDocument from 'pdfkit';
 import type { ActivityRow, OversightReport, ReportHeading } from '../services/reports.ts';
+import { decidersOf, stepText } from './follow-ups.ts';
 
 type Doc = PDFKit.PDFDocument;
 type Ref = PDFKit.PDFKitReference;
@@ -969,7 +970,7 @@ export function oversightPdf(report: OversightReport): Readable {
   const doc = startDocument(report, 'Oversight report', 'portrait', true);
   void (async () => {
     filtersLine(doc, report);
-    const { decidedBy, timeToDecision: time, expiry, fourEyes } = report;
+    const { decidedBy, timeToDecision: time, expiry, fourEyes, followUps } = report;
     sectionTitle(doc, 'Summary');
     figures(doc, [
       ['Holds', String(report.holds)],
@@ -980,6 +981,12 @@ export function oversightPdf(report: OversightReport): Readable {
       ['95th percentile', duration(time.p95Ms)],
       ['Expiry rate', expiry.rate === null ? '—' : `${(100 * expiry.rate).toFixed(1)} %`],
       ['Four-eyes holds', String(fourEyes.holds)],
+      ['Reminders sent', String(followUps.reminders)],
+      [
+        'Holds escalated',
+        `${followUps.holdsEscalated} (${followUps.escalations} step${followUps.escalations === 1 ? '' : 's'})`,
+      ],
+      ['Decisions by delegates', String(followUps.delegatedDecisions)],
     ]);
     sectionTitle(doc, 'Outcomes', 130);
     barChart(
@@ -1064,12 +1071,13 @@ export function oversightPdf(report: OversightReport): Readable {
     await table(
       doc,
       [
-        { title: 'Name', width: 120, wrap: true },
-        { title: 'E-mail', width: 150, wrap: true },
-        { title: 'Decisions', width: 55, align: 'right' },
-        { title: 'Approvals', width: 55, align: 'right' },
-        { title: 'Rejections', width: 55, align: 'right' },
-        { title: 'Mean time', width: 80, align: 'right' },
+        { title: 'Name', width: 110, wrap: true },
+        { title: 'E-mail', width: 140, wrap: true },
+        { title: 'Decisions', width: 50, align: 'right' },
+        { title: 'Approvals', width: 50, align: 'right' },
+        { title: 'Rejections', width: 50, align: 'right' },
+        { title: 'As delegate', width: 55, align: 'right' },
+        { title: 'Mean time', width: 60, align: 'right' },
       ],
       report.approvers.map((a) => [
         a.name,
@@ -1077,6 +1085,7 @@ export function oversightPdf(report: OversightReport): Readable {
         String(a.decisions),
         String(a.approvals),
         String(a.rejections),
+        String(a.asDelegate),
         duration(a.meanMs),
       ]),
     );
@@ -1147,18 +1156,28 @@ function stamper(): (value: number | null) => string {
   };
 }
 
+/** As wide as a landscape page between its margins (762 points), the follow-ups included. */
 const ACTIVITY_COLUMNS: Column[] = [
   { title: 'Reference', width: 146 },
-  { title: 'Created (UTC)', width: 80 },
-  { title: 'Connection / tool', width: 104, wrap: true },
-  { title: 'Agent', width: 80, wrap: true },
-  { title: 'Env', width: 26 },
-  { title: 'Status', width: 56 },
+  { title: 'Created (UTC)', width: 70 },
+  { title: 'Connection / tool', width: 76, wrap: true },
+  { title: 'Agent', width: 60, wrap: true },
+  { title: 'Env', width: 22 },
+  { title: 'Status', width: 48 },
   { title: 'Verdict / channel', width: 66 },
-  { title: 'Approvers', width: 84, wrap: true },
-  { title: 'Decided (UTC)', width: 80 },
-  { title: 'Execution', width: 48 },
+  { title: 'Approvers', width: 72, wrap: true },
+  { title: 'Decided (UTC)', width: 70 },
+  { title: 'Execution', width: 40 },
+  { title: 'Reminders, escalation', width: 92, wrap: true },
 ];
+
+/** `2 reminders; escalated: group:oncall after 15 min; role:admin after 45 min`, or a dash. */
+function followUpsCell({ reminders, escalations }: ActivityRow): string {
+  if (reminders === 0 && escalations.length === 0) return '—';
+  const parts = reminders === 0 ? [] : [`${reminders} reminder${reminders === 1 ? '' : 's'}`];
+  if (escalations.length > 0) parts.push(`escalated: ${escalations.map(stepText).join('; ')}`);
+  return parts.join('; ');
+}
 
 /** The activity report: one table row per hold, streamed as the rows are read. */
 export function activityPdf(heading: ReportHeading, pages: AsyncIterable<ActivityRow[]>): Readable {
@@ -1187,9 +1206,12 @@ export function activityPdf(heading: ReportHeading, pages: AsyncIterable<Activit
     cells[6] = row.verdict
       ? verdicts(row.verdict, String(row.channel), (verdict, channel) => `${verdict} / ${channel}`)
       : '—';
-    cells[7] = row.approvers.length === 1 ? row.approvers[0]! : row.approvers.join(', ') || '—';
+    // A delegate's decision names whom it was for: `Dan for Ann`.
+    const deciders = row.onBehalfOf.some((name) => name !== null) ? decidersOf(row) : row.approvers;
+    cells[7] = deciders.length === 1 ? deciders[0]! : deciders.join(', ') || '—';
     cells[8] = decided(row.decidedAt);
     cells[9] = row.executionStatus ?? '—';
+    cells[10] = followUpsCell(row);
     return cells;
   };
   void (async () => {

@@ -123,7 +123,12 @@ async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string
       escalationsDone: row.escalationsDone + due.steps.length,
       remindedAt: due.remind ? now : row.remindedAt,
     };
-    await updateFollowUp(tx, { workspaceId, holdId: hold.id, ...state, nextAt: nextFollowUpAt(row.plan, window, state) });
+    await updateFollowUp(tx, {
+      workspaceId,
+      holdId: hold.id,
+      ...state,
+      nextAt: nextFollowUpAt(row.plan, window, state),
+    });
     return due.steps.length > 0 || due.remind;
   });
   // The app's pages and the notification worker hear of it at once.

@@ -10,6 +10,7 @@ import {
   decisionsPerChannel,
   holdsCarry,
   decisionTotals,
+  followUpTotals,
   outcomeCounts,
   perApprover,
   perTool,
@@ -65,6 +66,8 @@ export interface OversightReport extends ReportHeading {
   };
   expiry: { waited: number; finished: number; expired: number; rate: number | null };
   fourEyes: { holds: number; approved: number; rejected: number; expired: number };
+  /** Reminders sent, escalation steps taken and the holds they escalated, decisions made by delegates. */
+  followUps: { reminders: number; escalations: number; holdsEscalated: number; delegatedDecisions: number };
   tools: Awaited<ReturnType<typeof perTool>>;
   approvers: Awaited<ReturnType<typeof perApprover>>;
   unclassified: Awaited<ReturnType<typeof unclassifiedTools>>;
@@ -121,9 +124,10 @@ export async function oversightReport(
 ): Promise<OversightReport> {
   const heading = await reportHeading(ctx, workspace, query);
   const scope = scopeOf(workspace, query);
-  const [outcomes, totals, channels, times, tools, approvers, unclassified] = await Promise.all([
+  const [outcomes, totals, followUps, channels, times, tools, approvers, unclassified] = await Promise.all([
     outcomeCounts(ctx.db, scope),
     decisionTotals(ctx.db, scope),
+    followUpTotals(ctx.db, scope),
     decisionsPerChannel(ctx.db, scope),
     timeToDecision(
       ctx.db,
@@ -165,6 +169,11 @@ export async function oversightReport(
       approved: t('four_eyes_approved'),
       rejected: t('four_eyes_rejected'),
       expired: t('four_eyes_expired'),
+    },
+    followUps: {
+      ...followUps,
+      // Every decision has its member among the approvers: their sum is the whole.
+      delegatedDecisions: approvers.reduce((sum, a) => sum + a.asDelegate, 0),
     },
     tools,
     approvers,

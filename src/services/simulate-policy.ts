@@ -2,6 +2,7 @@
  * `approvals simulate`: replays a workspace's stored calls of a period against a draft rule set and
  * reports what would have been decided differently, so a policy change can be judged before it ships.
  */
+import { durationMs, type EscalationDefinition, type RemindDefinition } from '../domain/follow-ups.ts';
 import { type Classification, decide, type Outcome } from '../domain/policy.ts';
 import {
   compileRule,
@@ -33,8 +34,17 @@ interface Decision {
   timeout_minutes: number | null;
 }
 
-/** The draft's decision, with the arguments of the wrong type that made its rule apply. */
-export interface DraftDecision extends Decision {
+/** Reminders and escalation steps as the workspace file writes them. */
+export interface FollowUps {
+  remind: { before: string[]; every: string | null } | null;
+  escalate: EscalationDefinition[];
+}
+
+/**
+ * The draft's decision, with the arguments of the wrong type that made its rule apply and, for an
+ * approval, the reminders and escalation steps the hold would get.
+ */
+export interface DraftDecision extends Decision, FollowUps {
   type_mismatches: ({ arg: string } & TypeMismatch)[];
 }
 
@@ -45,6 +55,8 @@ export interface SimulationReport {
   unchanged: number;
   changed: number;
   transitions: { from: Effect; to: Effect; count: number }[];
+  /** The calls the draft makes pending, per deciding rule, with the follow-ups each would get. */
+  pending: ({ rule: string; holds: number } & FollowUps)[];
   examples: {
     id: string;
     created_at: string;
@@ -69,7 +81,26 @@ function actualDecision(call: ReplayedCall): Decision {
   };
 }
 
-const draftDecision = (outcome: Outcome): DraftDecision => ({
+/**
+ * What a hold the draft makes pending would be followed up with: its rule's reminders, else the
+ * workspace's default ones (as at submission), and its escalation steps; only those that come before
+ * its deadline, as the deadline worker would act on no other.
+ */
+function draftFollowUps(outcome: Outcome, defaultRemind: RemindDefinition | null): FollowUps {
+  const deadline = outcome.timeoutMinutes * 60_000;
+  const early = (duration: string) => durationMs(duration) < deadline;
+  const remind = outcome.remind ?? defaultRemind;
+  const before = (remind?.before ?? []).filter(early);
+  const every = remind?.every && early(remind.every) ? remind.every : null;
+  return {
+    remind: before.length > 0 || every ? { before, every } : null,
+    escalate: outcome.escalate.filter((step) => early(step.after)),
+  };
+}
+
+const NO_FOLLOW_UPS: FollowUps = { remind: null, escalate: [] };
+
+const draftDecision = (outcome: Outcome, followUps: FollowUps): DraftDecision => ({
   effect: outcome.effect,
   rule: outcome.ruleName,
   approvals_required: outcome.approvalsRequired,
@@ -77,7 +108,31 @@ const draftDecision = (outcome: Outcome): DraftDecision => ({
   type_mismatches: ((outcome.facts.conditions ?? []) as RuleMatch['conditions']).flatMap((c) =>
     c.type_mismatch ? [{ arg: c.arg, ...c.type_mismatch }] : [],
   ),
+  remind: followUps.remind,
+  escalate: followUps.escalate,
 });
+
+/** `30m`, `30m and 5m`, `1h, 30m and 5m`. */
+const listed = (items: string[]) =>
+  items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+
+/**
+ * `escalates after 15m to group:oncall, after 45m to role:admin; reminds 30m and 5m before the
+ * deadline`, or `no reminders or escalation`: for the CLI's text and the app's preview.
+ */
+export function followUpsText({ remind, escalate }: FollowUps): string {
+  const parts: string[] = [];
+  if (escalate.length > 0)
+    parts.push(`escalates ${escalate.map((step) => `after ${step.after} to ${listed(step.to)}`).join(', ')}`);
+  if (remind) {
+    const when = [
+      ...(remind.before.length > 0 ? [`${listed(remind.before)} before the deadline`] : []),
+      ...(remind.every ? [`every ${remind.every}`] : []),
+    ];
+    parts.push(`reminds ${when.join(' and ')}`);
+  }
+  return parts.join('; ') || 'no reminders or escalation';
+}
 
 const differs = (a: Decision, b: Decision) =>
   a.effect !== b.effect ||
@@ -164,6 +219,13 @@ export async function simulatePolicy(
   );
   for (const tool of config.tools ?? [])
     classification.set(`${tool.connection}\u0000${tool.tool}`, tool.classification);
+  // The draft's default reminders; left out of it, the workspace's.
+  const defaultRemind: RemindDefinition | null =
+    config.remind !== undefined
+      ? config.remind
+      : workspace.remind
+        ? (JSON.parse(workspace.remind) as RemindDefinition)
+        : null;
 
   const report: SimulationReport = {
     period: { from: new Date(from).toISOString(), to: new Date(to).toISOString() },
@@ -172,9 +234,12 @@ export async function simulatePolicy(
     unchanged: 0,
     changed: 0,
     transitions: [],
+    pending: [],
     examples: [],
   };
   const transitions = new Map<string, number>();
+  // A rule's follow-ups are the same for every call it makes pending: kept once per rule.
+  const pending = new Map<string, SimulationReport['pending'][number]>();
   const history = new History();
   // Calls just before the period count toward frequency rules of the first calls in it.
   let cursor: { createdAt: number; id: string } | null = null;
@@ -193,7 +258,16 @@ export async function simulatePolicy(
         for (const { scope } of matches)
           if (scope) counts.set(scopeKey(scope), history.count(scope, call.createdAt) + 1);
         const known = classification.get(`${call.connection}\u0000${call.toolName}`) ?? 'new';
-        const draft = draftDecision(decide({ classification: known, matches, counts }));
+        const outcome = decide({ classification: known, matches, counts });
+        let followUps = NO_FOLLOW_UPS;
+        if (outcome.effect === 'approval') {
+          const rule = outcome.ruleName;
+          const seen = pending.get(rule) ?? { rule, holds: 0, ...draftFollowUps(outcome, defaultRemind) };
+          seen.holds += 1;
+          pending.set(rule, seen);
+          followUps = seen;
+        }
+        const draft = draftDecision(outcome, followUps);
         const actual = actualDecision(call);
         report.holds += 1;
         if (differs(actual, draft)) {
@@ -227,5 +301,6 @@ export async function simulatePolicy(
       return { from: fromEffect, to: toEffect, count };
     })
     .sort((a, b) => b.count - a.count);
+  report.pending = [...pending.values()].sort((a, b) => b.holds - a.holds);
   return report;
 }

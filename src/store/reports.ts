@@ -143,12 +143,32 @@ export async function perTool(sql: Sql, scope: ReportScope) {
   }));
 }
 
+/** What reminders and escalation steps did for the scope's holds. */
+export async function followUpTotals(sql: Sql, scope: ReportScope) {
+  const where = scoped(scope);
+  const row = await sql.one<Record<string, unknown>>(
+    `SELECT SUM(CASE WHEN e.kind = 'reminder' THEN 1 ELSE 0 END) AS reminders,
+       SUM(CASE WHEN e.kind = 'escalation' THEN 1 ELSE 0 END) AS escalations,
+       COUNT(DISTINCT CASE WHEN e.kind = 'escalation' THEN e.hold_id END) AS holds_escalated
+     FROM follow_up_events e JOIN holds h ON h.id = e.hold_id AND h.workspace_id = e.workspace_id
+     WHERE ${where}`,
+    where.params,
+  );
+  return {
+    reminders: count(row?.reminders),
+    escalations: count(row?.escalations),
+    holdsEscalated: count(row?.holds_escalated),
+  };
+}
+
+/** Each member's decisions; `as_delegate`: those they made in another member's place. */
 export async function perApprover(sql: Sql, scope: ReportScope) {
   const where = scoped(scope);
   const rows = await sql.all<Record<string, unknown>>(
     `SELECT m.name AS name, m.email AS email, COUNT(*) AS decisions,
        SUM(CASE WHEN d.verdict = 'approve' THEN 1 ELSE 0 END) AS approvals,
        SUM(CASE WHEN d.verdict = 'reject' THEN 1 ELSE 0 END) AS rejections,
+       SUM(CASE WHEN d.on_behalf_of IS NOT NULL THEN 1 ELSE 0 END) AS as_delegate,
        AVG(d.decided_at - h.created_at) AS mean_ms
      FROM hold_decisions d JOIN holds h ON h.id = d.hold_id JOIN members m ON m.id = d.member_id
      WHERE ${where} GROUP BY m.id, m.name, m.email ORDER BY COUNT(*) DESC, m.email`,
@@ -161,6 +181,7 @@ export async function perApprover(sql: Sql, scope: ReportScope) {
     approvals: count(row.approvals),
     rejections: count(row.rejections),
     meanMs: Math.round(count(row.mean_ms)),
+    asDelegate: count(row.as_delegate),
   }));
 }
 
@@ -196,7 +217,16 @@ export interface ActivityRow {
   executionStatus: string | null;
   /** Names of the people who decided, in the order they did. */
   approvers: string[];
+  /** For each of them, the name of the member they decided for as a delegate, else null. */
+  onBehalfOf: (string | null)[];
+  /** Reminders sent while the hold waited. */
+  reminders: number;
+  /** The escalation steps taken, in order: which, when, and the approver entries each added. */
+  escalations: { step: number; afterMinutes: number; added: string[] }[];
 }
+
+/** What a row adds to the hold's own columns, read for a page of holds at once. */
+type Extras = Pick<ActivityRow, 'approvers' | 'onBehalfOf' | 'reminders' | 'escalations'>;
 
 /** The scope's holds in order of submission, `size` at a time after `after` (keyset paging). */
 export async function activityPage(
@@ -208,7 +238,7 @@ export async function activityPage(
   const where = scoped(scope);
   // The row comparison lets both engines seek in the (workspace, created_at, id) index.
   if (after) where.and('(h.created_at, h.id) > (?, ?)', after.createdAt, after.id);
-  const rows = await sql.all<Omit<ActivityRow, 'approvers'>>(
+  const rows = await sql.all<Omit<ActivityRow, keyof Extras>>(
     `SELECT h.id, h.created_at AS "createdAt", h.connection, h.tool_name AS "toolName",
        h.agent_id AS "agentId", h.environment, h.status, h.verdict, h.channel,
        h.decided_at AS "decidedAt", h.execution_status AS "executionStatus"
@@ -216,18 +246,56 @@ export async function activityPage(
     where.params,
   );
   if (rows.length === 0) return [];
-  const deciders = await sql.all<{ holdId: string; name: string }>(
-    `SELECT d.hold_id AS "holdId", m.name FROM hold_decisions d JOIN members m ON m.id = d.member_id
+  const deciders = await sql.all<{ holdId: string; name: string; forName: string | null }>(
+    `SELECT d.hold_id AS "holdId", m.name, o.name AS "forName" FROM hold_decisions d
+     JOIN members m ON m.id = d.member_id LEFT JOIN members o ON o.id = d.on_behalf_of
      WHERE d.hold_id IN (${rows.map((_, index) => `$${index + 1}`).join(', ')})
      ORDER BY d.decided_at, m.name`,
     rows.map((row) => row.id),
   );
-  const names = new Map<string, string[]>();
-  for (const { holdId, name } of deciders) names.set(holdId, [...(names.get(holdId) ?? []), name]);
-  return rows.map((row) => ({
-    ...row,
-    createdAt: count(row.createdAt),
-    decidedAt: row.decidedAt === null ? null : count(row.decidedAt),
-    approvers: names.get(row.id) ?? [],
-  }));
+  // The follow-ups of the page's holds, found by the page's key range rather than a list of 1,000 ids
+  // (SQLite binds numbered parameters in time that grows with the square of their number). The range's
+  // times bound the index seek; the keys make it exact. Reminders are counted in SQL: a short `every`
+  // can send hundreds for one hold.
+  const [first, last] = [rows[0]!, rows[rows.length - 1]!];
+  const page = scoped({ ...scope, from: count(first.createdAt), to: count(last.createdAt) + 1 })
+    .and('(h.created_at, h.id) >= (?, ?)', first.createdAt, first.id)
+    .and('(h.created_at, h.id) <= (?, ?)', last.createdAt, last.id);
+  const events = `FROM follow_up_events e JOIN holds h ON h.id = e.hold_id AND h.workspace_id = e.workspace_id
+     WHERE ${page}`;
+  const reminders = await sql.all<{ holdId: string; n: unknown }>(
+    `SELECT e.hold_id AS "holdId", COUNT(*) AS n ${events} AND e.kind = 'reminder' GROUP BY e.hold_id`,
+    page.params,
+  );
+  const escalations = await sql.all<{ holdId: string; detail: string }>(
+    `SELECT e.hold_id AS "holdId", e.detail ${events} AND e.kind = 'escalation'`,
+    page.params,
+  );
+  const extras = new Map<string, Extras>(
+    rows.map((row) => [row.id, { approvers: [], onBehalfOf: [], reminders: 0, escalations: [] }]),
+  );
+  for (const { holdId, name, forName } of deciders) {
+    extras.get(holdId)!.approvers.push(name);
+    extras.get(holdId)!.onBehalfOf.push(forName);
+  }
+  for (const { holdId, n } of reminders) extras.get(holdId)!.reminders = count(n);
+  for (const { holdId, detail } of escalations) {
+    const { step, after_minutes, added } = JSON.parse(detail) as {
+      step: number;
+      after_minutes: number;
+      added: string[];
+    };
+    extras.get(holdId)!.escalations.push({ step, afterMinutes: after_minutes, added });
+  }
+  return rows.map((row) => {
+    const extra = extras.get(row.id)!;
+    // Steps due together share their time: their numbers order them.
+    extra.escalations.sort((a, b) => a.step - b.step);
+    return {
+      ...row,
+      createdAt: count(row.createdAt),
+      decidedAt: row.decidedAt === null ? null : count(row.decidedAt),
+      ...extra,
+    };
+  });
 }

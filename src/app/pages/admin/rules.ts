@@ -11,7 +11,7 @@ import { approveWaitingHolds, toolsOf, waitingHoldsOfTool } from '../../../servi
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import { currentConfigVersion } from '../../../services/apply-config.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
-import { type SimulationReport, simulatePolicy } from '../../../services/simulate-policy.ts';
+import { followUpsText, type SimulationReport, simulatePolicy } from '../../../services/simulate-policy.ts';
 import type { Tool } from '../../../store/tools.ts';
 import { type Html, html, time, when } from '../../html.ts';
 import { VERB } from '../../views/conditions.ts';
@@ -654,6 +654,20 @@ function previewReport(session: AppSession, values: RuleValues, report: Simulati
         </table>`,
     )}
     ${when(
+      report.pending.length > 0,
+      () =>
+        html`<h3>Holds that would wait for people</h3>
+          <ul>
+            ${report.pending.map(
+              (p) =>
+                html`<li>
+                  <strong>${p.rule}</strong>: ${p.holds} ${p.holds === 1 ? 'hold' : 'holds'};
+                  ${followUpsText(p)}
+                </li>`,
+            )}
+          </ul>`,
+    )}
+    ${when(
       examples.length > 0,
       () =>
         html`<h3>
@@ -680,6 +694,10 @@ function previewReport(session: AppSession, values: RuleValues, report: Simulati
                     <td data-label="Would be">
                       ${describeDecision(e.draft)}
                       ${e.draft.type_mismatches.map((m) => html`<br /><span class="muted">${describeTypeMismatch(m)}</span>`)}
+                      ${when(
+                        !!e.draft.remind || e.draft.escalate.length > 0,
+                        () => html`<br /><span class="muted">${followUpsText(e.draft)}</span>`,
+                      )}
                     </td>
                   </tr>`,
               )}
