@@ -2,28 +2,7 @@
  * Date-times as a person reads and types them in a form (`<input type="datetime-local">`: a wall-clock
  * time without a zone) in a named IANA zone, and the instants they stand for.
  */
-const formats = new Map<string, Intl.DateTimeFormat>();
-
-/** The wall-clock time in `zone` at the instant `at`, as if it were UTC (epoch ms). */
-function wallClock(zone: string, at: number): number {
-  let format = formats.get(zone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formats.set(zone, format);
-  }
-  const part = Object.fromEntries(format.formatToParts(at).map((p) => [p.type, Number(p.value)]));
-  return Date.UTC(part.year!, part.month! - 1, part.day!, part.hour!, part.minute!, part.second!);
-}
-
+import { wallClock } from '../domain/time-zones.ts';
 /** `2026-12-01T10:00` (with seconds only when there are some), the local time in `zone` at `at`. */
 export function localInput(at: number, zone: string): string {
   const text = new Date(wallClock(zone, at)).toISOString();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isTimeZone, quietUntil } from './quiet-hours.ts';
+import { quietUntil } from './quiet-hours.ts';
+import { isTimeZone } from './time-zones.ts';
 
 const at = (iso: string) => Date.parse(iso);
 const night = { from: '20:00', to: '08:00', weekends: false };

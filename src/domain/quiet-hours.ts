@@ -2,6 +2,7 @@
  * Quiet hours: a member's time of day (in their time zone) when non-urgent notifications wait, and
  * optionally their whole weekend. Pure: time zones come from the JavaScript runtime's Intl data.
  */
+import { wallClock } from './time-zones.ts';
 
 export interface QuietHours {
   /** `HH:MM`, local time; the quiet period starts here. */
@@ -14,37 +15,8 @@ export interface QuietHours {
 
 export const CLOCK_TIME = /^([01]\d|2[0-3]):([0-5]\d)$/;
 
-export function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
 /** The zone's offset from UTC at the instant `at`, in milliseconds. */
-function offsetAt(timeZone: string, at: number): number {
-  let format = formatters.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, format);
-  }
-  const part = Object.fromEntries(format.formatToParts(at).map((p) => [p.type, Number(p.value)]));
-  const local = Date.UTC(part.year!, part.month! - 1, part.day!, part.hour!, part.minute!, part.second!);
-  return local - (at - (at % 1000));
-}
+const offsetAt = (zone: string, at: number) => wallClock(zone, at) - (at - (at % 1000));
 
 const minutesOf = (clock: string) => Number(clock.slice(0, 2)) * 60 + Number(clock.slice(3, 5));
 const DAY = 86_400_000;

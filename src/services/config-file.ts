@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { compilePattern, OPERATORS, type RuleDefinition } from '../domain/rules.ts';
 import { DURATION, durationMs } from '../domain/follow-ups.ts';
 import { MAX_CALL_TIMEOUT_SECONDS } from '../domain/mcp-servers.ts';
-import { CLOCK_TIME, isTimeZone } from '../domain/quiet-hours.ts';
+import { CLOCK_TIME } from '../domain/quiet-hours.ts';
+import { isTimeZone } from '../domain/time-zones.ts';
 import { type FieldIssue, ServiceError } from './errors.ts';
 
 const TOOL_NAME = /^[A-Za-z0-9_.:/-]{1,200}$/;

@@ -99,6 +99,24 @@ export async function emitFollowUpEvent(
   });
 }
 
+/** An event about no hold, whose body's `id` is its own reference (`test:…`, `delegation:…`). */
+async function insertOwnEvent(
+  tx: Sql,
+  workspaceId: string,
+  id: string,
+  body: { id: string; event: string },
+  now: number,
+): Promise<void> {
+  await insertWebhookEvent(tx, {
+    id,
+    workspaceId,
+    holdId: body.id,
+    event: body.event,
+    body: JSON.stringify(body),
+    createdAt: now,
+  });
+}
+
 /** Inside the configuration change that set, changed or ended delegations: one event for each. */
 export async function emitDelegationEvents(
   tx: Sql,
@@ -110,15 +128,13 @@ export async function emitDelegationEvents(
   const now = ctx.now();
   for (const change of changes) {
     const id = randomId('msg_', 16);
-    const body = delegationEventBody(workspaceId, change, `delegation:${id}`, now);
-    await insertWebhookEvent(tx, {
-      id,
+    await insertOwnEvent(
+      tx,
       workspaceId,
-      holdId: body.id,
-      event: body.event,
-      body: JSON.stringify(body),
-      createdAt: now,
-    });
+      id,
+      delegationEventBody(workspaceId, change, `delegation:${id}`, now),
+      now,
+    );
   }
 }
 
@@ -131,15 +147,7 @@ export async function sendTestEvent(ctx: ServiceContext, workspaceId: string): P
     if (!(await findWebhookEndpoint(tx, workspaceId))) throw notFound('webhook endpoint');
     const now = ctx.now();
     const id = randomId('msg_', 16);
-    const body = testEventBody(workspaceId, id, now);
-    await insertWebhookEvent(tx, {
-      id,
-      workspaceId,
-      holdId: body.id,
-      event: body.event,
-      body: JSON.stringify(body),
-      createdAt: now,
-    });
+    await insertOwnEvent(tx, workspaceId, id, testEventBody(workspaceId, id, now), now);
   });
 }
 

@@ -4,7 +4,8 @@
  * `delegate`. A delegation's times are typed in the zone the form was drawn in (`shown_zone`, said
  * beside them), so changing the time zone in the same form does not move them.
  */
-import { CLOCK_TIME, isTimeZone } from '../../domain/quiet-hours.ts';
+import { CLOCK_TIME } from '../../domain/quiet-hours.ts';
+import { isTimeZone } from '../../domain/time-zones.ts';
 import type { WorkspaceConfig } from '../../services/config-file.ts';
 import { type Html, html } from '../html.ts';
 import { field, type Form } from '../respond.ts';
