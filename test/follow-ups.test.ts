@@ -379,6 +379,8 @@ rules:
 
       // Nobody decides a hold their own agent asked for: not Dan for himself, not Dan in Ann's place.
       const dansOwn = await submit(t, key, 'pay', 'dan-bot');
+      // Dan may not decide his own agent's hold: Ann is asked after all, though away.
+      assert.deepEqual(await jobsOf(t, dansOwn), ['request ann@acme.test', 'request bob@acme.test']);
       assert.equal(
         (await decideAs(t, workspace.id, dansOwn, 'approve', 'dan@acme.test')).outcome,
         'own_request',
@@ -482,6 +484,79 @@ rules:
       assert.equal(mailsTo(smtp, 'nina@acme.test').length, 1);
       await t.clock.advanceTo(Date.parse('2026-11-26T07:00:00Z'));
       await until('the morning request to reach Nina', async () => mailsTo(smtp, 'nina@acme.test')[1]);
+    });
+
+    test('a request held back by quiet hours is dropped when the member decided meanwhile', async (tc) => {
+      const night = Date.parse('2026-11-25T22:00:00Z');
+      const { t, smtp } = await start(tc, backend, night);
+      const { workspace, key } = await t.workspace({
+        config: `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin, quiet_hours: { from: '20:00', to: '08:00' } }
+  - { email: bob@acme.test, name: Bob, role: approver }
+tools: [{ connection: SDK, tool: pay, classification: approval }]
+rules:
+  - { name: Payments, tool: pay, effect: approval, approvers: [admin@acme.test, bob@acme.test], approvals_required: 2, timeout_minutes: 720 }
+`,
+      });
+      const id = await submit(t, key, 'pay');
+      // The admin decides in the app at 06:00, before the request was due to go out at 08:00; the hold
+      // still waits for Bob.
+      await t.clock.advanceTo(Date.parse('2026-11-26T06:00:00Z'));
+      assert.equal((await decideAs(t, workspace.id, id, 'approve')).outcome, 'recorded');
+      await t.clock.advanceTo(Date.parse('2026-11-26T08:00:00Z'));
+      await until('the held request to be done', async () => {
+        const job = await t.service.ctx.db.one<{ state: string }>(
+          `SELECT n.state FROM notifications n JOIN members m ON m.id = n.member_id
+           WHERE n.hold_id = $1 AND n.kind = 'request' AND m.email = 'admin@acme.test'`,
+          [id],
+        );
+        return job?.state === 'pending' ? undefined : job;
+      });
+      assert.deepEqual(
+        (
+          await t.service.ctx.db.all<{ state: string }>(
+            `SELECT n.state FROM notifications n JOIN members m ON m.id = n.member_id
+             WHERE n.hold_id = $1 AND n.kind = 'request' ORDER BY m.email`,
+            [id],
+          )
+        ).map((job) => job.state),
+        ['skipped', 'sent'],
+      );
+      assert.equal(mailsTo(smtp, 'admin@acme.test').length, 0);
+    });
+
+    test('a hold whose follow-up fails is tried again later and holds up no other', async (tc) => {
+      const { t } = await start(tc, backend);
+      const file = `
+members: [{ email: admin@acme.test, name: Admin, role: admin }]
+remind: [30m]
+tools: [{ connection: SDK, tool: pay, classification: approval }]
+`;
+      const broken = await t.workspace({ config: file });
+      const sound = await t.workspace({ config: file });
+      const failing = await submit(t, broken.key, 'pay');
+      const fine = await submit(t, sound.key, 'pay');
+      // A time zone the runtime does not know (written past the file's check) makes the follow-up fail.
+      await t.service.ctx.db.run(
+        `UPDATE members SET time_zone = 'Mars/Olympus', quiet_hours = '{"from":"20:00","to":"08:00","weekends":false}'
+         WHERE workspace_id = $1`,
+        [broken.workspace.id],
+      );
+      await t.clock.advance(210 * MIN);
+      assert.deepEqual(
+        (await jobsOf(t, fine)).filter((job) => job.startsWith('reminder')),
+        ['reminder admin@acme.test'],
+      );
+      assert.deepEqual(
+        (await jobsOf(t, failing)).filter((job) => job.startsWith('reminder')),
+        [],
+      );
+      const row = await t.service.ctx.db.one<{ next: number }>(
+        'SELECT next_at AS next FROM follow_ups WHERE hold_id = $1',
+        [failing],
+      );
+      assert.equal(row?.next, T0 + 215 * MIN);
     });
 
     test('webhooks: hold.escalated, hold.reminded, delegation.changed, and both names on a delegate decision', async (tc) => {

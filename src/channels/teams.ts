@@ -277,11 +277,9 @@ export function teamsVerifier(options: {
         // a signature that cannot even be checked is a bad one
       }
       if (!signed) return null;
-      // The key must be endorsed for the channel the activity says it comes from.
-      if (
-        key.endorsements &&
-        !(typeof activity.channelId === 'string' && key.endorsements.includes(activity.channelId))
-      )
+      // The key must be endorsed for the channel the activity says it comes from (the Bot Framework's
+      // keys all name theirs; one that names none signs for no channel).
+      if (!(typeof activity.channelId === 'string' && key.endorsements?.includes(activity.channelId)))
         return null;
 
       if (claims.iss !== BOT_FRAMEWORK_ISSUER || claims.aud !== options.appId) return null;
@@ -289,9 +287,9 @@ export function teamsVerifier(options: {
       if (typeof claims.exp !== 'number' || nowS > claims.exp + SKEW_S) return null;
       if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || nowS < claims.nbf - SKEW_S))
         return null;
-      // The token names the service it came from (claim `serviceurl`, lower case): an activity may not
-      // send us elsewhere.
-      if (claims.serviceurl !== undefined && claims.serviceurl !== activity.serviceUrl) return null;
+      // The token names the service it came from (claim `serviceurl`, lower case), as the Bot Connector's
+      // tokens do: an activity may not claim another.
+      if (typeof claims.serviceurl !== 'string' || claims.serviceurl !== activity.serviceUrl) return null;
       return {
         appId: options.appId,
         serviceUrl: typeof claims.serviceurl === 'string' ? claims.serviceurl : null,

@@ -102,7 +102,8 @@ export async function decideFromTeams(
 ): Promise<{ result: ChannelDecision | { outcome: 'stale' }; card: TeamsCard | null }> {
   const teams = ctx.channels.teams;
   // An object id names a person only in its tenant.
-  if (!teams || input.tenantId !== teams.tenantId) return { result: { outcome: 'unknown' }, card: null };
+  if (!teams || input.tenantId?.toLowerCase() !== teams.tenantId.toLowerCase())
+    return { result: { outcome: 'unknown' }, card: null };
   if (input.timestamp === null || Math.abs(ctx.now() - input.timestamp) > TEAMS_TOLERANCE_MS)
     return { result: { outcome: 'stale' }, card: null };
   const hold = await findHoldByReference(ctx.db, input.holdId);

@@ -23,8 +23,8 @@ export interface Deciders {
     decisions: readonly PastDecision[],
     now: number,
   ): Capacity;
-  /** Out of office: the member's delegation is in force and their delegate is not away too. */
-  away(member: Member, now: number): boolean;
+  /** Out of office: the member's delegate while their delegation is in force and the delegate is not away too. */
+  delegateOf(member: Member, now: number): Member | null;
 }
 
 export async function loadDeciders(sql: Sql, workspaceId: string): Promise<Deciders> {
@@ -47,9 +47,10 @@ export async function loadDeciders(sql: Sql, workspaceId: string): Promise<Decid
         .map((other) => deciderOf.get(other.id)!);
       return decisionCapacity(hold, deciderOf.get(member.id)!, delegators, decisions, now);
     },
-    away(member, now) {
+    delegateOf(member, now) {
       // Delegations do not chain: with both away, the first one is asked after all.
-      return inForce(member, now) && !inForce(byId.get(member.delegation!.delegateId), now);
+      const delegate = inForce(member, now) ? byId.get(member.delegation!.delegateId) : undefined;
+      return delegate && !inForce(delegate, now) ? delegate : null;
     },
   };
 }

@@ -19,6 +19,7 @@ import {
   insertFollowUpEvent,
   insertFollowUpStatement,
   listDueFollowUps,
+  postponeFollowUp,
   updateFollowUp,
   updateHoldApprovers,
 } from '../store/follow-ups.ts';
@@ -54,10 +55,26 @@ export function followUpStatement(hold: Hold, followUps: ReturnType<typeof follo
     : insertFollowUpStatement({ holdId: hold.id, workspaceId: hold.workspaceId, plan, nextAt });
 }
 
-/** One sweep: acts on up to `batch` holds whose follow-ups came due; returns how many it looked at. */
+/** How long a hold whose follow-up failed waits before it is tried again. */
+const RETRY_MS = 5 * 60_000;
+
+/**
+ * One sweep: acts on up to `batch` holds whose follow-ups came due; returns how many it looked at. A
+ * hold whose follow-up fails is tried again later, after the others: it holds up no other hold. The
+ * first failure is thrown at the end, for the worker's log.
+ */
 export async function runDueFollowUps(ctx: ServiceContext, batch = 100): Promise<number> {
   const due = await listDueFollowUps(ctx.db, ctx.now(), batch);
-  for (const { holdId, workspaceId } of due) await followUp(ctx, workspaceId, holdId);
+  let failure: unknown = null;
+  for (const { holdId, workspaceId } of due) {
+    try {
+      await followUp(ctx, workspaceId, holdId);
+    } catch (error) {
+      failure ??= error;
+      await postponeFollowUp(ctx.db, workspaceId, holdId, ctx.now() + RETRY_MS);
+    }
+  }
+  if (failure) throw failure;
   return due.length;
 }
 

@@ -21,6 +21,7 @@ import {
   listNotificationsOfHold,
   type NotificationChannel,
   openReplyCodes,
+  sentReplyCode,
 } from '../store/notifications.ts';
 import type { Statement } from '../store/statements.ts';
 import { countWorkspaces, type Workspace } from '../store/workspaces.ts';
@@ -72,11 +73,21 @@ export async function slackChannelOf(
 
 /**
  * A code no other waiting hold sent to this phone uses (the same person may be a member of several
- * workspaces), so a reply names exactly one hold.
+ * workspaces), so a reply names exactly one hold; null when none is free (then the text has no code,
+ * only its link). A reminder keeps the code its member got for the hold, so codes are not used up.
  */
-async function newReplyCode(tx: Sql, phone: string, issued: Set<string>): Promise<string> {
+async function replyCodeFor(
+  tx: Sql,
+  hold: Hold,
+  member: Member,
+  issued: Set<string>,
+): Promise<string | null> {
+  const kept = await sentReplyCode(tx, hold.workspaceId, hold.id, member.id);
+  if (kept) return kept;
+  const phone = member.phone!;
   const taken = new Set(await openReplyCodes(tx, phone));
-  for (;;) {
+  // 9000 codes: past a few hundred tries, nearly all of them are taken.
+  for (let attempt = 0; attempt < 500; attempt++) {
     const code = String(randomInt(1000, 10_000));
     // `issued`: codes of this transaction's jobs, not written yet (two members may share a phone).
     if (!taken.has(code) && !issued.has(`${phone} ${code}`)) {
@@ -84,6 +95,7 @@ async function newReplyCode(tx: Sql, phone: string, issued: Set<string>): Promis
       return code;
     }
   }
+  return null;
 }
 
 /**
@@ -106,7 +118,7 @@ export async function askMembers(
     const dueAt = sendableAt(member, hold, at);
     for (const channel of new Set(member.channels)) {
       if (!reachable(ctx, member, channel)) continue;
-      const replyCode = channel === 'sms' && replies ? await newReplyCode(tx, member.phone!, issued) : null;
+      const replyCode = channel === 'sms' && replies ? await replyCodeFor(tx, hold, member, issued) : null;
       jobs.push(
         insertNotificationStatement({
           workspaceId: hold.workspaceId,
@@ -127,7 +139,8 @@ export async function askMembers(
 
 /**
  * Who a pending hold waits for now: every member who may decide it (an approver, or a delegate for
- * one), except those out of office, whose delegate is asked instead.
+ * one), except those out of office whose delegate may decide it in their place: the delegate is asked
+ * instead. (A delegate who may not, say because their own agent asked, leaves the member asked.)
  */
 export async function waitingFor(
   tx: Sql,
@@ -137,10 +150,13 @@ export async function waitingFor(
 ) {
   const deciders = await loadDeciders(tx, hold.workspaceId);
   const now = ctx.now();
-  return deciders.members.filter(
-    (member) =>
-      deciders.capacity(hold, member, decisions, now).blocker === null && !deciders.away(member, now),
+  const able = new Set(
+    deciders.members.filter((member) => deciders.capacity(hold, member, decisions, now).blocker === null),
   );
+  return [...able].filter((member) => {
+    const delegate = deciders.delegateOf(member, now);
+    return !(delegate && able.has(delegate));
+  });
 }
 
 /**

@@ -16,8 +16,9 @@ import type { TeamsPosted } from '../channels/teams.ts';
 import { teamsCard } from '../channels/teams-card.ts';
 import { type Backoff, backoffDelay } from '../domain/backoff.ts';
 import { outcomeUnknown } from '../domain/envelope.ts';
-import { findHoldByReference, listHoldDecisions } from '../store/holds.ts';
-import { findMemberById } from '../store/members.ts';
+import type { Hold } from '../domain/hold.ts';
+import { findHoldByReference, listHoldDecisions, listPastDecisions } from '../store/holds.ts';
+import { findMemberById, type Member } from '../store/members.ts';
 import {
   findNotification,
   finishNotification,
@@ -29,6 +30,7 @@ import {
 import { anyDue, claimDue } from '../store/outbox.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
+import { loadDeciders } from './deciders.ts';
 import { mintDecisionLink } from './decision-links.ts';
 import { slackChannelOf } from './notifications.ts';
 import { mailSignInLinks } from './sign-in.ts';
@@ -81,8 +83,10 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
   if (!hold || !workspace) return { state: 'skipped' };
   const member = job.memberId ? await findMemberById(ctx.db, job.memberId) : undefined;
   const asks = job.kind === 'request' || job.kind === 'reminder';
-  // A request for a hold already closed would offer a decision nobody can make any more.
+  // A request for a hold already closed would offer a decision nobody can make any more; one held back
+  // by quiet hours, to a member who has decided since (or may no longer), would ask for nothing.
   if (asks && hold.status !== 'pending') return { state: 'skipped' };
+  if (asks && member && !(await mayStillDecide(ctx, hold, member))) return { state: 'skipped' };
   const approvedBy = asks || job.kind === 'refresh' ? await approverNames(ctx, hold.id) : [];
   const reminder: Reminder | undefined =
     job.kind === 'reminder' && hold.expiresAt !== null
@@ -152,6 +156,13 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     );
   }
   return { state: 'sent' };
+}
+
+async function mayStillDecide(ctx: ServiceContext, hold: Hold, member: Member): Promise<boolean> {
+  const deciders = await loadDeciders(ctx.db, hold.workspaceId);
+  const decider = deciders.byId.get(member.id);
+  const decisions = await listPastDecisions(ctx.db, hold.id);
+  return decider !== undefined && deciders.capacity(hold, decider, decisions, ctx.now()).blocker === null;
 }
 
 /** Who approved the hold so far, by name (four-eyes), for what a message shows. */

@@ -52,6 +52,14 @@ export async function updateFollowUp(
   );
 }
 
+export async function postponeFollowUp(sql: Sql, workspaceId: string, holdId: string, until: number) {
+  await sql.run('UPDATE follow_ups SET next_at = $3 WHERE workspace_id = $1 AND hold_id = $2', [
+    workspaceId,
+    holdId,
+    until,
+  ]);
+}
+
 export type FollowUpKind = 'reminder' | 'escalation';
 
 export interface FollowUpEvent {

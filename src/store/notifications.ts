@@ -128,6 +128,17 @@ export const findSmsRequestByCode = (sql: Sql, memberIds: string[], code: string
         [code, ...memberIds],
       );
 
+/** The reply code a member was texted for a hold, if any. */
+export const sentReplyCode = async (sql: Sql, workspaceId: string, holdId: string, memberId: string) =>
+  (
+    await sql.one<{ code: string }>(
+      `SELECT reply_code AS code FROM notifications
+       WHERE workspace_id = $1 AND hold_id = $2 AND member_id = $3 AND channel = 'sms' AND reply_code IS NOT NULL
+       LIMIT 1`,
+      [workspaceId, holdId, memberId],
+    )
+  )?.code ?? null;
+
 /** Codes of waiting holds sent to this phone number, whichever member (and workspace) it belongs to. */
 export const openReplyCodes = async (sql: Sql, phone: string) =>
   (

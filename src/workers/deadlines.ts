@@ -29,12 +29,13 @@ export function startDeadlineWorker(
         count = await expireOverdueHolds(ctx, BATCH);
         if (count > 0) options.onExpired?.(count);
       }
-      // Reminders and escalation steps that came due, likewise.
-      for (let count = BATCH; count === BATCH;) count = await runDueFollowUps(ctx, BATCH);
       if (ctx.now() - oauthSweptAt >= OAUTH_SWEEP_MS) {
         oauthSweptAt = ctx.now();
         await sweepExpiredOAuthRecords(ctx);
       }
+      // Reminders and escalation steps that came due, likewise; last, so that a hold whose follow-up
+      // fails holds up nothing else.
+      for (let count = BATCH; count === BATCH;) count = await runDueFollowUps(ctx, BATCH);
     },
   });
 }
