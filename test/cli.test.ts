@@ -64,7 +64,9 @@ const OLD_NODE = ((version) => (/^v(1\d|2[0-3])\./.test(version) ? '/usr/bin/nod
 const STATUS_AFTER = { allowed: 'auto_allowed', pending: 'pending', denied: 'rejected' } as const;
 
 for (const backend of backends) {
-  describe(`approvals command (${backend.name})`, { skip: backend.skip, timeout: 120_000 }, () => {
+  // A guard against a hang, not a measure: some sixty processes start one after the other, and beside
+  // the crash harness on two cores that has taken 100 s on PostgreSQL.
+  describe(`approvals command (${backend.name})`, { skip: backend.skip, timeout: 240_000 }, () => {
     let storage: Storage;
     let t: TestService;
     const slug = `acme-${Date.now().toString(36)}`;
