@@ -11,13 +11,7 @@ import { base64url, randomBytes } from '../domain/ids.ts';
 import type { TeamsCard } from '../channels/teams.ts';
 import { teamsCard } from '../channels/teams-card.ts';
 import { findHold, findHoldByReference, listHoldDecisions } from '../store/holds.ts';
-import {
-  findMember,
-  findMemberBySlackUser,
-  findMemberByTeamsUser,
-  findMemberIdsByPhone,
-  type Member,
-} from '../store/members.ts';
+import { findMember, findMemberByChatUser, findMemberIdsByPhone, type Member } from '../store/members.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import {
   deleteEmbedToken,
@@ -65,7 +59,8 @@ export async function decideFromSlack(
   input: { slackUserId: string; holdId: string; verdict: Verdict; replayKey: string },
 ): Promise<ChannelDecision> {
   const hold = await findHoldByReference(ctx.db, input.holdId);
-  const member = hold && (await findMemberBySlackUser(ctx.db, hold.workspaceId, input.slackUserId));
+  const member =
+    hold && (await findMemberByChatUser(ctx.db, hold.workspaceId, { slackUserId: input.slackUserId }));
   if (!hold || !member) return { outcome: 'unknown' };
   if (!channelSummary(hold, 'slack').complete) return { outcome: 'review_required' };
   return decideOnce(
@@ -107,7 +102,8 @@ export async function decideFromTeams(
   if (input.timestamp === null || Math.abs(ctx.now() - input.timestamp) > TEAMS_TOLERANCE_MS)
     return { result: { outcome: 'stale' }, card: null };
   const hold = await findHoldByReference(ctx.db, input.holdId);
-  const member = hold && (await findMemberByTeamsUser(ctx.db, hold.workspaceId, input.aadObjectId));
+  const member =
+    hold && (await findMemberByChatUser(ctx.db, hold.workspaceId, { teamsUserId: input.aadObjectId }));
   if (!hold || !member) return { result: { outcome: 'unknown' }, card: null };
   if (!channelSummary(hold, 'slack').complete) return { result: { outcome: 'review_required' }, card: null };
   const result = await decideOnce(

@@ -172,14 +172,19 @@ export async function findMemberById(sql: Sql, id: string): Promise<Member | und
   return row && toMember(row);
 }
 
-export async function findMemberBySlackUser(
+/** The member a Slack user id or a Teams user (Entra object id, kept in lower case) is mapped to. */
+export async function findMemberByChatUser(
   sql: Sql,
   workspaceId: string,
-  slackUserId: string,
+  chat: { slackUserId: string } | { teamsUserId: string },
 ): Promise<Member | undefined> {
+  const [column, value] =
+    'slackUserId' in chat
+      ? ['slack_user_id', chat.slackUserId]
+      : ['teams_user_id', chat.teamsUserId.toLowerCase()];
   const row = await sql.one<MemberRow>(
-    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND slack_user_id = $2 AND removed_at IS NULL`,
-    [workspaceId, slackUserId],
+    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND ${column} = $2 AND removed_at IS NULL`,
+    [workspaceId, value],
   );
   return row && toMember(row);
 }
@@ -189,15 +194,3 @@ export const findMemberIdsByPhone = async (sql: Sql, phone: string) =>
   (
     await sql.all<{ id: string }>('SELECT id FROM members WHERE phone = $1 AND removed_at IS NULL', [phone])
   ).map((row) => row.id);
-
-export async function findMemberByTeamsUser(
-  sql: Sql,
-  workspaceId: string,
-  teamsUserId: string,
-): Promise<Member | undefined> {
-  const row = await sql.one<MemberRow>(
-    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND teams_user_id = $2 AND removed_at IS NULL`,
-    [workspaceId, teamsUserId.toLowerCase()],
-  );
-  return row && toMember(row);
-}
