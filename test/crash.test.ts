@@ -248,6 +248,7 @@ webhook: { url: "${hook.url}" }
     const cluster = plan.cluster;
     if (kind !== 'service') assert.ok(cluster, `a ${kind} round needs a private PostgreSQL`);
     await mintLinks();
+    const linksAtStart = undecided.length;
     const server = await startServerProcess(storage, settings);
     const ws = Math.floor(round / plan.roundsPerWorkspace);
     const { key } = workspaces[ws]!;
@@ -369,6 +370,17 @@ webhook: { url: "${hook.url}" }
     };
 
     await sleep(30 + rand() * 400);
+    // The moment counts from the service's start, and on a busy machine its first answers can come
+    // later than that: a round that ends before any load got through tests nothing. So when the run
+    // still lacks an acknowledged hold, or a decision while there are links to decide, the round
+    // ends only once it has one (then at once, which is as random a moment as any under load).
+    const lacking = () => acknowledged.length === 0 || (decided.length === 0 && linksAtStart > 0);
+    if (kind !== 'postgres' && lacking())
+      await until(
+        `round ${round}: the first acknowledgements of the run`,
+        () => (lacking() && failures.length === 0 ? undefined : true),
+        60_000,
+      );
     if (kind === 'service') {
       await killService();
       await load;
