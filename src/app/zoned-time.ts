@@ -2,7 +2,7 @@
  * Date-times as a person reads and types them in a form (`<input type="datetime-local">`: a wall-clock
  * time without a zone) in a named IANA zone, and the instants they stand for.
  */
-import { wallClock } from '../domain/time-zones.ts';
+import { instantOf, wallClock } from '../domain/time-zones.ts';
 /** `2026-12-01T10:00` (with seconds only when there are some), the local time in `zone` at `at`. */
 export function localInput(at: number, zone: string): string {
   const text = new Date(wallClock(zone, at)).toISOString();
@@ -12,8 +12,8 @@ export function localInput(at: number, zone: string): string {
 const LOCAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;
 
 /**
- * The instant a local time in `zone` names; null when it is no date-time. A time a clock change skips
- * or repeats gets one of the zone's offsets around the change.
+ * The instant a local time in `zone` names; null when it is no date-time. A time a clock change
+ * repeats names its first occurrence; one it skips, the moment of the change.
  */
 export function fromLocalInput(text: string, zone: string): number | null {
   const match = LOCAL.exec(text);
@@ -29,6 +29,5 @@ export function fromLocalInput(text: string, zone: string): number | null {
   const wall = Date.UTC(year, month - 1, day, hour, minute, second);
   // Date.UTC rolls 31 November over into December: such a date is no date.
   if (new Date(wall).getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return null;
-  const guess = wall - (wallClock(zone, wall) - wall);
-  return wall - (wallClock(zone, guess) - guess);
+  return instantOf(zone, wall);
 }

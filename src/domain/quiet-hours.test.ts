@@ -40,6 +40,14 @@ test('across a change of daylight saving time the end is the local time asked fo
   assert.equal(quietUntil(early, 'Europe/Berlin', at('2026-10-24T23:00:00Z')), at('2026-10-25T07:00:00Z'));
 });
 
+test('a quiet period ending in the hour a clock change skips or repeats ends when the clock first shows its end', () => {
+  const late = { from: '20:00', to: '02:30', weekends: false };
+  // Berlin skips 02:00–03:00 on 2026-03-29: at 01:00 UTC the clock jumps from 02:00 to 03:00 (and is past 02:30).
+  assert.equal(quietUntil(late, 'Europe/Berlin', at('2026-03-28T23:00:00Z')), at('2026-03-29T01:00:00Z'));
+  // It repeats 02:00–03:00 on 2026-10-25: 02:30 comes first at 00:30 UTC, in summer time.
+  assert.equal(quietUntil(late, 'Europe/Berlin', at('2026-10-24T22:00:00Z')), at('2026-10-25T00:30:00Z'));
+});
+
 test('time zone names are checked', () => {
   assert.equal(isTimeZone('Europe/Berlin'), true);
   assert.equal(isTimeZone('Mars/Olympus'), false);

@@ -2,7 +2,7 @@
  * Quiet hours: a member's time of day (in their time zone) when non-urgent notifications wait, and
  * optionally their whole weekend. Pure: time zones come from the JavaScript runtime's Intl data.
  */
-import { wallClock } from './time-zones.ts';
+import { instantOf, wallClock } from './time-zones.ts';
 
 export interface QuietHours {
   /** `HH:MM`, local time; the quiet period starts here. */
@@ -15,20 +15,17 @@ export interface QuietHours {
 
 export const CLOCK_TIME = /^([01]\d|2[0-3]):([0-5]\d)$/;
 
-/** The zone's offset from UTC at the instant `at`, in milliseconds. */
-const offsetAt = (zone: string, at: number) => wallClock(zone, at) - (at - (at % 1000));
-
 const minutesOf = (clock: string) => Number(clock.slice(0, 2)) * 60 + Number(clock.slice(3, 5));
 const DAY = 86_400_000;
 
 /**
  * When the quiet period that contains `now` ends (an instant), or null when `now` is not quiet.
- * Worked in local wall-clock time, then turned back into an instant with the zone's offset there.
+ * Worked in local wall-clock time, then turned back into an instant.
  */
 export function quietUntil(quiet: QuietHours | null, timeZone: string | null, now: number): number | null {
   if (!quiet) return null;
   const zone = timeZone ?? 'UTC';
-  let local = now + offsetAt(zone, now);
+  let local = wallClock(zone, now) + (now % 1000);
   const start = minutesOf(quiet.from);
   const end = minutesOf(quiet.to);
   const inWindow = (minute: number) =>
@@ -46,6 +43,6 @@ export function quietUntil(quiet: QuietHours | null, timeZone: string | null, no
     moved = true;
   }
   if (!moved) return null;
-  // Local time back to an instant, with the offset at the answer: a DST change in between counts.
-  return local - offsetAt(zone, local - offsetAt(zone, now));
+  // Local time back to an instant: a clock change in between counts.
+  return instantOf(zone, local);
 }

@@ -1,4 +1,7 @@
-/** IANA time zones, from the JavaScript runtime's Intl data: names, and the wall-clock time in one. */
+/**
+ * IANA time zones, from the JavaScript runtime's Intl data: names, the wall-clock time in a zone at an
+ * instant, and the instant a wall-clock time names.
+ */
 
 export function isTimeZone(name: string): boolean {
   try {
@@ -29,4 +32,31 @@ export function wallClock(zone: string, at: number): number {
   }
   const part = Object.fromEntries(format.formatToParts(at).map((p) => [p.type, Number(p.value)]));
   return Date.UTC(part.year!, part.month! - 1, part.day!, part.hour!, part.minute!, part.second!);
+}
+
+const DAY = 86_400_000;
+
+/** The zone's offset from UTC at the instant `at`, in milliseconds. */
+const offsetAt = (zone: string, at: number) => wallClock(zone, at) - (at - (at % 1000));
+
+/**
+ * The first instant at which the clock in `zone` shows the wall-clock time `wall` (written as if it
+ * were UTC, to the second) or a later one: of a time a clock change repeats, the earlier; of one it
+ * skips, the moment of the change.
+ */
+export function instantOf(zone: string, wall: number): number {
+  // With the offsets a day before and a day after: one of them is right unless the time is skipped.
+  const [early, late] = [wall - offsetAt(zone, wall - DAY), wall - offsetAt(zone, wall + DAY)].sort(
+    (a, b) => a - b,
+  ) as [number, number];
+  for (const at of [early, late]) if (wallClock(zone, at) === wall) return at;
+  // Skipped: the clock shows a time before `wall` at `early` and after it at `late`; find the change,
+  // which falls on a whole minute.
+  let [before, after] = [early, late];
+  while (after - before > 60_000) {
+    const middle = before + Math.floor((after - before) / 120_000) * 60_000;
+    if (wallClock(zone, middle) >= wall) after = middle;
+    else before = middle;
+  }
+  return after;
 }
