@@ -9,6 +9,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { ServiceError } from '../src/services/errors.ts';
+import { followUpLog } from '../src/services/follow-up-log.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { verifiedEvidence } from './support/app-client.ts';
 import { type Backend, backends } from './support/backends.ts';
@@ -404,6 +405,92 @@ rules:
       );
       const after = await submit(t, key, 'pay', 'other-bot');
       assert.deepEqual(await jobsOf(t, after), ['request ann@acme.test', 'request bob@acme.test']);
+      await verifiedEvidence(t, key);
+    });
+
+    test('holds already waiting when a delegation starts are handed to the delegate then, once', async (tc) => {
+      const { t } = await start(tc, backend);
+      const file = (delegate: string) => `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+  - { email: ann@acme.test, name: Ann, role: approver, delegate: ${delegate} }
+  - { email: bob@acme.test, name: Bob, role: approver }
+  - { email: dan@acme.test, name: Dan, role: approver, agents: [dan-bot] }
+  - { email: eve@acme.test, name: Eve, role: approver }
+tools:
+  - { connection: SDK, tool: pay, classification: approval }
+  - { connection: SDK, tool: refund, classification: approval }
+rules:
+  - { name: Payments, tool: pay, effect: approval, approvers: [ann@acme.test, bob@acme.test], approvals_required: 2, timeout_minutes: 600 }
+  - { name: Refunds, tool: refund, effect: approval, approvers: [ann@acme.test, dan@acme.test], approvals_required: 2, timeout_minutes: 600 }
+`;
+      const toDan = `{ to: dan@acme.test, from: '${iso(T0 + 60 * MIN)}', until: '${iso(T0 + 180 * MIN)}' }`;
+      const { workspace, key } = await t.workspace({ config: file(toDan) });
+      const waiting = await submit(t, key, 'pay', 'other-bot');
+      const dansOwn = await submit(t, key, 'pay', 'dan-bot');
+      const dansToo = await submit(t, key, 'refund', 'other-bot');
+      const annDecided = await submit(t, key, 'pay', 'other-bot');
+      assert.equal(
+        (await decideAs(t, workspace.id, annDecided, 'approve', 'ann@acme.test')).outcome,
+        'recorded',
+      );
+      const asked = ['request ann@acme.test', 'request bob@acme.test'];
+
+      // A minute before it starts, nothing; when it starts, Dan is asked for the hold he may now decide for Ann.
+      await t.clock.advance(59 * MIN);
+      assert.deepEqual(await jobsOf(t, waiting), asked);
+      await t.clock.advance(1 * MIN);
+      assert.deepEqual(await jobsOf(t, waiting), [...asked, 'request dan@acme.test']);
+      // Not for his own agent's hold, one he was asked for in his own right, or one Ann decided.
+      assert.deepEqual(await jobsOf(t, dansOwn), asked);
+      assert.deepEqual(await jobsOf(t, dansToo), ['request ann@acme.test', 'request dan@acme.test']);
+      assert.deepEqual(await jobsOf(t, annDecided), asked);
+      const log = await followUpLog(t.service.ctx, { id: waiting, workspaceId: workspace.id });
+      assert.deepEqual(
+        log.map(
+          (entry) => entry.kind === 'handover' && [entry.at, entry.member, entry.delegate, entry.until],
+        ),
+        [[T0 + 60 * MIN, 'Ann', 'Dan', T0 + 180 * MIN]],
+      );
+      assert.deepEqual(await followUpLog(t.service.ctx, { id: dansOwn, workspaceId: workspace.id }), []);
+      const handedOver = (await evidenceOf(t, workspace, waiting)).filter(
+        (entry) => entry.type === 'hold.handed_over',
+      );
+      assert.deepEqual(
+        handedOver.map((entry) => entry.data),
+        [{ hold: waiting, member: 'ann@acme.test', delegate: 'dan@acme.test', until: iso(T0 + 180 * MIN) }],
+      );
+
+      // Once: not again later, nor when the file is applied again or the delegation only runs longer.
+      await t.clock.advance(10 * MIN);
+      await applyConfig(t.service.ctx, workspace, parseConfig(file(toDan)));
+      await applyConfig(
+        t.service.ctx,
+        workspace,
+        parseConfig(file(toDan.replace(iso(T0 + 180 * MIN), iso(T0 + 240 * MIN)))),
+      );
+      await t.clock.advance(1 * MIN);
+      assert.deepEqual(await jobsOf(t, waiting), [...asked, 'request dan@acme.test']);
+
+      // Another delegate, from now: Eve is handed the holds Ann may still decide.
+      await applyConfig(
+        t.service.ctx,
+        workspace,
+        parseConfig(
+          file(`{ to: eve@acme.test, from: '${iso(t.clock.now())}', until: '${iso(T0 + 240 * MIN)}' }`),
+        ),
+      );
+      await t.clock.advance(1 * MIN);
+      assert.deepEqual(await jobsOf(t, waiting), [
+        ...asked,
+        'request dan@acme.test',
+        'request eve@acme.test',
+      ]);
+      assert.deepEqual(await jobsOf(t, dansOwn), [...asked, 'request eve@acme.test']);
+      assert.equal(
+        (await decideAs(t, workspace.id, waiting, 'approve', 'eve@acme.test')).outcome,
+        'recorded',
+      );
       await verifiedEvidence(t, key);
     });
 

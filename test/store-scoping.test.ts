@@ -90,8 +90,9 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   },
   {
     kind: 'worker',
-    reason: 'the follow-up sweep: reminders and escalation steps that came due, in every workspace',
-    functions: { listDueFollowUps: 1 },
+    reason:
+      'the follow-up sweep: reminders, escalation steps and handovers to delegates that came due, in every workspace',
+    functions: { listDueFollowUps: 1, listDueHandovers: 1 },
   },
   {
     kind: 'worker',

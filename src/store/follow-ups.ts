@@ -60,7 +60,7 @@ export async function postponeFollowUp(sql: Sql, workspaceId: string, holdId: st
   ]);
 }
 
-export type FollowUpKind = 'reminder' | 'escalation';
+export type FollowUpKind = 'reminder' | 'escalation' | 'handover';
 
 export interface FollowUpEvent {
   holdId: string;

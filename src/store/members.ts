@@ -115,7 +115,12 @@ export async function upsertMember(sql: Sql, member: Member): Promise<void> {
        phone = excluded.phone, slack_user_id = excluded.slack_user_id, channels = excluded.channels, removed_at = NULL,
        teams_user_id = excluded.teams_user_id, time_zone = excluded.time_zone, quiet_hours = excluded.quiet_hours,
        agents = excluded.agents, delegate_id = excluded.delegate_id, delegate_from = excluded.delegate_from,
-       delegate_until = excluded.delegate_until`,
+       delegate_until = excluded.delegate_until,
+       -- Another delegate or start hands the waiting holds over again; a longer or shorter end does not.
+       delegate_handed_over_at = CASE
+         WHEN members.delegate_id IS DISTINCT FROM excluded.delegate_id
+           OR members.delegate_from IS DISTINCT FROM excluded.delegate_from THEN NULL
+         ELSE members.delegate_handed_over_at END`,
     [
       member.id,
       member.workspaceId,
@@ -135,6 +140,40 @@ export async function upsertMember(sql: Sql, member: Member): Promise<void> {
       member.delegation?.until ?? null,
     ],
   );
+}
+
+/**
+ * Members of every workspace whose delegation is in force and whose waiting holds have not been handed
+ * to their delegate yet: the deadline worker's sweep.
+ */
+export async function listDueHandovers(
+  sql: Sql,
+  now: number,
+  limit: number,
+): Promise<{ workspaceId: string; memberId: string }[]> {
+  return sql.all(
+    `SELECT workspace_id AS "workspaceId", id AS "memberId" FROM members
+     WHERE delegate_id IS NOT NULL AND delegate_handed_over_at IS NULL AND removed_at IS NULL
+       AND delegate_from <= $1 AND delegate_until > $1
+     ORDER BY delegate_from LIMIT $2`,
+    [now, limit],
+  );
+}
+
+/** Records the handover of the member's waiting holds; false when it was done (or changed) meanwhile. */
+export async function markHandedOver(
+  sql: Sql,
+  workspaceId: string,
+  memberId: string,
+  now: number,
+): Promise<boolean> {
+  const changed = await sql.run(
+    `UPDATE members SET delegate_handed_over_at = $3
+     WHERE workspace_id = $1 AND id = $2 AND delegate_handed_over_at IS NULL AND removed_at IS NULL
+       AND delegate_from <= $3 AND delegate_until > $3`,
+    [workspaceId, memberId, now],
+  );
+  return changed > 0;
 }
 
 export async function removeMembersExcept(sql: Sql, workspaceId: string, keepEmails: string[], at: number) {

@@ -158,6 +158,21 @@ export async function rememberInbound(sql: Sql, key: string, at: number): Promis
   return true;
 }
 
+/** The waiting holds of the workspace the member was already asked to decide. */
+export async function pendingHoldsAskedOf(
+  sql: Sql,
+  workspaceId: string,
+  memberId: string,
+): Promise<Set<string>> {
+  const rows = await sql.all<{ holdId: string }>(
+    `SELECT DISTINCT n.hold_id AS "holdId" FROM notifications n
+     JOIN holds h ON h.id = n.hold_id AND h.workspace_id = n.workspace_id
+     WHERE n.workspace_id = $1 AND n.member_id = $2 AND n.kind = 'request' AND h.status = 'pending'`,
+    [workspaceId, memberId],
+  );
+  return new Set(rows.map((row) => row.holdId));
+}
+
 export async function insertEmbedToken(
   sql: Sql,
   row: { tokenHash: string; workspaceId: string; memberId: string; createdAt: number; expiresAt: number },

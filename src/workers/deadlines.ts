@@ -1,12 +1,14 @@
 /**
- * The deadline worker: expires overdue pending holds and acts on their reminders and escalation steps,
- * durable across restarts (deadlines and follow-ups are stored), and deletes the OAuth server's
- * expired objects.
+ * The deadline worker: expires overdue pending holds, acts on their reminders and escalation steps,
+ * hands waiting holds to the delegates of members whose delegation came into force, durable across
+ * restarts (deadlines, follow-ups and delegations are stored), and deletes the OAuth server's expired
+ * objects.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
 import { expireOverdueHolds } from '../services/expire-holds.ts';
 import { runDueFollowUps } from '../services/follow-ups.ts';
+import { runDueHandovers } from '../services/handovers.ts';
 import { sweepExpiredOAuthRecords } from '../services/oauth.ts';
 import { startWorker } from './loop.ts';
 
@@ -33,9 +35,13 @@ export function startDeadlineWorker(
         oauthSweptAt = ctx.now();
         await sweepExpiredOAuthRecords(ctx);
       }
-      // Reminders and escalation steps that came due, likewise; last, so that a hold whose follow-up
+      // Handovers, reminders and escalation steps that came due, likewise; last, so that one that
       // fails holds up nothing else.
-      for (let count = BATCH; count === BATCH;) count = await runDueFollowUps(ctx, BATCH);
+      try {
+        for (let count = BATCH; count === BATCH;) count = await runDueHandovers(ctx, BATCH);
+      } finally {
+        for (let count = BATCH; count === BATCH;) count = await runDueFollowUps(ctx, BATCH);
+      }
     },
   });
 }

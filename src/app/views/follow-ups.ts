@@ -1,7 +1,7 @@
 /**
  * A hold's follow-ups as a timeline: who an escalation step added and asked, and when; who was
- * reminded, and with how long left. `Escalated to oncall (step 1, after 15 min) at 10:15 UTC — asked
- * Olga, Oscar`.
+ * reminded, and with how long left; whom it was handed to while its approver is away. `Escalated to
+ * oncall (step 1, after 15 min) at 10:15 UTC — asked Olga, Oscar`.
  */
 import { approversInWords } from '../../domain/four-eyes.ts';
 import type { FollowUpLogEntry } from '../../services/follow-up-log.ts';
@@ -24,6 +24,10 @@ function entryView(entry: FollowUpLogEntry): Html {
   if (entry.kind === 'reminder')
     return html`<li>
       Reminded ${names(entry.reminded)} at ${time(entry.at)} (${minutesInWords(entry.secondsLeft / 60)} left)
+    </li>`;
+  if (entry.kind === 'handover')
+    return html`<li>
+      Handed to ${entry.delegate} at ${time(entry.at)}: ${entry.member} is away until ${time(entry.until)}
     </li>`;
   const step = `step ${entry.step}, after ${minutesInWords(entry.afterMinutes)}`;
   return html`<li>

@@ -308,7 +308,7 @@ test('delegation in words: who decided for whom, who would, and the line a deleg
   assert.match(marked.toString(), /<span class="for-whom">for Ann&lt;script&gt;/);
 });
 
-test('follow-ups in words: escalation steps and reminders, oldest first, names escaped', async () => {
+test('follow-ups in words: escalation steps, reminders and handovers, oldest first, names escaped', async () => {
   const { followUpsView, minutesInWords } = await import('./follow-ups.ts');
   assert.deepEqual([15, 60, 90, 0.4].map(minutesInWords), ['15 min', '1 h', '1 h 30 min', '0 min']);
   assert.equal(followUpsView('h', []), null);
@@ -324,6 +324,13 @@ test('follow-ups in words: escalation steps and reminders, oldest first, names e
     },
     { kind: 'escalation', at, step: 2, afterMinutes: 45, added: [], asked: [] },
     { kind: 'reminder', at: at + 15 * 60_000, reminded: ['Bob', `Cat${IMG}`], secondsLeft: 1800 },
+    {
+      kind: 'handover',
+      at: at + 20 * 60_000,
+      member: `Ann${SCRIPT}`,
+      delegate: 'Dan',
+      until: at + 86_400_000,
+    },
   ])!.toString();
   assertInert(out);
   const text = out.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
@@ -335,5 +342,9 @@ test('follow-ups in words: escalation steps and reminders, oldest first, names e
   assert.match(
     text,
     /Reminded Bob, Cat&quot;&gt;&lt;img src=x onerror=alert\(2\)&gt; at 2026-11-25 10:30 UTC \(30 min left\)/,
+  );
+  assert.match(
+    text,
+    /Handed to Dan at 2026-11-25 10:35 UTC: Ann&lt;script&gt;alert\(1\)&lt;\/script&gt; is away until 2026-11-26 10:15 UTC/,
   );
 });
