@@ -26,7 +26,7 @@ import { type EvidenceEntry, entryHashInput } from '../packages/sdk/src/chain.ts
 import { type AuditKey, verifyEvidenceExport } from '../packages/sdk/src/evidence.ts';
 import { loadConfig } from '../src/config.ts';
 import { newHoldReference } from '../src/domain/ids.ts';
-import { openContext } from '../src/runtime.ts';
+import { openContext } from '../src/open-context.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { ServiceContext } from '../src/services/context.ts';

@@ -24,7 +24,7 @@ import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.ts';
-import { openContext } from '../src/runtime.ts';
+import { openContext } from '../src/open-context.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { ServiceContext } from '../src/services/context.ts';
 import { inviteLink } from '../src/services/sign-in.ts';

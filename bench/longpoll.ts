@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.ts';
-import { openContext } from '../src/runtime.ts';
+import { openContext } from '../src/open-context.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { inviteLink } from '../src/services/sign-in.ts';

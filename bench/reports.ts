@@ -8,7 +8,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { newHoldReference } from '../src/domain/ids.ts';
-import { openContext } from '../src/runtime.ts';
+import { openContext } from '../src/open-context.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { ServiceContext } from '../src/services/context.ts';

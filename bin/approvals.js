@@ -9,5 +9,7 @@ if (major < 24) {
   );
   process.exit(2);
 }
+const { cacheCompiledModules } = await import('../src/compile-cache.ts');
+cacheCompiledModules();
 const { main } = await import('../src/cli/main.ts');
 process.exitCode = await main(process.argv.slice(2));

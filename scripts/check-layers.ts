@@ -35,7 +35,7 @@ interface Layer {
 export const LAYERS: Layer[] = [
   {
     name: 'root',
-    paths: ['src/main.ts', 'src/runtime.ts'],
+    paths: ['src/main.ts', 'src/runtime.ts', 'src/open-context.ts', 'src/compile-cache.ts'],
     may: ['*'],
     why: 'the composition root: builds storage, services, transports and workers from the settings',
   },

@@ -1,6 +1,9 @@
 /** `npm start`: runs the service until SIGTERM or SIGINT, then stops gracefully. */
-import { loadConfig } from './config.ts';
-import { startService } from './runtime.ts';
+import { cacheCompiledModules } from './compile-cache.ts';
+
+cacheCompiledModules();
+const { loadConfig } = await import('./config.ts');
+const { startService } = await import('./runtime.ts');
 
 const service = await startService(loadConfig());
 service.app.log.info(

@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import { openContext } from '../src/runtime.ts';
+import { openContext } from '../src/open-context.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { mintDecisionLink } from '../src/services/decision-links.ts';

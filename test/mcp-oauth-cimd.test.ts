@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import { openContext } from '../src/runtime.ts';
+import { openContext } from '../src/open-context.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { ServiceContext } from '../src/services/context.ts';
 import { createWorkspace } from '../src/services/workspaces.ts';

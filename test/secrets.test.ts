@@ -17,7 +17,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { loadConfig } from '../src/config.ts';
-import { openContext } from '../src/runtime.ts';
+import { openContext } from '../src/open-context.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { ServiceContext } from '../src/services/context.ts';

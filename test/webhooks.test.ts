@@ -12,7 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../src/config.ts';
 import { backoffDelay } from '../src/domain/backoff.ts';
 import { DELIVERY_RETRIES, MAX_ATTEMPTS } from '../src/domain/webhooks.ts';
-import { openContext } from '../src/runtime.ts';
+import { openContext } from '../src/open-context.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { decideHold } from '../src/services/decide-hold.ts';

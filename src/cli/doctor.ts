@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { loadConfig } from '../config.ts';
-import { openContext } from '../runtime.ts';
+import { openContext } from '../open-context.ts';
 
 type Settings = ReturnType<typeof loadConfig>;
 export interface Check {

@@ -11,7 +11,7 @@ import type { Checkpoint } from '../../packages/sdk/src/chain.ts';
 import { type TrustedKeys, verifyEvidenceExport } from '../../packages/sdk/src/evidence.ts';
 import { loadConfig, MAX_RATE_LIMIT } from '../config.ts';
 import { describeTypeMismatch } from '../domain/rules.ts';
-import { openContext } from '../runtime.ts';
+import { openContext } from '../open-context.ts';
 import { doctor } from './doctor.ts';
 import { callService, type Remote } from './remote.ts';
 import { holdRecord } from '../domain/hold.ts';
