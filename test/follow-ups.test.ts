@@ -409,7 +409,7 @@ rules:
     });
 
     test('holds already waiting when a delegation starts are handed to the delegate then, once', async (tc) => {
-      const { t } = await start(tc, backend);
+      const { t, smtp } = await start(tc, backend);
       const file = (delegate: string) => `
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
@@ -453,6 +453,14 @@ rules:
         [[T0 + 60 * MIN, 'Ann', 'Dan', T0 + 180 * MIN]],
       );
       assert.deepEqual(await followUpLog(t.service.ctx, { id: dansOwn, workspaceId: workspace.id }), []);
+      // The request says whom Dan decides for, and until when.
+      const handedMail = await until('the request to reach Dan', () =>
+        mailsTo(smtp, 'dan@acme.test').find((mail) => mail.subject.startsWith('Approval needed: pay(')),
+      );
+      assert.match(
+        handedMail.body,
+        /^You decide this for Ann, who is away until 2026-11-25 13:00 UTC\.\r?\n\r?\nother-bot wants/,
+      );
       const handedOver = (await evidenceOf(t, workspace, waiting)).filter(
         (entry) => entry.type === 'hold.handed_over',
       );

@@ -192,3 +192,37 @@ test('e-mail subjects: the action summarized and the four-eyes state, on one lin
     for (const lineBreak of [...BREAKS, '\u202e'])
       assert.ok(!subject.includes(lineBreak), JSON.stringify(subject));
 });
+
+test('to a delegate, every channel says whom they decide for and until when, above the hold, only while it waits', () => {
+  const hold = { ...hostile, connection: 'SDK', arguments: { amount: 1200 } };
+  const forWhom = { name: `Ann${SCRIPT}`, until: Date.UTC(2026, 11, 8, 9) };
+  const line = `You decide this for Ann${SCRIPT}, who is away until 2026-12-08 09:00 UTC.`;
+  const mail = requestMail(brand, hold, 'https://approvals.test/d/t', { forWhom });
+  assert.ok(mail.text.startsWith(`${line}\n\n`), mail.text);
+  assert.match(
+    mail.html,
+    /<p><strong>You decide this for Ann&lt;script&gt;alert\(1\)&lt;\/script&gt;, who is away/,
+  );
+  assert.ok(!mail.html.includes(SCRIPT));
+  // After a reminder's line, when both.
+  const reminded = requestMail(brand, hold, 'https://approvals.test/d/t', {
+    forWhom,
+    reminder: { leftMs: 25 * 60_000, approvedBy: [] },
+  });
+  assert.ok(
+    reminded.text.startsWith(`Reminder: 25 min left to decide · nobody has approved yet.\n${line}\n\n`),
+  );
+  assert.match(
+    smsText(hold, 'https://approvals.test/d/t', '4821', { forWhom: { ...forWhom, name: 'Ann' } }),
+    /^Approval needed for Ann \(SDK\): pay\.out\(amount=1200\)/,
+  );
+  const slack = slackMessage(brand, hold, null, [], 'https://a.test/app/holds/x', { forWhom });
+  assert.deepEqual(
+    (slack.blocks[0] as any).text.text,
+    `*${line.replaceAll('<', '&lt;').replaceAll('>', '&gt;')}*`,
+  );
+  const decided = slackMessage(brand, { ...hold, status: 'approved' }, null, [], 'https://a.test/x', {
+    forWhom,
+  });
+  assert.ok(!strings(decided).some((text) => text.includes('You decide')));
+});

@@ -82,16 +82,44 @@ export const reminderLine = (reminder: Reminder) =>
       : ' · nobody has approved yet'
   }`;
 
+/** The member a delegate decides for, and when their delegation ends (a member's name, not agent text). */
+export interface Principal {
+  name: string;
+  until: number;
+}
+
+/** What a request or reminder tells its reader besides the hold. */
+export interface Asking {
+  /** A reminder: how long is left, who approved so far. */
+  reminder?: Reminder;
+  /** To a delegate: the member they decide for. */
+  forWhom?: Principal;
+}
+
+/** `You decide this for Ann Lee, who is away until 2026-12-08 09:00 UTC`. */
+export const forWhomLine = (principal: Principal) =>
+  `You decide this for ${principal.name}, who is away until ${utcText(principal.until)}`;
+
+/** The lines above the hold, each a sentence: the reminder's, then whom the reader decides for. */
+const askingLines = ({ reminder, forWhom }: Asking) => [
+  ...(reminder ? [`${reminderLine(reminder)}.`] : []),
+  ...(forWhom ? [`${forWhomLine(forWhom)}.`] : []),
+];
+
+const askingLead = ({ reminder }: Asking) =>
+  reminder ? `Reminder, ${durationText(reminder.leftMs)} left` : 'Approval needed';
+
 export function requestMail(
   brand: Branding,
   hold: Hold,
   link: string,
-  reminder?: Reminder,
+  asking: Asking = {},
 ): Omit<MailMessage, 'to'> {
   const summary = fullAction(hold);
-  const subject = `${reminder ? `Reminder, ${durationText(reminder.leftMs)} left` : 'Approval needed'}: ${subjectAction(hold)} · ${fourEyesLine(hold)}`;
+  const subject = `${askingLead(asking)}: ${subjectAction(hold)} · ${fourEyesLine(hold)}`;
+  const above = askingLines(asking);
   const text = [
-    ...(reminder ? [`${reminderLine(reminder)}.`, ''] : []),
+    ...(above.length > 0 ? [...above, ''] : []),
     `${headline(hold)}.`,
     '',
     summary,
@@ -101,7 +129,7 @@ export function requestMail(
     '',
     `— ${brand.name}`,
   ].join('\n');
-  const body = html`${reminder ? html`<p><strong>${reminderLine(reminder)}.</strong></p>` : null}
+  const body = html`${above.map((line) => html`<p><strong>${line}</strong></p>`)}
     <p>
       <strong>${hold.agentLabel ?? hold.agentId}</strong> wants to run <code>${hold.toolName}</code> on
       <strong>${hold.connection}</strong>.
@@ -186,7 +214,7 @@ export function slackMessage(
   link: string | null,
   approvedBy: string[],
   reviewUrl: string,
-  reminder?: Reminder,
+  asking: Asking = {},
 ): SlackMessage {
   const summary = channelSummary(hold, 'slack');
   const head = headline(hold);
@@ -194,11 +222,13 @@ export function slackMessage(
     { type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(head)}*\n${codeBlock(summary.text)}` } },
   ];
   // Only while it waits: once decided, the message shows the outcome like every other.
-  if (reminder && hold.status === 'pending')
-    blocks.unshift({
-      type: 'section',
-      text: { type: 'mrkdwn', text: `*${mrkdwn(reminderLine(reminder))}*` },
-    });
+  if (hold.status === 'pending')
+    blocks.unshift(
+      ...askingLines(asking).map((line) => ({
+        type: 'section',
+        text: { type: 'mrkdwn', text: `*${mrkdwn(line)}*` },
+      })),
+    );
   if (hold.status === 'pending' && !summary.complete)
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `_${NOT_IN_FULL}_` } });
   const facts = [`${brand.name}`, hold.status === 'pending' ? deadline(hold) : null];
@@ -249,9 +279,7 @@ export function slackMessage(
   }
   // The notification text is mrkdwn too: escaped, so no `<!channel>` or disguised link gets through.
   const text = mrkdwn(
-    hold.status === 'pending'
-      ? `${reminder ? `Reminder, ${durationText(reminder.leftMs)} left` : 'Approval needed'}: ${head}`
-      : `${outcomeText(hold)}: ${head}`,
+    hold.status === 'pending' ? `${askingLead(asking)}: ${head}` : `${outcomeText(hold)}: ${head}`,
   );
   return { text, blocks };
 }
@@ -260,9 +288,9 @@ export function slackMessage(
  * The SMS: short, with the link, and the reply codes when replies are on and the text shows every
  * argument; otherwise the link is to review it in full.
  */
-export function smsText(hold: Hold, link: string, replyCode: string | null, reminder?: Reminder): string {
+export function smsText(hold: Hold, link: string, replyCode: string | null, asking: Asking = {}): string {
   const summary = channelSummary(hold, 'sms');
-  const lead = reminder ? `Reminder, ${durationText(reminder.leftMs)} left` : 'Approval needed';
+  const lead = `${askingLead(asking)}${asking.forWhom ? ` for ${asking.forWhom.name}` : ''}`;
   const start = `${lead} (${nameText(hold.connection)}): ${summary.text}`;
   if (!summary.complete) return `${start} Review it in full: ${link}`;
   return `${start} ${link}${replyCode ? ` Or reply YES ${replyCode} / NO ${replyCode}.` : ''}`;

@@ -159,3 +159,12 @@ test('Teams card: once decided, or closed for its reader, no actions and the out
   assert.equal(mine.actions, undefined);
   assert.ok(outcome(mine).includes('You approved: one more approval is needed'));
 });
+
+test('Teams card: to a delegate, whom they decide for and until when, first, only while the hold waits', () => {
+  const short = { ...hostile, toolName: 'pay', arguments: { amount: 1200 } };
+  const forWhom = { name: 'Ann', until: Date.UTC(2026, 11, 8, 9) };
+  const line = 'You decide this for Ann, who is away until 2026-12-08 09:00 UTC';
+  assert.equal(runs(teamsCard(brand, short, { ...options, forWhom }))[0]!.text, line);
+  const decided = teamsCard(brand, { ...short, status: 'approved' }, { ...options, forWhom });
+  assert.ok(!runs(decided).some((r) => r.text === line));
+});

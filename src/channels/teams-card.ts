@@ -12,7 +12,14 @@ import { outcomeText } from '../domain/outcome-text.ts';
 import type { Hold } from '../domain/hold.ts';
 import { nameText, showHidden } from '../domain/summary.ts';
 import { utcText } from '../domain/time-text.ts';
-import { type Branding, channelSummary, type Reminder, reminderLine } from './messages.ts';
+import {
+  type Branding,
+  channelSummary,
+  forWhomLine,
+  type Principal,
+  type Reminder,
+  reminderLine,
+} from './messages.ts';
 import type { TeamsCard } from './teams.ts';
 
 export const NOT_IN_FULL = 'Not every argument fits here: review it in full before deciding.';
@@ -42,6 +49,8 @@ export interface TeamsCardOptions {
   final?: string;
   /** A reminder: how long is left and who approved so far, above the rest while the hold waits. */
   reminder?: Reminder;
+  /** To a delegate: the member they decide for, likewise. */
+  forWhom?: Principal;
 }
 
 export function teamsCard(brand: Branding, hold: Hold, options: TeamsCardOptions): TeamsCard {
@@ -54,6 +63,9 @@ export function teamsCard(brand: Branding, hold: Hold, options: TeamsCardOptions
   const body: unknown[] = [
     ...(options.reminder && pending
       ? [paragraph(run(reminderLine(options.reminder), { weight: 'Bolder' }))]
+      : []),
+    ...(options.forWhom && pending
+      ? [paragraph(run(forWhomLine(options.forWhom), { weight: 'Bolder' }))]
       : []),
     paragraph(run(head, { weight: 'Bolder' })),
     paragraph(run(summary.text, { fontType: 'Monospace' })),

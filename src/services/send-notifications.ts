@@ -4,8 +4,9 @@
  * failure is retried on a schedule, then the job is given up.
  */
 import {
+  type Asking,
   outcomeMail,
-  type Reminder,
+  type Principal,
   requestMail,
   slackMessage,
   smsText,
@@ -86,12 +87,16 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
   // A request for a hold already closed would offer a decision nobody can make any more; one held back
   // by quiet hours, to a member who has decided since (or may no longer), would ask for nothing.
   if (asks && hold.status !== 'pending') return { state: 'skipped' };
-  if (asks && member && !(await mayStillDecide(ctx, hold, member))) return { state: 'skipped' };
+  const reader = asks && member ? await readerOf(ctx, hold, member) : null;
+  if (reader && !reader.mayDecide) return { state: 'skipped' };
   const approvedBy = asks || job.kind === 'refresh' ? await approverNames(ctx, hold.id) : [];
-  const reminder: Reminder | undefined =
-    job.kind === 'reminder' && hold.expiresAt !== null
-      ? { leftMs: hold.expiresAt - ctx.now(), approvedBy }
-      : undefined;
+  const asking: Asking = {
+    reminder:
+      job.kind === 'reminder' && hold.expiresAt !== null
+        ? { leftMs: hold.expiresAt - ctx.now(), approvedBy }
+        : undefined,
+    forWhom: reader?.forWhom,
+  };
 
   if (job.channel === 'email') {
     if (!ctx.mailer || !member) return { state: 'skipped' };
@@ -100,7 +105,7 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
           workspace,
           hold,
           await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'email' }),
-          reminder,
+          asking,
         )
       : outcomeUnknown(hold)
         ? unknownOutcomeMail(workspace, hold, `${ctx.publicUrl}/app/holds/${hold.id}`)
@@ -113,7 +118,7 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     const sms = ctx.channels.sms;
     if (!sms || !member?.phone) return { state: 'skipped' };
     const link = await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'sms' });
-    const sent = await sms.client.send(member.phone, smsText(hold, link, job.replyCode, reminder));
+    const sent = await sms.client.send(member.phone, smsText(hold, link, job.replyCode, asking));
     return { state: 'sent', messageRef: JSON.stringify({ sid: sent.sid }) };
   }
 
@@ -122,7 +127,7 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     const teams = ctx.channels.teams;
     if (!teams) return { state: 'skipped' };
     const card = (link: string | null) =>
-      teamsCard(workspace, hold, { approvedBy, reviewUrl, link, reminder });
+      teamsCard(workspace, hold, { approvedBy, reviewUrl, link, ...asking });
     if (asks) {
       if (!member?.teamsUserId) return { state: 'skipped' };
       const link = await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'teams' });
@@ -143,7 +148,7 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     const link = member ? await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'slack' }) : null;
     const posted = await slack.client.post(
       target,
-      slackMessage(workspace, hold, link, approvedBy, reviewUrl, reminder),
+      slackMessage(workspace, hold, link, approvedBy, reviewUrl, asking),
     );
     return { state: 'sent', messageRef: JSON.stringify(posted) };
   }
@@ -158,11 +163,22 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
   return { state: 'sent' };
 }
 
-async function mayStillDecide(ctx: ServiceContext, hold: Hold, member: Member): Promise<boolean> {
+/** Whether the member may still decide the hold as the message goes out, and for whom as a delegate. */
+async function readerOf(
+  ctx: ServiceContext,
+  hold: Hold,
+  member: Member,
+): Promise<{ mayDecide: boolean; forWhom?: Principal }> {
   const deciders = await loadDeciders(ctx.db, hold.workspaceId);
   const decider = deciders.byId.get(member.id);
-  const decisions = await listPastDecisions(ctx.db, hold.id);
-  return decider !== undefined && deciders.capacity(hold, decider, decisions, ctx.now()).blocker === null;
+  if (!decider) return { mayDecide: false };
+  const capacity = deciders.capacity(hold, decider, await listPastDecisions(ctx.db, hold.id), ctx.now());
+  if (capacity.blocker !== null) return { mayDecide: false };
+  const principal = capacity.onBehalfOf && deciders.byId.get(capacity.onBehalfOf.id);
+  return {
+    mayDecide: true,
+    forWhom: principal?.delegation ? { name: principal.name, until: principal.delegation.until } : undefined,
+  };
 }
 
 /** Who approved the hold so far, by name (four-eyes), for what a message shows. */
