@@ -175,6 +175,38 @@ for (const backend of backends) {
       },
     );
 
+    test('statements of one transaction issued together run one after the other, in order', async () => {
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => void warnings.push(warning.message);
+      process.on('warning', onWarning);
+      try {
+        const rows = await db.transaction(async (tx) => {
+          await Promise.all(
+            Array.from({ length: 5 }, (_, n) =>
+              tx.run('INSERT INTO scratch (id, note) VALUES ($1, $2)', [`t-${n}`, String(n)]),
+            ),
+          );
+          return Promise.all([
+            tx.all<{ id: string }>("SELECT id FROM scratch WHERE id LIKE 't-%' ORDER BY id"),
+            tx.one<{ n: number }>("SELECT COUNT(*) AS n FROM scratch WHERE id LIKE 't-%'"),
+          ]);
+        });
+        assert.deepEqual(
+          rows[0].map((row) => row.id),
+          ['t-0', 't-1', 't-2', 't-3', 't-4'],
+        );
+        assert.equal(Number(rows[1]?.n), 5);
+        // A warning is emitted on the next tick at the earliest.
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.deepEqual(
+          warnings.filter((message) => /already executing a query/.test(message)),
+          [],
+        );
+      } finally {
+        process.off('warning', onWarning);
+      }
+    });
+
     test('a transaction sees its own writes and those committed before it', async () => {
       await db.transaction((tx) => tx.run("INSERT INTO scratch (id, note) VALUES ('b-0', 'x')"));
       const seen = await Promise.all(

@@ -107,11 +107,10 @@ export async function recordOAuthGrant(
   try {
     await ctx.db.transaction(async (tx) => {
       const chain = await openChain(tx, ctx, grant.workspaceId);
-      const [workspace, member, server] = await Promise.all([
-        findWorkspace(tx, grant.workspaceId),
-        findMember(tx, grant.workspaceId, grant.memberId),
-        findMcpServerBySlug(tx, grant.workspaceId, input.server.slug),
-      ]);
+      // One after the other: a transaction is one connection, which runs one statement at a time.
+      const workspace = await findWorkspace(tx, grant.workspaceId);
+      const member = await findMember(tx, grant.workspaceId, grant.memberId);
+      const server = await findMcpServerBySlug(tx, grant.workspaceId, input.server.slug);
       if (!workspace || !member || !mayGrantOAuth(workspace, member) || server?.id !== grant.mcpServerId)
         throw new ServiceError(
           'validation_failed',

@@ -89,13 +89,18 @@ export async function shareEvents<RelayMessage extends { type: string }>(
 
   /** The messages of this turn of the event loop, sent together in one statement (in order). */
   const queued: string[] = [];
-  function flush(): Promise<unknown> | undefined {
+  // One statement at a time on the connection: a turn's messages wait for the last turn's to be sent.
+  let sending: Promise<unknown> = Promise.resolve();
+  function flush(): Promise<unknown> {
     const payloads = queued.splice(0, MAX_PER_STATEMENT);
     if (queued.length > 0) setImmediate(flush);
     const calls = payloads.map((_, i) => `pg_notify($1, $${i + 2})`);
     // Without the connection a hold change is not lost for good: the others see it at their next
     // read. An MCP message is lost, as it would be with the instance that should act on it.
-    return client?.query(`SELECT ${calls.join(', ')}`, [channel, ...payloads]).catch(() => {});
+    sending = sending.then(() =>
+      client?.query(`SELECT ${calls.join(', ')}`, [channel, ...payloads]).catch(() => {}),
+    );
+    return sending;
   }
 
   function send(message: Message<RelayMessage>) {
@@ -119,6 +124,7 @@ export async function shareEvents<RelayMessage extends { type: string }>(
       mcp.broadcast = null;
       // What this turn said goes out before the connection ends.
       while (queued.length > 0) await flush();
+      await sending;
       await client?.end().catch(() => {});
     },
   };

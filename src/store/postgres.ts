@@ -43,8 +43,12 @@ function statementName(text: string): string {
   return name;
 }
 
-function executor(client: pg.Pool | pg.PoolClient): Sql {
-  const query = async (text: string, params: unknown[] = []) => {
+type Query = (text: string, params?: unknown[]) => Promise<pg.QueryResult>;
+
+/** A statement on the pool (any free connection) or on one connection. */
+const sender =
+  (client: pg.Pool | pg.PoolClient): Query =>
+  async (text, params = []) => {
     try {
       return await client.query(
         params.length > 0 && params.length <= PREPARED_PARAMS_AT_MOST
@@ -55,6 +59,23 @@ function executor(client: pg.Pool | pg.PoolClient): Sql {
       throw mapError(error);
     }
   };
+
+/**
+ * A transaction's connection runs one statement at a time: statements issued together (say, reads in
+ * a Promise.all) wait their turn here, in order, as do its COMMIT and ROLLBACK, rather than in the
+ * driver, which pg 9 no longer does.
+ */
+function oneAtATime(client: pg.PoolClient): Query {
+  const send = sender(client);
+  let previous: Promise<unknown> = Promise.resolve();
+  return (text, params) => {
+    const next = previous.then(() => send(text, params));
+    previous = next.catch(() => undefined);
+    return next;
+  };
+}
+
+function executor(query: Query): Sql {
   return {
     all: async <T>(text: string, params?: unknown[]) => (await query(text, params)).rows as T[],
     one: async <T>(text: string, params?: unknown[]) => (await query(text, params)).rows[0] as T | undefined,
@@ -86,23 +107,21 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
     // flight fails anyway, so the event itself must not crash the process.
     const ignore = () => {};
     client.on('error', ignore);
-    const tx = executor(client);
+    const query = oneAtATime(client);
     try {
       // Lazy: committed without waiting for the disk (one round trip with the BEGIN, as its text).
-      await tx.exec(lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN');
-      const result = await work(tx);
+      await query(lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN');
+      const result = await work(executor(query));
       // A statement that failed inside (and was caught there) leaves an aborted transaction, which
       // COMMIT ends as a ROLLBACK without an error: never answered as committed.
-      const ended = await client.query('COMMIT').catch((error: unknown) => {
-        throw mapError(error);
-      });
+      const ended = await query('COMMIT');
       if (ended.command !== 'COMMIT')
         throw new Error('the transaction was rolled back: a statement in it failed');
       client.off('error', ignore);
       client.release();
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      await query('ROLLBACK').catch(() => undefined);
       client.off('error', ignore);
       client.release(error instanceof StorageUnavailableError);
       throw error;
@@ -180,7 +199,7 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
 
   return {
     dialect: 'postgres',
-    ...executor(pool),
+    ...executor(sender(pool)),
     transaction<T>(work: (tx: Sql) => Promise<T>, options: { lazy?: boolean; batch?: string } = {}) {
       const key = options.batch;
       if (key === undefined) return runAlone(work, options.lazy);
