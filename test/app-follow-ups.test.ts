@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { exportConfig } from '../src/services/apply-config.ts';
+import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { appClient, lastEvidence, type Fields, type Session } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
@@ -441,6 +441,45 @@ for (const backend of backends) {
         });
         assert.equal(past.status, 422);
         assert.match(textOf(past.text), /Until has passed already: choose a later time\./);
+      });
+
+      test('the live inbox counts a hold as new when an escalation asks the reader or a delegation hands it over', async () => {
+        const olga = await signIn(workspace, 'olga@acme.test');
+        const dan = await signIn(workspace, 'dan@acme.test');
+        const changes = async (session: Session, since: number) =>
+          JSON.parse((await get(session, `/app/inbox/changes?shown=&since=${since}`)).text) as {
+            waiting: number;
+            arrived: number;
+          };
+        const id = await submit('deploy', 'deploy-bot');
+        const drawn = t.clock.now();
+        const before = await changes(olga, drawn);
+        // Fifteen minutes later the escalation step asks the on-call group: new to Olga's open page.
+        await t.clock.advance(15 * MIN);
+        const escalated = await changes(olga, drawn);
+        assert.deepEqual(escalated, { ...before, waiting: before.waiting + 1, arrived: 1 });
+        // Bob, its approver, goes away: the hold is handed to Dan, new to Dan's open page.
+        const danDrawn = t.clock.now();
+        const danBefore = await changes(dan, danDrawn);
+        const file = await config();
+        file.members = file.members!.map((member) =>
+          member.email === 'bob@acme.test'
+            ? {
+                ...member,
+                delegate: { to: 'dan@acme.test', from: iso(danDrawn), until: iso(danDrawn + 60 * MIN) },
+              }
+            : member,
+        );
+        await applyConfig(t.service.ctx, workspace, parseConfig(JSON.stringify(file)));
+        await t.clock.advance(1 * MIN);
+        assert.deepEqual(await changes(dan, danDrawn), {
+          ...danBefore,
+          waiting: danBefore.waiting + 1,
+          arrived: 1,
+        });
+        // Once seen (the page drawn again), it is no longer new.
+        assert.equal((await changes(dan, t.clock.now())).arrived, 0);
+        assert.ok((await get(dan, '/app/inbox')).text.includes(`id="line-${id}"`));
       });
     },
   );

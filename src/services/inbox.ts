@@ -15,6 +15,7 @@ import {
   listPendingLines,
   pendingDecisions,
 } from '../store/holds.ts';
+import { listAskingEventsSince } from '../store/follow-ups.ts';
 import type { Member } from '../store/members.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
@@ -146,7 +147,10 @@ export async function inboxPage(ctx: ServiceContext, member: Member, query: Inbo
 export interface InboxChanges {
   /** Holds waiting for the member, filters aside (the count every page shows). */
   waiting: number;
-  /** Holds matching the filters that started waiting after `since` and are not shown. */
+  /**
+   * Holds matching the filters, not shown, that started waiting for the member after `since`: submitted
+   * since, or since brought to them by an escalation step or a handover from a member away.
+   */
   arrived: number;
   /** Shown holds that no longer wait for the member, and why. */
   left: {
@@ -171,12 +175,22 @@ export async function inboxChanges(
   filters: InboxFilters,
   since: number,
 ): Promise<InboxChanges> {
-  const [pending, waitsForMember] = await Promise.all([
+  const [pending, waitsForMember, asking] = await Promise.all([
     listPendingLines(ctx.db, member.workspaceId, WAITING_CAP),
     waitingFilter(ctx, member),
+    listAskingEventsSince(ctx.db, member.workspaceId, since),
   ]);
   const waiting = pending.filter(waitsForMember);
   const waitingIds = new Set(waiting.map((line) => line.id));
+  const askedSince = new Set(
+    asking
+      .filter(({ kind, detail }) =>
+        kind === 'handover'
+          ? detail.delegate === member.email
+          : Array.isArray(detail.notified) && detail.notified.includes(member.email),
+      )
+      .map((event) => event.holdId),
+  );
   const shownIds = new Set(shown);
   const matches = matcher(filters);
   const gone = shown.filter((id) => !waitingIds.has(id));
@@ -188,8 +202,10 @@ export async function inboxChanges(
   ]);
   return {
     waiting: waiting.length,
-    arrived: waiting.filter((line) => line.createdAt > since && !shownIds.has(line.id) && matches(line))
-      .length,
+    arrived: waiting.filter(
+      (line) =>
+        (line.createdAt > since || askedSince.has(line.id)) && !shownIds.has(line.id) && matches(line),
+    ).length,
     left: lines.map((line) => ({
       id: line.id,
       status: line.status,

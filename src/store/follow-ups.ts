@@ -92,6 +92,20 @@ export async function listFollowUpEvents(
   return rows.map((row) => ({ ...row, detail: JSON.parse(row.detail) as Record<string, unknown> }));
 }
 
+/** The escalation steps and handovers of the workspace's holds after `since`: who they asked. */
+export async function listAskingEventsSince(
+  sql: Sql,
+  workspaceId: string,
+  since: number,
+): Promise<FollowUpEvent[]> {
+  const rows = await sql.all<Omit<FollowUpEvent, 'detail'> & { detail: string }>(
+    `SELECT hold_id AS "holdId", at, kind, detail FROM follow_up_events
+     WHERE workspace_id = $1 AND at > $2 AND kind IN ('escalation', 'handover')`,
+    [workspaceId, since],
+  );
+  return rows.map((row) => ({ ...row, detail: JSON.parse(row.detail) as Record<string, unknown> }));
+}
+
 /** The new approvers of a hold an escalation step added to. */
 export async function updateHoldApprovers(
   sql: Sql,
