@@ -5,7 +5,8 @@
  * Entry points call it before they import the rest, dynamically.
  */
 import { enableCompileCache } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 export function cacheCompiledModules(): void {
-  enableCompileCache(new URL('../node_modules/.cache/node-compile-cache', import.meta.url).pathname);
+  enableCompileCache(fileURLToPath(new URL('../node_modules/.cache/node-compile-cache', import.meta.url)));
 }

@@ -481,6 +481,31 @@ for (const backend of backends) {
         assert.equal((await changes(dan, t.clock.now())).arrived, 0);
         assert.ok((await get(dan, '/app/inbox')).text.includes(`id="line-${id}"`));
       });
+
+      test('a delegation from now, saved again unchanged, stays the same delegation', async () => {
+        // A moment with milliseconds: the page shows it to the second.
+        await t.clock.advance(1_234, { runWorkers: false });
+        const oscar = await signIn(workspace, 'oscar@acme.test');
+        const page = await get(oscar, '/app/settings');
+        const fields = Object.fromEntries(formFields(page.text, '/app/settings'));
+        const until = new Date(t.clock.now() + 60 * MIN).toISOString().slice(0, 16);
+        const set = await post(oscar, '/app/settings', {
+          ...fields,
+          delegate_to: 'olga@acme.test',
+          delegate_from: '',
+          delegate_until: until,
+        });
+        assert.equal(set.status, 303, set.text.slice(0, 1000));
+        assert.equal((await lastEvidence(t, workspace)).data.delegations.length, 1);
+        const again = await get(oscar, '/app/settings');
+        const resaved = await post(
+          oscar,
+          '/app/settings',
+          Object.fromEntries(formFields(again.text, '/app/settings')),
+        );
+        assert.equal(resaved.status, 303, resaved.text.slice(0, 1000));
+        assert.equal((await lastEvidence(t, workspace)).data.delegations, undefined);
+      });
     },
   );
 }

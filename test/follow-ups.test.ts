@@ -502,6 +502,69 @@ rules:
       await verifiedEvidence(t, key);
     });
 
+    test('a handover waits while the delegate is away too, comes again when an ended delegation runs again, and hands over many holds, each once', async (tc) => {
+      const { t } = await start(tc, backend);
+      const file = (annUntil: number, annTo = 'dan@acme.test', annFrom = T0 + 60 * MIN) => `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+  - { email: ann@acme.test, name: Ann, role: approver, delegate: { to: ${annTo}, from: '${iso(annFrom)}', until: '${iso(annUntil)}' } }
+  - { email: bob@acme.test, name: Bob, role: approver }
+  - { email: dan@acme.test, name: Dan, role: approver, delegate: { to: eve@acme.test, from: '${iso(T0 + 30 * MIN)}', until: '${iso(T0 + 90 * MIN)}' } }
+  - { email: eve@acme.test, name: Eve, role: approver }
+tools: [{ connection: SDK, tool: pay, classification: approval }]
+rules:
+  - { name: Payments, tool: pay, effect: approval, approvers: [ann@acme.test, bob@acme.test], approvals_required: 2, timeout_minutes: 6000 }
+`;
+      const { workspace, key } = await t.workspace({ config: file(T0 + 120 * MIN) });
+      const first = await submit(t, key, 'pay', 'other-bot');
+      const asked = ['request ann@acme.test', 'request bob@acme.test'];
+      // Ann is away from T0 + 60 min, but Dan, her delegate, is away until T0 + 90 min: Ann is still asked.
+      await t.clock.advanceTo(T0 + 60 * MIN);
+      assert.deepEqual(await jobsOf(t, first), asked);
+      await t.clock.advanceTo(T0 + 89 * MIN);
+      assert.deepEqual(await jobsOf(t, first), asked);
+      // Dan is back: the hold is handed to him.
+      await t.clock.advanceTo(T0 + 90 * MIN);
+      assert.deepEqual(await jobsOf(t, first), [...asked, 'request dan@acme.test']);
+
+      // Ann's delegation ends; a hold arrives; then it is made to run again: that hold is handed over.
+      await t.clock.advanceTo(T0 + 121 * MIN);
+      const between = await submit(t, key, 'pay', 'other-bot');
+      assert.deepEqual(await jobsOf(t, between), asked);
+      await applyConfig(t.service.ctx, workspace, parseConfig(file(T0 + 240 * MIN)));
+      await t.clock.advance(1 * MIN);
+      assert.deepEqual(await jobsOf(t, between), [...asked, 'request dan@acme.test']);
+      assert.deepEqual(await jobsOf(t, first), [...asked, 'request dan@acme.test']);
+
+      // Many holds waiting, handed to a new delegate: 100 in a sweep, the rest in the next.
+      const many = [];
+      for (let n = 0; n < 101; n++) many.push(await submit(t, key, 'pay', 'other-bot'));
+      const toEve = async () =>
+        Number(
+          (
+            await t.service.ctx.db.one<{ n: number }>(
+              `SELECT COUNT(*) AS n FROM follow_up_events WHERE workspace_id = $1 AND kind = 'handover'
+               AND detail LIKE '%eve@acme.test%'`,
+              [workspace.id],
+            )
+          )?.n,
+        );
+      await applyConfig(
+        t.service.ctx,
+        workspace,
+        parseConfig(file(T0 + 240 * MIN, 'eve@acme.test', t.clock.now())),
+      );
+      // Each sweep hands over at most 100 (the worker's own rounds may run several between two moves
+      // of the clock): all 103 in the end, each once.
+      await t.clock.advance(1 * MIN);
+      await t.clock.advance(1 * MIN);
+      assert.equal(await toEve(), 103);
+      await t.clock.advance(1 * MIN);
+      assert.equal(await toEve(), 103);
+      assert.deepEqual((await jobsOf(t, many.at(-1)!)).at(-1), 'request eve@acme.test');
+      await verifiedEvidence(t, key);
+    });
+
     test('an SMS reminder says what is left, and its reply code decides', async (tc) => {
       const sms = await startSmsStub();
       tc.after(() => sms.close());

@@ -46,6 +46,8 @@ test('a quiet period ending in the hour a clock change skips or repeats ends whe
   assert.equal(quietUntil(late, 'Europe/Berlin', at('2026-03-28T23:00:00Z')), at('2026-03-29T01:00:00Z'));
   // It repeats 02:00–03:00 on 2026-10-25: 02:30 comes first at 00:30 UTC, in summer time.
   assert.equal(quietUntil(late, 'Europe/Berlin', at('2026-10-24T22:00:00Z')), at('2026-10-25T00:30:00Z'));
+  // In the repeated hour, after the first 02:30 (01:10 UTC is 02:10 in winter time): it has ended.
+  assert.equal(quietUntil(late, 'Europe/Berlin', at('2026-10-25T01:10:00Z')), null);
 });
 
 test('time zone names are checked', () => {

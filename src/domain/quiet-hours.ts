@@ -43,6 +43,8 @@ export function quietUntil(quiet: QuietHours | null, timeZone: string | null, no
     moved = true;
   }
   if (!moved) return null;
-  // Local time back to an instant: a clock change in between counts.
-  return instantOf(zone, local);
+  // Local time back to an instant: a clock change in between counts. Inside an hour the clock repeats,
+  // an end the clock showed already (in its first pass) has come.
+  const ends = instantOf(zone, local);
+  return ends > now ? ends : null;
 }

@@ -224,22 +224,26 @@ async function applyIn(tx: Sql, ctx: ServiceContext, workspace: Workspace, { con
           until: delegation && new Date(delegation.until).toISOString(),
         });
       }
-      await upsertMember(tx, {
-        id: idOf.get(email)!,
-        workspaceId: workspace.id,
-        email,
-        name: member.name,
-        role: member.role,
-        phone: member.phone ?? null,
-        slackUserId: member.slack_user_id ?? null,
-        teamsUserId: member.teams_user_id?.toLowerCase() ?? null,
-        channels: member.channels ?? ['email'],
-        timeZone: member.time_zone ?? null,
-        quietHours: member.quiet_hours ?? null,
-        agents: member.agents ?? [],
-        delegation,
-        createdAt: now,
-      });
+      await upsertMember(
+        tx,
+        {
+          id: idOf.get(email)!,
+          workspaceId: workspace.id,
+          email,
+          name: member.name,
+          role: member.role,
+          phone: member.phone ?? null,
+          slackUserId: member.slack_user_id ?? null,
+          teamsUserId: member.teams_user_id?.toLowerCase() ?? null,
+          channels: member.channels ?? ['email'],
+          timeZone: member.time_zone ?? null,
+          quietHours: member.quiet_hours ?? null,
+          agents: member.agents ?? [],
+          delegation,
+          createdAt: now,
+        },
+        now,
+      );
     }
     const kept = config.members.map((member) => member.email.toLowerCase());
     const removed = await removeMembersExcept(tx, workspace.id, kept, now);

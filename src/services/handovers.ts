@@ -5,7 +5,7 @@
  * handover is done once, in one transaction under the workspace's chain lock.
  */
 import { findHold, listPendingLines, pendingDecisions } from '../store/holds.ts';
-import { insertFollowUpEvent } from '../store/follow-ups.ts';
+import { insertFollowUpEvent, pendingHoldsHandedTo } from '../store/follow-ups.ts';
 import { listDueHandovers, markHandedOver } from '../store/members.ts';
 import { pendingHoldsAskedOf } from '../store/notifications.ts';
 import { writeTogether } from '../store/statements.ts';
@@ -15,10 +15,13 @@ import { openChain } from './evidence.ts';
 import { WAITING_CAP } from './inbox.ts';
 import { askMembers } from './notifications.ts';
 
+/** At most this many holds are handed over in one transaction; the rest in the next sweeps. */
+const HOLDS_PER_TRANSACTION = 100;
+
 /**
  * One sweep: hands over the waiting holds of up to `batch` members whose delegation came into force;
- * returns how many it looked at. One that fails is tried again next time and holds up no other; the
- * first failure is thrown at the end, for the worker's log.
+ * returns how many members it looked at. One that fails is tried again next time and holds up no
+ * other; the first failure is thrown at the end, for the worker's log.
  */
 export async function runDueHandovers(ctx: ServiceContext, batch = 100): Promise<number> {
   const due = await listDueHandovers(ctx.db, ctx.now(), batch);
@@ -30,24 +33,28 @@ export async function runDueHandovers(ctx: ServiceContext, batch = 100): Promise
   return due.length;
 }
 
+/**
+ * Up to HOLDS_PER_TRANSACTION of the member's waiting holds handed to their delegate, in one
+ * transaction under the workspace's lock (which keeps decisions and submissions out meanwhile); the
+ * member is marked handed over with the last of them.
+ */
 async function handOver(ctx: ServiceContext, workspaceId: string, memberId: string): Promise<void> {
   const handed = await ctx.db.transaction(async (tx) => {
-    // The lock keeps decisions and submissions out while the holds are looked at.
     const chain = await openChain(tx, ctx, workspaceId);
     const now = ctx.now();
-    if (!(await markHandedOver(tx, workspaceId, memberId, now))) return []; // another instance was first
     const deciders = await loadDeciders(tx, workspaceId);
     const member = deciders.byId.get(memberId);
-    // With the delegate away too, the member is still the one asked.
     const delegate = member && deciders.delegateOf(member, now);
+    // Changed meanwhile (the sweep leaves out delegates who are away): nothing to hand over now.
     if (!member || !delegate) return [];
     const lines = await listPendingLines(tx, workspaceId, WAITING_CAP);
     const decisions = await pendingDecisions(tx, workspaceId);
     const asked = await pendingHoldsAskedOf(tx, workspaceId, delegate.id);
+    const handedBefore = await pendingHoldsHandedTo(tx, workspaceId, delegate.email);
     // Holds the member may still decide and the delegate may decide in their place, not yet asked of
-    // the delegate (not their own agent's, not one they decide in their own right).
-    const handed = lines.filter((line) => {
-      if (asked.has(line.id)) return false;
+    // or handed to the delegate (not their own agent's, not one they decide in their own right).
+    const due = lines.filter((line) => {
+      if (asked.has(line.id) || handedBefore.has(line.id)) return false;
       const hold = { ...line, status: 'pending' as const };
       const past = decisions.get(line.id) ?? [];
       const instead = deciders.capacity(hold, delegate, past, now);
@@ -57,6 +64,8 @@ async function handOver(ctx: ServiceContext, workspaceId: string, memberId: stri
         instead.onBehalfOf?.id === member.id
       );
     });
+    const handed = due.slice(0, HOLDS_PER_TRANSACTION);
+    if (due.length === handed.length && !(await markHandedOver(tx, workspaceId, memberId, now))) return [];
     const until = member.delegation!.until;
     for (const line of handed) {
       const hold = (await findHold(tx, workspaceId, line.id))!;

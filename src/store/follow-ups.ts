@@ -106,6 +106,21 @@ export async function listAskingEventsSince(
   return rows.map((row) => ({ ...row, detail: JSON.parse(row.detail) as Record<string, unknown> }));
 }
 
+/** The waiting holds of the workspace handed over to this delegate (by e-mail) already. */
+export async function pendingHoldsHandedTo(
+  sql: Sql,
+  workspaceId: string,
+  delegate: string,
+): Promise<Set<string>> {
+  const rows = await sql.all<{ holdId: string; detail: string }>(
+    `SELECT e.hold_id AS "holdId", e.detail FROM follow_up_events e
+     JOIN holds h ON h.id = e.hold_id AND h.workspace_id = e.workspace_id
+     WHERE e.workspace_id = $1 AND e.kind = 'handover' AND h.status = 'pending'`,
+    [workspaceId],
+  );
+  return new Set(rows.filter((row) => JSON.parse(row.detail).delegate === delegate).map((row) => row.holdId));
+}
+
 /** The new approvers of a hold an escalation step added to. */
 export async function updateHoldApprovers(
   sql: Sql,

@@ -105,8 +105,11 @@ export async function findMemberByEmail(
   return row && toMember(row);
 }
 
-/** Inserts or updates by e-mail; a removed member who is declared again comes back. */
-export async function upsertMember(sql: Sql, member: Member): Promise<void> {
+/**
+ * Inserts or updates by e-mail; a removed member who is declared again comes back. `now`: a delegation
+ * that had ended by then and is made to run again hands the waiting holds over again.
+ */
+export async function upsertMember(sql: Sql, member: Member, now: number): Promise<void> {
   await sql.run(
     `INSERT INTO members (id, workspace_id, email, name, role, phone, slack_user_id, channels, created_at, removed_at,
        teams_user_id, time_zone, quiet_hours, agents, delegate_id, delegate_from, delegate_until)
@@ -116,10 +119,12 @@ export async function upsertMember(sql: Sql, member: Member): Promise<void> {
        teams_user_id = excluded.teams_user_id, time_zone = excluded.time_zone, quiet_hours = excluded.quiet_hours,
        agents = excluded.agents, delegate_id = excluded.delegate_id, delegate_from = excluded.delegate_from,
        delegate_until = excluded.delegate_until,
-       -- Another delegate or start hands the waiting holds over again; a longer or shorter end does not.
+       -- Another delegate or start hands the waiting holds over again, as does an ended delegation made
+       -- to run again; a longer or shorter end of one in force does not.
        delegate_handed_over_at = CASE
          WHEN members.delegate_id IS DISTINCT FROM excluded.delegate_id
-           OR members.delegate_from IS DISTINCT FROM excluded.delegate_from THEN NULL
+           OR members.delegate_from IS DISTINCT FROM excluded.delegate_from
+           OR members.delegate_until <= $17 THEN NULL
          ELSE members.delegate_handed_over_at END`,
     [
       member.id,
@@ -138,6 +143,7 @@ export async function upsertMember(sql: Sql, member: Member): Promise<void> {
       member.delegation?.delegateId ?? null,
       member.delegation?.from ?? null,
       member.delegation?.until ?? null,
+      now,
     ],
   );
 }
@@ -151,11 +157,15 @@ export async function listDueHandovers(
   now: number,
   limit: number,
 ): Promise<{ workspaceId: string; memberId: string }[]> {
+  // Not while the delegate is away too (delegations do not chain) or no longer a member: then the
+  // member is still the one asked, and the handover waits for the delegate's return.
   return sql.all(
-    `SELECT workspace_id AS "workspaceId", id AS "memberId" FROM members
-     WHERE delegate_id IS NOT NULL AND delegate_handed_over_at IS NULL AND removed_at IS NULL
-       AND delegate_from <= $1 AND delegate_until > $1
-     ORDER BY delegate_from LIMIT $2`,
+    `SELECT m.workspace_id AS "workspaceId", m.id AS "memberId" FROM members m
+     JOIN members d ON d.workspace_id = m.workspace_id AND d.id = m.delegate_id AND d.removed_at IS NULL
+     WHERE m.delegate_id IS NOT NULL AND m.delegate_handed_over_at IS NULL AND m.removed_at IS NULL
+       AND m.delegate_from <= $1 AND m.delegate_until > $1
+       AND NOT (d.delegate_id IS NOT NULL AND d.delegate_from <= $1 AND d.delegate_until > $1)
+     ORDER BY m.delegate_from LIMIT $2`,
     [now, limit],
   );
 }

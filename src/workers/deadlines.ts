@@ -37,11 +37,14 @@ export function startDeadlineWorker(
       }
       // Handovers, reminders and escalation steps that came due, likewise; last, so that one that
       // fails holds up nothing else.
+      let failure: unknown = null;
       try {
         for (let count = BATCH; count === BATCH;) count = await runDueHandovers(ctx, BATCH);
-      } finally {
-        for (let count = BATCH; count === BATCH;) count = await runDueFollowUps(ctx, BATCH);
+      } catch (error) {
+        failure = error;
       }
+      for (let count = BATCH; count === BATCH;) count = await runDueFollowUps(ctx, BATCH);
+      if (failure) throw failure;
     },
   });
 }

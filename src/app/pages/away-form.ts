@@ -88,7 +88,10 @@ export function readAwayForm(
   else change.quiet_hours = { from, to, weekends: values.quiet_weekends };
 
   if (values.delegate_to) {
-    const start = values.delegate_from ? fromLocalInput(values.delegate_from, values.shown_zone) : now;
+    // "Now" to the second, as the form shows it: saved again unchanged, it stays the same delegation.
+    const start = values.delegate_from
+      ? fromLocalInput(values.delegate_from, values.shown_zone)
+      : now - (now % 1000);
     const end = fromLocalInput(values.delegate_until, values.shown_zone);
     if (start === null) errors.delegate = 'From is not a date and time: pick one, or leave it empty for now.';
     else if (end === null) errors.delegate = 'Until needs a date and time.';
