@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { quietUntil } from './quiet-hours.ts';
-import { isTimeZone } from './time-zones.ts';
+import { isTimeZone, timeZoneChoices } from './time-zones.ts';
 
 const at = (iso: string) => Date.parse(iso);
 const night = { from: '20:00', to: '08:00', weekends: false };
@@ -53,4 +53,17 @@ test('a quiet period ending in the hour a clock change skips or repeats ends whe
 test('time zone names are checked', () => {
   assert.equal(isTimeZone('Europe/Berlin'), true);
   assert.equal(isTimeZone('Mars/Olympus'), false);
+});
+
+test('the zones to choose from go by their current names, each a zone the runtime knows', () => {
+  const choices = timeZoneChoices();
+  for (const name of ['Europe/Kyiv', 'Asia/Kolkata', 'Asia/Ho_Chi_Minh', 'America/Nuuk', 'Europe/Berlin'])
+    assert.ok(choices.includes(name), name);
+  for (const name of ['Europe/Kiev', 'Asia/Calcutta', 'Asia/Saigon'])
+    assert.ok(!choices.includes(name), name);
+  assert.deepEqual(
+    choices.filter((name) => !isTimeZone(name)),
+    [],
+  );
+  assert.deepEqual(choices, [...new Set(choices)].sort());
 });

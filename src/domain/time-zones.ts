@@ -12,6 +12,34 @@ export function isTimeZone(name: string): boolean {
   }
 }
 
+/**
+ * Zones ICU still lists under names IANA has replaced (ICU keeps its first ids), by their current
+ * names: a person in Kyiv or Kolkata looks for those. Both names work everywhere; only the list shows one.
+ */
+const CURRENT_NAMES: Record<string, string> = {
+  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires',
+  'America/Catamarca': 'America/Argentina/Catamarca',
+  'America/Cordoba': 'America/Argentina/Cordoba',
+  'America/Godthab': 'America/Nuuk',
+  'America/Indianapolis': 'America/Indiana/Indianapolis',
+  'America/Jujuy': 'America/Argentina/Jujuy',
+  'America/Louisville': 'America/Kentucky/Louisville',
+  'America/Mendoza': 'America/Argentina/Mendoza',
+  'Asia/Calcutta': 'Asia/Kolkata',
+  'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Rangoon': 'Asia/Yangon',
+  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Atlantic/Faeroe': 'Atlantic/Faroe',
+  'Europe/Kiev': 'Europe/Kyiv',
+  'Pacific/Enderbury': 'Pacific/Kanton',
+};
+
+/** The IANA time zones to choose from, by their current names, sorted. */
+export const timeZoneChoices = (): string[] =>
+  Intl.supportedValuesOf('timeZone')
+    .map((zone) => CURRENT_NAMES[zone] ?? zone)
+    .sort();
+
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 /** The wall-clock time in `zone` at the instant `at` (to the second), written as if it were UTC (epoch ms). */

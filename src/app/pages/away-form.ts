@@ -5,7 +5,7 @@
  * beside them), so changing the time zone in the same form does not move them.
  */
 import { CLOCK_TIME } from '../../domain/quiet-hours.ts';
-import { isTimeZone } from '../../domain/time-zones.ts';
+import { isTimeZone, timeZoneChoices } from '../../domain/time-zones.ts';
 import type { WorkspaceConfig } from '../../services/config-file.ts';
 import { type Html, html } from '../html.ts';
 import { field, type Form } from '../respond.ts';
@@ -32,7 +32,7 @@ export interface AwayValues {
 }
 
 /** The choices of the time zone select: the runtime's IANA zones (UTC is the empty choice). */
-const ZONES = Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC');
+const ZONES = timeZoneChoices().filter((zone) => zone !== 'UTC');
 
 export function awayValuesOf(entry: MemberEntry | undefined): AwayValues {
   const zone = entry?.time_zone ?? 'UTC';
