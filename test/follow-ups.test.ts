@@ -717,6 +717,45 @@ tools: [{ connection: SDK, tool: pay, classification: approval }]
       assert.equal(row?.next, T0 + 215 * MIN);
     });
 
+    test('a handover that fails is tried again 5 minutes later and holds up no other', async (tc) => {
+      const { t } = await start(tc, backend);
+      const file = `
+members:
+  - { email: admin@acme.test, name: Admin, role: admin }
+  - { email: ann@acme.test, name: Ann, role: approver, delegate: { to: dan@acme.test, from: '${iso(T0 + 10 * MIN)}', until: '${iso(T0 + 600 * MIN)}' } }
+  - { email: dan@acme.test, name: Dan, role: approver }
+tools: [{ connection: SDK, tool: pay, classification: approval }]
+rules:
+  - { name: Payments, tool: pay, effect: approval, approvers: [ann@acme.test], timeout_minutes: 6000 }
+`;
+      const broken = await t.workspace({ config: file });
+      const sound = await t.workspace({ config: file });
+      const failing = await submit(t, broken.key, 'pay');
+      const fine = await submit(t, sound.key, 'pay');
+      // A time zone the runtime does not know (written past the file's check) makes asking Dan fail.
+      const breakDan = (zone: string) =>
+        t.service.ctx.db.run(
+          `UPDATE members SET time_zone = $2, quiet_hours = '{"from":"20:00","to":"08:00","weekends":false}'
+           WHERE workspace_id = $1 AND email = 'dan@acme.test'`,
+          [broken.workspace.id, zone],
+        );
+      await breakDan('Mars/Olympus');
+      await t.clock.advanceTo(T0 + 10 * MIN);
+      assert.deepEqual(await jobsOf(t, fine), ['request ann@acme.test', 'request dan@acme.test']);
+      assert.deepEqual(await jobsOf(t, failing), ['request ann@acme.test']);
+      const after = await t.service.ctx.db.one<{ after: number }>(
+        `SELECT delegate_handover_after AS after FROM members WHERE workspace_id = $1 AND email = 'ann@acme.test'`,
+        [broken.workspace.id],
+      );
+      assert.equal(Number(after?.after), T0 + 15 * MIN);
+      // Mended, it goes at the next try, not before.
+      await breakDan('Europe/Berlin');
+      await t.clock.advanceTo(T0 + 14 * MIN);
+      assert.deepEqual(await jobsOf(t, failing), ['request ann@acme.test']);
+      await t.clock.advanceTo(T0 + 15 * MIN);
+      assert.deepEqual(await jobsOf(t, failing), ['request ann@acme.test', 'request dan@acme.test']);
+    });
+
     test('webhooks: hold.escalated, hold.reminded, delegation.changed, and both names on a delegate decision', async (tc) => {
       const receiver = await startReceiver({ ignore: isCheckpointEvent });
       tc.after(() => receiver.close());

@@ -55,8 +55,8 @@ export function followUpStatement(hold: Hold, followUps: ReturnType<typeof follo
     : insertFollowUpStatement({ holdId: hold.id, workspaceId: hold.workspaceId, plan, nextAt });
 }
 
-/** How long a hold whose follow-up failed waits before it is tried again. */
-const RETRY_MS = 5 * 60_000;
+/** How long a hold whose follow-up (or a member whose handover) failed waits before it is tried again. */
+export const RETRY_MS = 5 * 60_000;
 
 /**
  * One sweep: acts on up to `batch` holds whose follow-ups came due; returns how many it looked at. A

@@ -6,12 +6,13 @@
  */
 import { findHold, listPendingLines, pendingDecisions } from '../store/holds.ts';
 import { insertFollowUpEvent, pendingHoldsHandedTo } from '../store/follow-ups.ts';
-import { listDueHandovers, markHandedOver } from '../store/members.ts';
+import { listDueHandovers, markHandedOver, postponeHandover } from '../store/members.ts';
 import { pendingHoldsAskedOf } from '../store/notifications.ts';
 import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
 import { openChain } from './evidence.ts';
+import { RETRY_MS } from './follow-ups.ts';
 import { WAITING_CAP } from './inbox.ts';
 import { askMembers } from './notifications.ts';
 
@@ -20,14 +21,19 @@ const HOLDS_PER_TRANSACTION = 100;
 
 /**
  * One sweep: hands over the waiting holds of up to `batch` members whose delegation came into force;
- * returns how many members it looked at. One that fails is tried again next time and holds up no
+ * returns how many members it looked at. One that fails is tried again 5 minutes later and holds up no
  * other; the first failure is thrown at the end, for the worker's log.
  */
 export async function runDueHandovers(ctx: ServiceContext, batch = 100): Promise<number> {
   const due = await listDueHandovers(ctx.db, ctx.now(), batch);
   let failure: unknown = null;
   for (const { workspaceId, memberId } of due) {
-    await handOver(ctx, workspaceId, memberId).catch((error: unknown) => (failure ??= error));
+    try {
+      await handOver(ctx, workspaceId, memberId);
+    } catch (error) {
+      failure ??= error;
+      await postponeHandover(ctx.db, workspaceId, memberId, ctx.now() + RETRY_MS);
+    }
   }
   if (failure) throw failure;
   return due.length;

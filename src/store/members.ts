@@ -164,6 +164,7 @@ export async function listDueHandovers(
      JOIN members d ON d.workspace_id = m.workspace_id AND d.id = m.delegate_id AND d.removed_at IS NULL
      WHERE m.delegate_id IS NOT NULL AND m.delegate_handed_over_at IS NULL AND m.removed_at IS NULL
        AND m.delegate_from <= $1 AND m.delegate_until > $1
+       AND (m.delegate_handover_after IS NULL OR m.delegate_handover_after <= $1)
        AND NOT (d.delegate_id IS NOT NULL AND d.delegate_from <= $1 AND d.delegate_until > $1)
      ORDER BY m.delegate_from LIMIT $2`,
     [now, limit],
@@ -184,6 +185,15 @@ export async function markHandedOver(
     [workspaceId, memberId, now],
   );
   return changed > 0;
+}
+
+/** A handover that failed: tried again at `at`. */
+export async function postponeHandover(sql: Sql, workspaceId: string, memberId: string, at: number) {
+  await sql.run('UPDATE members SET delegate_handover_after = $3 WHERE workspace_id = $1 AND id = $2', [
+    workspaceId,
+    memberId,
+    at,
+  ]);
 }
 
 export async function removeMembersExcept(sql: Sql, workspaceId: string, keepEmails: string[], at: number) {
