@@ -15,6 +15,7 @@ import {
   type Fields,
   type Page,
   type Session,
+  unescapeHtml,
 } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
@@ -53,22 +54,14 @@ const ADMIN_POSTS = [
   '/app/admin/slack',
 ];
 
-const unescape = (text: string) =>
-  text
-    .replaceAll('&quot;', '"')
-    .replaceAll('&#39;', "'")
-    .replaceAll('&lt;', '<')
-    .replaceAll('&gt;', '>')
-    .replaceAll('&amp;', '&');
-
 /** The hidden inputs of the first form after `marker` in a page. */
 function hiddenInputs(text: string, marker: string): [string, string][] {
   const start = text.indexOf(marker);
   assert.ok(start >= 0, `no ${marker} in the page`);
   const form = text.slice(text.indexOf('<form', start), text.indexOf('</form>', start));
   return [...form.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)"/g)].map((m) => [
-    unescape(m[1]!),
-    unescape(m[2]!),
+    unescapeHtml(m[1]!),
+    unescapeHtml(m[2]!),
   ]);
 }
 

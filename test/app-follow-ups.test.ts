@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
-import { appClient, lastEvidence, type Fields, type Session } from './support/app-client.ts';
+import { appClient, lastEvidence, type Fields, type Session, unescapeHtml } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { startTestService, TestClock, type TestService } from './support/service.ts';
@@ -43,27 +43,13 @@ rules:
 
 /** A page's text as read: tags out, entities back, white space as single spaces. */
 const textOf = (page: string) =>
-  page
-    .replace(/<[^>]+>/g, ' ')
-    .replaceAll('&quot;', '"')
-    .replaceAll('&#39;', "'")
-    .replaceAll('&lt;', '<')
-    .replaceAll('&gt;', '>')
-    .replaceAll('&amp;', '&')
+  unescapeHtml(page.replace(/<[^>]+>/g, ' '))
     .replace(/\s+/g, ' ')
     .replace(/ ([,.):])/g, '$1');
 
-const unescape = (text: string) =>
-  text
-    .replaceAll('&quot;', '"')
-    .replaceAll('&#39;', "'")
-    .replaceAll('&lt;', '<')
-    .replaceAll('&gt;', '>')
-    .replaceAll('&amp;', '&');
-
 const attributes = (tag: string) =>
   Object.fromEntries(
-    [...tag.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].slice(1).map((m) => [m[1]!, unescape(m[2] ?? '')]),
+    [...tag.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].slice(1).map((m) => [m[1]!, unescapeHtml(m[2] ?? '')]),
   );
 
 /** What a browser would send for the form posting to `action`: its inputs, choices and text as shown. */
@@ -80,11 +66,11 @@ function formFields(page: string, action: string): [string, string][] {
   for (const [, open, options] of form.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/g)) {
     const all = [...options!.matchAll(/<option\b([^>]*)>([^<]*)<\/option>/g)];
     const chosen = all.find((o) => 'selected' in attributes(`<option ${o[1]}`)) ?? all[0]!;
-    const value = attributes(`<option ${chosen[1]}`).value ?? unescape(chosen[2]!.trim());
+    const value = attributes(`<option ${chosen[1]}`).value ?? unescapeHtml(chosen[2]!.trim());
     sent.push([attributes(`<select ${open}`).name!, value]);
   }
   for (const [, open, text] of form.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g))
-    sent.push([attributes(`<textarea ${open}`).name!, unescape(text!.replace(/^\n/, ''))]);
+    sent.push([attributes(`<textarea ${open}`).name!, unescapeHtml(text!.replace(/^\n/, ''))]);
   return sent.filter(([name]) => name !== '_csrf');
 }
 

@@ -7,18 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { submitHold } from '../src/services/submit-hold.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
-import { appClient, type Page, type Session } from './support/app-client.ts';
+import { appClient, type Page, type Session, unescapeHtml } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { startTestService, type TestService } from './support/service.ts';
-
-const unescape = (text: string) =>
-  text
-    .replaceAll('&quot;', '"')
-    .replaceAll('&#39;', "'")
-    .replaceAll('&lt;', '<')
-    .replaceAll('&gt;', '>')
-    .replaceAll('&amp;', '&');
 
 /** The hold ids of a History page, in the order shown. */
 const idsOf = (page: Page) =>
@@ -31,7 +23,7 @@ const formValue = (page: Page, name: string) =>
 /** The path of the page's "← Newer" (`prev`) or "Older →" (`next`) link, if it has one. */
 const linkOf = (page: Page, rel: 'prev' | 'next') => {
   const href = page.text.match(new RegExp(`<a href="([^"]+)" rel="${rel}"`))?.[1];
-  return href === undefined ? null : unescape(href);
+  return href === undefined ? null : unescapeHtml(href);
 };
 
 for (const backend of backends) {
@@ -222,7 +214,7 @@ for (const backend of backends) {
       const rowOf = (id: string) => {
         const row = page.text.split('<tr>').find((part) => part.includes(`/app/holds/${id}"`));
         assert.ok(row, id);
-        return unescape(row.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' '));
+        return unescapeHtml(row.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' '));
       };
       assert.match(rowOf(invoice), / amount=4200, currency="EUR" /);
       assert.match(rowOf(empty), / none /);

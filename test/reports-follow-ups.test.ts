@@ -114,18 +114,8 @@ for (const backend of backends) {
     test('activity CSV: the old columns as they were, the new ones at the end', async () => {
       const answer = await call(t.url, 'GET', `/api/v1/reports/activity?${PERIOD}`, { key });
       const [header, ...rows] = parseCsv(answer.text);
-      assert.deepEqual(header, [
-        'reference',
-        'created_at',
-        'connection',
-        'tool_name',
-        'agent_id',
-        'environment',
-        'status',
-        'verdict',
-        'channel',
-        'approvers',
-        'decided_at',
+      // The whole header is checked in reports.test.ts: here, the new columns come last.
+      assert.deepEqual(header!.slice(-5), [
         'execution_status',
         'reminders',
         'escalations',

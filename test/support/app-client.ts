@@ -119,3 +119,12 @@ export async function lastEvidence(t: TestService, workspace: Workspace) {
   );
   return { type: row!.type, data: JSON.parse(row!.data), text: row!.data };
 }
+
+/** Text as the page's HTML escaped it (the escaping of src/markup), back as written. */
+export const unescapeHtml = (text: string) =>
+  text
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
