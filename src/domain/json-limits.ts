@@ -21,3 +21,23 @@ export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
   }
   return deepest;
 }
+
+/**
+ * Where the first number in a JSON value that is not finite is (its keys, `['lines', '1', 'price']`),
+ * or null. JSON.parse reads `1e400` as Infinity, which JSON itself cannot write back: no hash or store
+ * of the value could hold it. Walked without recursion, as `jsonDepth` is.
+ */
+export function nonFiniteNumberPath(value: unknown): string[] | null {
+  const stack: [unknown, string[]][] = [[value, []]];
+  while (stack.length > 0) {
+    const [item, path] = stack.pop()!;
+    if (typeof item === 'number' && !Number.isFinite(item)) return path;
+    if (item === null || typeof item !== 'object') continue;
+    // Reversed onto the stack, so the first such value in the document's order is the one named.
+    for (const [key, child] of Object.entries(item).reverse()) stack.push([child, [...path, key]]);
+  }
+  return null;
+}
+
+/** What a submission with a non-finite number is told about that field (never the value). */
+export const NON_FINITE_MESSAGE = 'must be a finite number';

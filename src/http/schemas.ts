@@ -6,7 +6,13 @@
  */
 import { z } from 'zod';
 import { HOLD_REFERENCE_PATTERN } from '../domain/ids.ts';
-import { isJsonObject, jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
+import {
+  isJsonObject,
+  jsonDepth,
+  MAX_JSON_DEPTH,
+  NON_FINITE_MESSAGE,
+  nonFiniteNumberPath,
+} from '../domain/json-limits.ts';
 
 /**
  * Kept as parsed (not copied), so every key, even `__proto__`, stays an ordinary own property. A custom
@@ -18,11 +24,16 @@ const jsonObject = z
     (value) => jsonDepth(value) <= MAX_JSON_DEPTH,
     `must not be nested deeper than ${MAX_JSON_DEPTH} levels`,
   )
+  // `1e400` parses as Infinity: refused, naming the field where it is (decisions.md, 2026-11-29).
+  .superRefine((value, context) => {
+    const path = nonFiniteNumberPath(value);
+    if (path) context.addIssue({ code: 'custom', message: NON_FINITE_MESSAGE, path });
+  })
   .meta({
     id: 'JsonObject',
     type: 'object',
     additionalProperties: true,
-    description: `A JSON object (not an array, not null), nested at most ${MAX_JSON_DEPTH} levels deep.`,
+    description: `A JSON object (not an array, not null), nested at most ${MAX_JSON_DEPTH} levels deep; every number finite (\`1e400\` is refused).`,
   });
 
 const text = (min: number, max: number) =>

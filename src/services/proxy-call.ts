@@ -7,7 +7,7 @@ import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { envelopeContent, envelopeOf, type EnvelopeStatus, unknownReference } from '../domain/envelope.ts';
 import type { Environment, Hold } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN, randomId } from '../domain/ids.ts';
-import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
+import { jsonDepth, MAX_JSON_DEPTH, NON_FINITE_MESSAGE, nonFiniteNumberPath } from '../domain/json-limits.ts';
 import { findHold, findOpenProxyHold } from '../store/holds.ts';
 import type { McpServer } from '../store/mcp-servers.ts';
 import { findTool, listTools, recordDiscoveredTool } from '../store/tools.ts';
@@ -189,6 +189,10 @@ export async function callThroughProxy(
     throw new ProxyRefusal(-32602, 'The tool name must be 1-200 characters');
   if (jsonDepth(args) > MAX_JSON_DEPTH)
     throw new ProxyRefusal(-32602, `Arguments must not be nested deeper than ${MAX_JSON_DEPTH} levels`);
+  // `1e400` parses as Infinity, which no hash or store can hold: named, never repeated.
+  const nonFinite = nonFiniteNumberPath(args);
+  if (nonFinite)
+    throw new ProxyRefusal(-32602, `${['arguments', ...nonFinite].join('.')}: ${NON_FINITE_MESSAGE}`);
   const { workspace, server } = caller;
   // A name the upstream does not have is answered with the upstream's code (no hold, nobody paged),
   // but not with the SDK's text, which repeats the name: no error echoes a value of the request.
