@@ -60,6 +60,11 @@ const TABLES_WITHOUT_WORKSPACE_ID: Record<string, { kind: 'global' | 'missing'; 
     reason:
       "the OAuth server's own objects (registered clients, codes, tokens), keyed by the library's ids; a token reaches its workspace through oauth_grants (a reference table, or distributed by its own key)",
   },
+  webauthn_challenges: {
+    kind: 'global',
+    reason:
+      'one-time challenges of passkey ceremonies, made before a sign-in knows its member or workspace; minutes long',
+  },
   hold_decisions: { kind: 'missing', reason: "a member's decision on a hold, reached by hold_id" },
   login_tokens: { kind: 'missing', reason: "a member's sign-in link, reached by its hash or member_id" },
   decision_tokens: { kind: 'missing', reason: "a member's decision link on a hold, reached by its hash" },

@@ -195,6 +195,28 @@ export function signInMail(
   };
 }
 
+/** A sign-in link an admin had sent to the member (never shown to the admin): it names who asked. */
+export function invitedMail(
+  link: { workspace: string; url: string },
+  askedBy: string,
+  days: number,
+): Omit<MailMessage, 'to'> {
+  return {
+    subject: 'Your sign-in link',
+    text: [
+      `${askedBy} asked for a sign-in link for you to ${link.workspace} (it works once, for ${days} days):`,
+      link.url,
+      '',
+      'Only you received this link. Do not pass it on.',
+    ].join('\n'),
+    html: html`<p>
+        ${askedBy} asked for a sign-in link for you to ${link.workspace} (it works once, for ${days} days):
+      </p>
+      <p><a href="${link.url}">Sign in to ${link.workspace}</a></p>
+      <p>Only you received this link. Do not pass it on.</p>`.toString(),
+  };
+}
+
 /** Slack mrkdwn: `&`, `<` and `>` are control characters and must be escaped. */
 const mrkdwn = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');

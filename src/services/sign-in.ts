@@ -2,13 +2,15 @@
  * Signing in to the app: a one-time link by e-mail (or from `approvals users invite`) opens a
  * session. Sessions and links are random secrets of which only the SHA-256 is stored.
  */
-import { signInMail } from '../channels/messages.ts';
+import { invitedMail, signInMail } from '../channels/messages.ts';
 import { base64url, randomBytes, randomId } from '../domain/ids.ts';
 import {
   findMember,
   findMemberByEmail,
   findMemberById,
   findMembershipsByEmail,
+  hasSignedIn,
+  markSignedIn,
   type Member,
 } from '../store/members.ts';
 import { insertNotification } from '../store/notifications.ts';
@@ -39,14 +41,39 @@ export interface AppSession {
   csrfToken: string;
 }
 
-async function mintLoginLink(ctx: ServiceContext, memberId: string, validMs: number): Promise<string> {
+/**
+ * Who asked for a sign-in link and how it reached the member, recorded with every link made: the member
+ * on the sign-in form (by e-mail), the operator on the server (`approvals users invite`, printed), or an
+ * admin in the app (shown for a first invitation, otherwise e-mailed to the member).
+ */
+export type LinkRequest =
+  | { by: 'member'; delivery: 'email' }
+  | { by: 'operator'; delivery: 'printed' }
+  | { by: Member; delivery: 'shown' | 'email' };
+
+/** A one-time link and its evidence entry, inside the caller's transaction. */
+async function mintLoginLink(
+  tx: Sql,
+  ctx: ServiceContext,
+  member: Member,
+  validMs: number,
+  request: LinkRequest,
+): Promise<string> {
   const token = secret();
   const now = ctx.now();
-  await insertLoginToken(ctx.db, {
+  const chain = await openChain(tx, ctx, member.workspaceId);
+  await insertLoginToken(tx, {
     tokenHash: sha256Hex(token),
-    memberId,
+    memberId: member.id,
     createdAt: now,
     expiresAt: now + validMs,
+  });
+  await chain.append('member.sign_in_link', {
+    member: { id: member.id, email: member.email },
+    requested_by:
+      typeof request.by === 'string' ? request.by : { id: request.by.id, email: request.by.email },
+    delivery: request.delivery,
+    expires_at: new Date(now + validMs).toISOString(),
   });
   return `${ctx.publicUrl}/app/login/${token}`;
 }
@@ -84,16 +111,16 @@ export async function mailSignInLinks(
   if (!ctx.mailer || memberships.length === 0) return 'skipped';
   const links = [];
   for (const membership of memberships) {
-    links.push({
-      workspace: membership.workspaceName,
-      url: await mintLoginLink(ctx, membership.id, MAGIC_LINK_MINUTES * 60_000),
-    });
+    const url = await ctx.db.transaction((tx) =>
+      mintLoginLink(tx, ctx, membership, MAGIC_LINK_MINUTES * 60_000, { by: 'member', delivery: 'email' }),
+    );
+    links.push({ workspace: membership.workspaceName, url });
   }
   await ctx.mailer.send({ to: memberships[0]!.email, ...signInMail(links, MAGIC_LINK_MINUTES) });
   return 'sent';
 }
 
-/** `approvals users invite`: a one-time sign-in link for a member, valid for a week. */
+/** `approvals users invite`: a one-time sign-in link for a member, valid for a week, for the operator to print. */
 export async function inviteLink(
   ctx: ServiceContext,
   workspace: Workspace,
@@ -106,7 +133,56 @@ export async function inviteLink(
       'not_found',
       `member ${email} not found in workspace ${workspace.slug}: declare members with apply, or in the app`,
     );
-  return { url: await mintLoginLink(ctx, member.id, INVITE_DAYS * 86_400_000) };
+  const url = await ctx.db.transaction((tx) =>
+    mintLoginLink(tx, ctx, member, INVITE_DAYS * 86_400_000, { by: 'operator', delivery: 'printed' }),
+  );
+  return { url };
+}
+
+/**
+ * Members → Invite in the app. A member who has never signed in gets a first invitation the admin is
+ * shown (to pass on); a member who has signed in gets the link by their own e-mail only, so that an admin
+ * cannot sign in as them. Refused when e-mail is not set up: then only the operator on the server can
+ * make a link (`approvals users invite`).
+ */
+export async function inviteFromApp(
+  ctx: ServiceContext,
+  session: AppSession,
+  email: string,
+): Promise<{ delivery: 'shown'; url: string } | { delivery: 'email' }> {
+  const member = await findMemberByEmail(ctx.db, session.workspace.id, email);
+  if (!member) throw new ServiceError('not_found', 'No such member in this workspace.');
+  const mailer = ctx.mailer;
+  const made = await ctx.db.transaction(async (tx) => {
+    const admin = session.member;
+    if (!(await hasSignedIn(tx, member))) {
+      const url = await mintLoginLink(tx, ctx, member, INVITE_DAYS * 86_400_000, {
+        by: admin,
+        delivery: 'shown',
+      });
+      return { delivery: 'shown' as const, url };
+    }
+    if (!mailer)
+      throw new ServiceError(
+        'conflict',
+        `${member.email} has signed in before, so a new sign-in link goes only to their own e-mail, and e-mail is not set up on this service. They can ask the operator, who can run approvals users invite on the server.`,
+      );
+    const url = await mintLoginLink(tx, ctx, member, INVITE_DAYS * 86_400_000, {
+      by: admin,
+      delivery: 'email',
+    });
+    return { delivery: 'email' as const, url };
+  });
+  if (made.delivery === 'shown') return made;
+  await mailer!.send({
+    to: member.email,
+    ...invitedMail(
+      { workspace: session.workspace.name, url: made.url },
+      `${session.member.name} (${session.member.email})`,
+      INVITE_DAYS,
+    ),
+  });
+  return { delivery: 'email' };
 }
 
 /** Whether a sign-in link can still be used (GET shows a button; only POST uses it up). */
@@ -137,6 +213,7 @@ export async function startSession(tx: Sql, ctx: ServiceContext, member: Member)
     createdAt: now,
     expiresAt: now + SESSION_DAYS * 86_400_000,
   });
+  await markSignedIn(tx, member, now);
   await chain.append('member.signed_in', { member: { id: member.id, email: member.email } });
   return sessionId;
 }

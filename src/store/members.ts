@@ -253,3 +253,20 @@ export const findMemberIdsByPhone = async (sql: Sql, phone: string) =>
   (
     await sql.all<{ id: string }>('SELECT id FROM members WHERE phone = $1 AND removed_at IS NULL', [phone])
   ).map((row) => row.id);
+
+/** Notes the member's first sign-in (later ones leave it). */
+export async function markSignedIn(sql: Sql, member: Member, at: number): Promise<void> {
+  await sql.run(
+    'UPDATE members SET signed_in_at = $3 WHERE workspace_id = $1 AND id = $2 AND signed_in_at IS NULL',
+    [member.workspaceId, member.id, at],
+  );
+}
+
+/** Whether the member has ever signed in: then sign-in links go to their own e-mail only. */
+export async function hasSignedIn(sql: Sql, member: Member): Promise<boolean> {
+  const row = await sql.one<{ at: number | null }>(
+    'SELECT signed_in_at AS at FROM members WHERE workspace_id = $1 AND id = $2',
+    [member.workspaceId, member.id],
+  );
+  return row?.at !== null && row?.at !== undefined;
+}

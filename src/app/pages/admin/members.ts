@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { WorkspaceConfig } from '../../../services/config-file.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
-import { type AppSession, INVITE_DAYS, inviteLink } from '../../../services/sign-in.ts';
+import { type AppSession, INVITE_DAYS, inviteFromApp } from '../../../services/sign-in.ts';
 import { copyable } from '../../copyable.ts';
 import { type Html, html, time, when } from '../../html.ts';
 import { field, fields, type Form, type PageDeps, problemPage, sendPage } from '../../respond.ts';
@@ -494,25 +494,38 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
     return reply.redirect(`/app/admin/members?notice=${mode === 'add' ? 'added' : 'updated'}`, 303);
   });
 
-  // The same link as `approvals users invite`, shown once in the answer to the POST, never stored in clear.
+  // A first invitation is shown once in the answer to the POST, never stored in clear; a member who has
+  // signed in before gets theirs by e-mail only, so that no admin can sign in as them (issue 37).
   app.post<{ Body: Form }>('/app/admin/members/invite', ADMIN, async (request, reply) => {
     const session = request.appSession!;
     const email = field(request.body, 'email');
     let invite;
     try {
-      invite = await inviteLink(ctx, session.workspace, email);
+      invite = await inviteFromApp(ctx, session, email);
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error;
+      if (error.code === 'conflict')
+        return sendPage(reply, await overview(session, { problems: [error.message] }), 409);
       return problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
     }
-    const before = html`<section class="card" aria-labelledby="invite-made">
-      <h2 id="invite-made">Sign-in link for ${email}</h2>
-      <p>
-        Send this link to ${email}: it signs them in once, within ${INVITE_DAYS} days. Anyone with the link
-        can use it, so send it only to them. It will not be shown again.
-      </p>
-      ${copyable('invite-link', invite.url, 'the link')}
-    </section>`;
+    const before =
+      invite.delivery === 'email'
+        ? html`<section class="card" aria-labelledby="invite-made" role="status">
+            <h2 id="invite-made">Sign-in link sent to ${email}</h2>
+            <p>
+              ${email} has signed in before, so the link went to their own e-mail only. It works once, within
+              ${INVITE_DAYS} days.
+            </p>
+          </section>`
+        : html`<section class="card" aria-labelledby="invite-made">
+            <h2 id="invite-made">Sign-in link for ${email}</h2>
+            <p>
+              Send this link to ${email}: it signs them in once, within ${INVITE_DAYS} days. Anyone with the
+              link can use it, so send it only to them. It will not be shown again, and once they have signed
+              in, new links go to their e-mail only.
+            </p>
+            ${copyable('invite-link', invite.url, 'the link')}
+          </section>`;
     return sendPage(reply, await overview(session, { before }));
   });
 
