@@ -194,6 +194,7 @@ function bufferingAppends(tx: Sql) {
     all: (text, params) => tx.all(text, params),
     one: (text, params) => tx.one(text, params),
     exec: (text) => tx.exec(text),
+    afterCommit: (then) => tx.afterCommit(then),
     run: async (text, params = []) => {
       if (text.startsWith(INSERT_ENTRY)) {
         rows.push(params);

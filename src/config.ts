@@ -44,6 +44,8 @@ const schema = z.object({
   AUDIT_SIGNING_KEY: z.string().optional(),
   /** Earlier public keys whose checkpoints still count (key rotation); only with AUDIT_SIGNING_KEY. */
   AUDIT_TRUSTED_KEYS: z.string().optional(),
+  /** Where the newest chain heads this instance signed are kept across restarts (out of a database writer's reach). */
+  AUDIT_STATE_DIR: z.string().min(1).optional(),
   // Whom to believe about the client's address in X-Forwarded-For: nobody, the nearest N proxies
   // (`true` is one), or the proxies at these addresses. Never "everybody": a client could then name
   // any address it likes and slip past the per-IP limits.
@@ -119,6 +121,7 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     widgetRateLimit: settings.WIDGET_RATE_LIMIT,
     auditSigningKey: settings.AUDIT_SIGNING_KEY?.replaceAll('\\n', '\n'),
     auditTrustedKeys: settings.AUDIT_TRUSTED_KEYS?.replaceAll('\\n', '\n'),
+    auditStateDir: settings.AUDIT_STATE_DIR,
     trustProxy: settings.TRUST_PROXY,
     deadlineSweepMs: settings.DEADLINE_SWEEP_MS,
     smtpUrl: settings.SMTP_URL,

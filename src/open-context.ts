@@ -9,6 +9,7 @@ import { teamsClient, teamsVerifier } from './channels/teams.ts';
 import { smsClient } from './channels/sms.ts';
 import { httpClient } from './net/http-client.ts';
 import { loadAuditSigner } from './services/audit-signer.ts';
+import { ChainGuard } from './services/chain-guard.ts';
 import type { ServiceContext } from './services/context.ts';
 import { HoldEvents } from './services/hold-events.ts';
 import { ExecutionRecorder } from './services/record-execution.ts';
@@ -34,6 +35,7 @@ async function contextOn(db: Db, config: Config, now: () => number): Promise<Ser
     db,
     now,
     signer,
+    chainGuard: new ChainGuard(config.auditStateDir ?? null),
     holdEvents: new HoldEvents(),
     executions: new ExecutionRecorder(() => ctx),
     publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,

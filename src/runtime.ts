@@ -8,6 +8,7 @@ import { connectRedisRateCounter } from './http/redis-rate-counter.ts';
 import { buildHttpServer } from './http/server.ts';
 import { checkSharedSlackChannel } from './services/workspaces.ts';
 import type { ServiceContext } from './services/context.ts';
+import { frozenWorkspaces } from './services/chain-guard.ts';
 import { describeSafely } from './services/errors.ts';
 import { shareEvents } from './store/postgres-events.ts';
 import { startCheckpointWorker } from './workers/checkpoints.ts';
@@ -40,7 +41,10 @@ export async function startService(
     await ctx.db.close();
     throw error;
   });
-  const metrics = createMetrics(() => ctx.holdEvents.waiting);
+  const metrics = createMetrics(
+    () => ctx.holdEvents.waiting,
+    async () => (await frozenWorkspaces(ctx)).length,
+  );
   const lifecycle = { closing: false };
   const upstreams = new UpstreamPool({ sealer: ctx.sealer, allowPrivate: ctx.allowPrivateTargets });
   const mcpRelay = new McpRelay();
@@ -117,6 +121,7 @@ export async function startService(
         await ctx.executions.close();
         await upstreams.close();
         ctx.mailer?.close();
+        ctx.chainGuard.flush();
         await ctx.db.close();
       })();
       return stopping;

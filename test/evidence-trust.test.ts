@@ -23,7 +23,7 @@ import { approvals } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { startReceiver } from './support/receiver.ts';
 import { startServerProcess } from './support/server-process.ts';
-import { startTestService, type TestService } from './support/service.ts';
+import { decideAs, startTestService, type TestService } from './support/service.ts';
 import { until } from './support/wait.ts';
 
 function ed25519() {
@@ -64,7 +64,8 @@ async function rewrite(
   workspaceId: string,
   seq: number,
   change: (data: string) => string,
-  signer: { pem: string; keyId: string },
+  /** Null: the head's old signature is left as it was (the attacker has no key). */
+  signer: { pem: string; keyId: string } | null,
 ) {
   const rows = await entriesOf(sql, workspaceId);
   let prev = rows[seq - 2]?.hash ?? '0'.repeat(64);
@@ -76,6 +77,10 @@ async function rewrite(
       [workspaceId, row.seq, data, prev, hash],
     );
     prev = hash;
+  }
+  if (!signer) {
+    await sql.run('UPDATE evidence_heads SET hash = $2 WHERE workspace_id = $1', [workspaceId, prev]);
+    return;
   }
   const head = {
     seq: rows.at(-1)!.seq,
@@ -102,6 +107,9 @@ async function exportText(t: TestService, workspaceId: string): Promise<string> 
 
 const wellKnown = async (t: TestService) =>
   (await call(t.url, 'GET', '/.well-known/approvals-audit-key')).body;
+
+const verify = async (t: TestService, apiKey: string) =>
+  (await call(t.url, 'GET', '/api/v1/audit/verify', { key: apiKey })).body;
 
 const checkpoints = async (t: TestService, key: string, query = '') =>
   call(t.url, 'GET', `/api/v1/audit/checkpoints${query}`, { key });
@@ -386,6 +394,196 @@ for (const backend of backends) {
           assert.equal(offline.valid, true);
         } finally {
           await receiver.close();
+        }
+      });
+    },
+  );
+
+  describe(
+    `the signer extends only what it verified, on ${backend.name}`,
+    { skip: backend.skip, timeout: 120_000 },
+    () => {
+      const key = ed25519();
+      const iban = 'DE02120300000000202051';
+      const forgedIban = 'GB33BUKB20201555555555';
+
+      test('a rewritten history is never signed on: the write is refused, the chain frozen, until an evidenced re-anchor', async () => {
+        const receiver = await startReceiver();
+        const t = await startTestService(backend, {
+          env: { AUDIT_SIGNING_KEY: key.pem, ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCALE: '0.001' },
+        });
+        try {
+          const { workspace, key: apiKey } = await t.workspace({
+            config: `members:\n  - { email: admin@acme.test, name: Admin, role: admin }\nwebhook: { url: "${receiver.url}" }\n`,
+          });
+          const other = await t.workspace();
+          const db = t.service.ctx.db;
+          const first = await call(t.url, 'POST', '/api/v1/holds', {
+            key: apiKey,
+            body: submission({ arguments: { amount: 250000, iban } }),
+          });
+          assert.equal(first.status, 201);
+          const submitted = (await entriesOf(db, workspace.id)).find((row) => row.data.includes(iban))!;
+          // The database writer's rewrite: every later hash and the head's hash recomputed, the head's
+          // signature left as it was (the key is outside the database).
+          await rewrite(db, workspace.id, submitted.seq, (data) => data.replace(iban, forgedIban), null);
+          const stored = await entriesOf(db, workspace.id);
+          const head = stored.at(-1)!;
+
+          const refused = await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+          assert.equal(refused.status, 503);
+          assert.equal(refused.body.error, 'evidence_frozen');
+          assert.doesNotMatch(refused.text, new RegExp(forgedIban));
+          await assert.rejects(decideAs(t, workspace.id, first.body.id, 'approve'), /evidence_frozen|frozen/);
+          assert.deepEqual(await entriesOf(db, workspace.id), stored, 'nothing stored');
+          assert.equal(
+            (await call(t.url, 'POST', '/api/v1/holds', { key: other.key, body: submission() })).status,
+            201,
+            'other workspaces go on',
+          );
+
+          // Every check still says the history was rewritten; nothing vouches for it.
+          const verified = await verify(t, apiKey);
+          assert.equal(verified.valid, false);
+          assert.deepEqual(verified.first_invalid, { seq: head.seq, reason: 'checkpoint_invalid' });
+          const offline = await verifyEvidenceExport(await exportText(t, workspace.id), {
+            keys: key.publicPem,
+          });
+          assert.equal(offline.valid, false);
+          t.clock.advance(61_000);
+          await t.settled();
+          const listed = await listCheckpoints(t.service.ctx, workspace.id, { limit: 1000 });
+          assert.ok(
+            listed.checkpoints.every((cp) => cp.seq < submitted.seq),
+            'no checkpoint covers the rewrite',
+          );
+
+          // Said where operators look: /readyz, the metric, the evidence.alert event.
+          const ready = await call(t.url, 'GET', '/readyz');
+          assert.equal(
+            ready.status,
+            200,
+            'storage answers: the instance stays ready for the other workspaces',
+          );
+          assert.deepEqual(ready.body.evidence_frozen, [workspace.slug]);
+          const metrics = (await call(t.url, 'GET', '/metrics')).text;
+          assert.match(metrics, /^approvals_evidence_chains_frozen 1$/m);
+          const [alert] = await receiver.waitFor(1, {
+            filter: (r) => r.headers['x-service-event'] === 'evidence.alert',
+          });
+          const body = JSON.parse(alert!.body);
+          assert.equal(body.event, 'evidence.alert');
+          assert.deepEqual(body.data, {
+            orgId: workspace.id,
+            state: 'frozen',
+            seq: head.seq,
+            reason: 'checkpoint_invalid',
+          });
+
+          // The operator's re-anchor is an entry that names the break, signed; writes go on after it.
+          const reason = 'IBAN rewritten in the database; incident 7';
+          const noReason = await approvals(
+            t.storage,
+            ['evidence', 'reanchor', '--workspace', workspace.slug],
+            {
+              AUDIT_SIGNING_KEY: key.pem,
+            },
+          );
+          assert.equal(noReason.code, 2, noReason.stderr);
+          const reanchored = await approvals(
+            t.storage,
+            ['evidence', 'reanchor', '--workspace', workspace.slug, '--reason', reason],
+            { AUDIT_SIGNING_KEY: key.pem },
+          );
+          assert.equal(reanchored.code, 0, reanchored.stderr);
+          const entry = (await entriesOf(db, workspace.id)).at(-1)!;
+          assert.equal(entry.type, 'evidence.reanchored');
+          assert.deepEqual(JSON.parse(entry.data), {
+            reason,
+            break: { seq: head.seq, reason: 'checkpoint_invalid' },
+            stored_head: { seq: head.seq, hash: head.hash },
+          });
+          const again = await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+          assert.equal(again.status, 201);
+          assert.deepEqual((await call(t.url, 'GET', '/readyz')).body, { status: 'ok' });
+          assert.match((await call(t.url, 'GET', '/metrics')).text, /^approvals_evidence_chains_frozen 0$/m);
+          const resumed = await receiver.waitFor(2, {
+            filter: (r) => r.headers['x-service-event'] === 'evidence.alert',
+          });
+          assert.equal(JSON.parse(resumed[1]!.body).data.state, 'reanchored');
+          assert.equal(
+            (await verify(t, apiKey)).valid,
+            true,
+            'the re-anchored chain verifies, the break named in it',
+          );
+        } finally {
+          await t.close();
+          await receiver.close();
+        }
+      });
+
+      test('a head moved back to an older signed head is never extended, also after a restart (AUDIT_STATE_DIR)', async () => {
+        const state = mkdtempSync(join(tmpdir(), 'approvals-state-'));
+        const storage = await backend.create();
+        const env = { AUDIT_SIGNING_KEY: key.pem, AUDIT_STATE_DIR: state };
+        let t = await startTestService(backend, { storage, env });
+        try {
+          const { workspace, key: apiKey } = await t.workspace();
+          const db = () => t.service.ctx.db;
+          const saveHead = () =>
+            db().one<Record<string, unknown>>(
+              'SELECT seq, hash, signed_at, key_id, signature FROM evidence_heads WHERE workspace_id = $1',
+              [workspace.id],
+            );
+          const rollBack = async (saved: Record<string, unknown>) => {
+            await db().run('DELETE FROM evidence WHERE workspace_id = $1 AND seq > $2', [
+              workspace.id,
+              saved.seq,
+            ]);
+            await db().run('DELETE FROM evidence_checkpoints WHERE workspace_id = $1', [workspace.id]);
+            await db().run(
+              'UPDATE evidence_heads SET seq = $2, hash = $3, signed_at = $4, key_id = $5, signature = $6 WHERE workspace_id = $1',
+              [workspace.id, saved.seq, saved.hash, saved.signed_at, saved.key_id, saved.signature],
+            );
+          };
+          const submit = () => call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+
+          assert.equal((await submit()).status, 201);
+          const older = (await saveHead())!;
+          assert.equal((await submit()).status, 201);
+          await rollBack(older);
+          const refused = await submit();
+          assert.equal(refused.status, 503);
+          assert.equal(refused.body.error, 'evidence_frozen');
+          assert.equal(
+            (await db().one<{ seq: number }>('SELECT max(seq) AS seq FROM evidence WHERE workspace_id = $1', [
+              workspace.id,
+            ]))!.seq,
+            older.seq,
+          );
+
+          const reanchored = await approvals(
+            t.storage,
+            ['evidence', 'reanchor', '--workspace', workspace.slug, '--reason', 'restored from backup'],
+            env,
+          );
+          assert.equal(reanchored.code, 0, reanchored.stderr);
+          const entry = (await entriesOf(db(), workspace.id)).at(-1)!;
+          assert.deepEqual(JSON.parse(entry.data).break, { seq: Number(older.seq) + 1, reason: 'truncated' });
+          assert.equal((await submit()).status, 201, 'after the re-anchor');
+
+          // Across a restart: the newest head signed is kept in AUDIT_STATE_DIR.
+          const beforeRestart = (await saveHead())!;
+          assert.equal((await submit()).status, 201);
+          await t.stop();
+          t = await startTestService(backend, { storage, env });
+          await rollBack(beforeRestart);
+          const afterRestart = await submit();
+          assert.equal(afterRestart.status, 503);
+          assert.equal(afterRestart.body.error, 'evidence_frozen');
+        } finally {
+          await t.close();
+          rmSync(state, { recursive: true, force: true });
         }
       });
     },

@@ -32,6 +32,7 @@ function counting(ctx: ServiceContext, sent: string[]): ServiceContext {
     one: (text, params) => (sent.push(text), tx.one(text, params)),
     run: (text, params) => (sent.push(text), tx.run(text, params)),
     exec: (text) => (sent.push(text), tx.exec(text)),
+    afterCommit: (then) => tx.afterCommit(then),
   });
   const db: Db = {
     ...ctx.db,
@@ -53,7 +54,7 @@ describe('a submission’s round trips under the chain lock (postgres)', { skip:
   /** The statements of a submission to a workspace whose rules are compiled already (as after its first). */
   const submit = async (toolName: string) => {
     const { workspace } = await t.workspace({ config: CONFIG });
-    const caller = { workspace, environment: 'live' as const };
+    const caller = { workspace, environment: 'live' as const, requester: { kind: 'key' as const, keyId: 'key_direct', agentId: null, owner: null } };
     const submission = (key: string) => ({
       connection: 'SDK',
       toolName,

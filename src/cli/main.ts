@@ -23,6 +23,7 @@ import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
 import { applyConfig, currentConfigVersion, exportConfig, parseConfig } from '../services/apply-config.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { ServiceError } from '../services/errors.ts';
+import { reanchorChain } from '../services/evidence.ts';
 import { exportEvidence } from '../services/export-evidence.ts';
 import { inviteLink } from '../services/sign-in.ts';
 import { deliveryLog, redeliver, rotateWebhookSecret } from '../services/webhooks.ts';
@@ -48,6 +49,7 @@ const USAGE = `usage: approvals <command> [--json] [--init]
   apply --workspace <slug> -f <file.yaml|file.json> [--expect-version <n>]
   export --workspace <slug>
   evidence export --workspace <slug>          (JSON Lines on stdout)
+  evidence reanchor --workspace <slug> --reason <text>
   verify --workspace <slug> [--against <checkpoint.json>]
   verify --export <evidence.jsonl> --key <key.pem|key.json> [--against <checkpoint.json>]
   simulate --workspace <slug> -f <draft.yaml> [--since 30d]
@@ -78,6 +80,7 @@ const options = {
   state: { type: 'string' },
   'all-dead': { type: 'boolean' },
   against: { type: 'string' },
+  reason: { type: 'string' },
   export: { type: 'string' },
   key: { type: 'string' },
   v1: { type: 'string' },
@@ -148,6 +151,16 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
       if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
     }
     return null;
+  }
+  if (command === 'evidence reanchor' && words.length === 2) {
+    const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
+    const reason = required(values, 'reason');
+    const done = await reanchorChain(ctx, workspace.id, reason);
+    ctx.chainGuard.flush();
+    return [
+      done,
+      `Re-anchored the evidence of ${workspace.slug} at seq ${done.entry.seq}: the break (${done.break.reason} at seq ${done.break.seq}) is named there for good.`,
+    ];
   }
   if (words[0] === 'verify' && words.length === 1) {
     const workspace = await workspaceNamed(ctx, required(values, 'workspace'));

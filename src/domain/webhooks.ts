@@ -23,6 +23,23 @@ export function checkpointEventBody(
   };
 }
 
+/**
+ * `evidence.alert`: the workspace's chain failed the check the signer makes before it extends it, and
+ * is frozen (`state: "frozen"`, with the break), or an operator re-anchored it (`"reanchored"`).
+ */
+export function alertEventBody(
+  orgId: string,
+  alert: { state: 'frozen' | 'reanchored'; seq: number; reason: string },
+  now: number,
+) {
+  return {
+    event: 'evidence.alert' as const,
+    created_at: new Date(now).toISOString(),
+    id: `alert:${alert.state}:${alert.seq}:${now}`,
+    data: { orgId, ...alert },
+  };
+}
+
 /** `webhook.test`: sent from the app's Webhook page to check a receiver; `id` is its own reference. */
 export function testEventBody(orgId: string, eventId: string, now: number) {
   return {

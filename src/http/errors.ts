@@ -25,6 +25,7 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   validation_failed: 422,
   hold_limit_reached: 402,
   conflict: 409,
+  evidence_frozen: 503,
 };
 
 const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
@@ -76,7 +77,8 @@ export function errorHandler(docsUrl: () => string) {
     if (error instanceof ServiceError) {
       if (error.code === 'validation_failed') return sendValidationError(reply, docsUrl(), error.issues);
       // Who changed what since the version the caller read (stored names, never the request's values).
-      if (error.code === 'conflict') return sendError(reply, 409, 'conflict', { detail: error.message });
+      if (error.code === 'conflict' || error.code === 'evidence_frozen')
+        return sendError(reply, SERVICE_STATUS[error.code], error.code, { detail: error.message });
       return sendError(reply, SERVICE_STATUS[error.code], error.code);
     }
     if (isStorageUnavailable(error)) {

@@ -1,7 +1,7 @@
 /** Prometheus metrics of one service instance. */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
-export function createMetrics(waiting: () => number) {
+export function createMetrics(waiting: () => number, frozenChains: () => Promise<number>) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   return {
@@ -23,6 +23,14 @@ export function createMetrics(waiting: () => number) {
       name: 'approvals_holds_expired_total',
       help: 'Holds expired by the deadline worker.',
       registers: [registry],
+    }),
+    chainsFrozen: new Gauge({
+      name: 'approvals_evidence_chains_frozen',
+      help: 'Workspaces whose evidence chain failed the check before an append and waits for a re-anchor.',
+      registers: [registry],
+      async collect() {
+        this.set(await frozenChains());
+      },
     }),
     waiters: new Gauge({
       name: 'approvals_waiters',

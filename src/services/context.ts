@@ -1,6 +1,7 @@
 import type { Mailer } from '../channels/email.ts';
 import type { Db } from '../store/db.ts';
 import type { AuditSigner } from './audit-signer.ts';
+import type { ChainGuard } from './chain-guard.ts';
 import type { CompiledRuleSets } from './evaluate-call.ts';
 import type { HoldEvents } from './hold-events.ts';
 import type { NotificationChannels } from './notifications.ts';
@@ -13,6 +14,8 @@ export interface ServiceContext {
   /** Milliseconds since the epoch; tests move it. */
   now: () => number;
   signer: AuditSigner;
+  /** Checks a chain's head before the signer extends it; freezes a chain that fails. */
+  chainGuard: ChainGuard;
   holdEvents: HoldEvents;
   /** Allowed proxy calls' results, recorded behind their answers. */
   executions: ExecutionRecorder;

@@ -5,7 +5,13 @@
  */
 import { StorageUnavailableError } from '../store/db.ts';
 
-export type ServiceErrorCode = 'not_found' | 'validation_failed' | 'hold_limit_reached' | 'conflict';
+export type ServiceErrorCode =
+  | 'not_found'
+  | 'validation_failed'
+  | 'hold_limit_reached'
+  | 'conflict'
+  /** The workspace's evidence chain failed the signer's check and is frozen (services/chain-guard.ts). */
+  | 'evidence_frozen';
 
 export interface FieldIssue {
   field: string;

@@ -2,9 +2,16 @@
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { checkpointInput, type EvidenceEntry, entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
 import type { Sql } from '../store/db.ts';
-import { appendEntriesStatements, lockChainHead, type StoredEntry } from '../store/evidence.ts';
+import {
+  appendEntriesStatements,
+  lockChainHead,
+  type StoredEntry,
+  unfreezeChain,
+} from '../store/evidence.ts';
 import { type Statement, writeTogether } from '../store/statements.ts';
+import { REANCHORED, reanchoredAlert } from './chain-guard.ts';
 import type { ServiceContext } from './context.ts';
+import { ServiceError } from './errors.ts';
 import { sha256Hex } from './hashing.ts';
 
 export interface Chain {
@@ -14,9 +21,21 @@ export interface Chain {
 /**
  * Entries made in memory after a locked head: `append` computes each (its hash links it to the one
  * before), `writes()` gives the statements that store them and move the head, signed once for the
- * last entry. The caller sends them in its transaction, with whatever else it writes.
+ * last entry. The caller sends them in its transaction, with whatever else it writes. The head is
+ * checked first (services/chain-guard.ts): a chain that fails is frozen and `evidence_frozen` thrown.
  */
-export function chainAfter(ctx: ServiceContext, workspaceId: string, head: { seq: number; hash: string }) {
+export async function chainAfter(
+  tx: Sql,
+  ctx: ServiceContext,
+  workspaceId: string,
+  head: { seq: number; hash: string },
+) {
+  await ctx.chainGuard.check(tx, ctx, workspaceId, head);
+  return chainFrom(tx, ctx, workspaceId, head);
+}
+
+/** As `chainAfter`, without the check: for the re-anchor alone, which appends after a head that failed it. */
+function chainFrom(tx: Sql, ctx: ServiceContext, workspaceId: string, head: { seq: number; hash: string }) {
   let { seq, hash } = head;
   let pending: StoredEntry[] = [];
   return {
@@ -49,6 +68,7 @@ export function chainAfter(ctx: ServiceContext, workspaceId: string, head: { seq
         signed_at: last.occurred_at,
         key_id: ctx.signer.keyId,
       };
+      ctx.chainGuard.signed(tx, workspaceId, { seq: last.seq, hash: last.hash, signedAt: last.occurred_at });
       return appendEntriesStatements(workspaceId, entries, {
         seq: last.seq,
         hash: last.hash,
@@ -68,7 +88,7 @@ export function chainAfter(ctx: ServiceContext, workspaceId: string, head: { seq
 export async function lockChain(tx: Sql, ctx: ServiceContext, workspaceId: string) {
   const head = await lockChainHead(tx, workspaceId);
   if (!head) throw new Error('workspace has no evidence chain');
-  return chainAfter(ctx, workspaceId, head);
+  return chainAfter(tx, ctx, workspaceId, head);
 }
 
 /** As `lockChain`, but each append is stored at once. */
@@ -81,4 +101,32 @@ export async function openChain(tx: Sql, ctx: ServiceContext, workspaceId: strin
       return entry;
     },
   };
+}
+
+/**
+ * The operator's way on after a break (`approvals evidence reanchor`): an entry that names the break,
+ * the reason given and the head as it was stored, appended after that head and signed; the chain is
+ * no longer frozen. Refused for a chain that is intact.
+ */
+export async function reanchorChain(ctx: ServiceContext, workspaceId: string, reason: string) {
+  return ctx.db.transaction(async (tx) => {
+    const head = await lockChainHead(tx, workspaceId);
+    if (!head) throw new Error('workspace has no evidence chain');
+    const found = await ctx.chainGuard.breakToReanchor(tx, ctx, workspaceId);
+    if (!found)
+      throw new ServiceError('conflict', 'the evidence chain is intact: there is nothing to re-anchor');
+    const chain = chainFrom(tx, ctx, workspaceId, head);
+    const entry = chain.append(REANCHORED, {
+      reason,
+      break: found,
+      stored_head: { seq: head.seq, hash: head.hash },
+    });
+    // On its own: writes sent together must not change one row twice (the head's).
+    await unfreezeChain(tx, workspaceId);
+    await writeTogether(tx, ctx.db.dialect, [
+      ...chain.writes(),
+      ...(await reanchoredAlert(tx, ctx, workspaceId, found)),
+    ]);
+    return { break: found, entry: { seq: entry.seq, hash: entry.hash } };
+  });
 }

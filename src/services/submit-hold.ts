@@ -122,7 +122,7 @@ export async function submitHold(
           fingerprint,
           now,
         });
-        const chain = chainAfter(ctx, workspace.id, state.head);
+        const chain = await chainAfter(tx, ctx, workspace.id, state.head);
         const followUps = hold.status === 'pending' ? followUpsOf(outcome, workspace) : null;
         if (!tool) {
           chain.append('tool.registered', {

@@ -13,6 +13,11 @@ export interface Sql {
   run(text: string, params?: unknown[]): Promise<number>;
   /** Several statements, no parameters (migrations). */
   exec(text: string): Promise<void>;
+  /**
+   * In a transaction: runs `then` once the transaction has committed, never if it is rolled back
+   * (what is remembered of a write must be what was written). Outside one: at once.
+   */
+  afterCommit(then: () => void): void;
 }
 
 export interface Db extends Sql {

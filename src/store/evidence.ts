@@ -28,6 +28,89 @@ export const lockChainHead = (sql: Sql, workspaceId: string) =>
 export const findChainHead = (sql: Sql, workspaceId: string) =>
   sql.one<ChainHead>(`SELECT ${headColumns} FROM evidence_heads WHERE workspace_id = $1`, [workspaceId]);
 
+/** What the signer checks of a head before it extends the chain (services/chain-guard.ts), in one read. */
+export interface HeadUnderCheck extends ChainHead {
+  frozenSeq: number | null;
+  frozenReason: string | null;
+  /** The highest entry stored, whatever the head says. */
+  lastSeq: number | null;
+  lastHash: string | null;
+  published: { seq: number; hash: string; signedAt: string } | null;
+}
+
+export async function headUnderCheck(sql: Sql, workspaceId: string): Promise<HeadUnderCheck | undefined> {
+  const row = await sql.one<Record<string, unknown>>(
+    `SELECT ${headColumns}, frozen_seq AS "frozenSeq", frozen_reason AS "frozenReason",
+       (SELECT e.seq FROM evidence e WHERE e.workspace_id = $1 ORDER BY e.seq DESC LIMIT 1) AS "lastSeq",
+       (SELECT e.hash FROM evidence e WHERE e.workspace_id = $1 ORDER BY e.seq DESC LIMIT 1) AS "lastHash",
+       (SELECT c.seq FROM evidence_checkpoints c WHERE c.workspace_id = $1 ORDER BY c.seq DESC LIMIT 1) AS "publishedSeq",
+       (SELECT c.hash FROM evidence_checkpoints c WHERE c.workspace_id = $1 ORDER BY c.seq DESC LIMIT 1) AS "publishedHash",
+       (SELECT c.signed_at FROM evidence_checkpoints c WHERE c.workspace_id = $1 ORDER BY c.seq DESC LIMIT 1) AS "publishedAt"
+     FROM evidence_heads WHERE workspace_id = $1`,
+    [workspaceId],
+  );
+  if (!row) return undefined;
+  const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+  return {
+    seq: Number(row.seq),
+    hash: String(row.hash),
+    signedAt: (row.signedAt as string | null) ?? null,
+    keyId: (row.keyId as string | null) ?? null,
+    signature: (row.signature as string | null) ?? null,
+    frozenSeq: number(row.frozenSeq),
+    frozenReason: (row.frozenReason as string | null) ?? null,
+    lastSeq: number(row.lastSeq),
+    lastHash: (row.lastHash as string | null) ?? null,
+    published:
+      row.publishedSeq === null || row.publishedSeq === undefined
+        ? null
+        : {
+            seq: Number(row.publishedSeq),
+            hash: String(row.publishedHash),
+            signedAt: String(row.publishedAt),
+          },
+  };
+}
+
+/** The hash stored for entry `seq` (undefined: none). */
+export const entryHashAt = async (sql: Sql, workspaceId: string, seq: number) =>
+  (
+    await sql.one<{ hash: string }>('SELECT hash FROM evidence WHERE workspace_id = $1 AND seq = $2', [
+      workspaceId,
+      seq,
+    ])
+  )?.hash;
+
+/** The newest entry of a type at or before `seq`, with when it was appended. */
+export const newestEntryOfType = (sql: Sql, workspaceId: string, type: string, atOrBefore: number) =>
+  sql.one<{ seq: number; occurred_at: string }>(
+    'SELECT seq, occurred_at FROM evidence WHERE workspace_id = $1 AND type = $2 AND seq <= $3 ORDER BY seq DESC LIMIT 1',
+    [workspaceId, type, atOrBefore],
+  );
+
+/** Marks a chain frozen (for every instance); 0 when it was already. */
+export const freezeChain = (sql: Sql, workspaceId: string, at: number, seq: number, reason: string) =>
+  sql.run(
+    'UPDATE evidence_heads SET frozen_at = $2, frozen_seq = $3, frozen_reason = $4 WHERE workspace_id = $1 AND frozen_at IS NULL',
+    [workspaceId, at, seq, reason],
+  );
+
+export const unfreezeChain = (sql: Sql, workspaceId: string) =>
+  sql.run(
+    'UPDATE evidence_heads SET frozen_at = NULL, frozen_seq = NULL, frozen_reason = NULL WHERE workspace_id = $1',
+    [workspaceId],
+  );
+
+/** The workspaces whose chain is frozen in the database, or among `also` (ids), with their slugs. */
+export function frozenChains(sql: Sql, also: string[]) {
+  const listed = also.map((_, i) => `$${i + 1}`).join(', ');
+  return sql.all<{ workspaceId: string; slug: string }>(
+    `SELECT h.workspace_id AS "workspaceId", w.slug FROM evidence_heads h JOIN workspaces w ON w.id = h.workspace_id
+     WHERE h.frozen_at IS NOT NULL${listed ? ` OR h.workspace_id IN (${listed})` : ''} ORDER BY w.slug`,
+    also,
+  );
+}
+
 /** The signed head of a chain; null for a chain without entries. */
 export function checkpointOf(head: ChainHead | undefined): Checkpoint | null {
   if (!head?.signature || !head.signedAt || !head.keyId) return null;

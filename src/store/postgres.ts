@@ -75,8 +75,9 @@ function oneAtATime(client: pg.PoolClient): Query {
   };
 }
 
-function executor(query: Query): Sql {
+function executor(query: Query, afterCommit: Sql['afterCommit'] = (then) => then()): Sql {
   return {
+    afterCommit,
     all: async <T>(text: string, params?: unknown[]) => (await query(text, params)).rows as T[],
     one: async <T>(text: string, params?: unknown[]) => (await query(text, params)).rows[0] as T | undefined,
     run: async (text, params) => (await query(text, params)).rowCount ?? 0,
@@ -111,7 +112,8 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
     try {
       // Lazy: committed without waiting for the disk (one round trip with the BEGIN, as its text).
       await query(lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN');
-      const result = await work(executor(query));
+      const committed: (() => void)[] = [];
+      const result = await work(executor(query, (then) => committed.push(then)));
       // A statement that failed inside (and was caught there) leaves an aborted transaction, which
       // COMMIT ends as a ROLLBACK without an error: never answered as committed.
       const ended = await query('COMMIT');
@@ -119,6 +121,7 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
         throw new Error('the transaction was rolled back: a statement in it failed');
       client.off('error', ignore);
       client.release();
+      for (const then of committed) then();
       return result;
     } catch (error) {
       await query('ROLLBACK').catch(() => undefined);

@@ -54,6 +54,7 @@ export function openSqlite(file: string): Db {
     run: async (text, params = []) =>
       guard(() => Number(prepare(text).run(...(params as SQLInputValue[])).changes)),
     exec: async (text) => guard(() => db.exec(text)),
+    afterCommit: (then) => then(),
   };
 
   // The connection is shared, so a transaction must not interleave with other work: queue everything.
@@ -85,15 +86,16 @@ export function openSqlite(file: string): Db {
         for (const item of waiting) item.reject(error);
         return;
       }
-      const done: { item: Queued; result: unknown }[] = [];
+      const done: { item: Queued; result: unknown; committed: (() => void)[] }[] = [];
       let lost: unknown;
       while (waiting.length > 0 && lost === undefined) {
         const item = waiting.shift()!;
+        const committed: (() => void)[] = [];
         db.exec('SAVEPOINT tx');
         try {
-          const result = await item.work(direct);
+          const result = await item.work({ ...direct, afterCommit: (then) => committed.push(then) });
           db.exec('RELEASE tx');
-          done.push({ item, result });
+          done.push({ item, result, committed });
         } catch (error) {
           item.reject(error);
           if (db.isTransaction) db.exec('ROLLBACK TO tx; RELEASE tx');
@@ -109,6 +111,7 @@ export function openSqlite(file: string): Db {
         for (const { item } of done) item.reject(error);
         continue;
       }
+      for (const then of done.flatMap(({ committed }) => committed)) then();
       const durable = done.some(({ item }) => !item.lazy) ? wal.committed() : null;
       if (!durable) wal.committedLazily();
       for (const { item, result } of done) {
@@ -137,6 +140,7 @@ export function openSqlite(file: string): Db {
         changes > 0 ? written(changes) : read(changes),
       ),
     exec: (text) => serialize(() => direct.exec(text)).then(written),
+    afterCommit: (then) => then(),
     transaction: <T>(work: (tx: Sql) => Promise<T>, options: { lazy?: boolean } = {}) =>
       new Promise<T>((resolve, reject) => {
         batch.push({

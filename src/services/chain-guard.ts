@@ -1,0 +1,242 @@
+/**
+ * The signer extends only what it verified (decisions.md, Amendments 2026-11-29; the C2SP
+ * tlog-witness rule). Before a chain is extended, its stored head must be the head this instance last
+ * signed or checked, or else: carry a valid signature by a trusted key over the last entry's hash, and
+ * not go back behind (nor away from) the newest head this instance signed or saw, nor the newest
+ * published checkpoint. A chain that fails is frozen for every instance: its writes are refused
+ * (`evidence_frozen`) until an operator re-anchors it with an entry that names the break. Nothing is
+ * re-signed silently.
+ *
+ * The newest heads are kept in the process and, with AUDIT_STATE_DIR, in a file there across restarts
+ * (written at most once a second, and at stop): a database writer cannot reach it.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
+import { randomId } from '../domain/ids.ts';
+import { alertEventBody } from '../domain/webhooks.ts';
+import type { Sql } from '../store/db.ts';
+import {
+  checkpointOf,
+  entryHashAt,
+  freezeChain,
+  frozenChains,
+  type HeadUnderCheck,
+  headUnderCheck,
+  listEntries,
+  newestEntryOfType,
+} from '../store/evidence.ts';
+import { type Statement } from '../store/statements.ts';
+import { findWebhookEndpoint, insertWebhookEvent, insertWebhookEventStatement } from '../store/webhooks.ts';
+import type { ServiceContext } from './context.ts';
+import { ServiceError } from './errors.ts';
+import { sha256Hex } from './hashing.ts';
+
+export type BreakReason = 'checkpoint_missing' | 'checkpoint_invalid' | 'truncated' | 'rewritten';
+export interface ChainBreak {
+  seq: number;
+  reason: BreakReason;
+}
+
+/** A head this instance signed or checked: `signedAt` is its last entry's time. */
+interface KnownHead {
+  seq: number;
+  hash: string;
+  signedAt: string;
+}
+
+export const REANCHORED = 'evidence.reanchored';
+const STATE_FILE = 'evidence-heads.json';
+const FLUSH_MS = 1000;
+const PAGE = 1000;
+
+export const frozenError = () =>
+  new ServiceError(
+    'evidence_frozen',
+    "the workspace's evidence chain failed its check before an append and is frozen until an operator re-anchors it",
+  );
+
+export class ChainGuard {
+  readonly #known = new Map<string, KnownHead>();
+  readonly #frozen = new Map<string, ChainBreak>();
+  readonly #file: string | null;
+  #flushTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(stateDir: string | null) {
+    this.#file = stateDir ? join(stateDir, STATE_FILE) : null;
+    if (!stateDir) return;
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    let text: string;
+    try {
+      text = readFileSync(this.#file!, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const [workspaceId, head] of Object.entries(JSON.parse(text) as Record<string, KnownHead>))
+      this.#known.set(workspaceId, head);
+  }
+
+  /** The workspaces this instance found broken since it started (and not re-anchored since). */
+  get frozen(): string[] {
+    return [...this.#frozen.keys()];
+  }
+
+  /**
+   * Passes when the chain may be extended after `head` (locked by the caller's transaction); otherwise
+   * freezes it and throws `evidence_frozen`. The head this instance signed or checked last costs nothing.
+   */
+  async check(tx: Sql, ctx: ServiceContext, workspaceId: string, head: { seq: number; hash: string }) {
+    const known = this.#known.get(workspaceId);
+    if (!this.#frozen.has(workspaceId) && known?.seq === head.seq && known.hash === head.hash) return;
+    const stored = await headUnderCheck(tx, workspaceId);
+    if (!stored) throw new Error('workspace has no evidence chain');
+    const found = await breakOf(tx, ctx, workspaceId, stored, known);
+    if (found) {
+      this.#frozen.set(workspaceId, found);
+      // Recorded by a transaction of its own, once the caller's has been rolled back.
+      setImmediate(() => void recordFreeze(ctx, workspaceId, found).catch(() => undefined));
+      throw frozenError();
+    }
+    this.#frozen.delete(workspaceId);
+    this.#remember(workspaceId, { seq: stored.seq, hash: stored.hash, signedAt: stored.signedAt ?? '' });
+  }
+
+  /** The break an operator re-anchors: the one recorded, or the one a check finds now; null: intact. */
+  async breakToReanchor(tx: Sql, ctx: ServiceContext, workspaceId: string): Promise<ChainBreak | null> {
+    const stored = await headUnderCheck(tx, workspaceId);
+    if (!stored) throw new Error('workspace has no evidence chain');
+    return breakOf(tx, ctx, workspaceId, stored, this.#known.get(workspaceId));
+  }
+
+  /** A head this instance signed: known from the moment its transaction commits. */
+  signed(tx: Sql, workspaceId: string, head: KnownHead) {
+    tx.afterCommit(() => {
+      this.#frozen.delete(workspaceId);
+      this.#remember(workspaceId, head);
+    });
+  }
+
+  /** Writes the state file now (at stop). */
+  flush() {
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    this.#flushTimer = null;
+    if (!this.#file) return;
+    const temporary = `${this.#file}.${process.pid}.tmp`;
+    writeFileSync(temporary, JSON.stringify(Object.fromEntries(this.#known)), { mode: 0o600 });
+    renameSync(temporary, this.#file);
+  }
+
+  #remember(workspaceId: string, head: KnownHead) {
+    const known = this.#known.get(workspaceId);
+    // Commits of one batch may be told out of order: the newest head stays.
+    if (known && known.seq > head.seq) return;
+    this.#known.set(workspaceId, head);
+    if (this.#file && !this.#flushTimer) {
+      this.#flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
+      this.#flushTimer.unref();
+    }
+  }
+}
+
+/** Why a stored head must not be signed on; null when it may. */
+async function breakOf(
+  tx: Sql,
+  ctx: ServiceContext,
+  workspaceId: string,
+  stored: HeadUnderCheck,
+  known: KnownHead | undefined,
+): Promise<ChainBreak | null> {
+  if (stored.frozenSeq !== null)
+    return { seq: stored.frozenSeq, reason: (stored.frozenReason ?? 'checkpoint_invalid') as BreakReason };
+  const last = stored.lastSeq ?? 0;
+  if (last > stored.seq) return { seq: stored.seq + 1, reason: 'checkpoint_missing' };
+  if (last < stored.seq) return { seq: last + 1, reason: 'truncated' };
+  if (stored.seq > 0) {
+    if (stored.lastHash !== stored.hash) return { seq: stored.seq, reason: 'rewritten' };
+    const checkpoint = checkpointOf(stored);
+    if (!checkpoint) return { seq: stored.seq, reason: 'checkpoint_missing' };
+    if (!(await ctx.signer.trusts(workspaceId, checkpoint)))
+      return { seq: stored.seq, reason: 'checkpoint_invalid' };
+  }
+  // The head must hold every head seen before it: this instance's newest, and the newest published.
+  for (const seen of [known, stored.published]) {
+    if (!seen) continue;
+    const moved =
+      seen.seq > stored.seq
+        ? ({ seq: stored.seq + 1, reason: 'truncated' } as const)
+        : seen.seq === 0 || (await entryHashAt(tx, workspaceId, seen.seq)) === seen.hash
+          ? null
+          : ({ seq: seen.seq, reason: 'rewritten' } as const);
+    if (moved && !(await reanchoredSince(tx, workspaceId, seen.signedAt, stored))) return moved;
+  }
+  return null;
+}
+
+/**
+ * Whether an operator re-anchored the chain after `since`: a re-anchor entry appended later than the
+ * head seen, from which the entries link, hash by hash, up to the stored head (signed by a trusted
+ * key, as checked before). Only the holder of the signing key could have made it.
+ */
+async function reanchoredSince(tx: Sql, workspaceId: string, since: string, stored: HeadUnderCheck) {
+  const anchor = await newestEntryOfType(tx, workspaceId, REANCHORED, stored.seq);
+  if (!anchor || anchor.occurred_at <= since) return false;
+  let previous: string | null = null;
+  for (let next = anchor.seq; next <= stored.seq;) {
+    const page = await listEntries(tx, workspaceId, workspaceId, next, stored.seq, PAGE);
+    for (const entry of page) {
+      if (previous !== null && entry.prev_hash !== previous) return false;
+      const hash = sha256Hex(entryHashInputWithData(entry, entry.data));
+      if (hash !== entry.hash) return false;
+      previous = hash;
+    }
+    if (page.length < PAGE) break;
+    next = page.at(-1)!.seq + 1;
+  }
+  return previous === stored.hash;
+}
+
+async function recordFreeze(ctx: ServiceContext, workspaceId: string, found: ChainBreak) {
+  await ctx.db.transaction(async (tx) => {
+    const now = ctx.now();
+    // Once for every instance that finds it: the first one marks it and sends the alert.
+    if ((await freezeChain(tx, workspaceId, now, found.seq, found.reason)) === 0) return;
+    if (!(await findWebhookEndpoint(tx, workspaceId))) return;
+    const body = alertEventBody(workspaceId, { state: 'frozen', ...found }, now);
+    await insertWebhookEvent(tx, {
+      id: randomId('msg_', 16),
+      workspaceId,
+      holdId: body.id,
+      event: body.event,
+      body: JSON.stringify(body),
+      createdAt: now,
+    });
+  });
+}
+
+/** The `evidence.alert` of a re-anchor, for the outbox, when the workspace has a webhook. */
+export async function reanchoredAlert(
+  tx: Sql,
+  ctx: ServiceContext,
+  workspaceId: string,
+  found: ChainBreak,
+): Promise<Statement[]> {
+  if (!(await findWebhookEndpoint(tx, workspaceId))) return [];
+  const now = ctx.now();
+  const body = alertEventBody(workspaceId, { state: 'reanchored', ...found }, now);
+  return [
+    insertWebhookEventStatement({
+      id: randomId('msg_', 16),
+      workspaceId,
+      holdId: body.id,
+      event: body.event,
+      body: JSON.stringify(body),
+      createdAt: now,
+    }),
+  ];
+}
+
+/** The slugs of the workspaces whose chain is frozen: in the database, or found so by this instance. */
+export async function frozenWorkspaces(ctx: ServiceContext): Promise<string[]> {
+  return (await frozenChains(ctx.db, ctx.chainGuard.frozen)).map((row) => row.slug);
+}
