@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { exportEvidence } from '../src/services/export-evidence.ts';
 import { listCheckpoints, publishCheckpoints } from '../src/services/publish-checkpoints.ts';
+import { verifyChain } from '../src/services/verify-chain.ts';
 import { serviceSignature } from '../src/services/webhooks.ts';
 import { startService } from '../src/runtime.ts';
 import type { Sql } from '../src/store/db.ts';
@@ -290,15 +291,30 @@ for (const backend of backends) {
           checkpoint: first,
         });
         assert.equal(offline.valid, true, 'the older checkpoint is still in the chain');
-        await assert.rejects(
-          verifyEvidenceExport(await exportText(t, workspace.id), {
-            keys: key.publicPem,
-            checkpoint: second,
-          }),
-          /newer than the export/,
-        );
+        // A checkpoint kept from past the export's end: the export was cut off (exit 3, not a usage error).
+        const cut = await verifyEvidenceExport(await exportText(t, workspace.id), {
+          keys: key.publicPem,
+          checkpoint: second,
+        });
+        assert.equal(cut.valid, false);
+        assert.deepEqual(cut.first_invalid, { seq: first.seq + 1, reason: 'truncated' });
         const file = join(dir, `second-${backend.name}.json`);
         writeFileSync(file, JSON.stringify(second));
+        const exportFile = join(dir, `cut-${backend.name}.jsonl`);
+        writeFileSync(exportFile, await exportText(t, workspace.id));
+        const keyFile = join(dir, `key-${backend.name}.pem`);
+        writeFileSync(keyFile, key.publicPem);
+        const offlineCli = await approvals(t.storage, [
+          'verify',
+          '--export',
+          exportFile,
+          '--key',
+          keyFile,
+          '--against',
+          file,
+        ]);
+        assert.equal(offlineCli.code, 3, offlineCli.stderr);
+        assert.match(offlineCli.stderr, new RegExp(`not intact: truncated at seq ${first.seq + 1}`));
         const cli = await approvals(
           t.storage,
           ['verify', '--workspace', workspace.slug, '--against', file, '--json'],
@@ -588,6 +604,60 @@ for (const backend of backends) {
       });
     },
   );
+
+  describe(`whole-chain checks on ${backend.name}`, { skip: backend.skip, timeout: 120_000 }, () => {
+    test('a check goes on from where the last intact one ended, shares a walk with one running, and still finds a rewrite', async () => {
+      const key = ed25519();
+      const t = await startTestService(backend, { env: { AUDIT_SIGNING_KEY: key.pem } });
+      try {
+        const { workspace, key: apiKey } = await t.workspace();
+        for (let i = 0; i < 5; i++)
+          assert.equal(
+            (await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() })).status,
+            201,
+          );
+        // The entries' data read by the checks, counted on a context of their own.
+        let read = 0;
+        const db = t.service.ctx.db;
+        const counting: typeof db = Object.create(db);
+        counting.all = async (text, params) => {
+          const rows = await db.all(text, params);
+          if (/SELECT seq, prev_hash, type, occurred_at, data, hash FROM evidence/.test(text))
+            read += rows.length;
+          return rows as never;
+        };
+        const ctx = { ...t.service.ctx, db: counting };
+
+        const first = await verifyChain(ctx, workspace.id);
+        assert.equal(first.valid, true);
+        assert.equal(read, first.checked, 'the first check reads every entry');
+        assert.equal(
+          (await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() })).status,
+          201,
+        );
+        read = 0;
+        const second = await verifyChain(ctx, workspace.id);
+        assert.equal(second.valid, true);
+        assert.equal(second.checked, first.checked + 1);
+        assert.equal(read, 1, 'only the entry appended since');
+        read = 0;
+        assert.equal((await verifyChain(ctx, workspace.id)).checked, second.checked);
+        assert.equal(read, 0, 'nothing new, nothing read');
+
+        const [a, b] = await Promise.all([verifyChain(ctx, workspace.id), verifyChain(ctx, workspace.id)]);
+        assert.equal(a, b, 'two checks at once share one walk');
+
+        // A rewrite under the part already checked moves every later hash: it is found all the same.
+        await rewrite(db, workspace.id, 5, (data) => data.replace('"amount":120', '"amount":12'), null);
+        read = 0;
+        const third = await verifyChain(ctx, workspace.id);
+        assert.equal(third.valid, false);
+        assert.deepEqual(third.first_invalid, { seq: second.checked, reason: 'checkpoint_invalid' });
+      } finally {
+        await t.close();
+      }
+    });
+  });
 
   describe(
     `rewriting with the key kept in the database on ${backend.name}`,

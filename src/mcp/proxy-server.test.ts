@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ProtocolError } from '@modelcontextprotocol/server';
+import { frozenError } from '../services/chain-guard.ts';
 import { ProxyRefusal } from '../services/proxy-call.ts';
 import { StorageUnavailableError } from '../store/db.ts';
 import { callError } from './proxy-server.ts';
@@ -27,6 +28,12 @@ test('a refusal keeps its code, text and data; any other failure answers a fixed
   assert.deepEqual(plain(callError(new StorageUnavailableError(new Error(SECRET)), log)), {
     code: -32000,
     message: 'Service Unavailable: storage is unreachable, retry later',
+    data: undefined,
+  });
+  assert.deepEqual(plain(callError(frozenError(), log)), {
+    code: -32000,
+    message:
+      "Service Unavailable: the workspace's evidence chain failed its check and is frozen until an operator re-anchors it",
     data: undefined,
   });
   const internal = callError(new TypeError(SECRET), log);

@@ -1,6 +1,12 @@
 /**
  * Walks a workspace's hash chain, checks every link and hash, and compares the chain with its signed
  * checkpoints: the head's, the newest published one, and one the caller kept (`against`).
+ *
+ * A whole-chain check goes on from the end of the last one this process found intact (its last entry
+ * must still hold its hash; otherwise the whole chain is walked again), so a long chain is not re-hashed
+ * on every call; checks of one workspace that come while one runs share it, and the walk yields to the
+ * event loop every MiB hashed, so other workspaces are not kept waiting. A range, or a checkpoint
+ * kept (`against`), is always walked in full, as the command does (a process of its own).
  */
 import {
   ChainWalk,
@@ -9,8 +15,10 @@ import {
   type InvalidReason,
   type Pin,
 } from '../../packages/sdk/src/chain.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   checkpointOf,
+  entryHashAt,
   findChainHead,
   lastEntrySeq,
   listEntries,
@@ -19,7 +27,24 @@ import {
 import type { ServiceContext } from './context.ts';
 import { sha256Hex } from './hashing.ts';
 
-const PAGE = 1000;
+// Entries may be large (a hold's arguments up to 1 MB): a page is read in one go.
+const PAGE = 200;
+const YIELD_EVERY_BYTES = 1 << 20;
+
+/** A chain's start this process found intact: up to `seq`, whose hash was `hash`, `checked` entries. */
+interface VerifiedPrefix {
+  seq: number;
+  hash: string;
+  checked: number;
+}
+const verifiedPrefixes = new WeakMap<ServiceContext['db'], Map<string, VerifiedPrefix>>();
+const running = new WeakMap<ServiceContext['db'], Map<string, Promise<VerifyResult>>>();
+
+const perDb = <T>(store: WeakMap<ServiceContext['db'], Map<string, T>>, ctx: ServiceContext) => {
+  let map = store.get(ctx.db);
+  if (!map) store.set(ctx.db, (map = new Map()));
+  return map;
+};
 
 export interface VerifyResult {
   valid: boolean;
@@ -30,12 +55,32 @@ export interface VerifyResult {
   verified_at: string;
 }
 
-export async function verifyChain(
+export function verifyChain(
   ctx: ServiceContext,
   workspaceId: string,
   range: { fromSeq?: number; toSeq?: number } = {},
   /** A checkpoint kept from earlier: the chain must still hold its seq with its hash (`rewritten`). */
   against?: Checkpoint,
+): Promise<VerifyResult> {
+  const whole = (range.fromSeq ?? 1) === 1 && range.toSeq === undefined && !against;
+  if (!whole) return walkChain(ctx, workspaceId, range, against, null);
+  const inFlight = perDb(running, ctx);
+  const started = inFlight.get(workspaceId);
+  if (started) return started;
+  const run = walkChain(ctx, workspaceId, {}, undefined, perDb(verifiedPrefixes, ctx)).finally(() =>
+    inFlight.delete(workspaceId),
+  );
+  inFlight.set(workspaceId, run);
+  return run;
+}
+
+async function walkChain(
+  ctx: ServiceContext,
+  workspaceId: string,
+  range: { fromSeq?: number; toSeq?: number },
+  against: Checkpoint | undefined,
+  /** For a whole-chain check: where the last intact one ended, kept for the next. */
+  prefixes: Map<string, VerifiedPrefix> | null,
 ): Promise<VerifyResult> {
   const stored = await findChainHead(ctx.db, workspaceId);
   const checkpoint = checkpointOf(stored);
@@ -43,15 +88,17 @@ export async function verifyChain(
   const signed = [checkpoint, published].filter((cp): cp is Checkpoint => cp !== null);
   const pins: Pin[] = [...signed];
   if (against) pins.push({ seq: against.seq, hash: against.hash, reason: 'rewritten' });
-  const from = range.fromSeq ?? 1;
   // The walk ends at the head, or at a checkpoint past it (a head moved back shows as truncated).
   const end = Math.max(stored?.seq ?? 0, ...pins.map((pin) => pin.seq));
   const to = Math.min(range.toSeq ?? Number.MAX_SAFE_INTEGER, end);
+  const prefix = await stillHeld(ctx, workspaceId, prefixes?.get(workspaceId), pins, end);
+  const from = prefix ? prefix.seq + 1 : (range.fromSeq ?? 1);
 
   const [previous] =
-    from > 1 ? await listEntries(ctx.db, workspaceId, workspaceId, from - 1, from - 1, 1) : [];
-  const walk = new ChainWalk(previous ? { seq: previous.seq, hash: previous.hash } : null, pins);
-  if (from > 1 && !previous && from - 1 <= end) walk.fail(from - 1, 'sequence_gap');
+    from > 1 && !prefix ? await listEntries(ctx.db, workspaceId, workspaceId, from - 1, from - 1, 1) : [];
+  const walk = new ChainWalk(prefix ?? (previous ? { seq: previous.seq, hash: previous.hash } : null), pins);
+  walk.checked = prefix?.checked ?? 0;
+  if (from > 1 && !prefix && !previous && from - 1 <= end) walk.fail(from - 1, 'sequence_gap');
   // A checkpoint no trusted key signed was written by someone else: the head it pins is forged.
   for (const cp of signed)
     if (!(await ctx.signer.trusts(workspaceId, cp))) walk.fail(cp.seq, 'checkpoint_invalid');
@@ -59,12 +106,19 @@ export async function verifyChain(
     walk.fail(against.seq, 'checkpoint_invalid');
 
   // A range that starts past the end has nothing to check.
-  if (from > to) return result(ctx, walk, checkpoint);
+  if (from > to && !prefix) return result(ctx, walk, checkpoint);
+  let hashed = 0;
   for (let next = from; !walk.firstInvalid && next <= to;) {
     const page = await listEntries(ctx.db, workspaceId, workspaceId, next, to, PAGE);
     // The stored data is hashed as stored: text that is not the canonical form does not verify.
-    for (const entry of page)
+    for (const entry of page) {
       if (!walk.push(entry, sha256Hex(entryHashInputWithData(entry, entry.data)))) break;
+      hashed += entry.data.length;
+      if (hashed >= YIELD_EVERY_BYTES) {
+        hashed = 0;
+        await nextTurn();
+      }
+    }
     if (page.length < PAGE) break;
     next = page[page.length - 1]!.seq + 1;
   }
@@ -78,7 +132,30 @@ export async function verifyChain(
     const head = Math.max((await findChainHead(ctx.db, workspaceId))?.seq ?? 0, end);
     if (last > head) walk.fail(head + 1, 'checkpoint_missing');
   }
+  if (prefixes) {
+    if (walk.firstInvalid === null && walk.head)
+      prefixes.set(workspaceId, { ...walk.head, checked: walk.checked });
+    else prefixes.delete(workspaceId);
+  }
   return result(ctx, walk, checkpoint);
+}
+
+/**
+ * The intact start found by an earlier check, if the chain still holds it: its last entry with the
+ * same hash, and each signed checkpoint at or before it with its hash (a checkpoint past it is
+ * checked by the walk). Otherwise none: the whole chain is walked again.
+ */
+async function stillHeld(
+  ctx: ServiceContext,
+  workspaceId: string,
+  prefix: VerifiedPrefix | undefined,
+  pins: Pin[],
+  end: number,
+): Promise<VerifiedPrefix | null> {
+  if (!prefix || prefix.seq > end) return null;
+  for (const { seq, hash } of [prefix, ...pins.filter((pin) => pin.seq <= prefix.seq)])
+    if ((await entryHashAt(ctx.db, workspaceId, seq)) !== hash) return null;
+  return prefix;
 }
 
 function result(ctx: ServiceContext, walk: ChainWalk, checkpoint: Checkpoint | null): VerifyResult {

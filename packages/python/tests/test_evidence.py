@@ -126,8 +126,10 @@ class RealExport(unittest.TestCase):
         self.assertEqual(rewritten.first_invalid, {"seq": kept["seq"], "reason": "rewritten"})
         with self.assertRaisesRegex(ApprovalsError, "not signed by any of the keys"):
             verify_evidence_export(self.text, keys=self.pem, checkpoint=dict(kept, hash="0" * 64))
-        with self.assertRaisesRegex(ApprovalsError, "newer than the export"):
-            verify_evidence_export(self.text, checkpoint=dict(kept, seq=kept["seq"] + 1))
+        # A checkpoint kept from past the export's end: the export was cut off since.
+        cut = verify_evidence_export(self.text, checkpoint=dict(kept, seq=kept["seq"] + 1))
+        self.assertFalse(cut.valid)
+        self.assertEqual(cut.first_invalid, {"seq": kept["seq"] + 1, "reason": "truncated"})
 
     def test_what_is_not_an_export_raises(self) -> None:
         with self.assertRaisesRegex(ApprovalsError, "line 1 is not a approvals-evidence/1 header"):

@@ -83,8 +83,6 @@ export async function verifyEvidenceExport(
   const { orgId, checkpoint } = header;
   const keys = options.keys === undefined ? null : await importKeys(options.keys);
   const earlier = options.checkpoint;
-  if (earlier && earlier.seq > (checkpoint?.seq ?? 0))
-    throw new ApprovalsError('The checkpoint given is newer than the export: export the chain again');
   if (earlier && keys && !(await signedByOneOf(keys, orgId, earlier)))
     throw new ApprovalsError('The checkpoint given is not signed by any of the keys given');
   const pins: Pin[] = [];
@@ -121,6 +119,9 @@ export async function verifyEvidenceExport(
     if (broken) break;
   }
   while (inFlight.length > 0 && !broken) await walkOldest();
+  // A checkpoint kept from past the export's last entry: the chain exported was cut off since.
+  const lastSeq = walk.head?.seq ?? 0;
+  if (earlier && earlier.seq > lastSeq) walk.fail(lastSeq + 1, 'truncated');
   walk.finish(Number.POSITIVE_INFINITY);
   const hasEntries = walk.checked > 0 || walk.firstInvalid !== null;
   // Every entry must be vouched for by the export's checkpoint: entries past it were added by someone else.

@@ -113,8 +113,6 @@ def verify_evidence_export(
     if checkpoint is not None:
         if not _is_checkpoint(checkpoint):
             raise ApprovalsError("The checkpoint given is not a checkpoint (seq, hash, signed_at, key_id, signature)")
-        if checkpoint["seq"] > (head_checkpoint["seq"] if head_checkpoint else 0):
-            raise ApprovalsError("The checkpoint given is newer than the export: export the chain again")
         if trusted is not None and not _signed_by_one_of(trusted, org_id, checkpoint):
             raise ApprovalsError("The checkpoint given is not signed by any of the keys given")
     pins: List[Tuple[int, str, Optional[str]]] = []
@@ -135,6 +133,10 @@ def verify_evidence_export(
         recomputed = _sha256_hex(entry_hash_input(entry)) if entry["orgId"] == org_id else ""
         if not walk.push(entry, recomputed):
             break
+    # A checkpoint kept from past the export's last entry: the chain exported was cut off since.
+    last_seq = walk.head["seq"] if walk.head else 0
+    if checkpoint is not None and checkpoint["seq"] > last_seq:
+        walk.fail(last_seq + 1, "truncated")
     walk.finish()
     has_entries = walk.checked > 0 or walk.first_invalid is not None
     # Every entry must be vouched for by the export's checkpoint: entries past it were added later.
