@@ -496,13 +496,18 @@ const document = {
         headers: { 'X-Request-Id': ref('headers', 'X-Request-Id') },
         content: json(internalErrorSchema),
       },
-      Unavailable: simpleError('Storage is unreachable, or the server is shutting down.', 'unavailable', {
-        'Retry-After': {
-          description: 'Sent when storage is unreachable (`5`).',
-          schema: { type: 'integer' },
+      Unavailable: {
+        description:
+          "Storage is unreachable, or the server is shutting down (`unavailable`); or the workspace's evidence chain failed the check before an append and is frozen until an operator re-anchors it (`evidence_frozen`, with `detail`; nothing was stored).",
+        headers: {
+          'Retry-After': {
+            description: 'Sent when storage is unreachable (`5`).',
+            schema: { type: 'integer' },
+          },
+          'X-Request-Id': ref('headers', 'X-Request-Id'),
         },
-        'X-Request-Id': ref('headers', 'X-Request-Id'),
-      }),
+        content: json(z.union([errorWithCode('unavailable'), errorWithCode('evidence_frozen')])),
+      },
     },
     // Filled while the operations and responses above were converted.
     schemas: namedSchemas,
