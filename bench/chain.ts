@@ -151,7 +151,11 @@ function submission(i: number) {
 
 /** Through the services, as agents and approvers would: every entry these write is a real one. */
 async function seedThroughServices(ctx: ServiceContext, workspace: Workspace): Promise<number> {
-  const caller = { workspace, environment: 'live' as const };
+  const caller = {
+    workspace,
+    environment: 'live' as const,
+    requester: { kind: 'key' as const, keyId: 'key_direct', agentId: null, owner: null },
+  };
   const deciders = await Promise.all(
     ['bob@bench.test', 'carol@bench.test', 'alice@bench.test'].map(
       async (email) => (await findMemberByEmail(ctx.db, workspace.id, email))!.id,

@@ -165,7 +165,11 @@ async function seedScenario(
   for (let i = 0; i < count; i++) {
     const { body } = await submitHold(
       ctx,
-      { workspace, environment: 'live' },
+      {
+        workspace,
+        environment: 'live',
+        requester: { kind: 'key' as const, keyId: 'key_direct', agentId: null, owner: null },
+      },
       {
         connection: 'SDK',
         toolName: TOOL,

@@ -250,7 +250,11 @@ async function seed(storage: Storage, waiters: number): Promise<Seeded> {
       for (let i = 0; i < holds; i++) {
         const { body } = await submitHold(
           ctx,
-          { workspace: created, environment: 'live' },
+          {
+            workspace: created,
+            environment: 'live',
+            requester: { kind: 'key' as const, keyId: 'key_direct', agentId: null, owner: null },
+          },
           {
             connection: 'SDK',
             toolName: 'send_invoice',

@@ -115,7 +115,11 @@ export async function run(): Promise<{ figures: Figure[]; skipped: { figure: str
       webhook: { url: receiver.url },
     };
     const { workspace } = await bench.workspace(config);
-    const caller = { workspace, environment: 'live' as const };
+    const caller = {
+      workspace,
+      environment: 'live' as const,
+      requester: { kind: 'key' as const, keyId: 'key_direct', agentId: null, owner: null },
+    };
     const submission = (tool: string, i: number) => ({
       connection: 'SDK',
       toolName: tool,

@@ -56,7 +56,11 @@ for (const backend of backends) {
       for (const [i, toolName] of toolNames.entries()) {
         const { body } = await submitHold(
           t.service.ctx,
-          { workspace, environment: 'live' },
+          {
+            workspace,
+            environment: 'live',
+            requester: { kind: 'key' as const, keyId: 'key_direct', agentId: null, owner: null },
+          },
           {
             connection: 'SDK',
             toolName,

@@ -68,7 +68,11 @@ for (const backend of backends) {
       const server = (await findMcpServerBySlug(ctx.db, workspace.id, 'status'))!;
       const { hold } = await submitHold(
         ctx,
-        { workspace, environment: 'live' },
+        {
+          workspace,
+          environment: 'live',
+          requester: { kind: 'key' as const, keyId: 'key_direct', agentId: null, owner: null },
+        },
         {
           connection: 'Status',
           toolName: 'poll',

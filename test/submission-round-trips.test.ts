@@ -54,7 +54,11 @@ describe('a submission’s round trips under the chain lock (postgres)', { skip:
   /** The statements of a submission to a workspace whose rules are compiled already (as after its first). */
   const submit = async (toolName: string) => {
     const { workspace } = await t.workspace({ config: CONFIG });
-    const caller = { workspace, environment: 'live' as const, requester: { kind: 'key' as const, keyId: 'key_direct', agentId: null, owner: null } };
+    const caller = {
+      workspace,
+      environment: 'live' as const,
+      requester: { kind: 'key' as const, keyId: 'key_direct', agentId: null, owner: null },
+    };
     const submission = (key: string) => ({
       connection: 'SDK',
       toolName,

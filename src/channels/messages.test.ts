@@ -15,6 +15,7 @@ const hostile: Hold = {
   toolName: 'pay.out',
   agentId: `agent${SLACK}`,
   agentLabel: `${SCRIPT}${SLACK}`,
+  requestedFor: null,
   arguments: { note: `${SCRIPT}${IMG}${SLACK}`, [`k${SCRIPT}`]: 1 },
   context: {},
   idempotencyKey: 'k',

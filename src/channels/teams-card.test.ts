@@ -16,6 +16,7 @@ const hostile: Hold = {
   toolName: `pay${HEADING}`,
   agentId: 'bot',
   agentLabel: `**Security team**${HEADING}${BIDI} ${LINK}`,
+  requestedFor: null,
   arguments: { note: `${LINK}${HEADING}${BIDI}\r\n- [x] checked ${DATE}`, [`k${LINK}`]: 1 },
   context: {},
   idempotencyKey: 'k',

@@ -45,6 +45,7 @@ const USAGE = `usage: approvals <command> [--json] [--init]
   workspace create <slug> --name <name> [--plan legacy_free]
   workspace limits <slug> [--v1 <n>|default] [--mcp <n>|default]
   keys create --workspace <slug> --env live|test [--scope agent|admin] [--name <name>]
+              [--agent <agent-id> [--owner <e-mail>]]
   keys revoke <key-id>
   apply --workspace <slug> -f <file.yaml|file.json> [--expect-version <n>]
   export --workspace <slug>
@@ -91,6 +92,7 @@ const options = {
   status: { type: 'string' },
   tool: { type: 'string' },
   agent: { type: 'string' },
+  owner: { type: 'string' },
   before: { type: 'string' },
   limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -201,8 +203,18 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     const scope = values.scope ?? 'agent';
     if (scope !== 'agent' && scope !== 'admin') throw new UsageError('--scope must be agent or admin');
     const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
-    const key = await createApiKey(ctx, { workspace, env, scope, name: values.name });
-    return [key, `Created ${scope} key ${key.id}. Store it now, it is not shown again:\n${key.key}`];
+    const key = await createApiKey(ctx, {
+      workspace,
+      env,
+      scope,
+      name: values.name,
+      agent: values.agent,
+      owner: values.owner,
+    });
+    const bound = key.agent
+      ? ` bound to agent ${key.agent}${key.owner ? ` of ${key.owner} (who may not approve its holds)` : ''}`
+      : '';
+    return [key, `Created ${scope} key ${key.id}${bound}. Store it now, it is not shown again:\n${key.key}`];
   }
   if (command === 'keys revoke') {
     const id = words[2];

@@ -6,7 +6,10 @@
  */
 import { type Hold, isApprover } from './hold.ts';
 
-/** `own_request`: the hold was requested through an agent identity mapped to the member. */
+/**
+ * `own_request`: the hold was requested through an agent identity mapped to the member, or for the
+ * member (through a key bound to them, or an OAuth client they allowed).
+ */
 export type DecisionBlocker = 'viewer' | 'not_an_approver' | 'closed' | 'already_decided' | 'own_request';
 
 /** A member as the decision sees them: their role, groups and the agent identities mapped to them. */
@@ -36,7 +39,7 @@ export type Capacity =
  * as themselves, and nobody decides for a member who decided (or was decided for) already.
  */
 export function decisionCapacity(
-  hold: Pick<Hold, 'status' | 'expiresAt' | 'approvers' | 'agentId'>,
+  hold: Pick<Hold, 'status' | 'expiresAt' | 'approvers' | 'agentId' | 'requestedFor'>,
   member: Decider,
   delegators: readonly Decider[],
   decisions: readonly PastDecision[],
@@ -57,11 +60,13 @@ export function decisionCapacity(
     decisions.flatMap((d) => (d.onBehalfOf ? [d.memberId, d.onBehalfOf] : [d.memberId])),
   );
   if (counted.has(member.id)) return { blocker: 'already_decided' };
-  if (member.agents.includes(hold.agentId)) return { blocker: 'own_request' };
+  const ownRequest = (person: Decider) =>
+    person.agents.includes(hold.agentId) || person.id === hold.requestedFor;
+  if (ownRequest(member)) return { blocker: 'own_request' };
   if (self) return { blocker: null, onBehalfOf: null };
   const open = principals.filter((principal) => !counted.has(principal.id));
   if (open.length === 0) return { blocker: 'already_decided' };
-  const principal = open.find((candidate) => !candidate.agents.includes(hold.agentId));
+  const principal = open.find((candidate) => !ownRequest(candidate));
   return principal ? { blocker: null, onBehalfOf: principal } : { blocker: 'own_request' };
 }
 

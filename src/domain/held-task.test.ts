@@ -12,6 +12,7 @@ const pending: Hold = {
   toolName: 'pay',
   agentId: 'a',
   agentLabel: null,
+  requestedFor: null,
   arguments: { amount: 5 },
   context: {},
   idempotencyKey: 'k',

@@ -10,6 +10,7 @@ const pending: Hold = {
   toolName: 'pay',
   agentId: 'a',
   agentLabel: null,
+  requestedFor: null,
   arguments: {},
   context: {},
   idempotencyKey: 'k',

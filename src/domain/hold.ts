@@ -18,6 +18,11 @@ export interface Hold {
   toolName: string;
   agentId: string;
   agentLabel: string | null;
+  /**
+   * The member whose agent asked (a bound key's owner, or the member who allowed the OAuth client):
+   * their own request, which they may not approve. Null: nobody's.
+   */
+  requestedFor: string | null;
   arguments: Record<string, unknown>;
   context: Record<string, unknown>;
   idempotencyKey: string;

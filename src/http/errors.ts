@@ -26,6 +26,7 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   hold_limit_reached: 402,
   conflict: 409,
   evidence_frozen: 503,
+  key_not_bound: 403,
 };
 
 const FRAMEWORK_ERRORS: Record<string, [number, string]> = {

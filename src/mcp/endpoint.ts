@@ -19,7 +19,7 @@ import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
 import { ANONYMOUS_LIMIT, limitMcpCalls } from '../http/guard.ts';
 import { HttpError } from '../http/errors.ts';
 import { checkLimit, type RateCounter } from '../http/rate-limiter.ts';
-import { authenticate } from '../services/api-keys.ts';
+import { authenticate, keyRequester } from '../services/api-keys.ts';
 import { authenticateOAuth, MCP_SCOPE } from '../services/oauth.ts';
 import { SLUG_PATTERN } from '../services/workspaces.ts';
 import type { Environment } from '../domain/hold.ts';
@@ -29,6 +29,7 @@ import { describeSafely, isStorageUnavailable } from '../services/errors.ts';
 import { mcpServerOf } from '../services/mcp-servers.ts';
 import { endMcpSession, mcpSessionOf, startMcpSession } from '../services/mcp-sessions.ts';
 import type { ProxyCaller } from '../services/proxy-call.ts';
+import type { Requester } from '../services/submit-hold.ts';
 import { noticeDecisions } from './decision-notices.ts';
 import { type ProxyRequest, proxyServer, runToolCall } from './proxy-server.ts';
 import type { McpRelay } from './relay.ts';
@@ -117,9 +118,11 @@ interface Principal {
   quotaKey: string;
   /**
    * The agent identity when the credential fixes it (an OAuth grant); null: `X-Service-Agent`, or
-   * `key:<first 12 characters of the key>`.
+   * a bound key's agent, or `key:<first 12 characters of the key>`.
    */
   agent: { id: string; label: string | null } | null;
+  /** What the submissions check and record: the key's binding, or the member who allowed the client. */
+  requester: Requester;
 }
 
 /**
@@ -139,6 +142,7 @@ async function principalOf(
       environment: auth.key.env,
       quotaKey: `key:${auth.key.id}`,
       agent: null,
+      requester: keyRequester(auth.key),
     };
   }
   if (params.workspace === undefined || !token) return null;
@@ -152,6 +156,7 @@ async function principalOf(
     environment: 'live',
     quotaKey: `grant:${grant.grant.id}`,
     agent: grant.agent,
+    requester: { kind: 'oauth', grantId: grant.grant.id, member: grant.member },
   };
 }
 
@@ -274,14 +279,17 @@ export function mcpRoutes(
       relay.listening(gone, new Promise((resolve) => reply.raw.once('close', resolve)));
     }
     const agentHeader = request.headers['x-service-agent'];
+    // A bound key's agent when no header names one; a header naming another is refused at the call.
+    const boundAgent = auth.requester.kind === 'key' ? auth.requester.agentId : null;
     const agent =
       auth.agent ??
       (typeof agentHeader === 'string' && agentHeader.trim()
         ? { id: agentHeader.trim().slice(0, 200), label: null }
-        : { id: `key:${token!.slice(0, 12)}`, label: null });
+        : { id: boundAgent ?? `key:${token!.slice(0, 12)}`, label: null });
     const caller: ProxyCaller = {
       workspace: auth.workspace,
       environment: auth.environment,
+      requester: auth.requester,
       server,
       agent,
       session: dedupFrame(request, mcpSession),

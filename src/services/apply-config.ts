@@ -22,6 +22,7 @@ import { findWebhookEndpoint } from '../store/webhooks.ts';
 import {
   findWorkspace,
   updateWorkspaceProfile,
+  updateWorkspaceKeyBinding,
   updateWorkspaceOAuthGrantRole,
   updateWorkspaceRemind,
   updateWorkspaceSlackChannel,
@@ -331,6 +332,10 @@ async function applyIn(tx: Sql, ctx: ServiceContext, workspace: Workspace, { con
     await updateWorkspaceOAuthGrantRole(tx, workspace.id, config.oauth.grant_role);
     changes.oauth = config.oauth;
   }
+  if (config.keys !== undefined) {
+    await updateWorkspaceKeyBinding(tx, workspace.id, config.keys.require_bound ? 'required' : 'optional');
+    changes.keys = config.keys;
+  }
   if (config.webhook !== undefined) {
     const made = await configureWebhook(tx, ctx, workspace.id, config.webhook?.url ?? null);
     webhookSecret = made.secret;
@@ -351,6 +356,7 @@ async function itemsOf(sql: Sql, workspace: Workspace): Promise<Map<string, stri
   put('profile', { name: config.name, branding: config.branding });
   put('slack', config.slack);
   put('oauth', config.oauth ?? { grant_role: 'admin' });
+  put('keys', config.keys ?? { require_bound: false });
   put('remind', config.remind);
   const webhook = await findWebhookEndpoint(sql, workspace.id);
   put('webhook', webhook && { url: webhook.url, secret: webhook.secretSealed, disabled: webhook.disabledAt });
@@ -461,6 +467,7 @@ async function exportFrom(sql: Sql, workspace: Workspace): Promise<WorkspaceConf
   if (webhook) config.webhook = { url: webhook.url };
   if (current.slackChannel) config.slack = { channel: current.slackChannel };
   if (current.oauthGrantRole !== 'admin') config.oauth = { grant_role: current.oauthGrantRole };
+  if (current.keyBinding === 'required') config.keys = { require_bound: true };
   if (current.remind) config.remind = JSON.parse(current.remind) as WorkspaceConfig['remind'];
   config.rules = rules as RuleDefinition[];
   // The default call timeout is left out, as a file that leaves it out means it.

@@ -245,6 +245,8 @@ const configSchema = z.strictObject({
     .optional(),
   // Who may allow an OAuth client (a hosted assistant) to call the workspace's MCP servers.
   oauth: z.strictObject({ grant_role: z.enum(['admin', 'approver']) }).optional(),
+  // `require_bound: true`: holds from API keys not bound to an agent identity are refused.
+  keys: z.strictObject({ require_bound: z.boolean() }).optional(),
   mcp_servers: z
     .array(
       z.strictObject({

@@ -18,7 +18,7 @@ export interface Deciders {
   members: Member[];
   byId: Map<string, Member>;
   capacity(
-    hold: Pick<Hold, 'status' | 'expiresAt' | 'approvers' | 'agentId'>,
+    hold: Pick<Hold, 'status' | 'expiresAt' | 'approvers' | 'agentId' | 'requestedFor'>,
     member: Member,
     decisions: readonly PastDecision[],
     now: number,

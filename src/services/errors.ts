@@ -10,6 +10,8 @@ export type ServiceErrorCode =
   | 'validation_failed'
   | 'hold_limit_reached'
   | 'conflict'
+  /** A hold from an API key not bound to an agent, where the workspace requires bound keys. */
+  | 'key_not_bound'
   /** The workspace's evidence chain failed the signer's check and is frozen (services/chain-guard.ts). */
   | 'evidence_frozen';
 

@@ -81,7 +81,7 @@ export async function fourEyesOf(ctx: ServiceContext, hold: Hold, reader: Member
 export async function delegatedFor(
   ctx: ServiceContext,
   reader: Member,
-  holds: readonly Pick<Hold, 'id' | 'status' | 'expiresAt' | 'approvers' | 'agentId'>[],
+  holds: readonly Pick<Hold, 'id' | 'status' | 'expiresAt' | 'approvers' | 'agentId' | 'requestedFor'>[],
 ): Promise<Map<string, { name: string; until: number }>> {
   const [deciders, decisions] = await Promise.all([
     loadDeciders(ctx.db, reader.workspaceId),

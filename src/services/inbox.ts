@@ -268,7 +268,13 @@ async function waitingFilter(ctx: ServiceContext, member: Member) {
   ]);
   const now = ctx.now();
   const self = deciders.byId.get(member.id);
-  return (hold: { id: string; approvers: string[]; expiresAt: number | null; agentId: string }) =>
+  return (hold: {
+    id: string;
+    approvers: string[];
+    expiresAt: number | null;
+    agentId: string;
+    requestedFor: string | null;
+  }) =>
     self !== undefined &&
     deciders.capacity({ ...hold, status: 'pending' }, self, decisions.get(hold.id) ?? [], now).blocker ===
       null;

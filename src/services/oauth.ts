@@ -211,6 +211,8 @@ export interface OAuthCaller {
   grant: OAuthGrant;
   /** Names the client and the member who allowed it; rules on `agent` match the id. */
   agent: { id: string; label: string };
+  /** The member who allowed the client: it acts for them, so its holds are their own requests. */
+  member: { id: string; email: string };
 }
 
 /**
@@ -239,6 +241,7 @@ export async function authenticateOAuth(
   return {
     workspace,
     grant,
+    member: { id: grant.memberId, email: member.email },
     agent: {
       id: `oauth:${member.email}:${grant.clientId}`.slice(0, 200),
       label: `${grant.clientName} (allowed by ${member.name})`.slice(0, 200),

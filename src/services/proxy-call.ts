@@ -19,7 +19,7 @@ import { expireIfOverdue } from './expire-holds.ts';
 import { getHold } from './read-hold.ts';
 import { renewingOnProgress } from './record-execution.ts';
 import { sha256Hex } from './hashing.ts';
-import { statusUrl, submitHold } from './submit-hold.ts';
+import { BOUND_AGENT_FIELD, type Requester, statusUrl, submitHold } from './submit-hold.ts';
 
 export const CHECK_STATUS_TOOL = 'service_check_status';
 export const DENIED_CODE = -32003;
@@ -70,6 +70,8 @@ export interface ProxyCaller {
   environment: Environment;
   server: McpServer;
   agent: { id: string; label: string | null };
+  /** The credential: a bound key's agent, and whose own request a hold is. */
+  requester: Requester;
   /** The frame in which identical calls are one operation (X-Service-Session, else the MCP session). */
   session: string;
   /** The 2025-era MCP session the call came in: its stream hears when a held call is decided. */
@@ -213,7 +215,7 @@ export async function callThroughProxy(
   try {
     submitted = await submitHold(
       ctx,
-      { workspace, environment: caller.environment },
+      { workspace, environment: caller.environment, requester: caller.requester },
       {
         connection: server.name,
         toolName: name,
@@ -235,6 +237,13 @@ export async function callThroughProxy(
     if (error instanceof ServiceError && error.code === 'hold_limit_reached') {
       throw new ProxyRefusal(-32000, 'Monthly hold limit reached');
     }
+    if (error instanceof ServiceError && error.code === 'key_not_bound')
+      throw new ProxyRefusal(-32000, 'Forbidden: this workspace takes calls from bound API keys only');
+    if (error instanceof ServiceError && error.issues[0]?.field === BOUND_AGENT_FIELD)
+      throw new ProxyRefusal(
+        -32602,
+        'Invalid params: X-Service-Agent must be the agent identity this API key is bound to, or left out',
+      );
     throw error;
   }
   const { hold } = submitted;

@@ -30,6 +30,51 @@ export interface HoldSubmission {
   proxy?: { mcpServerId: string; callKey: string };
 }
 
+/**
+ * Who submits: an API key (bound to an agent identity and its owner, or not), or an OAuth client a
+ * member allowed. Decides the agent a bound key's holds carry, and whose own request a hold is.
+ */
+export type Requester =
+  | {
+      kind: 'key';
+      keyId: string;
+      agentId: string | null;
+      owner: { id: string; email: string } | null;
+    }
+  | { kind: 'oauth'; grantId: string; member: { id: string; email: string } };
+
+/** The field a bound key's submission must agree on; on the MCP proxy, the `X-Service-Agent` header. */
+export const BOUND_AGENT_FIELD = 'agent_identity.id';
+
+/**
+ * A bound key's holds carry its agent identity: a submission naming another is refused rather than
+ * changed, so a caller learns its mistake. A workspace requiring bound keys refuses unbound ones.
+ */
+function checkRequester(workspace: Workspace, requester: Requester, agentId: string) {
+  if (requester.kind !== 'key') return;
+  if (requester.agentId === null) {
+    if (workspace.keyBinding === 'required')
+      throw new ServiceError('key_not_bound', 'this workspace takes holds from bound API keys only');
+    return;
+  }
+  if (agentId !== requester.agentId)
+    throw invalid(BOUND_AGENT_FIELD, 'must be the agent identity this API key is bound to');
+}
+
+/** The member a hold is requested for: they may not approve it (`own_request`). */
+function requestedFor(requester: Requester) {
+  const member = requester.kind === 'oauth' ? requester.member : requester.owner;
+  if (!member) return null;
+  return {
+    member,
+    // Named in the submission's evidence: the owner, and how the hold came to be theirs.
+    evidence: {
+      requested_for: { id: member.id, email: member.email, through: requester.kind },
+      ...(requester.kind === 'key' ? { bound_key: requester.keyId } : {}),
+    },
+  };
+}
+
 export interface SubmitResult {
   /** False when the idempotency key matched an earlier hold, which is returned unchanged. */
   created: boolean;
@@ -70,10 +115,12 @@ const startOfMonth = (ms: number) => {
 
 export async function submitHold(
   ctx: ServiceContext,
-  caller: { workspace: Workspace; environment: Environment },
+  caller: { workspace: Workspace; environment: Environment; requester: Requester },
   submission: HoldSubmission,
 ): Promise<SubmitResult> {
   const { workspace } = caller;
+  checkRequester(workspace, caller.requester, submission.agent.id);
+  const owner = requestedFor(caller.requester);
   const fingerprint = actionFingerprint(submission);
   const { proxy } = submission;
   const call = {
@@ -119,6 +166,7 @@ export async function submitHold(
         const hold = newHold(submission, outcome, {
           workspace,
           environment: caller.environment,
+          requestedFor: owner?.member.id ?? null,
           fingerprint,
           now,
         });
@@ -137,6 +185,7 @@ export async function submitHold(
           connection: hold.connection,
           tool_name: hold.toolName,
           agent: { id: hold.agentId, label: hold.agentLabel },
+          ...owner?.evidence,
           arguments: hold.arguments,
           context: hold.context,
           status: hold.status,
@@ -187,7 +236,13 @@ export async function submitHold(
 function newHold(
   submission: HoldSubmission,
   outcome: Outcome,
-  at: { workspace: Workspace; environment: Environment; fingerprint: string; now: number },
+  at: {
+    workspace: Workspace;
+    environment: Environment;
+    requestedFor: string | null;
+    fingerprint: string;
+    now: number;
+  },
 ): Hold {
   const denied = outcome.effect === 'deny';
   const pending = outcome.effect === 'approval';
@@ -199,6 +254,7 @@ function newHold(
     toolName: submission.toolName,
     agentId: submission.agent.id,
     agentLabel: submission.agent.label,
+    requestedFor: at.requestedFor,
     arguments: submission.arguments,
     context: submission.context,
     idempotencyKey: submission.idempotencyKey,

@@ -47,6 +47,7 @@ export async function createWorkspace(
     apiRateLimit: null,
     mcpRateLimit: null,
     oauthGrantRole: 'admin',
+    keyBinding: 'optional',
     remind: null,
     createdAt: ctx.now(),
   };

@@ -5,7 +5,7 @@ import type { Statement } from './statements.ts';
 import { Where } from './where.ts';
 
 const columns = `id, workspace_id AS "workspaceId", environment, connection, tool_name AS "toolName",
-  agent_id AS "agentId", agent_label AS "agentLabel", arguments, context, idempotency_key AS "idempotencyKey",
+  agent_id AS "agentId", agent_label AS "agentLabel", requested_for AS "requestedFor", arguments, context, idempotency_key AS "idempotencyKey",
   fingerprint, submit_status AS "submitStatus", status, rule_name AS "ruleName", approvers,
   approvals_required AS "approvalsRequired", approvals_received AS "approvalsReceived", created_at AS "createdAt",
   expires_at AS "expiresAt", verdict, reason, channel, decided_at AS "decidedAt", mcp_server_id AS "mcpServerId",
@@ -51,9 +51,9 @@ export function insertHoldStatement(hold: Hold): Statement {
     text: `INSERT INTO holds (id, workspace_id, environment, connection, tool_name, agent_id, agent_label, arguments, context,
        idempotency_key, fingerprint, submit_status, status, rule_name, approvers, approvals_required, approvals_received,
        created_at, expires_at, verdict, reason, channel, decided_at, mcp_server_id, call_key, arguments_summary,
-       arguments_size, execution_status, execution_started_at)
+       arguments_size, execution_status, execution_started_at, requested_for)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-       $24, $25, $26, $27, $28, $29)`,
+       $24, $25, $26, $27, $28, $29, $30)`,
     params: [
       hold.id,
       hold.workspaceId,
@@ -85,6 +85,7 @@ export function insertHoldStatement(hold: Hold): Statement {
       // A new hold's execution is at most running: an allowed proxy call about to go upstream.
       hold.execution?.status ?? null,
       hold.execution?.startedAt ?? null,
+      hold.requestedFor,
     ],
   };
 }
@@ -262,6 +263,7 @@ export interface HoldLine extends Pick<
   | 'toolName'
   | 'agentId'
   | 'agentLabel'
+  | 'requestedFor'
   | 'status'
   | 'ruleName'
   | 'approvers'
@@ -287,7 +289,7 @@ const LEGACY_SUMMARY_SOURCE = 64 * 1024;
  * its overflow pages, so these are all read from the covering index holds_pending_lines for the inbox.
  */
 const lineColumns = `id, environment, connection, tool_name AS "toolName", agent_id AS "agentId",
-  agent_label AS "agentLabel", status, rule_name AS "ruleName", approvers, approvals_required AS "approvalsRequired",
+  agent_label AS "agentLabel", requested_for AS "requestedFor", status, rule_name AS "ruleName", approvers, approvals_required AS "approvalsRequired",
   approvals_received AS "approvalsReceived", created_at AS "createdAt", expires_at AS "expiresAt", verdict,
   channel, decided_at AS "decidedAt", arguments_summary AS "argumentsSummary", arguments_size AS "argumentsSize"`;
 
@@ -373,8 +375,15 @@ export async function listDecisionsOfHolds(
 
 /** Pending holds without their arguments: enough to tell whom each waits for (a count on every page). */
 export async function listPendingApprovers(sql: Sql, workspaceId: string, limit: number) {
-  const rows = await sql.all<{ id: string; approvers: string; expiresAt: number | null; agentId: string }>(
-    `SELECT id, approvers, expires_at AS "expiresAt", agent_id AS "agentId" FROM holds WHERE workspace_id = $1 AND status = 'pending'
+  const rows = await sql.all<{
+    id: string;
+    approvers: string;
+    expiresAt: number | null;
+    agentId: string;
+    requestedFor: string | null;
+  }>(
+    `SELECT id, approvers, expires_at AS "expiresAt", agent_id AS "agentId", requested_for AS "requestedFor"
+     FROM holds WHERE workspace_id = $1 AND status = 'pending'
      ORDER BY expires_at IS NULL, expires_at, id LIMIT $2`,
     [workspaceId, limit],
   );

@@ -1,6 +1,7 @@
 import type { Sql } from './db.ts';
 
 export type Plan = 'standard' | 'legacy_free';
+export type KeyBinding = 'optional' | 'required';
 
 export interface Workspace {
   id: string;
@@ -20,6 +21,8 @@ export interface Workspace {
   mcpRateLimit: number | null;
   /** Who may allow an OAuth client to use the workspace's MCP servers: admins, or approvers too. */
   oauthGrantRole: 'admin' | 'approver';
+  /** `required`: holds from API keys not bound to an agent identity are refused (`keys.require_bound`). */
+  keyBinding: KeyBinding;
   /** The default reminders (`remind` in the workspace file) as JSON; null: none. */
   remind: string | null;
   createdAt: number;
@@ -30,7 +33,7 @@ export const workspaceColumns = (table: string) =>
   `${table}.id, ${table}.slug, ${table}.name, ${table}.plan, ${table}.logo_url AS "logoUrl",
   ${table}.accent_color AS "accentColor", ${table}.slack_channel AS "slackChannel",
   ${table}.api_rate_limit AS "apiRateLimit", ${table}.mcp_rate_limit AS "mcpRateLimit",
-  ${table}.oauth_grant_role AS "oauthGrantRole", ${table}.remind, ${table}.created_at AS "createdAt"`;
+  ${table}.oauth_grant_role AS "oauthGrantRole", ${table}.key_binding AS "keyBinding", ${table}.remind, ${table}.created_at AS "createdAt"`;
 const columns = workspaceColumns('workspaces');
 
 export async function insertWorkspace(sql: Sql, workspace: Workspace): Promise<void> {
@@ -74,6 +77,10 @@ export async function updateWorkspaceProfile(
 
 export async function updateWorkspaceOAuthGrantRole(sql: Sql, id: string, role: 'admin' | 'approver') {
   await sql.run('UPDATE workspaces SET oauth_grant_role = $2 WHERE id = $1', [id, role]);
+}
+
+export async function updateWorkspaceKeyBinding(sql: Sql, id: string, binding: KeyBinding) {
+  await sql.run('UPDATE workspaces SET key_binding = $2 WHERE id = $1', [id, binding]);
 }
 
 export async function updateWorkspaceRemind(sql: Sql, id: string, remind: string | null): Promise<void> {

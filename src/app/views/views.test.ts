@@ -155,7 +155,7 @@ const person = (email: string, role: string, groups: string[] = [], agents: stri
 });
 
 test('four eyes: the reasons a member cannot decide, in the order a decision checks them', () => {
-  const mine: Parameters<typeof decisionCapacity>[0] = { ...hold, agentId: 'bot' };
+  const mine: Parameters<typeof decisionCapacity>[0] = { ...hold, agentId: 'bot', requestedFor: null };
   const admin = person('root@x.test', 'admin');
   const blocker = (member: Decider, decided: string[] = [], now = 0, on = mine) =>
     decisionCapacity(
@@ -172,6 +172,8 @@ test('four eyes: the reasons a member cannot decide, in the order a decision che
   assert.equal(blocker(admin, [], 10_000), 'closed');
   assert.equal(blocker(admin, ['root@x.test'], 0, { ...mine, status: 'approved' as const }), 'closed');
   assert.equal(blocker(person('root@x.test', 'admin', [], ['bot'])), 'own_request');
+  // Requested for the member (a key bound to them, an OAuth client they allowed), whatever the agent.
+  assert.equal(blocker(admin, [], 0, { ...mine, requestedFor: 'root@x.test' }), 'own_request');
   assert.equal(
     blockerInWords('not_an_approver', hold),
     'You are not among the approvers of this hold: it waits for finance or an admin.',
@@ -180,7 +182,7 @@ test('four eyes: the reasons a member cannot decide, in the order a decision che
 });
 
 test('delegation: a delegate decides for the member who delegated, and each person counts once', () => {
-  const mine = { ...hold, agentId: 'bot' };
+  const mine = { ...hold, agentId: 'bot', requestedFor: null };
   const ann = person('ann@x.test', 'approver', ['finance']);
   const dan = person('dan@x.test', 'approver');
   const capacity = (decided: { memberId: string; onBehalfOf: string | null }[], delegators = [ann]) =>
@@ -205,6 +207,8 @@ test('delegation: a delegate decides for the member who delegated, and each pers
     decisionCapacity(mine, person('dan@x.test', 'approver', [], ['bot']), [ann], [], 0).blocker,
     'own_request',
   );
+  // Nor for Ann a hold requested for her (her bound key, her OAuth client).
+  assert.equal(decisionCapacity({ ...mine, requestedFor: ann.id }, dan, [ann], [], 0).blocker, 'own_request');
 });
 
 test('four eyes in a line and after a decision', () => {
@@ -251,6 +255,7 @@ test('a hold line: names and the summary escaped, hidden characters shown, appro
     toolName: `t${SCRIPT}`,
     agentId: HIDDEN,
     agentLabel: `${HIDDEN}${IMG}`,
+    requestedFor: null,
     status: 'pending' as const,
     ruleName: SCRIPT,
     approvers: ['role:admin'],
@@ -299,7 +304,13 @@ test('delegation in words: who decided for whom, who would, and the line a deleg
   assert.match(out, /Can still decide: Bob, Eve \(for Cat&quot;&gt;&lt;img/);
   const line = {
     ...{ id: 'svc_pa_x', environment: 'live' as const, connection: 'SDK', toolName: 'pay', agentId: 'bot' },
-    ...{ agentLabel: null, status: 'pending' as const, ruleName: null, approvers: ['ann@x.test'] },
+    ...{
+      agentLabel: null,
+      requestedFor: null,
+      status: 'pending' as const,
+      ruleName: null,
+      approvers: ['ann@x.test'],
+    },
     ...{ approvalsRequired: 1, approvalsReceived: 0, createdAt: 0, expiresAt: null, verdict: null },
     ...{ channel: null, decidedAt: null, argumentsSummary: '', argumentsSize: 2, decisions: [] },
   };

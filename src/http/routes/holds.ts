@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { holdRecord, SDK_CONNECTION } from '../../domain/hold.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { getHold, waitForHold } from '../../services/read-hold.ts';
+import { keyRequester } from '../../services/api-keys.ts';
 import { submitHold } from '../../services/submit-hold.ts';
 import { fieldIssues, HttpError, sendValidationError } from '../errors.ts';
 import { type HoldCreatedBody, holdParamsSchema, holdSubmissionSchema, waitBodySchema } from '../schemas.ts';
@@ -32,7 +33,7 @@ export function holdRoutes(app: FastifyInstance, { ctx, docsUrl, onSubmitted }: 
     const { workspace, key } = request.caller!;
     const result = await submitHold(
       ctx,
-      { workspace, environment: key.env },
+      { workspace, environment: key.env, requester: keyRequester(key) },
       {
         connection: SDK_CONNECTION,
         toolName: body.tool_name,

@@ -16,6 +16,8 @@ import { ADMIN, adminPage, checked, confirmCard, csrfField, describedBy, fieldEr
 
 const KEY_ID = /^key_[A-Za-z0-9_-]{1,40}$/;
 
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 const NOTICES: Record<string, string> = {
   revoked: 'The key is revoked. Calls with it are refused from now on.',
   'grant-revoked': 'The client’s access is revoked. Its tokens are refused from now on.',
@@ -76,6 +78,9 @@ interface CreateValues {
   env: string;
   scope: string;
   name: string;
+  /** Binding: the agent identity its holds carry, and the member (e-mail) who owns that agent. */
+  agent: string;
+  owner: string;
 }
 
 function keyTable(keys: ApiKeySummary[], session: AppSession): Html {
@@ -87,6 +92,7 @@ function keyTable(keys: ApiKeySummary[], session: AppSession): Html {
         <th>Name</th>
         <th>Environment</th>
         <th>Scope</th>
+        <th>Bound to</th>
         <th>Created</th>
         <th>Status</th>
         <th><span class="muted">Action</span></th>
@@ -100,6 +106,18 @@ function keyTable(keys: ApiKeySummary[], session: AppSession): Html {
             <td data-label="Name">${key.name ?? html`<span class="muted">—</span>`}</td>
             <td data-label="Environment">${key.env}</td>
             <td data-label="Scope">${key.scope}</td>
+            <td data-label="Bound to">
+              ${
+                key.agentId === null
+                  ? html`<span class="muted">any agent</span>`
+                  : html`<code>${key.agentId}</code>${
+                        key.ownerEmail
+                          ? html`<br /><span class="muted">owned by</span> ${key.ownerName}
+                              (${key.ownerEmail})`
+                          : null
+                      }`
+              }
+            </td>
             <td data-label="Created">${time(key.createdAt)}</td>
             <td data-label="Status">
               ${
@@ -171,6 +189,33 @@ function createForm(session: AppSession, values: CreateValues, errors: Record<st
         ${describedBy('key-name', errors.name)}
       />
       ${fieldError('key-name', errors.name)}
+      <fieldset class="plain">
+        <legend><strong>Bind to an agent</strong> (optional)</legend>
+        <p class="muted">
+          A bound key's holds carry this agent identity; a call naming another is refused. Its owner may not
+          approve them: they are the owner's own requests.
+        </p>
+        <label for="key-agent">Agent identity</label>
+        <input
+          id="key-agent"
+          name="agent"
+          type="text"
+          maxlength="200"
+          value="${values.agent}"
+          ${describedBy('key-agent', errors.agent)}
+        />
+        ${fieldError('key-agent', errors.agent)}
+        <label for="key-owner">Owner (a member's e-mail)</label>
+        <input
+          id="key-owner"
+          name="owner"
+          type="email"
+          maxlength="254"
+          value="${values.owner}"
+          ${describedBy('key-owner', errors.owner)}
+        />
+        ${fieldError('key-owner', errors.owner)}
+      </fieldset>
       <div class="buttons"><button type="submit">Create key</button></div>
     </form>
   </section>`;
@@ -195,7 +240,11 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
         shown once, when it is made.
       </p>
       ${keyTable(keys, session)}
-      ${createForm(session, options.values ?? { env: 'live', scope: 'agent', name: '' }, options.errors ?? {})}
+      ${createForm(
+        session,
+        options.values ?? { env: 'live', scope: 'agent', name: '', agent: '', owner: '' },
+        options.errors ?? {},
+      )}
       ${grantTable(grants, session)}`;
     return adminPage(ctx, session, { title: 'API keys', active: 'keys', notice: options.notice }, body);
   };
@@ -211,6 +260,8 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
       env: field(request.body, 'env'),
       scope: field(request.body, 'scope') || 'agent',
       name: field(request.body, 'name'),
+      agent: field(request.body, 'agent').trim(),
+      owner: field(request.body, 'owner').trim(),
     };
     const errors: Record<string, string> = {};
     if (values.env !== 'live' && values.env !== 'test') errors.env = 'Choose live or test.';
@@ -225,10 +276,17 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
         env: values.env as 'live' | 'test',
         scope: values.scope as 'agent' | 'admin',
         name: values.name || undefined,
+        agent: values.agent || undefined,
+        owner: values.owner || undefined,
       });
     } catch (error) {
-      if (error instanceof ServiceError)
-        return sendPage(reply, await listPage(session, { values, errors: { name: error.message } }), 422);
+      if (error instanceof ServiceError) {
+        // Shown at the field it is about (name, agent or owner).
+        const issue = error.issues[0];
+        const at = issue && issue.field in values ? issue.field : 'name';
+        const text = issue ? `${capitalized(issue.message)}.` : error.message;
+        return sendPage(reply, await listPage(session, { values, errors: { [at]: text } }), 422);
+      }
       throw error;
     }
     // The answer to the POST itself shows the key: no redirect, nothing stored to show it again.
@@ -241,6 +299,15 @@ export function keyPages(app: FastifyInstance, { ctx }: PageDeps) {
           html`<p>
             An <strong>admin</strong> key: besides the Core API, it reads and applies this workspace's
             configuration. Give it to CI, not to agents.
+          </p>`,
+      )}
+      ${when(
+        created.agent !== null,
+        () =>
+          html`<p>
+            Bound to the agent <code>${created.agent}</code>${
+              created.owner ? html`, owned by ${created.owner}, who may not approve its holds` : null
+            }.
           </p>`,
       )}
       ${copyable('new-key-value', created.key, 'the key')}
