@@ -44,8 +44,7 @@ import { openDb } from '../store/open.ts';
 const USAGE = `usage: approvals <command> [--json] [--init]
   workspace create <slug> --name <name> [--plan legacy_free]
   workspace limits <slug> [--v1 <n>|default] [--mcp <n>|default]
-  keys create --workspace <slug> --env live|test [--scope agent|admin] [--name <name>]
-              [--agent <agent-id> [--owner <e-mail>]]
+  keys create --workspace <slug> --env live|test [--scope agent|admin] [--name <name>] [--agent <id> [--owner <e-mail>]]
   keys revoke <key-id>
   apply --workspace <slug> -f <file.yaml|file.json> [--expect-version <n>]
   export --workspace <slug>
@@ -211,10 +210,13 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
       agent: values.agent,
       owner: values.owner,
     });
-    const bound = key.agent
-      ? ` bound to agent ${key.agent}${key.owner ? ` of ${key.owner} (who may not approve its holds)` : ''}`
+    // `agent` and `owner` only for a bound key: the answer of an unbound one is as it always was.
+    const { agent, owner, ...unbound } = key;
+    const bound = agent
+      ? ` bound to agent ${agent}${owner ? ` of ${owner} (who may not approve its holds)` : ''}`
       : '';
-    return [key, `Created ${scope} key ${key.id}${bound}. Store it now, it is not shown again:\n${key.key}`];
+    const out = agent ? key : unbound;
+    return [out, `Created ${scope} key ${key.id}${bound}. Store it now, it is not shown again:\n${key.key}`];
   }
   if (command === 'keys revoke') {
     const id = words[2];

@@ -83,6 +83,14 @@ interface CreateValues {
   owner: string;
 }
 
+/** A bound key's agent identity and owner (who may not approve its holds), or that any agent may use it. */
+function boundTo(key: ApiKeySummary): Html {
+  if (key.agentId === null) return html`<span class="muted">any agent</span>`;
+  const owner = key.ownerEmail ? `${key.ownerName} (${key.ownerEmail})` : null;
+  return html`<code>${key.agentId}</code
+    >${owner ? html`<br /><span class="muted">owned by</span> ${owner}` : null}`;
+}
+
 function keyTable(keys: ApiKeySummary[], session: AppSession): Html {
   if (keys.length === 0) return html`<p class="empty card">No API keys yet.</p>`;
   return html`<table class="responsive">
@@ -106,18 +114,7 @@ function keyTable(keys: ApiKeySummary[], session: AppSession): Html {
             <td data-label="Name">${key.name ?? html`<span class="muted">—</span>`}</td>
             <td data-label="Environment">${key.env}</td>
             <td data-label="Scope">${key.scope}</td>
-            <td data-label="Bound to">
-              ${
-                key.agentId === null
-                  ? html`<span class="muted">any agent</span>`
-                  : html`<code>${key.agentId}</code>${
-                        key.ownerEmail
-                          ? html`<br /><span class="muted">owned by</span> ${key.ownerName}
-                              (${key.ownerEmail})`
-                          : null
-                      }`
-              }
-            </td>
+            <td data-label="Bound to">${boundTo(key)}</td>
             <td data-label="Created">${time(key.createdAt)}</td>
             <td data-label="Status">
               ${
