@@ -20,6 +20,7 @@ import { serviceSignature } from '../src/services/webhooks.ts';
 import { startService } from '../src/runtime.ts';
 import type { Sql } from '../src/store/db.ts';
 import { backends, sqlite } from './support/backends.ts';
+import { appClient } from './support/app-client.ts';
 import { approvals } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { startReceiver } from './support/receiver.ts';
@@ -434,6 +435,8 @@ for (const backend of backends) {
           });
           const other = await t.workspace();
           const db = t.service.ctx.db;
+          const app = appClient(t);
+          const admin = await app.signIn(workspace, 'admin@acme.test');
           const first = await call(t.url, 'POST', '/api/v1/holds', {
             key: apiKey,
             body: submission({ arguments: { amount: 250000, iban } }),
@@ -450,7 +453,15 @@ for (const backend of backends) {
           assert.equal(refused.status, 503);
           assert.equal(refused.body.error, 'evidence_frozen');
           assert.doesNotMatch(refused.text, new RegExp(forgedIban));
-          await assert.rejects(decideAs(t, workspace.id, first.body.id, 'approve'), /evidence_frozen|frozen/);
+          await assert.rejects(decideAs(t, workspace.id, first.body.id, 'approve'), /frozen/);
+          const fromApp = await app.post(admin, `/app/holds/${first.body.id}/decide`, {
+            verdict: 'approve',
+            comment: '',
+            back: `/app/holds/${first.body.id}`,
+            next: '',
+          });
+          assert.equal(fromApp.status, 503);
+          assert.match(fromApp.text, /Nothing was changed/);
           assert.deepEqual(await entriesOf(db, workspace.id), stored, 'nothing stored');
           assert.equal(
             (await call(t.url, 'POST', '/api/v1/holds', { key: other.key, body: submission() })).status,

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
+import { ChainFrozenError } from '../services/errors.ts';
 import { equalInConstantTime } from '../services/hashing.ts';
 import { type AppSession, sessionFor } from '../services/sign-in.ts';
 import type { Role } from '../store/members.ts';
@@ -95,6 +96,19 @@ export async function appPlugin(
     if (config.role === 'admin' && request.appSession.member.role !== 'admin') {
       return problemPage(reply, 403, 'Not allowed', 'This page is for workspace admins.', request.appSession);
     }
+  });
+
+  // A frozen evidence chain refuses every write of its workspace: said as a page, not as the API's JSON.
+  // Anything else goes on to the server's handler.
+  app.setErrorHandler((error, request, reply) => {
+    if (!(error instanceof ChainFrozenError)) throw error;
+    return problemPage(
+      reply,
+      503,
+      'Not recorded',
+      "Nothing was changed: this workspace's evidence record failed its integrity check and no change can be recorded until an operator has looked into it. Tell your administrator.",
+      request.appSession,
+    );
   });
 
   // Every form post carries the session's CSRF token, and comes from our own origin.

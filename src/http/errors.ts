@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import {
+  ChainFrozenError,
   describeSafely,
   type FieldIssue,
   isStorageUnavailable,
@@ -25,7 +26,6 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   validation_failed: 422,
   hold_limit_reached: 402,
   conflict: 409,
-  evidence_frozen: 503,
   key_not_bound: 403,
 };
 
@@ -78,10 +78,11 @@ export function errorHandler(docsUrl: () => string) {
     if (error instanceof ServiceError) {
       if (error.code === 'validation_failed') return sendValidationError(reply, docsUrl(), error.issues);
       // Who changed what since the version the caller read (stored names, never the request's values).
-      if (error.code === 'conflict' || error.code === 'evidence_frozen')
-        return sendError(reply, SERVICE_STATUS[error.code], error.code, { detail: error.message });
+      if (error.code === 'conflict') return sendError(reply, 409, 'conflict', { detail: error.message });
       return sendError(reply, SERVICE_STATUS[error.code], error.code);
     }
+    if (error instanceof ChainFrozenError)
+      return sendError(reply, 503, 'evidence_frozen', { detail: error.message });
     if (isStorageUnavailable(error)) {
       request.log.warn(describeSafely(error.cause), 'storage unavailable');
       reply.header('Retry-After', '5');

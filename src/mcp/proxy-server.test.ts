@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ProtocolError } from '@modelcontextprotocol/server';
-import { frozenError } from '../services/chain-guard.ts';
+import { ChainFrozenError } from '../services/errors.ts';
 import { ProxyRefusal } from '../services/proxy-call.ts';
 import { StorageUnavailableError } from '../store/db.ts';
 import { callError } from './proxy-server.ts';
@@ -30,7 +30,7 @@ test('a refusal keeps its code, text and data; any other failure answers a fixed
     message: 'Service Unavailable: storage is unreachable, retry later',
     data: undefined,
   });
-  assert.deepEqual(plain(callError(frozenError(), log)), {
+  assert.deepEqual(plain(callError(new ChainFrozenError(), log)), {
     code: -32000,
     message:
       "Service Unavailable: the workspace's evidence chain failed its check and is frozen until an operator re-anchors it",

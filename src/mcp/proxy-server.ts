@@ -16,7 +16,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
-import { describeSafely, isStorageUnavailable, ServiceError } from '../services/errors.ts';
+import { ChainFrozenError, describeSafely, isStorageUnavailable } from '../services/errors.ts';
 import {
   callThroughProxy,
   type CallRelay,
@@ -172,7 +172,7 @@ export function callError(error: unknown, log: Pick<FastifyBaseLogger, 'warn' | 
     log.warn(describeSafely(error.cause), 'storage unavailable');
     return new ProtocolError(-32000, 'Service Unavailable: storage is unreachable, retry later');
   }
-  if (error instanceof ServiceError && error.code === 'evidence_frozen')
+  if (error instanceof ChainFrozenError)
     return new ProtocolError(
       -32000,
       "Service Unavailable: the workspace's evidence chain failed its check and is frozen until an operator re-anchors it",

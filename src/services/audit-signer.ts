@@ -14,7 +14,7 @@ import {
   verify,
 } from 'node:crypto';
 import { type Checkpoint, checkpointInput } from '../../packages/sdk/src/chain.ts';
-import type { Db } from '../store/db.ts';
+import type { Db, Sql } from '../store/db.ts';
 import { findSigningKey, insertSigningKey, listSigningKeys } from '../store/evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -22,8 +22,11 @@ export interface AuditSigner {
   keyId: string;
   /** Base64 Ed25519 signature of the UTF-8 text. */
   sign(text: string): string;
-  /** Whether a trusted key, the one the checkpoint names, signed this checkpoint of workspace `orgId`. */
-  trusts(orgId: string, checkpoint: Checkpoint): Promise<boolean>;
+  /**
+   * Whether a trusted key, the one the checkpoint names, signed this checkpoint of workspace `orgId`.
+   * `sql`: the transaction the caller is in, if any (SQLite has one connection: another read would wait).
+   */
+  trusts(orgId: string, checkpoint: Checkpoint, sql?: Sql): Promise<boolean>;
   /** The trusted public keys, the current one last. */
   published(): Promise<PublishedKey[]>;
   /** Whether the keys come from configuration (a database writer cannot forge checkpoints). */
@@ -117,8 +120,8 @@ export async function loadAuditSigner(
     keyId,
     configured: false,
     sign: (text) => sign(null, Buffer.from(text), privateKey).toString('base64'),
-    async trusts(orgId, checkpoint) {
-      const key = await findSigningKey(db, checkpoint.key_id);
+    async trusts(orgId, checkpoint, sql = db) {
+      const key = await findSigningKey(sql, checkpoint.key_id);
       return key !== undefined && signedBy(createPublicKey(key.publicKey), orgId, checkpoint);
     },
     async published() {

@@ -29,7 +29,7 @@ import {
 import { type Statement } from '../store/statements.ts';
 import { findWebhookEndpoint, insertWebhookEvent, insertWebhookEventStatement } from '../store/webhooks.ts';
 import type { ServiceContext } from './context.ts';
-import { ServiceError } from './errors.ts';
+import { ChainFrozenError } from './errors.ts';
 import { sha256Hex } from './hashing.ts';
 
 export type BreakReason = 'checkpoint_missing' | 'checkpoint_invalid' | 'truncated' | 'rewritten';
@@ -49,12 +49,6 @@ export const REANCHORED = 'evidence.reanchored';
 const STATE_FILE = 'evidence-heads.json';
 const FLUSH_MS = 1000;
 const PAGE = 1000;
-
-export const frozenError = () =>
-  new ServiceError(
-    'evidence_frozen',
-    "the workspace's evidence chain failed its check before an append and is frozen until an operator re-anchors it",
-  );
 
 export class ChainGuard {
   readonly #known = new Map<string, KnownHead>();
@@ -96,7 +90,7 @@ export class ChainGuard {
       this.#frozen.set(workspaceId, found);
       // Recorded by a transaction of its own, once the caller's has been rolled back.
       setImmediate(() => void recordFreeze(ctx, workspaceId, found).catch(() => undefined));
-      throw frozenError();
+      throw new ChainFrozenError();
     }
     this.#frozen.delete(workspaceId);
     this.#remember(workspaceId, { seq: stored.seq, hash: stored.hash, signedAt: stored.signedAt ?? '' });
@@ -156,7 +150,7 @@ async function breakOf(
     if (stored.lastHash !== stored.hash) return { seq: stored.seq, reason: 'rewritten' };
     const checkpoint = checkpointOf(stored);
     if (!checkpoint) return { seq: stored.seq, reason: 'checkpoint_missing' };
-    if (!(await ctx.signer.trusts(workspaceId, checkpoint)))
+    if (!(await ctx.signer.trusts(workspaceId, checkpoint, tx)))
       return { seq: stored.seq, reason: 'checkpoint_invalid' };
   }
   // The head must hold every head seen before it: this instance's newest, and the newest published.

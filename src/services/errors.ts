@@ -11,9 +11,7 @@ export type ServiceErrorCode =
   | 'hold_limit_reached'
   | 'conflict'
   /** A hold from an API key not bound to an agent, where the workspace requires bound keys. */
-  | 'key_not_bound'
-  /** The workspace's evidence chain failed the signer's check and is frozen (services/chain-guard.ts). */
-  | 'evidence_frozen';
+  | 'key_not_bound';
 
 export interface FieldIssue {
   field: string;
@@ -38,6 +36,20 @@ export const notFound = (what: string) => new ServiceError('not_found', `${what}
 
 export const invalid = (field: string, message: string) =>
   new ServiceError('validation_failed', `${field}: ${message}`, [{ field, message }]);
+
+/**
+ * The workspace's evidence chain failed the signer's check before an append and is frozen
+ * (services/chain-guard.ts): no write of that workspace can be recorded until an operator re-anchors
+ * it. Not a ServiceError: no caller can act on it, and no handler of those may swallow it.
+ */
+export class ChainFrozenError extends Error {
+  constructor() {
+    super(
+      "the workspace's evidence chain failed its check before an append and is frozen until an operator re-anchors it",
+    );
+    this.name = 'ChainFrozenError';
+  }
+}
 
 /** Storage could not be reached (refused, full, shutting down): worth trying again later. */
 export const isStorageUnavailable = (error: unknown): error is StorageUnavailableError =>
