@@ -152,7 +152,7 @@ const document = {
         tags: ['Holds'],
         summary: 'Submit an action',
         description:
-          'The rules decide at once. 201 for a new hold. A retry with the same `idempotency_key` (same tool, agent id and arguments) answers 200 with the first body, unchanged, and `Idempotent-Replayed: true`; no second hold is made. The same key with a different action is refused with 422 on field `idempotency_key`.',
+          'The rules decide at once. 201 for a new hold. A retry with the same `idempotency_key` (same tool, agent id and arguments) answers 200 with the first body, unchanged, and `Idempotent-Replayed: true`; no second hold is made. The same key with a different action is refused with 422 on field `idempotency_key`. A key bound to an agent (`approvals keys create --agent`) submits for that agent only: another `agent_identity.id` is refused with 422 on that field.',
         'x-rate-limit-bucket': 'v1',
         requestBody: { required: true, content: json(holdSubmissionSchema) },
         responses: {
@@ -164,6 +164,7 @@ const document = {
           '201': { description: 'A new hold.', headers: apiHeaders, content: json(holdCreatedSchema) },
           ...bodyErrors,
           '402': ref('responses', 'HoldLimitReached'),
+          '403': ref('responses', 'KeyNotBound'),
           '422': ref('responses', 'ValidationFailed'),
           ...commonErrors,
         },
@@ -477,6 +478,10 @@ const document = {
       },
       PayloadTooLarge: simpleError('The body is larger than 1 MiB.', 'payload_too_large'),
       Forbidden: simpleError('An admin route called with a key that is not of the admin scope.', 'forbidden'),
+      KeyNotBound: simpleError(
+        'The workspace takes holds from bound API keys only (`keys: { require_bound: true }`), and this key is not bound to an agent.',
+        'key_not_bound',
+      ),
       UnsupportedMediaType: simpleError(
         'The body is not sent as `application/json`.',
         'unsupported_media_type',
