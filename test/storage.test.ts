@@ -146,6 +146,34 @@ for (const backend of backends) {
       }
     });
 
+    test('afterCommit runs once a transaction has committed, never for one rolled back, in a batch too', async () => {
+      const told: string[] = [];
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, n) =>
+          db.transaction(
+            async (tx) => {
+              await tx.run('INSERT INTO scratch (id, note) VALUES ($1, $2)', [`told-${n}`, 'x']);
+              tx.afterCommit(() => told.push(`told-${n}`));
+              // Not yet: the transaction has not committed.
+              assert.ok(!told.includes(`told-${n}`));
+              if (n === 3) throw new Refused('refused 3');
+              return n;
+            },
+            { batch: 'told' },
+          ),
+        ),
+      );
+      assert.equal(outcomes.filter((outcome) => outcome.status === 'rejected').length, 1);
+      assert.deepEqual(
+        told.sort(),
+        await ids('told-'),
+        'each committed one told once, the refused one never',
+      );
+      const alone: string[] = [];
+      await db.transaction(async (tx) => tx.afterCommit(() => alone.push('done')));
+      assert.deepEqual(alone, ['done']);
+    });
+
     test(
       'a batch that cannot get a connection: it and all that wait behind it are told at once',
       { skip: backend.name === 'sqlite' ? 'SQLite has no pool of connections' : false },

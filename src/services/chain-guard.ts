@@ -51,7 +51,13 @@ const FLUSH_MS = 1000;
 const PAGE = 1000;
 
 export class ChainGuard {
+  /** The newest head this instance signed or checked, committed. */
   readonly #known = new Map<string, KnownHead>();
+  /**
+   * The last head this instance signed, committed or not: a transaction batched after the one that
+   * signed it reads it before that commit, and may extend it unchecked (it is this instance's own).
+   */
+  readonly #lastSigned = new Map<string, { seq: number; hash: string }>();
   readonly #frozen = new Map<string, ChainBreak>();
   readonly #file: string | null;
   #flushTimer: ReturnType<typeof setTimeout> | null = null;
@@ -82,7 +88,10 @@ export class ChainGuard {
    */
   async check(tx: Sql, ctx: ServiceContext, workspaceId: string, head: { seq: number; hash: string }) {
     const known = this.#known.get(workspaceId);
-    if (!this.#frozen.has(workspaceId) && known?.seq === head.seq && known.hash === head.hash) return;
+    const own = this.#lastSigned.get(workspaceId);
+    const same = (other?: { seq: number; hash: string }) =>
+      other?.seq === head.seq && other.hash === head.hash;
+    if (!this.#frozen.has(workspaceId) && (same(known) || same(own))) return;
     const stored = await headUnderCheck(tx, workspaceId);
     if (!stored) throw new Error('workspace has no evidence chain');
     const found = await breakOf(tx, ctx, workspaceId, stored, known);
@@ -93,7 +102,10 @@ export class ChainGuard {
       throw new ChainFrozenError();
     }
     this.#frozen.delete(workspaceId);
-    this.#remember(workspaceId, { seq: stored.seq, hash: stored.hash, signedAt: stored.signedAt ?? '' });
+    // Committed (another's transaction, or before a re-anchor): the newest head from now on, even where
+    // a re-anchor moved it back behind the one known.
+    this.#known.set(workspaceId, { seq: stored.seq, hash: stored.hash, signedAt: stored.signedAt ?? '' });
+    this.#scheduleFlush();
   }
 
   /** The break an operator re-anchors: the one recorded, or the one a check finds now; null: intact. */
@@ -105,6 +117,7 @@ export class ChainGuard {
 
   /** A head this instance signed: known from the moment its transaction commits. */
   signed(tx: Sql, workspaceId: string, head: KnownHead) {
+    this.#lastSigned.set(workspaceId, head);
     tx.afterCommit(() => {
       this.#frozen.delete(workspaceId);
       this.#remember(workspaceId, head);
@@ -126,10 +139,13 @@ export class ChainGuard {
     // Commits of one batch may be told out of order: the newest head stays.
     if (known && known.seq > head.seq) return;
     this.#known.set(workspaceId, head);
-    if (this.#file && !this.#flushTimer) {
-      this.#flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
-      this.#flushTimer.unref();
-    }
+    this.#scheduleFlush();
+  }
+
+  #scheduleFlush() {
+    if (!this.#file || this.#flushTimer) return;
+    this.#flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
+    this.#flushTimer.unref();
   }
 }
 
