@@ -111,6 +111,9 @@ ${extra}`;
       // Nor does the app offer her the decision, nor count the hold as waiting for her.
       const page = await app.get(admin, `/app/holds/${held.reference}`);
       assert.match(unescapeHtml(page.text), /An agent that acts for you requested this action/);
+      assert.ok(!(await app.get(admin, '/app/inbox')).text.includes(held.reference), 'not in her inbox');
+      const alice = await app.signIn(workspace, 'alice@acme.test');
+      assert.ok((await app.get(alice, '/app/inbox')).text.includes(held.reference), "in Alice's inbox");
       assert.equal(
         (await decideAs(t, workspace.id, held.reference, 'approve', 'alice@acme.test')).outcome,
         'recorded',

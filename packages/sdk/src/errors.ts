@@ -10,6 +10,8 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'validation_failed'
+  /** 403: the workspace takes holds from bound API keys only, and this key is not bound to an agent. */
+  | 'key_not_bound'
   | 'rate_limited'
   | 'internal'
   | 'unavailable'
