@@ -5,8 +5,8 @@
  * `{ seq, prev_hash, orgId, type, occurred_at, data }` — already in memory.
  * - the server's `verifyChain` (what `GET /api/v1/audit/verify` and the app's Evidence page call), on
  *   SQLite, and on PostgreSQL when TEST_DATABASE_URL is set. Reading the rows from the database (pages
- *   of 200; each row's `data` is hashed as its stored canonical text) is part of that verification
- *   and is in the figure. Beside it, to show where the time goes: the same SELECT alone, the same reads
+ *   of up to 1,000, fewer when entries are large; each row's `data` is hashed as its stored canonical
+ *   text) is part of that verification and is in the figure. Beside it, to show where the time goes: the same SELECT alone, the same reads
  *   as `listEntries` gives them but no hashing, and the canonical JSON of parsed entries alone.
  * - the SDK's offline `verifyEvidenceExport` over the export of the SQLite chain (as
  *   `approvals evidence export` writes it), read from a file as a stream, signature checked; beside
@@ -50,7 +50,7 @@ const SUBMISSIONS = 300;
 const PLAIN_APPENDS = 3_000;
 /** Entries per seeding transaction. */
 const BATCH = 1_000;
-/** listEntries' page in the floors (verifyChain reads pages of 200: an entry may be 1 MB). */
+/** listEntries' page in the floors; verifyChain's (32 at first, then up to 1,000 entries of 4 MiB in all). */
 const PAGE = 1_000;
 const RUNS = 3;
 

@@ -27,8 +27,11 @@ import {
 import type { ServiceContext } from './context.ts';
 import { sha256Hex } from './hashing.ts';
 
-// Entries may be large (a hold's arguments up to 1 MB): a page is read in one go.
-const PAGE = 200;
+// A page is read in one go, and entries may be large (a hold's arguments up to 1 MB): the first page is
+// small, and the next ones hold about PAGE_BYTES, at most PAGE entries.
+const FIRST_PAGE = 32;
+const PAGE = 1000;
+const PAGE_BYTES = 4 << 20;
 const YIELD_EVERY_BYTES = 1 << 20;
 
 /** A chain's start this process found intact: up to `seq`, whose hash was `hash`, `checked` entries. */
@@ -108,8 +111,9 @@ async function walkChain(
   // A range that starts past the end has nothing to check.
   if (from > to && !prefix) return result(ctx, walk, checkpoint);
   let hashed = 0;
+  let limit = FIRST_PAGE;
   for (let next = from; !walk.firstInvalid && next <= to;) {
-    const page = await listEntries(ctx.db, workspaceId, workspaceId, next, to, PAGE);
+    const page = await listEntries(ctx.db, workspaceId, workspaceId, next, to, limit);
     // The stored data is hashed as stored: text that is not the canonical form does not verify.
     for (const entry of page) {
       if (!walk.push(entry, sha256Hex(entryHashInputWithData(entry, entry.data)))) break;
@@ -119,8 +123,10 @@ async function walkChain(
         await nextTurn();
       }
     }
-    if (page.length < PAGE) break;
+    if (page.length < limit) break;
     next = page[page.length - 1]!.seq + 1;
+    const size = page.reduce((sum, entry) => sum + entry.data.length, 0) / page.length;
+    limit = Math.max(1, Math.min(PAGE, Math.floor(PAGE_BYTES / Math.max(size, 1))));
   }
   walk.finish(to);
   if (to === end) {
