@@ -13,6 +13,13 @@ from .client import Client, Decision
 from .decorator import call_arguments, requires_approval
 from .errors import ApprovalsApiError, ApprovalsError, ApprovalsNetworkError, NotApproved, RateLimit
 from .evidence import EvidenceVerification, checkpoint_input, entry_hash_input, verify_evidence_export
+from .signed_decisions import (
+    SignedDecisionCheck,
+    SignedDecisionsReport,
+    action_challenge,
+    verify_signed_decision,
+    verify_signed_decisions,
+)
 from .webhooks import verify_webhook, verify_webhook_signature
 
 __version__ = "0.1.0"
@@ -26,12 +33,17 @@ __all__ = [
     "EvidenceVerification",
     "NotApproved",
     "RateLimit",
+    "SignedDecisionCheck",
+    "SignedDecisionsReport",
+    "action_challenge",
     "call_arguments",
     "canonical_json",
     "checkpoint_input",
     "entry_hash_input",
     "requires_approval",
     "verify_evidence_export",
+    "verify_signed_decision",
+    "verify_signed_decisions",
     "verify_webhook",
     "verify_webhook_signature",
 ]
