@@ -146,6 +146,12 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   {
     kind: 'secret',
     reason:
+      'signing in with a passkey: the credential id the authenticator answers with, before any workspace is known',
+    functions: { findPasskeyForSignIn: 1 },
+  },
+  {
+    kind: 'secret',
+    reason:
       'a hold by its reference alone: the public status page, Slack buttons, SMS replies, notification jobs',
     functions: { findHoldByReference: 1 },
   },

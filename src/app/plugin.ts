@@ -19,6 +19,7 @@ import { evidencePages } from './pages/evidence.ts';
 import { historyPages } from './pages/history.ts';
 import { inboxPages } from './pages/inbox.ts';
 import { oauthConsentPages } from './pages/oauth-consent.ts';
+import { passkeyPages } from './pages/passkeys.ts';
 import { reportPages } from './pages/reports.ts';
 import { settingsPages } from './pages/settings.ts';
 import { widgetPages } from './pages/widget.ts';
@@ -53,7 +54,7 @@ function parseForm(body: string): Form {
 }
 
 const staticFiles = new Map(
-  ['app.css', 'app.js', 'copy.js', 'time.js'].map((name) => [
+  ['app.css', 'app.js', 'copy.js', 'time.js', 'passkey.js'].map((name) => [
     name,
     readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'),
   ]),
@@ -167,5 +168,6 @@ export async function appPlugin(
   widgetPages(app, deps);
   reportPages(app, deps);
   settingsPages(app, deps);
+  passkeyPages(app, deps);
   oauthConsentPages(app, deps);
 }

@@ -5,10 +5,12 @@
 import { once } from 'node:events';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import type { Checkpoint } from '../../packages/sdk/src/chain.ts';
+import type { Checkpoint, EvidenceEntry } from '../../packages/sdk/src/chain.ts';
 import { type TrustedKeys, verifyEvidenceExport } from '../../packages/sdk/src/evidence.ts';
+import { verifySignedDecisions } from '../../packages/sdk/src/signed-decision.ts';
 import { loadConfig, MAX_RATE_LIMIT } from '../config.ts';
 import { describeTypeMismatch } from '../domain/rules.ts';
 import { openContext } from '../open-context.ts';
@@ -481,7 +483,28 @@ async function verifyExportFile(values: Values): Promise<[object, string]> {
   if (!existsSync(file)) throw new UsageError(`cannot read ${file}`);
   const checkpoint = values.against === undefined ? undefined : readCheckpoint(values.against);
   const result = await verifyEvidenceExport(createReadStream(file, 'utf8'), { keys, checkpoint });
-  return verdict(result, `export ${file}`);
+  if (!result.valid) return verdict(result, `export ${file}`);
+  // The chain is intact: each passkey-signed decision in it is checked against its member's enrolled key.
+  const signed = await verifySignedDecisions(entriesOfExport(file));
+  const bad = signed.invalid[0];
+  const checked = {
+    ...result,
+    signed_decisions: signed,
+    ...(bad
+      ? { valid: false, first_invalid: { seq: bad.seq, reason: `signed_decision_${bad.reason}` } }
+      : {}),
+  };
+  const [json, text] = verdict(checked, `export ${file}`);
+  return [json, signed.checked > 0 ? `${text} ${signed.checked} passkey-signed decisions verified.` : text];
+}
+
+/** The entries of an export file, after its header line. */
+async function* entriesOfExport(file: string) {
+  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  for await (const line of lines) {
+    const value = line.trim() ? (JSON.parse(line) as { seq?: unknown; type?: unknown }) : null;
+    if (typeof value?.seq === 'number' && typeof value.type === 'string') yield value as EvidenceEntry;
+  }
 }
 
 function readText(file: string): string {

@@ -56,6 +56,8 @@ export interface RuleDefinition {
   remind?: RemindDefinition;
   /** Approvers added when nobody has finished deciding in time (approval only). */
   escalate?: EscalationDefinition[];
+  /** Each approval must carry the approver's passkey signature over the exact action (approval only). */
+  signed?: boolean;
 }
 
 export interface Call {

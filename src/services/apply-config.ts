@@ -11,6 +11,7 @@ import type { RuleDefinition } from '../domain/rules.ts';
 import { listMembers, removeMembersExcept, upsertMember } from '../store/members.ts';
 import { findRuleSet, listGroups, replaceGroups, saveRuleSet } from '../store/rule-sets.ts';
 import { classifyTool, listTools } from '../store/tools.ts';
+import { findRequirePasskey, updateRequirePasskey } from '../store/passkeys.ts';
 import {
   configVersion,
   itemsChangedSince,
@@ -336,6 +337,10 @@ async function applyIn(tx: Sql, ctx: ServiceContext, workspace: Workspace, { con
     await updateWorkspaceKeyBinding(tx, workspace.id, config.keys.require_bound ? 'required' : 'optional');
     changes.keys = config.keys;
   }
+  if (config.approvals !== undefined) {
+    await updateRequirePasskey(tx, workspace.id, config.approvals.require_passkey);
+    changes.approvals = config.approvals;
+  }
   if (config.webhook !== undefined) {
     const made = await configureWebhook(tx, ctx, workspace.id, config.webhook?.url ?? null);
     webhookSecret = made.secret;
@@ -357,6 +362,7 @@ async function itemsOf(sql: Sql, workspace: Workspace): Promise<Map<string, stri
   put('slack', config.slack);
   put('oauth', config.oauth ?? { grant_role: 'admin' });
   put('keys', config.keys ?? { require_bound: false });
+  put('approvals', config.approvals ?? { require_passkey: false });
   put('remind', config.remind);
   const webhook = await findWebhookEndpoint(sql, workspace.id);
   put('webhook', webhook && { url: webhook.url, secret: webhook.secretSealed, disabled: webhook.disabledAt });
@@ -468,6 +474,7 @@ async function exportFrom(sql: Sql, workspace: Workspace): Promise<WorkspaceConf
   if (current.slackChannel) config.slack = { channel: current.slackChannel };
   if (current.oauthGrantRole !== 'admin') config.oauth = { grant_role: current.oauthGrantRole };
   if (current.keyBinding === 'required') config.keys = { require_bound: true };
+  if (await findRequirePasskey(sql, workspace.id)) config.approvals = { require_passkey: true };
   if (current.remind) config.remind = JSON.parse(current.remind) as WorkspaceConfig['remind'];
   config.rules = rules as RuleDefinition[];
   // The default call timeout is left out, as a file that leaves it out means it.

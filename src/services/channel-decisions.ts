@@ -6,7 +6,7 @@
  * what its message showed is known here too, also for a message sent before that rule.
  */
 import { channelSummary } from '../channels/messages.ts';
-import type { Verdict } from '../domain/hold.ts';
+import type { Hold, Verdict } from '../domain/hold.ts';
 import { base64url, randomBytes } from '../domain/ids.ts';
 import type { TeamsCard } from '../channels/teams.ts';
 import { teamsCard } from '../channels/teams-card.ts';
@@ -34,10 +34,22 @@ import {
 import { notFound } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
+import { passkeyRequired } from './passkeys.ts';
 
-/** `review_required`: the channel could not show every argument, so it may not decide. */
+const needsPasskey = async (ctx: ServiceContext, hold: Hold, verdict: Verdict) =>
+  verdict === 'approve' && (await passkeyRequired(ctx.db, hold));
+
+/**
+ * `review_required`: the channel could not show every argument, so it may not decide.
+ * `passkey_required`: the hold's rule (or the workspace) wants approvals signed with the member's passkey,
+ * which a button or a code cannot carry: the member approves on the hold's page (rejecting still works).
+ */
 export type ChannelDecision =
-  DecisionResult | { outcome: 'unknown' } | { outcome: 'replayed' } | { outcome: 'review_required' };
+  | DecisionResult
+  | { outcome: 'unknown' }
+  | { outcome: 'replayed' }
+  | { outcome: 'review_required' }
+  | { outcome: 'passkey_required' };
 
 /** Decides once per replay key: the key is kept in the decision's own transaction. */
 async function decideOnce(
@@ -63,6 +75,7 @@ export async function decideFromSlack(
     hold && (await findMemberByChatUser(ctx.db, hold.workspaceId, { slackUserId: input.slackUserId }));
   if (!hold || !member) return { outcome: 'unknown' };
   if (!channelSummary(hold, 'slack').complete) return { outcome: 'review_required' };
+  if (await needsPasskey(ctx, hold, input.verdict)) return { outcome: 'passkey_required' };
   return decideOnce(
     ctx,
     {
@@ -106,6 +119,8 @@ export async function decideFromTeams(
     hold && (await findMemberByChatUser(ctx.db, hold.workspaceId, { teamsUserId: input.aadObjectId }));
   if (!hold || !member) return { result: { outcome: 'unknown' }, card: null };
   if (!channelSummary(hold, 'slack').complete) return { result: { outcome: 'review_required' }, card: null };
+  if (await needsPasskey(ctx, hold, input.verdict))
+    return { result: { outcome: 'passkey_required' }, card: null };
   const result = await decideOnce(
     ctx,
     {
@@ -160,13 +175,15 @@ export async function decideFromSms(
   if (!request?.memberId) return { outcome: 'unknown' };
   const hold = await findHoldByReference(ctx.db, request.holdId);
   if (hold && !channelSummary(hold, 'sms').complete) return { outcome: 'review_required' };
+  const verdict = reply[1]!.toUpperCase() === 'YES' ? 'approve' : 'reject';
+  if (hold && (await needsPasskey(ctx, hold, verdict))) return { outcome: 'passkey_required' };
   return decideOnce(
     ctx,
     {
       workspaceId: request.workspaceId,
       holdId: request.holdId,
       memberId: request.memberId,
-      verdict: reply[1]!.toUpperCase() === 'YES' ? 'approve' : 'reject',
+      verdict,
       channel: 'sms',
     },
     `sms:${input.messageId}`,
@@ -181,9 +198,10 @@ export async function decideFromWidget(
   ctx: ServiceContext,
   member: Member,
   input: { holdId: string; verdict: Verdict; comment: string | null },
-): Promise<DecisionResult | { outcome: 'review_required' }> {
+): Promise<DecisionResult | { outcome: 'review_required' } | { outcome: 'passkey_required' }> {
   const hold = await findHold(ctx.db, member.workspaceId, input.holdId);
   if (hold && !channelSummary(hold, 'widget').complete) return { outcome: 'review_required' };
+  if (hold && (await needsPasskey(ctx, hold, input.verdict))) return { outcome: 'passkey_required' };
   return decideHold(ctx, {
     ...input,
     workspaceId: member.workspaceId,

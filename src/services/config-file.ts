@@ -103,6 +103,8 @@ const rule = z
     reason: z.string().max(500).nullable().optional(),
     remind: remind.optional(),
     escalate: escalate.optional(),
+    // Each approval carries the approver's passkey signature over the exact action.
+    signed: z.boolean().optional(),
   })
   .superRefine((r, ctx) => {
     if (r.effect !== 'approval') {
@@ -112,6 +114,7 @@ const rule = z
         'timeout_minutes',
         'remind',
         'escalate',
+        'signed',
       ] as const) {
         if (r[field] !== undefined) {
           ctx.addIssue({ code: 'custom', path: [field], message: `only an approval rule has ${field}` });
@@ -243,6 +246,8 @@ const configSchema = z.strictObject({
     })
     .nullable()
     .optional(),
+  // `require_passkey: true`: every approval carries the approver's passkey signature over the action.
+  approvals: z.strictObject({ require_passkey: z.boolean() }).optional(),
   // Who may allow an OAuth client (a hosted assistant) to call the workspace's MCP servers.
   oauth: z.strictObject({ grant_role: z.enum(['admin', 'approver']) }).optional(),
   // `require_bound: true`: holds from API keys not bound to an agent identity are refused.

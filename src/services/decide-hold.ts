@@ -8,6 +8,7 @@ import { invalid, notFound } from './errors.ts';
 import { type Chain, openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
 import { notifyChange } from './notifications.ts';
+import { checkDecisionPasskey } from './passkeys.ts';
 import { emitHoldEvent } from './webhooks.ts';
 
 export const MAX_COMMENT = 2000;
@@ -19,6 +20,11 @@ export interface DecisionInput {
   verdict: Verdict;
   comment?: string | null;
   channel: Exclude<DecisionChannel, 'rule' | 'agent'>;
+  /**
+   * The member's WebAuthn assertion over the action (`decisionChallenge`), as an object or its JSON text;
+   * required where a rule or the workspace says so.
+   */
+  passkey?: unknown;
 }
 
 export type DecisionResult =
@@ -60,6 +66,8 @@ export async function recordDecision(
     return { outcome, hold };
   }
   const principal = capacity.onBehalfOf;
+  // Throws, before anything is stored, when a required signature is missing or does not verify.
+  const signature = await checkDecisionPasskey(tx, ctx, hold, member, input.verdict, input.passkey);
   await insertHoldDecision(tx, {
     ...input,
     comment,
@@ -88,6 +96,8 @@ export async function recordDecision(
     comment,
     channel: input.channel,
     approvals: { required: next.approvalsRequired, received: next.approvalsReceived },
+    // The assertion the member's passkey made over this action: checkable offline (docs/evidence.md).
+    ...(signature ? { passkey: signature } : {}),
   });
   return { outcome: 'recorded', hold: next };
 }

@@ -61,7 +61,7 @@ export type LinkDecision = { outcome: 'invalid' } | { outcome: 'used' } | Decisi
 export async function decideByLink(
   ctx: ServiceContext,
   token: string,
-  input: { verdict: Verdict; comment?: string | null },
+  input: { verdict: Verdict; comment?: string | null; passkey?: unknown },
 ): Promise<LinkDecision> {
   const opened = await openDecisionLink(ctx, token);
   if (opened.state === 'invalid') return { outcome: 'invalid' };
@@ -72,6 +72,7 @@ export async function decideByLink(
     memberId: member.id,
     verdict: input.verdict,
     comment: input.comment,
+    passkey: input.passkey,
   };
   const result = await ctx.db.transaction(async (tx): Promise<LinkDecision> => {
     const chain = await openChain(tx, ctx, member.workspaceId);

@@ -32,6 +32,17 @@ export {
   entryHashInput,
 } from './chain.ts';
 export { canonicalJson } from './canonical-json.ts';
+export {
+  actionChallenge,
+  type PasskeyAssertion,
+  type SignedAction,
+  type SignedDecisionCheck,
+  type SignedDecisionProblem,
+  signedActionInput,
+  type SignedDecisionsReport,
+  verifySignedDecision,
+  verifySignedDecisions,
+} from './signed-decision.ts';
 export type {
   CheckpointEvent,
   Decision,

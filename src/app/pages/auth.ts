@@ -6,6 +6,7 @@ import { queueSignInMail, SESSION_DAYS, signIn, signInLinkUsable, signOut } from
 import { html, when } from '../html.ts';
 import { appPath } from '../app-path.ts';
 import { layout } from '../layout.ts';
+import { passkeySignInForm } from './passkeys.ts';
 import {
   field,
   type Form,
@@ -116,6 +117,7 @@ export function authPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDep
           ><input id="email" name="email" type="email" autocomplete="email" required />
           <div class="buttons"><button type="submit">Send me a sign-in link</button></div>
         </form>
+        ${passkeySignInForm(ctx)}
         ${when(!ctx.mailer, () => html`<p class="muted">E-mail is not set up on this service. Ask an admin for an invite link (<code>npx approvals users invite</code>).</p>`)}
       </div>`,
     );

@@ -7,12 +7,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Hold } from '../../domain/hold.ts';
 import { decideByLink, type LinkState, openDecisionLink } from '../../services/decision-links.ts';
 import { ServiceError } from '../../services/errors.ts';
+import { passkeyPrompt } from '../../services/passkeys.ts';
 import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
 import { type Html, html } from '../html.ts';
 import { holdFacts } from '../hold-view.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import { conditionsView } from '../views/conditions.ts';
+import { passkeyField } from '../views/passkey.ts';
 import { blockerInWords, decidedInWords, fourEyesView } from '../views/four-eyes.ts';
 
 type UsableLink = Exclude<LinkState, { state: 'invalid' }>;
@@ -135,6 +137,7 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
         form: html`<form method="post" action="/d/${request.params.token}" class="decide">
           <label for="comment">Comment (optional)</label
           ><textarea id="comment" name="comment" maxlength="2000"></textarea>
+          ${passkeyField(await passkeyPrompt(ctx, hold, link.member))}
           <div class="buttons">
             <button type="submit" name="verdict" value="approve" class="approve">Approve</button>
             <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
@@ -164,7 +167,11 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
     const comment = field(request.body, 'comment');
     let result;
     try {
-      result = await decideByLink(ctx, request.params.token, { verdict, comment });
+      result = await decideByLink(ctx, request.params.token, {
+        verdict,
+        comment,
+        passkey: field(request.body, 'passkey') || null,
+      });
     } catch (error) {
       if (error instanceof ServiceError) return problemPage(reply, 422, 'Not decided', error.message);
       throw error;

@@ -9,6 +9,7 @@ import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { decideHold } from '../../services/decide-hold.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { followUpLog } from '../../services/follow-up-log.ts';
+import { passkeyPrompt } from '../../services/passkeys.ts';
 import { delegatedFor, fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
 import {
   type InboxChanges,
@@ -260,9 +261,10 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
       delegatedFor(ctx, session.member, [hold]),
     ]);
     const delegation = delegated.get(hold.id) ?? null;
+    const passkey = await passkeyPrompt(ctx, hold, session.member);
     return {
       title: hold.toolName,
-      view: holdPanelView({ hold, facts, fourEyes, followUps, delegation, session, back, next }),
+      view: holdPanelView({ hold, facts, fourEyes, followUps, delegation, session, back, next, passkey }),
     };
   }
 
@@ -424,6 +426,7 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
         verdict,
         comment,
         channel: 'inbox',
+        passkey: field(request.body, 'passkey') || null,
       });
     } catch (error) {
       if (error instanceof ServiceError)

@@ -87,6 +87,7 @@ export function settingsPages(app: FastifyInstance, { ctx }: PageDeps) {
             )}
           </ul>`,
       )}
+      <p><a href="/app/settings/passkeys">Passkeys</a>: sign in, and sign approvals, with your device.</p>
       <form method="post" action="/app/settings" class="decide card">
         ${configFields(session, config.version)}
         ${when(status, () => html`<p class="away-note">${status}</p>`)}

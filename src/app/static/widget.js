@@ -53,7 +53,11 @@
           'Content-Type': 'application/json',
         },
       });
-      if (!response.ok) throw new Error(response.status === 401 ? 'signed-out' : `HTTP ${response.status}`);
+      if (!response.ok) {
+        const error = new Error(response.status === 401 ? 'signed-out' : `HTTP ${response.status}`);
+        error.code = (await response.json().catch(() => ({}))).error;
+        throw error;
+      }
       return response.json();
     }
 
@@ -102,16 +106,17 @@
           { type: 'button', class: verdict },
           verdict === 'approve' ? 'Approve' : 'Reject',
         );
-        button.addEventListener('click', () => this.decide(hold.id, verdict, card));
+        button.addEventListener('click', () => this.decide(hold.id, verdict, card, hold.review_url));
         actions.append(button);
       }
       card.append(actions);
       return card;
     }
 
-    async decide(id, verdict, card) {
+    async decide(id, verdict, card, reviewUrl) {
       for (const button of card.querySelectorAll('button')) button.disabled = true;
       let notice = null;
+      let signHere = false;
       try {
         const result = await this.api(`/widget/api/holds/${encodeURIComponent(id)}/decision`, {
           method: 'POST',
@@ -121,14 +126,28 @@
           notice = `Already decided (${result.status}).`;
         this.dispatchEvent(new CustomEvent('approvals-decision', { detail: { id, verdict, ...result } }));
       } catch (error) {
+        // A passkey signs only on the service's own page (WebAuthn binds it to that site).
+        signHere = error.code === 'passkey_required';
         notice =
           error.message === 'signed-out'
             ? 'This embed token is no longer valid.'
-            : 'The decision could not be sent. Try again.';
+            : signHere
+              ? 'Not approved: this action must be signed with your passkey. '
+              : 'The decision could not be sent. Try again.';
       }
       await this.refresh();
-      if (notice)
-        this.root.querySelector('[part=list]').prepend(el('p', { class: 'error', role: 'alert' }, notice));
+      if (notice) {
+        const shown = el('p', { class: 'error', role: 'alert' }, notice);
+        if (signHere && reviewUrl)
+          shown.append(
+            el(
+              'a',
+              { class: 'review', href: reviewUrl, target: '_blank', rel: 'noopener' },
+              'Approve it on its page',
+            ),
+          );
+        this.root.querySelector('[part=list]').prepend(shown);
+      }
     }
   }
 

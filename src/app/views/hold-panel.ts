@@ -9,7 +9,9 @@ import type { HoldFacts } from '../../domain/hold-facts.ts';
 import { outcomeText } from '../../domain/outcome-text.ts';
 import { summarizeAction } from '../../domain/summary.ts';
 import type { FollowUpLogEntry } from '../../services/follow-up-log.ts';
+import type { PasskeyPrompt } from '../../services/passkeys.ts';
 import type { AppSession } from '../../services/sign-in.ts';
+import { passkeyField } from './passkey.ts';
 import { type Html, html, time, when } from '../html.ts';
 import { holdFacts } from '../hold-view.ts';
 import { conditionsView } from './conditions.ts';
@@ -28,6 +30,8 @@ export interface HoldPanel {
   /** Where the decision returns to (a path of the app), and the hold to select there next. */
   back: string;
   next: string | null;
+  /** The approve button's passkey prompt, when the hold needs a signed approval. */
+  passkey?: PasskeyPrompt | null;
 }
 
 /** What a confirmation names: the action, cut to a line. */
@@ -37,7 +41,7 @@ export const actionLine = (hold: Pick<Hold, 'toolName' | 'arguments'>) =>
 const statusBadge = (hold: Hold) =>
   html`<span class="status ${hold.status}">${hold.status.replace('_', ' ')}</span>`;
 
-function decisionForm({ hold, session, back, next, delegation }: HoldPanel): Html {
+function decisionForm({ hold, session, back, next, delegation, passkey }: HoldPanel): Html {
   const agent = hold.agentLabel ?? hold.agentId;
   return html`<form
     method="post"
@@ -48,6 +52,7 @@ function decisionForm({ hold, session, back, next, delegation }: HoldPanel): Htm
   >
     <input type="hidden" name="_csrf" value="${session.csrfToken}" />
     <input type="hidden" name="back" value="${back}" />
+    ${passkeyField(passkey ?? null)}
     ${when(next, () => html`<input type="hidden" name="next" value="${next}" />`)}
     ${when(
       delegation,

@@ -36,6 +36,8 @@ function replyText(result: ChannelDecision): string {
       return 'An agent that acts for you requested this action: someone else must decide it.';
     case 'review_required':
       return 'This action does not fit in a text: open the link to review it.';
+    case 'passkey_required':
+      return 'Not approved: this action must be signed with your passkey. Open the link to approve it there.';
     default:
       return 'Reply YES or NO with the code from the message, e.g. YES 4821.';
   }
@@ -56,6 +58,12 @@ function teamsAnswer(result: ChannelDecision | { outcome: 'stale' }) {
       );
     case 'own_request':
       return invokeAnswer.error(403, 'own_request', replyText(result));
+    case 'passkey_required':
+      return invokeAnswer.error(
+        403,
+        'passkey_required',
+        'This action must be signed with your passkey: open it to approve it on its page.',
+      );
     default:
       return invokeAnswer.error(403, 'forbidden', 'You are not an approver of this action.');
   }

@@ -117,6 +117,12 @@ export async function widgetRoutes(
         comment: comment ?? null,
       });
       if (result.outcome === 'review_required') return sendError(reply, 403, 'review_required');
+      // A passkey cannot sign from another site's page: the member approves on the hold's own page.
+      if (result.outcome === 'passkey_required')
+        return sendError(reply, 403, 'passkey_required', {
+          detail: 'This approval must be signed with your passkey: approve it on its page.',
+          review_url: `${ctx.publicUrl}/app/holds/${request.params.id}`,
+        });
       if (result.outcome === 'not_an_approver' || result.outcome === 'own_request')
         return sendError(reply, 404, 'not_found');
       return reply.send({ outcome: result.outcome, status: result.hold.status });

@@ -36,3 +36,6 @@ CREATE TABLE webauthn_challenges (
   member_id TEXT REFERENCES members (id),
   expires_at BIGINT NOT NULL
 );
+
+-- `approvals: { require_passkey: true }` in the workspace file: every approval is passkey-signed.
+ALTER TABLE workspaces ADD COLUMN require_passkey INTEGER NOT NULL DEFAULT 0;

@@ -283,6 +283,16 @@ function ruleOfValues(values: RuleValues) {
   return { rule: rule as unknown as RuleDefinition, errors, rowOf };
 }
 
+/**
+ * The edited rule with what the form does not show (reminders, escalation, `signed`) kept from the rule
+ * as stored: a form never drops a field it does not show. They belong to approval rules only.
+ */
+function keepUnshown(stored: RuleDefinition | undefined, edited: RuleDefinition): RuleDefinition {
+  if (!stored || edited.effect !== 'approval') return edited;
+  const { remind, escalate, signed } = stored;
+  return { ...edited, ...(remind && { remind }), ...(escalate && { escalate }), ...(signed && { signed }) };
+}
+
 /** The form field a service issue about the edited rule points at (`when.2.value`, `approvers`, …). */
 function formKey(rest: string[], rowOf: number[]): string | null {
   const [part, index, sub] = rest;
@@ -1102,7 +1112,7 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
         );
       }
     }
-    rules[index] = rule;
+    rules[index] = keepUnshown(rules[index], rule);
     const draft: WorkspaceConfig = { rules };
 
     const problems: string[] = [];
@@ -1151,7 +1161,7 @@ export function rulePages(app: FastifyInstance, { ctx }: PageDeps) {
       const stored = [...(now.rules ?? [])];
       const found = stored.findIndex((r) => r.name === (values.original || rule.name));
       index = found >= 0 ? found : stored.length;
-      stored[index] = rule;
+      stored[index] = keepUnshown(stored[index], rule);
       return { rules: stored };
     });
     if (issues) {

@@ -1,0 +1,141 @@
+// Passkeys (src/services/passkeys.ts): enrolling one, signing in with one, and approving with one.
+// No library: the server's WebAuthn options are JSON with bytes in base64url, and what the authenticator
+// answers goes back to the server the same way, in a hidden field of an ordinary form post.
+//
+// - form[data-passkey="enrol" | "sign-in"]: fetches the ceremony's options from data-passkey-options,
+//   asks the authenticator, fills the fields `ceremony` and `response`, and sends the form.
+// - A form with input[data-passkey-challenge]: its Approve button first asks the member's passkey to sign
+//   the challenge, the hash of this exact action, and sends the assertion in that field.
+'use strict';
+
+const fromBase64url = (text) =>
+  Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (c) => c.charCodeAt(0)).buffer;
+
+const toBase64url = (buffer) => {
+  let binary = '';
+  for (const byte of new Uint8Array(buffer)) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+};
+
+const credentialList = (list) => (list ?? []).map((item) => ({ ...item, id: fromBase64url(item.id) }));
+
+function say(form, text) {
+  const out = form.querySelector('[data-passkey-status]');
+  if (out) out.textContent = text;
+}
+
+async function ceremonyOptions(form) {
+  const csrf = form.querySelector('input[name="_csrf"]');
+  const answer = await fetch(form.dataset.passkeyOptions, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(csrf ? { _csrf: csrf.value } : {}),
+    credentials: 'same-origin',
+  });
+  if (!answer.ok) throw new Error('no options');
+  return answer.json();
+}
+
+function assertionJson(credential) {
+  const response = credential.response;
+  return {
+    id: credential.id,
+    rawId: toBase64url(credential.rawId),
+    type: credential.type,
+    response: {
+      clientDataJSON: toBase64url(response.clientDataJSON),
+      authenticatorData: toBase64url(response.authenticatorData),
+      signature: toBase64url(response.signature),
+      ...(response.userHandle ? { userHandle: toBase64url(response.userHandle) } : {}),
+    },
+    clientExtensionResults: credential.getClientExtensionResults(),
+  };
+}
+
+async function enrol(form) {
+  const { ceremony, options } = await ceremonyOptions(form);
+  const credential = await navigator.credentials.create({
+    publicKey: {
+      ...options,
+      challenge: fromBase64url(options.challenge),
+      user: { ...options.user, id: fromBase64url(options.user.id) },
+      excludeCredentials: credentialList(options.excludeCredentials),
+    },
+  });
+  const response = credential.response;
+  return {
+    ceremony,
+    response: {
+      id: credential.id,
+      rawId: toBase64url(credential.rawId),
+      type: credential.type,
+      response: {
+        clientDataJSON: toBase64url(response.clientDataJSON),
+        attestationObject: toBase64url(response.attestationObject),
+        transports: response.getTransports ? response.getTransports() : [],
+      },
+      clientExtensionResults: credential.getClientExtensionResults(),
+    },
+  };
+}
+
+async function signIn(form) {
+  const { ceremony, options } = await ceremonyOptions(form);
+  const credential = await navigator.credentials.get({
+    publicKey: {
+      ...options,
+      challenge: fromBase64url(options.challenge),
+      allowCredentials: credentialList(options.allowCredentials),
+    },
+  });
+  return { ceremony, response: assertionJson(credential) };
+}
+
+/** The member's passkey signs the action: the challenge is its hash, made by the server. */
+async function signAction(field) {
+  const credential = await navigator.credentials.get({
+    publicKey: {
+      challenge: fromBase64url(field.dataset.passkeyChallenge),
+      rpId: location.hostname,
+      userVerification: 'required',
+      timeout: 120_000,
+      allowCredentials: (field.dataset.passkeyCredentials ?? '')
+        .split(' ')
+        .filter(Boolean)
+        .map((id) => ({ type: 'public-key', id: fromBase64url(id) })),
+    },
+  });
+  return assertionJson(credential);
+}
+
+document.addEventListener('submit', async (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || form.dataset.passkeyDone === 'yes') return;
+  const kind = form.dataset.passkey;
+  const field = form.querySelector('input[data-passkey-challenge]');
+  const approving = field !== null && event.submitter?.value === 'approve';
+  if (!kind && !approving) return;
+  event.preventDefault();
+  const submitter = event.submitter;
+  say(form, 'Waiting for your passkey…');
+  try {
+    if (approving) {
+      field.value = JSON.stringify(await signAction(field));
+    } else {
+      const made = kind === 'enrol' ? await enrol(form) : await signIn(form);
+      form.elements.namedItem('ceremony').value = made.ceremony;
+      form.elements.namedItem('response').value = JSON.stringify(made.response);
+    }
+  } catch (error) {
+    say(
+      form,
+      error && error.name === 'NotAllowedError'
+        ? 'No passkey was used: it was cancelled or timed out. Try again.'
+        : 'No passkey was used: this browser or authenticator could not do it.',
+    );
+    return;
+  }
+  say(form, '');
+  form.dataset.passkeyDone = 'yes';
+  form.requestSubmit(submitter ?? undefined);
+});

@@ -1,0 +1,363 @@
+/**
+ * Issue 37, part 2: decisions signed by the approver's passkey, in Chromium with a virtual authenticator
+ * (Chrome DevTools Protocol, WebAuthn domain), on both backends. Members enrol a passkey and sign in with
+ * it; a rule with `signed: true` needs each approval to carry an assertion over the hash of the exact
+ * action; an assertion replayed on another hold, or made before an argument was changed, is refused; the
+ * evidence of a signed four-eyes decision verifies offline, with the SDK and with `approvals verify`.
+ * The relying party is PUBLIC_URL's host, so the service is reached as http://localhost:<port>.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { EvidenceEntry } from '../packages/sdk/src/chain.ts';
+import { verifySignedDecision, verifySignedDecisions } from '../packages/sdk/src/signed-decision.ts';
+import { mintDecisionLink } from '../src/services/decision-links.ts';
+import { exportEvidence } from '../src/services/export-evidence.ts';
+import { inviteLink } from '../src/services/sign-in.ts';
+import { findHold } from '../src/store/holds.ts';
+import { findMemberByEmail } from '../src/store/members.ts';
+import type { Workspace } from '../src/store/workspaces.ts';
+import { appClient, type Session } from './support/app-client.ts';
+import { backends } from './support/backends.ts';
+import { browserSkip, closeBrowser, launchBrowser, openPage, type TestPage } from './support/browser.ts';
+import { approvals } from './support/cli.ts';
+import { call, submission } from './support/http.ts';
+import { startTestService, type TestService } from './support/service.ts';
+import { until } from './support/wait.ts';
+
+const WORKSPACE = `members:
+  - { email: admin@acme.test, name: Ada Admin, role: admin }
+  - { email: ann@acme.test, name: Ann Approver, role: approver }
+  - { email: bob@acme.test, name: Bob Approver, role: approver }
+tools:
+  - { connection: SDK, tool: transfer, classification: approval }
+rules:
+  - name: Transfers
+    tool: transfer
+    effect: approval
+    approvers: [ann@acme.test, bob@acme.test]
+    approvals_required: 2
+    signed: true
+`;
+
+const TRANSFER = { amount: 250000, currency: 'EUR', iban: 'DE89370400440532013000' };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A platform authenticator that verifies its user, as a phone or a laptop with a fingerprint reader. */
+async function addAuthenticator(page: Page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+}
+
+for (const backend of backends) {
+  describe(
+    `passkey-signed decisions on ${backend.name}`,
+    { skip: backend.skip ?? browserSkip, timeout: 180_000 },
+    () => {
+      let t: TestService;
+      let browser: Browser;
+      let workspace: Workspace;
+      let key: string;
+      /** PUBLIC_URL: the browser's address of the service (its host is the relying party). */
+      let publicUrl: string;
+      const pages: TestPage[] = [];
+      const app = appClient(() => t);
+
+      const entries = async (): Promise<EvidenceEntry[]> =>
+        (
+          await t.service.ctx.db.all<{ seq: number; type: string; data: string }>(
+            'SELECT seq, type, data FROM evidence WHERE workspace_id = $1 ORDER BY seq',
+            [workspace.id],
+          )
+        ).map((row) => ({ ...row, data: JSON.parse(row.data) }) as unknown as EvidenceEntry);
+      const entryOf = async (type: string, hold?: string) =>
+        (await entries()).filter(
+          (e) => e.type === type && (hold === undefined || (e.data as { hold?: string }).hold === hold),
+        );
+      const hold = async (args: Record<string, unknown> = TRANSFER) => {
+        const made = await call(t.url, 'POST', '/api/v1/holds', {
+          key,
+          body: submission({ tool_name: 'transfer', arguments: args }),
+        });
+        assert.equal(made.status, 201);
+        assert.equal(made.body.status, 'pending');
+        return made.body.id as string;
+      };
+
+      /** A member in a browser of their own, with their own authenticator, signed in by a first invitation. */
+      async function member(email: string) {
+        const open = await openPage(browser, { baseURL: publicUrl });
+        pages.push(open);
+        await addAuthenticator(open.page);
+        const { url } = await inviteLink(t.service.ctx, workspace, email);
+        await open.page.goto(url);
+        await open.page.getByRole('button', { name: 'Continue to approvals' }).click();
+        await open.page.waitForURL(/\/app\/inbox/);
+        return open;
+      }
+
+      /** The member's session as the app client holds it, from the browser's cookie and a page's token. */
+      async function sessionOf(open: TestPage): Promise<Session> {
+        const cookie = (await open.context.cookies()).find((c) => c.name === 'approvals_session')!.value;
+        const inbox = await app.get({ cookie, csrf: '' }, '/app/inbox');
+        return { cookie, csrf: inbox.text.match(/name="_csrf" value="([^"]+)"/)![1]! };
+      }
+
+      async function enrol(open: TestPage, name: string) {
+        await open.page.goto('/app/settings/passkeys');
+        await open.page.getByLabel('Name (which device is it?)').fill(name);
+        await open.page.getByRole('button', { name: 'Add a passkey' }).click();
+        await open.page.waitForURL(/notice=enrolled/);
+      }
+
+      let ann: TestPage;
+      let bob: TestPage;
+
+      before(async () => {
+        const port = await freePort();
+        publicUrl = `http://localhost:${port}`;
+        t = await startTestService(backend, { env: { PORT: String(port), PUBLIC_URL: publicUrl } });
+        ({ workspace, key } = await t.workspace({ config: WORKSPACE }));
+        browser = await launchBrowser();
+        ann = await member('ann@acme.test');
+        bob = await member('bob@acme.test');
+      });
+      after(async () => {
+        for (const open of pages) await open.close();
+        await closeBrowser(browser);
+        await t?.close();
+      });
+
+      test('a member enrols a passkey, its public key goes into the evidence, and it signs them in', async () => {
+        await enrol(ann, 'Ann laptop');
+        assert.match(await ann.page.locator('main').innerText(), /Ann laptop/);
+        const [enrolled] = await entryOf('passkey.enrolled');
+        const data = enrolled!.data as Record<string, unknown>;
+        assert.equal((data.member as { email: string }).email, 'ann@acme.test');
+        assert.equal(data.rp_id, 'localhost');
+        assert.equal(data.algorithm, -7);
+        assert.match(String(data.public_key), /^[A-Za-z0-9_-]{80,}$/);
+
+        // Signed out, she signs in again with nothing but the passkey.
+        await ann.context.clearCookies();
+        const before = (await entryOf('member.signed_in')).length;
+        await ann.page.goto('/app/login');
+        await ann.page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+        await ann.page.waitForURL(/\/app\/inbox/);
+        assert.equal((await entryOf('member.signed_in')).length, before + 1);
+        assert.deepEqual(ann.errors, []);
+      });
+
+      test('an approval a signed rule covers needs the passkey; four-eyes signed by two members', async () => {
+        await enrol(bob, 'Bob phone');
+        const id = await hold();
+        // Without a signature the approval is refused and nothing is recorded.
+        const unsigned = await app.post(await sessionOf(ann), `/app/holds/${id}/decide`, {
+          verdict: 'approve',
+          back: '/app/inbox',
+        });
+        assert.equal(unsigned.status, 422);
+        assert.match(unsigned.text, /must be signed with your passkey/);
+        assert.equal((await findHold(t.service.ctx.db, workspace.id, id))!.approvalsReceived, 0);
+
+        // Ann on the hold's page: Approve asks her authenticator to sign the action.
+        await ann.page.goto(`/app/holds/${id}`);
+        assert.match(await ann.page.locator('main').innerText(), /must be signed with your passkey/);
+        await ann.page.getByRole('button', { name: 'Approve' }).click();
+        await until(
+          'Ann’s signed approval',
+          async () => (await entryOf('hold.approval_recorded', id)).length === 1 || undefined,
+        );
+
+        // Bob from his decision link (e-mail), signed in or not.
+        const bobId = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'bob@acme.test'))!.id;
+        const link = await mintDecisionLink(t.service.ctx, {
+          hold: (await findHold(t.service.ctx.db, workspace.id, id))!,
+          memberId: bobId,
+          channel: 'email',
+        });
+        await bob.page.goto(link);
+        await bob.page.getByRole('button', { name: 'Approve' }).click();
+        await until(
+          'Bob’s signed approval',
+          async () => (await entryOf('hold.approved', id)).length === 1 || undefined,
+        );
+        assert.equal((await findHold(t.service.ctx.db, workspace.id, id))!.status, 'approved');
+
+        const decisions = [
+          ...(await entryOf('hold.approval_recorded', id)),
+          ...(await entryOf('hold.approved', id)),
+        ];
+        const credentials = decisions.map(
+          (d) => (d.data as { passkey: { credential_id: string } }).passkey.credential_id,
+        );
+        assert.equal(new Set(credentials).size, 2, 'two members, two credentials');
+        assert.deepEqual(ann.errors, []);
+        assert.deepEqual(bob.errors, []);
+      });
+
+      test('an assertion replayed on another hold is refused: its challenge is another action', async () => {
+        const [signed] = (await entries()).filter(
+          (e) => e.type === 'hold.approval_recorded' && (e.data as { passkey?: unknown }).passkey,
+        );
+        const { passkey } = signed!.data as {
+          passkey: {
+            credential_id: string;
+            authenticator_data: string;
+            client_data_json: string;
+            signature: string;
+          };
+        };
+        const replayed = JSON.stringify({
+          id: passkey.credential_id,
+          rawId: passkey.credential_id,
+          type: 'public-key',
+          response: {
+            authenticatorData: passkey.authenticator_data,
+            clientDataJSON: passkey.client_data_json,
+            signature: passkey.signature,
+          },
+          clientExtensionResults: {},
+        });
+        const other = await hold({ ...TRANSFER, iban: 'GB33BUKB20201555555555' });
+        const before = (await entries()).length;
+        const refused = await app.post(await sessionOf(ann), `/app/holds/${other}/decide`, {
+          verdict: 'approve',
+          back: '/app/inbox',
+          passkey: replayed,
+        });
+        assert.equal(refused.status, 422);
+        assert.match(refused.text, /challenge mismatch/);
+        assert.ok(!refused.text.includes('GB33BUKB'), 'no payload value in the answer');
+        assert.equal((await entries()).length, before, 'nothing recorded');
+        assert.equal((await findHold(t.service.ctx.db, workspace.id, other))!.approvalsReceived, 0);
+      });
+
+      test('an argument changed after the passkey signed is refused (challenge mismatch)', async () => {
+        const id = await hold();
+        // Ann signs on the page; the form's post is held back to be sent after the change.
+        let body = '';
+        await ann.page.route('**/app/holds/*/decide', async (route) => {
+          body = route.request().postData() ?? '';
+          await route.abort();
+        });
+        await ann.page.goto(`/app/holds/${id}`);
+        await ann.page.getByRole('button', { name: 'Approve' }).click();
+        await until('the signed form', () => body.includes('passkey=') || undefined);
+        await ann.page.unroute('**/app/holds/*/decide');
+        const session = await sessionOf(ann);
+        const send = () =>
+          fetch(`${t.url}/app/holds/${id}/decide`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/x-www-form-urlencoded',
+              cookie: `approvals_session=${session.cookie}`,
+            },
+            body,
+            redirect: 'manual',
+          });
+        const tampered = JSON.stringify({ ...TRANSFER, iban: 'GB33BUKB20201555555555' });
+        await t.service.ctx.db.run('UPDATE holds SET arguments = $2 WHERE workspace_id = $1 AND id = $3', [
+          workspace.id,
+          tampered,
+          id,
+        ]);
+        const refused = await send();
+        const text = await refused.text();
+        assert.equal(
+          refused.status,
+          422,
+          text
+            .replace(/<[^>]+>/g, ' ')
+            .replace(/\s+/g, ' ')
+            .slice(-300),
+        );
+        assert.match(text, /challenge mismatch/);
+        // The same signature over the arguments it was made for is good.
+        await t.service.ctx.db.run('UPDATE holds SET arguments = $2 WHERE workspace_id = $1 AND id = $3', [
+          workspace.id,
+          JSON.stringify(TRANSFER),
+          id,
+        ]);
+        assert.equal((await send()).status, 303);
+        assert.equal((await entryOf('hold.approval_recorded', id)).length, 1);
+      });
+
+      test('the signed decisions verify offline: the SDK and approvals verify --export', async () => {
+        const all = await entries();
+        const report = await verifySignedDecisions(all);
+        assert.equal(report.checked, 3);
+        assert.deepEqual(report.invalid, []);
+
+        const decision = all.find((e) => e.type === 'hold.approved')!;
+        const holdId = (decision.data as { hold: string }).hold;
+        const submitted = all.find(
+          (e) => e.type === 'hold.submitted' && (e.data as { hold: string }).hold === holdId,
+        )!;
+        const credential = (decision.data as { passkey: { credential_id: string } }).passkey.credential_id;
+        const enrolment = all.find(
+          (e) =>
+            e.type === 'passkey.enrolled' &&
+            (e.data as { credential_id: string }).credential_id === credential,
+        )!;
+        const good = await verifySignedDecision({ decision, submitted, enrolment });
+        assert.equal(good.valid, true);
+        assert.equal(good.valid && good.member.email, 'bob@acme.test');
+        // Another amount, another payee, another member's key: each is caught.
+        const changed = structuredClone(submitted);
+        (changed.data as { arguments: { amount: number } }).arguments.amount = 250001;
+        assert.deepEqual(await verifySignedDecision({ decision, submitted: changed, enrolment }), {
+          valid: false,
+          reason: 'challenge_mismatch',
+        });
+        const annEnrolment = all.find((e) => e.type === 'passkey.enrolled' && e !== enrolment)!;
+        assert.equal(
+          (await verifySignedDecision({ decision, submitted, enrolment: annEnrolment })).valid,
+          false,
+        );
+
+        const dir = mkdtempSync(join(tmpdir(), 'approvals-passkeys-'));
+        try {
+          let text = '';
+          for await (const chunk of exportEvidence(t.service.ctx, workspace.id)) text += chunk;
+          const exportFile = join(dir, 'evidence.jsonl');
+          const keyFile = join(dir, 'key.json');
+          writeFileSync(exportFile, text);
+          writeFileSync(
+            keyFile,
+            JSON.stringify((await call(t.url, 'GET', '/.well-known/approvals-audit-key')).body),
+          );
+          const verified = await approvals(t.storage, ['verify', '--export', exportFile, '--key', keyFile]);
+          assert.equal(verified.code, 0, verified.stderr);
+          assert.match(verified.stdout, /3 passkey-signed decisions verified/);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    },
+  );
+}
