@@ -27,12 +27,14 @@ import { browserSkip, closeBrowser, launchBrowser, openPage, type TestPage } fro
 import { approvals } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { startTestService, type TestService } from './support/service.ts';
+import { startSmtp, type TestSmtp } from './support/smtp.ts';
 import { until } from './support/wait.ts';
 
 const WORKSPACE = `members:
   - { email: admin@acme.test, name: Ada Admin, role: admin }
   - { email: ann@acme.test, name: Ann Approver, role: approver }
   - { email: bob@acme.test, name: Bob Approver, role: approver }
+  - { email: carl@acme.test, name: Carl Clerk, role: approver }
 tools:
   - { connection: SDK, tool: transfer, classification: approval }
 rules:
@@ -79,6 +81,7 @@ for (const backend of backends) {
     { skip: backend.skip ?? browserSkip, timeout: 180_000 },
     () => {
       let t: TestService;
+      let smtp: TestSmtp;
       let browser: Browser;
       let workspace: Workspace;
       let key: string;
@@ -127,11 +130,34 @@ for (const backend of backends) {
         return { cookie, csrf: inbox.text.match(/name="_csrf" value="([^"]+)"/)![1]! };
       }
 
-      async function enrol(open: TestPage, name: string) {
+      /** The next mail to `email` with this subject (holds' requests go to the same mailbox). */
+      async function mailWith(email: string, subject: string) {
+        for (;;) {
+          const mail = await smtp.next(email);
+          if (mail.subject === subject) return mail;
+        }
+      }
+
+      /**
+       * Adds a passkey as the member does: the first from the link sent to their own e-mail, a later one
+       * confirmed by one they have (the page asks for it before making the new one).
+       */
+      async function enrol(open: TestPage, email: string, name: string) {
         await open.page.goto('/app/settings/passkeys');
+        const first = (await open.page.getByRole('button', { name: 'Add a passkey' }).count()) === 0;
+        if (first) {
+          await open.page.getByRole('button', { name: 'Send me a link' }).click();
+          await open.page.waitForURL(/notice=link_sent/);
+          const mail = await mailWith(email, 'Add a passkey');
+          const link = mail.links.find((url) => url.includes('/app/settings/passkeys/enrol/'));
+          assert.ok(link, mail.body);
+          await open.page.goto(link);
+        }
         await open.page.getByLabel('Name (which device is it?)').fill(name);
         await open.page.getByRole('button', { name: 'Add a passkey' }).click();
         await open.page.waitForURL(/notice=enrolled/);
+        const told = await mailWith(email, 'A passkey was added to your account');
+        assert.match(told.body, new RegExp(name));
       }
 
       let ann: TestPage;
@@ -140,7 +166,10 @@ for (const backend of backends) {
       before(async () => {
         const port = await freePort();
         publicUrl = `http://localhost:${port}`;
-        t = await startTestService(backend, { env: { PORT: String(port), PUBLIC_URL: publicUrl } });
+        smtp = await startSmtp();
+        t = await startTestService(backend, {
+          env: { PORT: String(port), PUBLIC_URL: publicUrl, ...smtp.env },
+        });
         ({ workspace, key } = await t.workspace({ config: WORKSPACE }));
         browser = await launchBrowser();
         ann = await member('ann@acme.test');
@@ -150,10 +179,11 @@ for (const backend of backends) {
         for (const open of pages) await open.close();
         await closeBrowser(browser);
         await t?.close();
+        await smtp?.close();
       });
 
       test('a member enrols a passkey, its public key goes into the evidence, and it signs them in', async () => {
-        await enrol(ann, 'Ann laptop');
+        await enrol(ann, 'ann@acme.test', 'Ann laptop');
         assert.match(await ann.page.locator('main').innerText(), /Ann laptop/);
         const [enrolled] = await entryOf('passkey.enrolled');
         const data = enrolled!.data as Record<string, unknown>;
@@ -161,6 +191,7 @@ for (const backend of backends) {
         assert.equal(data.rp_id, 'localhost');
         assert.equal(data.algorithm, -7);
         assert.match(String(data.public_key), /^[A-Za-z0-9_-]{80,}$/);
+        assert.equal(data.authorized_by, 'email_link');
 
         // Signed out, she signs in again with nothing but the passkey.
         await ann.context.clearCookies();
@@ -173,7 +204,7 @@ for (const backend of backends) {
       });
 
       test('an approval a signed rule covers needs the passkey; four-eyes signed by two members', async () => {
-        await enrol(bob, 'Bob phone');
+        await enrol(bob, 'bob@acme.test', 'Bob phone');
         const id = await hold();
         // Without a signature the approval is refused and nothing is recorded.
         const unsigned = await app.post(await sessionOf(ann), `/app/holds/${id}/decide`, {
@@ -357,6 +388,108 @@ for (const backend of backends) {
         } finally {
           rmSync(dir, { recursive: true, force: true });
         }
+      });
+
+      test('a session alone adds no passkey: an admin signed in as a member cannot enrol one for them', async () => {
+        // The admin passed on nothing: they used the first invitation of a member who never signed in.
+        const admin = await member('admin@acme.test');
+        const shown = await app.post(await sessionOf(admin), '/app/admin/members/invite', {
+          email: 'carl@acme.test',
+        });
+        const url = shown.text.match(/<p class="secret" id="invite-link">([^<]+)<\/p>/)?.[1];
+        assert.ok(url, 'a first invitation is shown');
+        const attacker = await openPage(browser, { baseURL: publicUrl });
+        pages.push(attacker);
+        await addAuthenticator(attacker.page);
+        await attacker.page.goto(url);
+        await attacker.page.getByRole('button', { name: 'Continue to approvals' }).click();
+        await attacker.page.waitForURL(/\/app\/inbox/);
+        // The page offers only the link to Carl's own e-mail.
+        await attacker.page.goto('/app/settings/passkeys');
+        assert.equal(await attacker.page.getByRole('button', { name: 'Add a passkey' }).count(), 0);
+        // A forged enrolment: a real authenticator response, without a passkey or the e-mailed link.
+        const forged = async (link: string) =>
+          attacker.page.evaluate(async (link) => {
+            const b64 = (buffer: ArrayBuffer) =>
+              btoa(String.fromCharCode(...new Uint8Array(buffer)))
+                .replaceAll('+', '-')
+                .replaceAll('/', '_')
+                .replace(/=+$/, '');
+            const bytes = (text: string) =>
+              Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (c) => c.charCodeAt(0));
+            const csrf = (document.querySelector('input[name="_csrf"]') as HTMLInputElement).value;
+            const { ceremony, options } = await (
+              await fetch('/app/settings/passkeys/options', {
+                method: 'POST',
+                body: new URLSearchParams({ _csrf: csrf }),
+              })
+            ).json();
+            const made = (await navigator.credentials.create({
+              publicKey: {
+                ...options,
+                challenge: bytes(options.challenge),
+                user: { ...options.user, id: bytes(options.user.id) },
+              },
+            })) as PublicKeyCredential;
+            const response = made.response as AuthenticatorAttestationResponse;
+            const body = new URLSearchParams({
+              _csrf: csrf,
+              ceremony,
+              name: 'Not Carl',
+              link,
+              response: JSON.stringify({
+                id: made.id,
+                rawId: b64(made.rawId),
+                type: 'public-key',
+                response: {
+                  clientDataJSON: b64(response.clientDataJSON),
+                  attestationObject: b64(response.attestationObject),
+                },
+                clientExtensionResults: {},
+              }),
+            });
+            const answer = await fetch('/app/settings/passkeys', {
+              method: 'POST',
+              body,
+              redirect: 'manual',
+            });
+            return { status: answer.status, text: await answer.text() };
+          }, link);
+        for (const link of ['', 'made-up-link-token-of-forty-three-characters-xx']) {
+          const refused = await forged(link);
+          assert.equal(refused.status, 422);
+          assert.match(
+            refused.text,
+            /needs one of your existing passkeys, or the link sent to your own e-mail/,
+          );
+        }
+        const carl = (await entryOf('passkey.enrolled')).filter(
+          (e) => (e.data as { member: { email: string } }).member.email === 'carl@acme.test',
+        );
+        assert.deepEqual(carl, []);
+        assert.equal(smtp.messagesTo('admin@acme.test').length, 0);
+      });
+
+      test('a second passkey is confirmed with the first; removing one is evidenced; both are told by e-mail', async () => {
+        await enrol(ann, 'ann@acme.test', 'Ann phone');
+        const enrolled = await entryOf('passkey.enrolled');
+        const [first, second] = enrolled.filter(
+          (e) => (e.data as { member: { email: string } }).member.email === 'ann@acme.test',
+        );
+        assert.deepEqual((second!.data as { authorized_by: unknown }).authorized_by, {
+          passkey: (first!.data as { credential_id: string }).credential_id,
+        });
+        await ann.page.goto('/app/settings/passkeys');
+        await ann.page.getByRole('button', { name: 'Remove Ann laptop' }).click();
+        await ann.page.waitForURL(/notice=removed/);
+        const [removed] = await entryOf('passkey.removed');
+        assert.equal(
+          (removed!.data as { credential_id: string }).credential_id,
+          (first!.data as { credential_id: string }).credential_id,
+        );
+        const told = await mailWith('ann@acme.test', 'A passkey was removed from your account');
+        assert.match(told.body, /Ann laptop/);
+        assert.deepEqual(ann.errors, []);
       });
     },
   );

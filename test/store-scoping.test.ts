@@ -619,7 +619,9 @@ describe('every table and statement is scoped by workspace_id (issue 22)', () =>
       'decision_tokens',
       'embed_tokens',
       'login_tokens',
+      'passkeys',
       'sessions',
+      'webauthn_challenges',
     ]);
     // The result of a query is not SQL: activityPage's second statement reads `rows`, yet is unscoped.
     assert.ok(unscoped.some((statement) => statement.fn === 'activityPage'));

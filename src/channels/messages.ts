@@ -217,6 +217,52 @@ export function invitedMail(
   };
 }
 
+/** The link to add a passkey, sent to the member's own address only. */
+export function passkeyLinkMail(workspace: string, url: string, minutes: number): Omit<MailMessage, 'to'> {
+  return {
+    subject: 'Add a passkey',
+    text: [
+      `To add a passkey to your account in ${workspace}, open this link (it works once, for ${minutes} minutes):`,
+      url,
+      '',
+      'If you did not ask for this, ignore this e-mail and tell your admins.',
+    ].join('\n'),
+    html: html`<p>
+        To add a passkey to your account in ${workspace}, open this link (it works once, for ${minutes}
+        minutes):
+      </p>
+      <p><a href="${url}">Add a passkey</a></p>
+      <p>If you did not ask for this, ignore this e-mail and tell your admins.</p>`.toString(),
+  };
+}
+
+/** A passkey of the member was added or removed: said to them, so that one they did not add shows. */
+export function passkeyChangedMail(
+  workspace: string,
+  change: 'added' | 'removed',
+  name: string,
+  settingsUrl: string,
+): Omit<MailMessage, 'to'> {
+  return {
+    subject:
+      change === 'added' ? 'A passkey was added to your account' : 'A passkey was removed from your account',
+    text: [
+      `The passkey "${name}" was ${change} ${change === 'added' ? 'to' : 'from'} your account in ${workspace}.`,
+      `Your passkeys: ${settingsUrl}`,
+      '',
+      'If this was not you, remove any passkey you do not know and tell your admins at once.',
+    ].join('\n'),
+    html: html`<p>
+        The passkey “${name}” was ${change} ${change === 'added' ? 'to' : 'from'} your account in
+        ${workspace}.
+      </p>
+      <p><a href="${settingsUrl}">Your passkeys</a></p>
+      <p>
+        If this was not you, remove any passkey you do not know and tell your admins at once.
+      </p>`.toString(),
+  };
+}
+
 /** Slack mrkdwn: `&`, `<` and `>` are control characters and must be escaped. */
 const mrkdwn = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');

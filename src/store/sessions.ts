@@ -30,38 +30,56 @@ export async function deleteSession(sql: Sql, idHash: string): Promise<void> {
 }
 
 /**
- * A removed member's ways in end with the removal: sessions, sign-in links, decision links and embed
- * tokens. Declaring the member again later (same id) revives none of them.
+ * A removed member's ways in end with the removal: sessions, sign-in links, decision links, embed
+ * tokens and passkeys (whose public keys stay in the evidence). Declaring the member again later (same
+ * id) revives none of them.
  */
 export async function endAccessOfMember(sql: Sql, memberId: string): Promise<void> {
-  for (const table of ['sessions', 'login_tokens', 'decision_tokens', 'embed_tokens'])
+  for (const table of [
+    'sessions',
+    'login_tokens',
+    'decision_tokens',
+    'embed_tokens',
+    'passkeys',
+    'webauthn_challenges',
+  ])
     await sql.run(`DELETE FROM ${table} WHERE member_id = $1`, [memberId]);
 }
 
+/** `sign_in`: a sign-in link; `enrol`: a link, sent to the member's own e-mail, to add a passkey. */
+export type LinkPurpose = 'sign_in' | 'enrol';
+
 export async function insertLoginToken(
   sql: Sql,
-  row: { tokenHash: string; memberId: string; createdAt: number; expiresAt: number },
+  row: { tokenHash: string; memberId: string; createdAt: number; expiresAt: number; purpose?: LinkPurpose },
 ): Promise<void> {
   await sql.run(
-    'INSERT INTO login_tokens (token_hash, member_id, created_at, expires_at) VALUES ($1, $2, $3, $4)',
-    [row.tokenHash, row.memberId, row.createdAt, row.expiresAt],
+    'INSERT INTO login_tokens (token_hash, member_id, created_at, expires_at, purpose) VALUES ($1, $2, $3, $4, $5)',
+    [row.tokenHash, row.memberId, row.createdAt, row.expiresAt, row.purpose ?? 'sign_in'],
   );
 }
 
-/** Marks a valid, unused sign-in token used; returns its member, or nothing if it cannot be used. */
-export async function useLoginToken(sql: Sql, tokenHash: string, now: number): Promise<string | undefined> {
+/** Marks a valid, unused token of that purpose used; returns its member, or nothing if it cannot be used. */
+export async function useLoginToken(
+  sql: Sql,
+  tokenHash: string,
+  now: number,
+  purpose: LinkPurpose = 'sign_in',
+): Promise<string | undefined> {
   const row = await sql.one<{ memberId: string }>(
-    `UPDATE login_tokens SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
+    `UPDATE login_tokens SET used_at = $2
+     WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 AND purpose = $3
      RETURNING member_id AS "memberId"`,
-    [tokenHash, now],
+    [tokenHash, now, purpose],
   );
   return row?.memberId;
 }
 
-export const findLoginToken = (sql: Sql, tokenHash: string) =>
+export const findLoginToken = (sql: Sql, tokenHash: string, purpose: LinkPurpose = 'sign_in') =>
   sql.one<{ memberId: string; expiresAt: number; usedAt: number | null }>(
-    'SELECT member_id AS "memberId", expires_at AS "expiresAt", used_at AS "usedAt" FROM login_tokens WHERE token_hash = $1',
-    [tokenHash],
+    `SELECT member_id AS "memberId", expires_at AS "expiresAt", used_at AS "usedAt" FROM login_tokens
+     WHERE token_hash = $1 AND purpose = $2`,
+    [tokenHash, purpose],
   );
 
 export interface DecisionTokenRow {

@@ -12,7 +12,9 @@ import {
   listMemberPasskeys,
   type RegistrationResponseJSON,
   relyingParty,
+  enrolmentLinkUsable,
   removePasskey,
+  sendEnrolmentLink,
   signInOptions,
   signInWithPasskey,
   type AuthenticationResponseJSON,
@@ -25,6 +27,7 @@ import { adminPage } from './admin/shared.ts';
 
 const NOTICES: Record<string, string> = {
   enrolled: 'Passkey added. You can sign in with it, and approvals that need a signature ask for it.',
+  link_sent: 'A link to add a passkey is on its way to your e-mail. It works once, for 15 minutes.',
   removed: 'Passkey removed.',
 };
 
@@ -53,6 +56,29 @@ function jsonField(body: Form | undefined, name: string): unknown {
   } catch {
     return null;
   }
+}
+
+/** The enrolment form; `link`: the token of the e-mailed link it came from, if any. */
+function enrolForm(session: AppSession, link: string | null): Html {
+  return html`<form
+      method="post"
+      action="/app/settings/passkeys"
+      class="decide card"
+      data-passkey="enrol"
+      data-passkey-options="/app/settings/passkeys/options"
+    >
+      <h2>Add a passkey</h2>
+      <input type="hidden" name="_csrf" value="${session.csrfToken}" />
+      <input type="hidden" name="ceremony" value="" />
+      <input type="hidden" name="response" value="" />
+      <input type="hidden" name="confirmation" value="" />
+      ${when(link, () => html`<input type="hidden" name="link" value="${link}" />`)}
+      <label for="passkey-name">Name (which device is it?)</label>
+      <input id="passkey-name" name="name" type="text" maxlength="100" placeholder="Laptop" />
+      <div class="buttons"><button type="submit">Add a passkey</button></div>
+      <p class="muted" data-passkey-status role="status"></p>
+    </form>
+    ${SCRIPT}`;
 }
 
 export function passkeyPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
@@ -106,27 +132,29 @@ export function passkeyPages(app: FastifyInstance, { ctx, limitAnonymous }: Page
             </table>`
       }
       ${
-        usable
-          ? html`<form
-                method="post"
-                action="/app/settings/passkeys"
-                class="decide card"
-                data-passkey="enrol"
-                data-passkey-options="/app/settings/passkeys/options"
-              >
-                <h2>Add a passkey</h2>
-                <input type="hidden" name="_csrf" value="${session.csrfToken}" />
-                <input type="hidden" name="ceremony" value="" />
-                <input type="hidden" name="response" value="" />
-                <label for="passkey-name">Name (which device is it?)</label>
-                <input id="passkey-name" name="name" type="text" maxlength="100" placeholder="Laptop" />
-                <div class="buttons"><button type="submit">Add a passkey</button></div>
-                <p class="muted" data-passkey-status role="status"></p>
-              </form>
-              ${SCRIPT}`
-          : html`<p class="muted">
+        !usable
+          ? html`<p class="muted">
               Passkeys need the service to be reached by a host name (PUBLIC_URL), not an IP address.
             </p>`
+          : passkeys.length > 0
+            ? html`${enrolForm(session, null)}
+                <form method="post" action="/app/settings/passkeys/link" class="decide">
+                  <input type="hidden" name="_csrf" value="${session.csrfToken}" />
+                  <p class="muted">
+                    Adding a passkey asks one you have to confirm it. Lost the device? Get a link by e-mail
+                    instead.
+                  </p>
+                  <div class="buttons"><button type="submit" class="secondary">Send me a link</button></div>
+                </form>`
+            : html`<form method="post" action="/app/settings/passkeys/link" class="decide card">
+                <h2>Add a passkey</h2>
+                <input type="hidden" name="_csrf" value="${session.csrfToken}" />
+                <p>
+                  Your first passkey is added from a link sent to your own e-mail (${session.member.email}),
+                  so that nobody else signed in as you can add one.
+                </p>
+                <div class="buttons"><button type="submit">Send me a link</button></div>
+              </form>`
       }
     </div>`;
     return adminPage(ctx, session, { title: 'Passkeys', active: 'settings', notice: options.notice }, body);
@@ -160,6 +188,8 @@ export function passkeyPages(app: FastifyInstance, { ctx, limitAnonymous }: Page
         ceremony: field(request.body, 'ceremony'),
         response: jsonField(request.body, 'response') as RegistrationResponseJSON,
         name: field(request.body, 'name'),
+        confirmation: field(request.body, 'confirmation') || null,
+        link: field(request.body, 'link') || undefined,
       });
     } catch (error) {
       return refused(reply, session, error);
@@ -169,9 +199,42 @@ export function passkeyPages(app: FastifyInstance, { ctx, limitAnonymous }: Page
 
   app.post<{ Body: Form }>('/app/settings/passkeys/remove', async (request, reply) => {
     const session = request.appSession!;
-    if (!(await removePasskey(ctx, session.member, field(request.body, 'id'))))
+    if (!(await removePasskey(ctx, session, field(request.body, 'id'))))
       return problemPage(reply, 404, 'Not found', 'You have no such passkey.', session);
     return reply.redirect('/app/settings/passkeys?notice=removed', 303);
+  });
+
+  app.post('/app/settings/passkeys/link', async (request, reply) => {
+    const session = request.appSession!;
+    try {
+      await sendEnrolmentLink(ctx, session);
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+      return sendPage(reply, await page(session, { problems: [error.message] }), 409);
+    }
+    return reply.redirect('/app/settings/passkeys?notice=link_sent', 303);
+  });
+
+  // The e-mailed link: for the member it was sent to, signed in (else the sign-in page brings them back).
+  app.get<{ Params: { token: string } }>('/app/settings/passkeys/enrol/:token', async (request, reply) => {
+    const session = request.appSession!;
+    if (!(await enrolmentLinkUsable(ctx, session.member, request.params.token)))
+      return problemPage(
+        reply,
+        410,
+        'Link used or expired',
+        'This link has been used, has expired, or was sent to someone else. Ask for a new one on your Passkeys page.',
+        session,
+      );
+    const body = html`<div class="settings">
+      <h1>Add a passkey</h1>
+      <p>For ${session.member.name} (${session.member.email}).</p>
+      ${enrolForm(session, request.params.token)}
+    </div>`;
+    return sendPage(
+      reply,
+      await adminPage(ctx, session, { title: 'Add a passkey', active: 'settings' }, body),
+    );
   });
 
   const publicRoute = { config: { public: true } };

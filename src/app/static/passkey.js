@@ -3,7 +3,8 @@
 // answers goes back to the server the same way, in a hidden field of an ordinary form post.
 //
 // - form[data-passkey="enrol" | "sign-in"]: fetches the ceremony's options from data-passkey-options,
-//   asks the authenticator, fills the fields `ceremony` and `response`, and sends the form.
+//   asks the authenticator (for an enrolment, an existing passkey first confirms it when there is one),
+//   fills the fields `ceremony`, `response` (and `confirmation`), and sends the form.
 // - A form with input[data-passkey-challenge]: its Approve button first asks the member's passkey to sign
 //   the challenge, the hash of this exact action, and sends the assertion in that field.
 'use strict';
@@ -53,7 +54,19 @@ function assertionJson(credential) {
 }
 
 async function enrol(form) {
-  const { ceremony, options } = await ceremonyOptions(form);
+  const { ceremony, options, confirm } = await ceremonyOptions(form);
+  // A member who has a passkey confirms with it first (over the same challenge); the server refuses a
+  // new passkey that neither an existing one nor a link sent to the member's e-mail vouches for.
+  if (confirm) {
+    const existing = await navigator.credentials.get({
+      publicKey: {
+        ...confirm,
+        challenge: fromBase64url(confirm.challenge),
+        allowCredentials: credentialList(confirm.allowCredentials),
+      },
+    });
+    form.elements.namedItem('confirmation').value = JSON.stringify(assertionJson(existing));
+  }
   const credential = await navigator.credentials.create({
     publicKey: {
       ...options,
