@@ -43,8 +43,10 @@ export function passkeySignInForm(ctx: ServiceContext): Html | null {
     >
       <input type="hidden" name="ceremony" value="" />
       <input type="hidden" name="response" value="" />
-      <div class="buttons"><button type="submit" class="secondary">Sign in with a passkey</button></div>
-      <p class="muted" data-passkey-status role="status"></p>
+      <div class="buttons">
+        <button type="submit" class="secondary">Sign in with a passkey</button>
+        <span class="muted" data-passkey-status role="status"></span>
+      </div>
     </form>
     ${SCRIPT}`;
 }
@@ -75,8 +77,10 @@ function enrolForm(session: AppSession, link: string | null): Html {
       ${when(link, () => html`<input type="hidden" name="link" value="${link}" />`)}
       <label for="passkey-name">Name (which device is it?)</label>
       <input id="passkey-name" name="name" type="text" maxlength="100" placeholder="Laptop" />
-      <div class="buttons"><button type="submit">Add a passkey</button></div>
-      <p class="muted" data-passkey-status role="status"></p>
+      <div class="buttons">
+        <button type="submit">Add a passkey</button>
+        <span class="muted" data-passkey-status role="status"></span>
+      </div>
     </form>
     ${SCRIPT}`;
 }

@@ -15,13 +15,13 @@ export function passkeyField(prompt: PasskeyPrompt | null): Html | null {
       data-passkey-credentials="${prompt.credentials.join(' ')}"
     />
     <p class="passkey-note">
-      ${
+      <strong>This approval must be signed with your passkey</strong>${
         prompt.credentials.length > 0
-          ? 'This approval must be signed with your passkey: approving asks your device to sign this exact action.'
-          : html`This approval must be signed with a passkey, and you have none yet:
-              <a href="/app/settings/passkeys">add one</a> first (signed in to the app).`
+          ? ': Approve asks your device to sign this exact action.'
+          : html`, and you have none yet: <a href="/app/settings/passkeys">add one</a> first (signed in to the
+              app).`
       }
+      <span class="muted" data-passkey-status role="status"></span>
     </p>
-    <p class="muted" data-passkey-status role="status"></p>
     ${PASSKEY_SCRIPT}`;
 }
