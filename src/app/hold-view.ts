@@ -2,7 +2,7 @@
 import type { Hold } from '../domain/hold.ts';
 import type { HoldFacts } from '../domain/hold-facts.ts';
 import { countdown, html, json, time, when } from './html.ts';
-import { argumentsView } from './views/arguments.ts';
+import { type ArgumentsShown, argumentsShown, argumentsView } from './views/arguments.ts';
 import { heldArguments } from './views/conditions.ts';
 
 export interface HoldFactsOptions {
@@ -11,7 +11,18 @@ export interface HoldFactsOptions {
   facts?: HoldFacts | null;
   /** The full arguments as JSON, linked when they are too large to show whole. */
   fullJsonHref?: string | null;
+  /** The arguments as `holdArguments` showed them, when the page needed to know whether they are whole. */
+  shown?: ArgumentsShown;
 }
+
+/**
+ * The arguments as a hold's page shows them, the values the deciding rule looked at first; `complete`
+ * says whether every value is on the page in full, which a page needs before it offers Approve.
+ */
+export const holdArguments = (
+  hold: Pick<Hold, 'arguments'>,
+  { facts = null, fullJsonHref = null }: Pick<HoldFactsOptions, 'facts' | 'fullJsonHref'> = {},
+) => argumentsShown(hold.arguments, { highlight: heldArguments(facts), fullJsonHref });
 
 /** Context as submitted, while it is of a readable size; a larger one is shown in part, as a tree. */
 const CONTEXT_SHOWN = 20_000;
@@ -20,9 +31,23 @@ const contextView = (context: Record<string, unknown>) =>
     ? json(context)
     : argumentsView(context, { budget: CONTEXT_SHOWN });
 
+/**
+ * Said where Approve would be when the arguments are too large to show whole: nobody approves a value
+ * nobody can see on the page. Reject stays.
+ */
+export const approveWithheld = (fullJsonHref: string) =>
+  html`<p class="approve-withheld" role="note">
+    Approve is not offered: some values are too long for this page (see above). Read them all in the
+    <a href="${fullJsonHref}" download>full JSON</a>; you can still reject.
+  </p>`;
+
+/** Why a decision form sent anyway for such a hold is refused. */
+export const TOO_LARGE_TO_APPROVE =
+  'Some values of this action are too long to show on its page, so it cannot be approved there. You can still reject it.';
+
 export function holdFacts(
   hold: Hold,
-  { withTool = false, facts = null, fullJsonHref = null }: HoldFactsOptions = {},
+  { withTool = false, facts = null, fullJsonHref = null, shown }: HoldFactsOptions = {},
 ) {
   return html`<dl class="facts">
     ${when(
@@ -54,7 +79,7 @@ export function holdFacts(
           <dd>${hold.approvalsReceived} of ${hold.approvalsRequired}</dd>`,
     )}
     <dt>Arguments</dt>
-    <dd>${argumentsView(hold.arguments, { highlight: heldArguments(facts), fullJsonHref })}</dd>
+    <dd>${(shown ?? holdArguments(hold, { facts, fullJsonHref })).html}</dd>
     ${when(
       Object.keys(hold.context).length > 0,
       () =>

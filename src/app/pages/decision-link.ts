@@ -10,7 +10,7 @@ import { ServiceError } from '../../services/errors.ts';
 import { passkeyPrompt } from '../../services/passkeys.ts';
 import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
 import { type Html, html } from '../html.ts';
-import { holdFacts } from '../hold-view.ts';
+import { approveWithheld, holdArguments, holdFacts, TOO_LARGE_TO_APPROVE } from '../hold-view.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import { conditionsView } from '../views/conditions.ts';
@@ -97,6 +97,8 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
       submissionFacts(ctx, hold),
       fourEyesOf(ctx, hold, link.member),
     ]);
+    const fullJsonHref = `/d/${token}/arguments.json`;
+    const shown = holdArguments(hold, { facts, fullJsonHref });
     return sendPage(
       reply,
       layout(
@@ -104,12 +106,24 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
         html`<div class="narrow card decision-link">
           ${top} ${conditionsView(facts, hold.ruleName)}
           ${fourEyesView({ hold, ...fourEyes, blocker: reader ? fourEyes.blocker : null })}
-          ${holdFacts(hold, { withTool: true, facts, fullJsonHref: `/d/${token}/arguments.json` })} ${form}
+          ${holdFacts(hold, { withTool: true, facts, fullJsonHref, shown })}
+          ${form && !shown.complete ? rejectOnly(token, fullJsonHref) : form}
         </div>`,
       ),
       status,
     );
   }
+
+  /** The form for a hold too large to show whole: no Approve beside a value nobody can see. */
+  const rejectOnly = (token: string, fullJsonHref: string) =>
+    html`<form method="post" action="/d/${token}" class="decide">
+      ${approveWithheld(fullJsonHref)}
+      <label for="comment">Comment (optional)</label
+      ><textarea id="comment" name="comment" maxlength="2000"></textarea>
+      <div class="buttons">
+        <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
+      </div>
+    </form>`;
 
   const ALREADY = 'Already decided';
   const closedTop = (hold: Hold) => html`<h1>${OUTCOME[hold.status]}</h1>`;
@@ -164,6 +178,9 @@ export function decisionLinkPages(app: FastifyInstance, { ctx, limitAnonymous }:
     const verdict = field(request.body, 'verdict');
     if (verdict !== 'approve' && verdict !== 'reject')
       return problemPage(reply, 400, 'Not understood', 'Choose approve or reject.');
+    // The page offered no Approve for a hold it cannot show whole; a form sent anyway is refused.
+    if (verdict === 'approve' && !holdArguments(link.hold).complete)
+      return problemPage(reply, 422, 'Not decided', TOO_LARGE_TO_APPROVE);
     const comment = field(request.body, 'comment');
     let result;
     try {

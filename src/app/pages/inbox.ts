@@ -11,6 +11,7 @@ import { ServiceError } from '../../services/errors.ts';
 import { followUpLog } from '../../services/follow-up-log.ts';
 import { passkeyPrompt } from '../../services/passkeys.ts';
 import { delegatedFor, fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
+import { getHold } from '../../services/read-hold.ts';
 import {
   type InboxChanges,
   type InboxCursor,
@@ -29,6 +30,7 @@ import { field, type Form, type PageDeps, problemPage, sendPage } from '../respo
 import { blockerInWords } from '../views/four-eyes.ts';
 import { holdLineView } from '../views/hold-line.ts';
 import { holdPanelView } from '../views/hold-panel.ts';
+import { holdArguments, TOO_LARGE_TO_APPROVE } from '../hold-view.ts';
 
 const CURSOR = /^(-?\d{1,16})_(svc_pa_[A-Za-z0-9_-]{1,64})$/;
 const text = (max: number) => z.string().trim().max(max).optional();
@@ -417,6 +419,15 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
     if (session.member.role === 'viewer')
       return problemWithCount(reply, session, 403, 'Not allowed', 'Viewers do not decide.');
     const { verdict, comment, back, next } = form.data;
+    // The page offered no Approve for a hold it cannot show whole; a form sent anyway is refused.
+    if (verdict === 'approve') {
+      const shown = await getHold(ctx, session.workspace.id, request.params.id).catch((error: unknown) => {
+        if (error instanceof ServiceError) return null;
+        throw error;
+      });
+      if (shown && !holdArguments(shown).complete)
+        return problemWithCount(reply, session, 422, 'Not decided', TOO_LARGE_TO_APPROVE);
+    }
     let result;
     try {
       result = await decideHold(ctx, {

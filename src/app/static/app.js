@@ -67,7 +67,9 @@ async function refresh() {
 function confirmDecision(verdict) {
   const form = $('article.hold form.decide');
   const dialog = document.getElementById('confirm');
-  if (!form || !dialog) return;
+  // No Approve button on a hold too large to show whole: the key does nothing either.
+  const button = form && $(`button[value="${verdict}"]`, form);
+  if (!button || !dialog) return;
   const word = verdict === 'approve' ? 'Approve' : 'Reject';
   $('#confirm-title', dialog).textContent = `${word} this action?`;
   $('.confirm-action code', dialog).textContent = form.dataset.action;
@@ -79,7 +81,7 @@ function confirmDecision(verdict) {
   dialog.addEventListener(
     'close',
     () => {
-      if (dialog.returnValue === 'yes') form.requestSubmit($(`button[value="${verdict}"]`, form));
+      if (dialog.returnValue === 'yes') form.requestSubmit(button);
     },
     { once: true },
   );

@@ -1,9 +1,13 @@
 /**
  * A hold's arguments as a person reads them: a tree of nested `<details>` (collapsible without a
  * script), every value on its own line and wrapped, never cut by the layout. Hidden characters (line
- * breaks, bidi overrides, zero widths) are shown escaped, so what is approved is what is seen. The tree
- * is bounded: past `budget` characters the rest is left out, and the view says how much and links to
- * the full JSON.
+ * breaks, bidi overrides, zero widths) are shown escaped, so what is approved is what is seen.
+ *
+ * Every value has its line: a long text is folded in place (a `<details>` whose summary gives its
+ * beginning and its length, open to read it whole), so a long memo cannot push the amount or the payee
+ * off the page. The values the rule looked at come first and are marked. The page is bounded: first
+ * each value's line, then the long texts in full, as far as `budget` characters go. What does not fit
+ * is said, with a link to the full JSON, and the view is not `complete`: a page offers no Approve then.
  */
 import { jsonLine, nameText } from '../../domain/summary.ts';
 import { type Html, html } from '../html.ts';
@@ -13,25 +17,27 @@ export interface ArgumentsOptions {
   highlight?: readonly string[];
   /** The full arguments as JSON (for the inbox: `/app/holds/<id>/arguments.json`), linked when some are left out. */
   fullJsonHref?: string | null;
-  /** At most this many characters of keys and values are shown (each value counts at least 10). */
+  /** At most this many characters of keys and values are shown (each value's line counts NODE_COST more). */
   budget?: number;
 }
 
-export const DEFAULT_ARGUMENTS_BUDGET = 20_000;
+export interface ArgumentsShown {
+  html: Html;
+  /** Every value is on the page in full (some maybe folded): only then may a page offer Approve. */
+  complete: boolean;
+}
+
+/** Room for a hold with a long text or two (a 30,000-character memo), and a page that stays fast at 1 MB. */
+export const DEFAULT_ARGUMENTS_BUDGET = 60_000;
 
 /** Levels open by default; deeper ones are open only on the way to a marked value. */
 const OPEN_DEPTH = 2;
-/** What each node counts against the budget besides its text, so many tiny fields are bounded too. */
-const NODE_COST = 10;
-
-interface Walk {
-  left: number;
-  /** Values not shown at all. */
-  omitted: number;
-  /** Characters of values shown in part. */
-  cut: number;
-  highlight: ReadonlySet<string>;
-}
+/** What each line counts against the budget besides its text (its markup), so many tiny fields are bounded too. */
+const NODE_COST = 40;
+/** A value longer than this (as JSON) is folded: its line shows its beginning and its length. */
+const INLINE_CHARS = 200;
+/** How much of a folded value its line shows. */
+const PREVIEW_CHARS = 80;
 
 const isTree = (value: unknown): value is Record<string, unknown> | unknown[] =>
   value !== null && typeof value === 'object';
@@ -39,79 +45,186 @@ const isTree = (value: unknown): value is Record<string, unknown> | unknown[] =>
 const countLeaves = (value: unknown): number =>
   isTree(value) ? Object.values(value).reduce<number>((sum, item) => sum + countLeaves(item), 0) || 1 : 1;
 
-function leaf(value: unknown, walk: Walk): Html {
-  const text = jsonLine(value);
-  const type = value === null ? 'null' : typeof value;
-  if (text.length <= walk.left) {
-    walk.left -= text.length;
-    return html`<span class="value ${type}">${text}</span>`;
-  }
-  const shown = text.slice(0, walk.left);
-  walk.cut += text.length - shown.length;
-  walk.left = 0;
-  return html`<span class="value ${type}">${shown}</span
-    ><span class="cut">… ${text.length - shown.length} more characters in the full JSON</span>`;
+/** A value's line, laid out before it is written: long texts get their room only once every line has its own. */
+interface Leaf {
+  kind: 'leaf';
+  key: string;
+  text: string;
+  type: string;
+  marked: boolean;
+  /** For a folded value: how many of its characters are shown when opened. */
+  shown: number;
+}
+interface Branch {
+  kind: 'branch';
+  key: string;
+  size: string;
+  empty: string | null;
+  marked: boolean;
+  open: boolean;
+  children: Node[];
+}
+type Node = Leaf | Branch;
+
+interface Walk {
+  left: number;
+  /** Values not shown at all. */
+  omitted: number;
+  highlight: ReadonlySet<string>;
+  /** Folded values, to be given their room after every line has its own. */
+  folded: Leaf[];
 }
 
-function node(key: string, value: unknown, path: string, depth: number, walk: Walk): Html | null {
+/** Whether `path` is a marked value or on the way to one. */
+const leadsToMark = (path: string, highlight: ReadonlySet<string>) =>
+  highlight.has(path) || [...highlight].some((held) => held.startsWith(`${path}.`));
+
+/** Entries with what the rule looked at first, the rest in their order. */
+function ordered(value: Record<string, unknown> | unknown[], path: string | null, walk: Walk) {
+  const entries = Object.entries(value);
+  if (walk.highlight.size === 0) return entries;
+  const pathOf = (key: string) => (path === null ? key : `${path}.${key}`);
+  const first = entries.filter(([key]) => leadsToMark(pathOf(key), walk.highlight));
+  return first.length === 0 ? entries : [...first, ...entries.filter((entry) => !first.includes(entry))];
+}
+
+function layOut(key: string, value: unknown, path: string, depth: number, walk: Walk): Node | null {
   if (walk.left <= 0) {
     walk.omitted += countLeaves(value);
     return null;
   }
   walk.left -= key.length + NODE_COST;
   const marked = walk.highlight.has(path);
-  const label = html`<span class="key">${nameText(key)}</span>:`;
   if (!isTree(value)) {
-    const shown = leaf(value, walk);
-    return html`<li class="${marked ? 'held' : null}">
-      ${label} ${marked ? html`<mark>${shown}</mark>` : shown}
-    </li>`;
+    const text = jsonLine(value);
+    const leaf: Leaf = {
+      kind: 'leaf',
+      key,
+      text,
+      type: value === null ? 'null' : typeof value,
+      marked,
+      shown: text.length,
+    };
+    walk.left -= Math.min(text.length, INLINE_CHARS);
+    if (text.length > INLINE_CHARS) walk.folded.push(leaf);
+    return leaf;
   }
-  const entries = Object.entries(value);
+  const entries = ordered(value, path, walk);
   const size = Array.isArray(value)
     ? `[${entries.length} item${entries.length === 1 ? '' : 's'}]`
     : `{${entries.length} field${entries.length === 1 ? '' : 's'}}`;
-  if (entries.length === 0)
-    return html`<li>${label} <span class="value">${Array.isArray(value) ? '[]' : '{}'}</span></li>`;
-  const open = depth < OPEN_DEPTH || [...walk.highlight].some((held) => held.startsWith(`${path}.`));
-  return html`<li class="${marked ? 'held' : null}">
-    <details ${open ? html`open` : null}>
+  return {
+    kind: 'branch',
+    key,
+    size,
+    empty: entries.length > 0 ? null : Array.isArray(value) ? '[]' : '{}',
+    marked,
+    open: depth < OPEN_DEPTH || leadsToMark(path, walk.highlight),
+    children: layOutAll(entries, path, depth + 1, walk),
+  };
+}
+
+const layOutAll = (entries: [string, unknown][], path: string | null, depth: number, walk: Walk) =>
+  entries
+    .map(([key, value]) => layOut(key, value, path === null ? key : `${path}.${key}`, depth, walk))
+    .filter((node): node is Node => node !== null);
+
+/** The room left, given to folded values: marked ones first, then in the page's order. Returns the characters cut. */
+function giveRoom(walk: Walk): number {
+  let left = Math.max(walk.left, 0);
+  let cut = 0;
+  const byMark = [
+    ...walk.folded.filter((leaf) => leaf.marked),
+    ...walk.folded.filter((leaf) => !leaf.marked),
+  ];
+  for (const leaf of byMark) {
+    // Its beginning was counted with its line already.
+    const more = leaf.text.length - INLINE_CHARS;
+    const given = Math.min(more, left);
+    left -= given;
+    leaf.shown = INLINE_CHARS + given;
+    cut += more - given;
+  }
+  return cut;
+}
+
+const count = (n: number, one: string) => `${n.toLocaleString('en')} ${one}${n === 1 ? '' : 's'}`;
+
+function leafView(leaf: Leaf): Html {
+  const label = html`<span class="key">${nameText(leaf.key)}</span>:`;
+  const mark = (inner: Html) => (leaf.marked ? html`<mark>${inner}</mark>` : inner);
+  if (leaf.text.length <= INLINE_CHARS)
+    return html`<li class="${leaf.marked ? 'held' : null}">
+      ${label} ${mark(html`<span class="value ${leaf.type}">${leaf.text}</span>`)}
+    </li>`;
+  const missing = leaf.text.length - leaf.shown;
+  // Folded in place: the line says how long it is, and opening it shows it (no script needed). What
+  // does not fit on the page is said on the line itself, visible while it is folded.
+  return html`<li class="${leaf.marked ? 'held' : null}">
+    <details class="long" ${leaf.marked ? html`open` : null}>
       <summary>
-        ${label} ${marked ? html`<mark>${size}</mark>` : html`<span class="size">${size}</span>`}
+        ${label} ${mark(html`<span class="value ${leaf.type}">${leaf.text.slice(0, PREVIEW_CHARS)}…</span>`)}
+        <span class="size">${count(leaf.text.length, 'character')}</span>
+        ${missing > 0 ? html`<span class="cut">… ${count(missing, 'more character')} in the full JSON</span>` : null}
       </summary>
-      ${children(entries, path, depth + 1, walk)}
+      <div class="value ${leaf.type} long-text">${leaf.text.slice(0, leaf.shown)}</div>
     </details>
   </li>`;
 }
 
-const children = (entries: [string, unknown][], path: string | null, depth: number, walk: Walk) =>
+function nodeView(node: Node): Html {
+  if (node.kind === 'leaf') return leafView(node);
+  const label = html`<span class="key">${nameText(node.key)}</span>:`;
+  if (node.empty !== null) return html`<li>${label} <span class="value">${node.empty}</span></li>`;
+  return html`<li class="${node.marked ? 'held' : null}">
+    <details ${node.open ? html`open` : null}>
+      <summary>
+        ${label}
+        ${node.marked ? html`<mark>${node.size}</mark>` : html`<span class="size">${node.size}</span>`}
+      </summary>
+      ${listView(node.children)}
+    </details>
+  </li>`;
+}
+
+const listView = (nodes: Node[]) =>
   html`<ul>
-    ${entries.map(([key, value]) => node(key, value, path === null ? key : `${path}.${key}`, depth, walk))}
+    ${nodes.map(nodeView)}
   </ul>`;
 
-export function argumentsView(args: Record<string, unknown>, options: ArgumentsOptions = {}): Html {
-  const entries = Object.entries(args);
-  if (entries.length === 0) return html`<p class="args muted">No arguments.</p>`;
+/** The arguments' view, and whether it shows every value in full. */
+export function argumentsShown(
+  args: Record<string, unknown>,
+  options: ArgumentsOptions = {},
+): ArgumentsShown {
   const walk: Walk = {
     left: options.budget ?? DEFAULT_ARGUMENTS_BUDGET,
     omitted: 0,
-    cut: 0,
     highlight: new Set(options.highlight ?? []),
+    folded: [],
   };
-  const tree = children(entries, null, 0, walk);
-  const left = [
-    walk.omitted > 0 && `${walk.omitted} value${walk.omitted === 1 ? '' : 's'}`,
-    walk.cut > 0 && `${walk.cut} characters`,
-  ].filter(Boolean);
-  return html`<div class="args">
-    ${tree}
-    ${
-      left.length > 0
-        ? html`<p class="args-more" role="note">
-            Too large to show whole: ${left.join(' and ')} left out here.
-            ${options.fullJsonHref ? html`<a href="${options.fullJsonHref}" download>Download the full JSON</a>` : null}
-          </p>`
-        : null
-    }
-  </div>`;
+  const entries = ordered(args, null, walk);
+  if (entries.length === 0) return { html: html`<p class="args muted">No arguments.</p>`, complete: true };
+  const nodes = layOutAll(entries, null, 0, walk);
+  const cut = giveRoom(walk);
+  const left = [walk.omitted > 0 && count(walk.omitted, 'value'), cut > 0 && count(cut, 'character')].filter(
+    Boolean,
+  );
+  return {
+    complete: left.length === 0,
+    html: html`<div class="args">
+      ${listView(nodes)}
+      ${
+        left.length > 0
+          ? html`<p class="args-more" role="note">
+              Too large to show whole: ${left.join(' and ')} left out here.
+              ${options.fullJsonHref ? html`<a href="${options.fullJsonHref}" download>Download the full JSON</a>` : null}
+            </p>`
+          : null
+      }
+    </div>`,
+  };
 }
+
+export const argumentsView = (args: Record<string, unknown>, options: ArgumentsOptions = {}): Html =>
+  argumentsShown(args, options).html;

@@ -13,7 +13,7 @@ import type { PasskeyPrompt } from '../../services/passkeys.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { passkeyField } from './passkey.ts';
 import { type Html, html, time, when } from '../html.ts';
-import { holdFacts } from '../hold-view.ts';
+import { approveWithheld, holdArguments, holdFacts } from '../hold-view.ts';
 import { conditionsView } from './conditions.ts';
 import { followUpsView } from './follow-ups.ts';
 import { type FourEyes, fourEyesView } from './four-eyes.ts';
@@ -38,10 +38,13 @@ export interface HoldPanel {
 export const actionLine = (hold: Pick<Hold, 'toolName' | 'arguments'>) =>
   summarizeAction(hold.toolName, hold.arguments, 120).text;
 
+const fullJsonHrefOf = (hold: Pick<Hold, 'id'>) => `/app/holds/${hold.id}/arguments.json`;
+
 const statusBadge = (hold: Hold) =>
   html`<span class="status ${hold.status}">${hold.status.replace('_', ' ')}</span>`;
 
-function decisionForm({ hold, session, back, next, delegation, passkey }: HoldPanel): Html {
+/** `whole`: every argument is on the page in full; otherwise no Approve (hold-view.ts, approveWithheld). */
+function decisionForm({ hold, session, back, next, delegation, passkey }: HoldPanel, whole: boolean): Html {
   const agent = hold.agentLabel ?? hold.agentId;
   return html`<form
     method="post"
@@ -63,8 +66,9 @@ function decisionForm({ hold, session, back, next, delegation, passkey }: HoldPa
     )}
     <label for="comment-${hold.id}">Comment (optional)</label>
     <textarea id="comment-${hold.id}" name="comment" maxlength="2000"></textarea>
+    ${whole ? null : approveWithheld(fullJsonHrefOf(hold))}
     <div class="buttons">
-      <button type="submit" name="verdict" value="approve" class="approve">Approve</button>
+      ${whole ? html`<button type="submit" name="verdict" value="approve" class="approve">Approve</button>` : null}
       <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
     </div>
   </form>`;
@@ -73,6 +77,7 @@ function decisionForm({ hold, session, back, next, delegation, passkey }: HoldPa
 export function holdPanelView(panel: HoldPanel): Html {
   const { hold, facts, fourEyes } = panel;
   const canDecide = hold.status === 'pending' && fourEyes.blocker === null;
+  const shown = holdArguments(hold, { facts, fullJsonHref: fullJsonHrefOf(hold) });
   return html`<article
     class="card hold"
     id="hold-${hold.id}"
@@ -87,7 +92,7 @@ export function holdPanelView(panel: HoldPanel): Html {
     <p class="left-note" role="status" hidden></p>
     ${conditionsView(facts, hold.ruleName)} ${fourEyesView({ hold, ...fourEyes })}
     ${followUpsView(hold.id, panel.followUps)}
-    ${holdFacts(hold, { facts, fullJsonHref: `/app/holds/${hold.id}/arguments.json` })}
+    ${holdFacts(hold, { facts, fullJsonHref: fullJsonHrefOf(hold), shown })}
     ${when(
       hold.verdict !== null,
       () =>
@@ -102,7 +107,7 @@ export function holdPanelView(panel: HoldPanel): Html {
           }
         </p>`,
     )}
-    ${when(canDecide, () => decisionForm(panel))}
+    ${when(canDecide, () => decisionForm(panel, shown.complete))}
     <p class="muted">Reference <code>${hold.id}</code> · environment ${hold.environment}</p>
   </article>`;
 }
