@@ -20,6 +20,7 @@ import type { Workspace } from '../src/store/workspaces.ts';
 import { appClient, lastEvidence, type Session } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
+import { startSlackStub, startSmsStub } from './support/provider-stub.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
 const WORKSPACE = `members:
@@ -149,6 +150,61 @@ for (const backend of backends) {
       });
       assert.equal(rejected.outcome, 'recorded');
       assert.equal((await status(id)).status, 'rejected');
+    });
+  });
+}
+
+for (const backend of backends) {
+  describe(`messages of holds that must be signed on ${backend.name}`, { skip: backend.skip }, () => {
+    test('Slack offers Review to the page, not Approve; the SMS links to the page without a reply code', async (tc) => {
+      const slack = await startSlackStub();
+      const sms = await startSmsStub();
+      const t = await startTestService(backend, {
+        env: { ...slack.env, ...sms.env, SMS_REPLIES: 'true', SLACK_SIGNING_SECRET: 'x'.repeat(32) },
+      });
+      tc.after(async () => {
+        await t.close();
+        await Promise.all([slack.close(), sms.close()]);
+      });
+      const { key } = await t.workspace({
+        config: `members:
+  - { email: admin@acme.test, name: Ada Admin, role: admin }
+  - { email: ann@acme.test, name: Ann, role: approver, slack_user_id: U0ANN, phone: "+15550101", channels: [slack, sms] }
+tools:
+  - { connection: SDK, tool: transfer, classification: approval }
+  - { connection: SDK, tool: note, classification: approval }
+rules:
+  - { name: Transfers, tool: transfer, effect: approval, approvers: [ann@acme.test], signed: true }
+  - { name: Notes, tool: note, effect: approval, approvers: [ann@acme.test] }
+`,
+      });
+      for (const tool of ['transfer', 'note']) {
+        const made = await call(t.url, 'POST', '/api/v1/holds', {
+          key,
+          body: submission({ tool_name: tool, arguments: { amount: 250000 } }),
+        });
+        assert.equal(made.status, 201);
+      }
+      const posts = await slack.waitFor('chat.postMessage', 2);
+      const actions = (tool: string) => {
+        const post = posts.find((p) => JSON.stringify(p.body.blocks).includes(`${tool}(`))!;
+        const block = post.body.blocks.find((b: { type: string }) => b.type === 'actions');
+        return {
+          ids: block.elements.map((e: { action_id: string }) => e.action_id),
+          text: JSON.stringify(post.body),
+        };
+      };
+      assert.deepEqual(actions('transfer').ids, ['review']);
+      assert.match(actions('transfer').text, /Approving needs your passkey/);
+      assert.deepEqual(actions('note').ids, ['approve', 'reject', 'open']);
+      const texts = (await sms.waitFor('+15550101', 2)).map((c) => c.form.Body!);
+      const signed = texts.find((text) => text.includes('transfer('))!;
+      assert.match(signed, /Approve it with your passkey: http/);
+      assert.doesNotMatch(signed, /YES \d{4}/);
+      assert.match(
+        texts.find((text) => text.includes('note('))!,
+        /YES \d{4}/,
+      );
     });
   });
 }

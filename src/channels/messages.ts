@@ -94,7 +94,14 @@ export interface Asking {
   reminder?: Reminder;
   /** To a delegate: the member they decide for. */
   forWhom?: Principal;
+  /**
+   * The approval must carry the approver's passkey signature (a rule's `signed`, the workspace's
+   * `require_passkey`), which a button or a reply code cannot: the message links to the page instead.
+   */
+  signed?: boolean;
 }
+
+export const SIGN_ON_PAGE = 'Approving needs your passkey: open it to approve on its page.';
 
 /** `You decide this for Ann Lee, who is away until 2026-12-08 09:00 UTC`. */
 export const forWhomLine = (principal: Principal) =>
@@ -299,6 +306,8 @@ export function slackMessage(
     );
   if (hold.status === 'pending' && !summary.complete)
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `_${NOT_IN_FULL}_` } });
+  else if (hold.status === 'pending' && asking.signed)
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `_${SIGN_ON_PAGE}_` } });
   const facts = [`${brand.name}`, hold.status === 'pending' ? deadline(hold) : null];
   if (approvedBy.length > 0)
     facts.push(
@@ -308,11 +317,13 @@ export function slackMessage(
     type: 'context',
     elements: [{ type: 'mrkdwn', text: mrkdwn(facts.filter(Boolean).join(' · ')) }],
   });
+  // Buttons only for what the message shows whole and a press may approve (no passkey needed).
+  const decides = summary.complete && !asking.signed;
   if (hold.status === 'pending') {
     blocks.push({
       type: 'actions',
       block_id: 'decision',
-      elements: summary.complete
+      elements: decides
         ? [
             {
               type: 'button',
@@ -361,5 +372,6 @@ export function smsText(hold: Hold, link: string, replyCode: string | null, aski
   const lead = `${askingLead(asking)}${asking.forWhom ? ` for ${asking.forWhom.name}` : ''}`;
   const start = `${lead} (${nameText(hold.connection)}): ${summary.text}`;
   if (!summary.complete) return `${start} Review it in full: ${link}`;
+  if (asking.signed) return `${start} Approve it with your passkey: ${link}`;
   return `${start} ${link}${replyCode ? ` Or reply YES ${replyCode} / NO ${replyCode}.` : ''}`;
 }

@@ -19,6 +19,7 @@ import {
   type Principal,
   type Reminder,
   reminderLine,
+  SIGN_ON_PAGE,
 } from './messages.ts';
 import type { TeamsCard } from './teams.ts';
 
@@ -51,6 +52,8 @@ export interface TeamsCardOptions {
   reminder?: Reminder;
   /** To a delegate: the member they decide for, likewise. */
   forWhom?: Principal;
+  /** The approval must be passkey-signed: the card opens the page instead of offering buttons. */
+  signed?: boolean;
 }
 
 export function teamsCard(brand: Branding, hold: Hold, options: TeamsCardOptions): TeamsCard {
@@ -72,6 +75,8 @@ export function teamsCard(brand: Branding, hold: Hold, options: TeamsCardOptions
   ];
   if (open && !summary.complete)
     body.push({ type: 'TextBlock', text: NOT_IN_FULL, wrap: true, color: 'Warning' });
+  else if (open && options.signed)
+    body.push({ type: 'TextBlock', text: SIGN_ON_PAGE, wrap: true, color: 'Warning' });
   const facts = [brand.name];
   if (pending) facts.push(hold.expiresAt === null ? 'no deadline' : `decide by ${utcText(hold.expiresAt)}`);
   if (options.approvedBy.length > 0)
@@ -93,7 +98,8 @@ export function teamsCard(brand: Branding, hold: Hold, options: TeamsCardOptions
     body,
   };
   if (!open) return card;
-  card.actions = summary.complete
+  const decides = summary.complete && !options.signed;
+  card.actions = decides
     ? [
         {
           type: 'Action.Execute',

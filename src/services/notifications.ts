@@ -27,6 +27,7 @@ import type { Statement } from '../store/statements.ts';
 import { countWorkspaces, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
+import { passkeyRequired } from './passkeys.ts';
 
 /** The channels this deployment can send on (each needs its settings). */
 export interface NotificationChannels {
@@ -111,7 +112,11 @@ export async function askMembers(
 ): Promise<Statement[]> {
   const at = ctx.now();
   // No reply code for a text that cannot show every argument: it decides nothing blind.
-  const replies = ctx.channels.sms?.replies === true && channelSummary(hold, 'sms').complete;
+  // Nor for an approval that must be passkey-signed, which a code cannot carry.
+  const replies =
+    ctx.channels.sms?.replies === true &&
+    channelSummary(hold, 'sms').complete &&
+    !(await passkeyRequired(tx, hold));
   const jobs: Statement[] = [];
   const issued = new Set<string>();
   for (const member of members) {

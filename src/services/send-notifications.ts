@@ -34,6 +34,7 @@ import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
 import { mintDecisionLink } from './decision-links.ts';
 import { slackChannelOf } from './notifications.ts';
+import { passkeyRequired } from './passkeys.ts';
 import { mailSignInLinks } from './sign-in.ts';
 
 const CLAIM_MS = 60_000;
@@ -96,6 +97,8 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
         ? { leftMs: hold.expiresAt - ctx.now(), approvedBy }
         : undefined,
     forWhom: reader?.forWhom,
+    // Buttons and reply codes cannot carry a passkey signature: such a hold's messages link to its page.
+    signed: hold.status === 'pending' && (await passkeyRequired(ctx.db, hold)),
   };
 
   if (job.channel === 'email') {
@@ -157,7 +160,7 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
   for (const posted of posts) {
     await slack.client.update(
       posted as SlackPosted,
-      slackMessage(workspace, hold, null, approvedBy, reviewUrl),
+      slackMessage(workspace, hold, null, approvedBy, reviewUrl, { signed: asking.signed }),
     );
   }
   return { state: 'sent' };
