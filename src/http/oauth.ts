@@ -28,14 +28,19 @@ import {
   resolveMcpResource,
 } from '../services/oauth.ts';
 import { oauthRecords } from '../services/oauth-records.ts';
+import {
+  REGISTRATION_BYTES,
+  registeringFrom,
+  registrationRoom,
+  UNUSED_CLIENT_HOURS,
+  UNUSED_CLIENTS_PER_ADDRESS,
+} from '../services/oauth-registrations.ts';
 
 /** Where the consent page is: the library sets its interaction cookie for this path only. */
 export const consentPath = (uid: string) => `/app/oauth/${uid}`;
 
 /** Scopes a client may ask for beside `mcp`, which every request gets: an ID token, a refresh token. */
 export const OIDC_SCOPES = ['openid', 'offline_access'];
-/** A registration is a few redirect URIs and names: more than this is not one. */
-const REGISTRATION_BYTES = 16 * 1024;
 /** Registrations a minute from one address: a hosted assistant registers for each of its users. */
 const REGISTRATIONS_PER_MINUTE = 120;
 /** The library's endpoints, each at its one spelling: authorization (and its resumption), token, registration, revocation, keys. */
@@ -272,12 +277,23 @@ export function oauthServer(app: FastifyInstance, ctx: ServiceContext, counter: 
         return reply
           .code(413)
           .send({ error: 'invalid_request', error_description: 'the request is too large' });
+      // An address keeps only so many clients nobody has allowed yet (RFC 7591's error shape).
+      const room = await registrationRoom(ctx, request.ip);
+      if (!room.allowed)
+        return reply
+          .code(429)
+          .header('Retry-After', String(room.retryAfterSeconds))
+          .send({
+            error: 'too_many_registrations',
+            error_description: `this address has ${UNUSED_CLIENTS_PER_ADDRESS} client registrations never used; each expires ${UNUSED_CLIENT_HOURS} hours after it registered, or is kept once a member allows it`,
+          });
     }
     const publicUrl = new URL(ctx.publicUrl);
     request.raw.headers['x-forwarded-host'] = publicUrl.host;
     request.raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
     reply.hijack();
-    await made().handle(request.raw, reply.raw);
+    // A client the library registers is stored with the address it came from (oauth-registrations.ts).
+    await registeringFrom(request.ip, () => made().handle(request.raw, reply.raw));
   };
 
   void app.register(async (scope) => {

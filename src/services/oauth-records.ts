@@ -17,6 +17,7 @@ import {
 import type { ServiceContext } from './context.ts';
 import { errors } from 'oidc-provider';
 import { oauthGrantRevokedByClient, oauthRecordId } from './oauth.ts';
+import { registrationSource, UNUSED_CLIENT_HOURS } from './oauth-registrations.ts';
 
 type Payload = Record<string, unknown>;
 
@@ -47,7 +48,14 @@ export function oauthRecords(ctx: ServiceContext, model: string) {
         grantId: model === 'Grant' ? id : typeof payload.grantId === 'string' ? payload.grantId : null,
         uid: typeof payload.uid === 'string' ? payload.uid : null,
         clientId: model === 'Client' ? id : null,
-        expiresAt: expiresIn ? now() + expiresIn * 1000 : null,
+        // A client is stored once, as it registers: it lives a day unless a member allows it.
+        expiresAt:
+          model === 'Client'
+            ? now() + UNUSED_CLIENT_HOURS * 3_600_000
+            : expiresIn
+              ? now() + expiresIn * 1000
+              : null,
+        registeredFrom: model === 'Client' ? registrationSource() : null,
         now: now(),
       });
     },

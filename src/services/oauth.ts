@@ -15,6 +15,7 @@ import {
   findOAuthGrant,
   findOAuthGrantWorkspace,
   insertOAuthGrant,
+  keepOAuthClient,
   listOAuthGrantHolders,
   listOAuthGrants,
   markOAuthGrantRevoked,
@@ -37,7 +38,10 @@ export const ACCESS_TOKEN_SECONDS = 15 * 60;
 export const REFRESH_TOKEN_DAYS = 30;
 /** However it is used, a grant ends after this long: the client asks a member again. */
 export const GRANT_DAYS = 365;
-/** A registered client that no grant in force names is deleted this long after it registered. */
+/**
+ * A client a member allowed once, that no grant in force names any more, is deleted this long after it
+ * registered. (One never allowed expires after a day: oauth-registrations.ts.)
+ */
 export const CLIENT_UNUSED_DAYS = 30;
 /** A client's name as shown and recorded: it is the client's own text. */
 const CLIENT_NAME_CHARS = 100;
@@ -117,6 +121,8 @@ export async function recordOAuthGrant(
           'You may no longer allow this client: the workspace changed.',
         );
       await insertOAuthGrant(tx, grant, input.interactionUid);
+      // Allowed: the client no longer expires as a registration nobody used (oauth-registrations.ts).
+      await keepOAuthClient(tx, grant.clientId);
       await chain.append('oauth.granted', {
         grant: grant.id,
         client_id: grant.clientId,

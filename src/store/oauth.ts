@@ -22,17 +22,50 @@ export async function upsertOAuthRecord(
     uid: string | null;
     clientId: string | null;
     expiresAt: number | null;
+    /** A registered client: the address it registered from. */
+    registeredFrom?: string | null;
     now: number;
   },
 ): Promise<void> {
   await sql.run(
-    `INSERT INTO oauth_records (model, id, payload, grant_id, uid, client_id, expires_at, consumed_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8)
+    `INSERT INTO oauth_records (model, id, payload, grant_id, uid, client_id, expires_at, consumed_at, created_at,
+       registered_from)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $9)
      ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
        uid = excluded.uid, client_id = excluded.client_id, expires_at = excluded.expires_at`,
-    [model, id, record.payload, record.grantId, record.uid, record.clientId, record.expiresAt, record.now],
+    [
+      model,
+      id,
+      record.payload,
+      record.grantId,
+      record.uid,
+      record.clientId,
+      record.expiresAt,
+      record.now,
+      record.registeredFrom ?? null,
+    ],
   );
 }
+
+/**
+ * The clients registered from `address` that no member has allowed yet and that have not expired:
+ * how many, and when the first of them expires.
+ */
+export async function countUnusedOAuthClients(sql: Sql, address: string, now: number) {
+  const row = await sql.one<{ count: number | string; soonest: number | string | null }>(
+    `SELECT COUNT(*) AS count, MIN(expires_at) AS soonest FROM oauth_records
+     WHERE model = 'Client' AND registered_from = $1 AND expires_at > $2`,
+    [address, now],
+  );
+  return { count: Number(row?.count ?? 0), soonest: row?.soonest == null ? null : Number(row.soonest) };
+}
+
+/** A member allowed the client: it no longer expires as one never used. */
+export const keepOAuthClient = (sql: Sql, clientId: string) =>
+  sql.run(
+    "UPDATE oauth_records SET expires_at = NULL WHERE model = 'Client' AND client_id = $1 AND expires_at IS NOT NULL",
+    [clientId],
+  );
 
 type RecordRow = { payload: string; consumedAt: number | null };
 const recordOf = (row: RecordRow | undefined): OAuthRecord | undefined =>
@@ -94,7 +127,10 @@ export const destroyOAuthGrantRecords = (sql: Sql, grantId: string) =>
 export const deleteExpiredOAuthRecords = (sql: Sql, now: number) =>
   sql.run('DELETE FROM oauth_records WHERE expires_at IS NOT NULL AND expires_at <= $1', [now]);
 
-/** Registered clients older than `before` with no grant in force: registration is open to anyone. */
+/**
+ * Registered clients older than `before` with no grant in force: registration is open to anyone. (One
+ * never used expires by its `expires_at`; this finds those used once whose grants have all ended.)
+ */
 export const deleteUnusedOAuthClients = (sql: Sql, before: number, now: number) =>
   sql.run(
     `DELETE FROM oauth_records WHERE model = 'Client' AND created_at < $1 AND client_id NOT IN
