@@ -7,6 +7,7 @@
  * The relying party is PUBLIC_URL's host, so the service is reached as http://localhost:<port>.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,7 +25,7 @@ import type { Workspace } from '../src/store/workspaces.ts';
 import { appClient, type Session } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { browserSkip, closeBrowser, launchBrowser, openPage, type TestPage } from './support/browser.ts';
-import { approvals } from './support/cli.ts';
+import { approvals, ROOT } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { startSmtp, type TestSmtp } from './support/smtp.ts';
@@ -385,6 +386,26 @@ for (const backend of backends) {
           const verified = await approvals(t.storage, ['verify', '--export', exportFile, '--key', keyFile]);
           assert.equal(verified.code, 0, verified.stderr);
           assert.match(verified.stdout, /3 passkey-signed decisions verified/);
+          // The Python SDK reads the same export the same way (where python3 is there to run it).
+          const python = spawnSync(
+            'python3',
+            [
+              '-c',
+              [
+                'import json, sys',
+                'from approvals import verify_signed_decisions',
+                'lines = open(sys.argv[1]).read().splitlines()[1:]',
+                'report = verify_signed_decisions(json.loads(line) for line in lines if line.strip())',
+                'print(json.dumps({"checked": report.checked, "invalid": report.invalid}))',
+              ].join('\n'),
+              exportFile,
+            ],
+            { encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'packages/python/src') } },
+          );
+          if (!python.error) {
+            assert.equal(python.status, 0, python.stderr);
+            assert.deepEqual(JSON.parse(python.stdout), { checked: 3, invalid: [] });
+          }
         } finally {
           rmSync(dir, { recursive: true, force: true });
         }
