@@ -113,6 +113,8 @@ for (const backend of backends) {
       assert.equal(message.error?.code, -32602, JSON.stringify(message));
       assert.match(message.error.message, /arguments\.payment\.amount: must be a finite number/);
       assert.doesNotMatch(JSON.stringify(message), /Infinity|1e400/);
+      // No wait needed to see these absences: the call is refused before a hold or an upstream call is
+      // made, and the answer comes after that refusal.
       assert.equal(await holds(), before, 'no hold from a refused call');
       assert.equal(upstream.calls.length, 0, 'nothing sent upstream');
     });
