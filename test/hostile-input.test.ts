@@ -308,6 +308,7 @@ describe('what the log says of a request', { skip: sqlite.skip }, () => {
     const secrets = {
       decision: `dl${'A'.repeat(41)}`,
       signIn: `si${'B'.repeat(41)}`,
+      enrol: `en${'D'.repeat(41)}`,
       query: `q-${MARKER}`,
       key: `svc_live_${'C'.repeat(43)}`,
     };
@@ -315,6 +316,7 @@ describe('what the log says of a request', { skip: sqlite.skip }, () => {
     await fetch(`${server.url}/d/${secrets.decision}`, { method: 'POST' });
     await fetch(`${server.url}/app/login/${secrets.signIn}`);
     await fetch(`${server.url}/app/login/${secrets.signIn}`, { method: 'POST' });
+    await fetch(`${server.url}/app/settings/passkeys/enrol/${secrets.enrol}`);
     await fetch(`${server.url}/api/v1/holds?token=${secrets.query}`, {
       headers: { authorization: `Bearer ${secrets.key}` },
     });

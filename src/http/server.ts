@@ -26,8 +26,8 @@ import { statusPageRoutes } from './routes/status-page.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 
-/** Paths whose last segment is a bearer secret: a decision link, a sign-in link. */
-const SECRET_PATH = /^(\/d\/|\/app\/login\/)[^/?#]+/;
+/** Paths whose last segment is a bearer secret: a decision link, a sign-in link, a passkey enrolment link. */
+const SECRET_PATH = /^(\/d\/|\/app\/login\/|\/app\/settings\/passkeys\/enrol\/)[^/?#]+/;
 
 /** What a log line says of a request: never a secret from its path, never its query or headers. */
 function describeRequest(request: FastifyRequest) {
