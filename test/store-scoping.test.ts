@@ -118,6 +118,11 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   },
   {
     kind: 'worker',
+    reason: '/readyz and the metric: the workspaces whose evidence chain is frozen, across all of them',
+    functions: { frozenChains: 1 },
+  },
+  {
+    kind: 'worker',
     reason:
       "the OAuth sweep: registered clients (global) that no workspace's grant in force names, 30 days after registering",
     functions: { deleteUnusedOAuthClients: 1 },
