@@ -7,6 +7,7 @@
  */
 import { createHash, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { format } from 'prettier';
 import { actionChallenge } from '../../packages/sdk/src/signed-decision.ts';
 
 const RP_ID = 'approvals.example.com';
@@ -211,7 +212,6 @@ const forged = await assertion(
 );
 await add('signed by another key', decided('svc_pa_7', 'approve', member, forged), 'bad_signature');
 
-writeFileSync(
-  new URL('../../packages/python/tests/fixtures/signed_decisions.json', import.meta.url),
-  `${JSON.stringify({ made_by: 'test/support/make-signed-decisions-fixture.ts', entries, cases }, null, 1)}\n`,
-);
+const file = new URL('../../packages/python/tests/fixtures/signed_decisions.json', import.meta.url);
+const text = JSON.stringify({ made_by: 'test/support/make-signed-decisions-fixture.ts', entries, cases });
+writeFileSync(file, await format(text, { parser: 'json' }));
