@@ -52,6 +52,7 @@ const APP_PAGES = [
   '/app/reports',
   '/app/widget',
   '/app/settings',
+  '/app/settings/passkeys',
   '/app/admin/rules',
   '/app/admin/members',
   '/app/admin/members/edit?email=bob%40acme.test',
