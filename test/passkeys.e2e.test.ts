@@ -386,6 +386,9 @@ for (const backend of backends) {
           const verified = await approvals(t.storage, ['verify', '--export', exportFile, '--key', keyFile]);
           assert.equal(verified.code, 0, verified.stderr);
           assert.match(verified.stdout, /3 passkey-signed decisions verified/);
+          const stored = await approvals(t.storage, ['verify', '--workspace', workspace.slug]);
+          assert.equal(stored.code, 0, stored.stderr);
+          assert.match(stored.stdout, /3 passkey-signed decisions verified/);
           // The Python SDK reads the same export the same way (where python3 is there to run it).
           const python = spawnSync(
             'python3',

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { Checkpoint, EvidenceEntry } from '../../packages/sdk/src/chain.ts';
@@ -168,7 +169,11 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
   if (words[0] === 'verify' && words.length === 1) {
     const workspace = await workspaceNamed(ctx, required(values, 'workspace'));
     const against = values.against === undefined ? undefined : readCheckpoint(values.against);
-    return verdict(await verifyChain(ctx, workspace.id, {}, against), `evidence of ${workspace.slug}`);
+    return verdictWithSignatures(
+      await verifyChain(ctx, workspace.id, {}, against),
+      exportEvidence(ctx, workspace.id),
+      `evidence of ${workspace.slug}`,
+    );
   }
   if (command === 'workspace create') {
     const slug = words[2];
@@ -483,9 +488,20 @@ async function verifyExportFile(values: Values): Promise<[object, string]> {
   if (!existsSync(file)) throw new UsageError(`cannot read ${file}`);
   const checkpoint = values.against === undefined ? undefined : readCheckpoint(values.against);
   const result = await verifyEvidenceExport(createReadStream(file, 'utf8'), { keys, checkpoint });
-  if (!result.valid) return verdict(result, `export ${file}`);
-  // The chain is intact: each passkey-signed decision in it is checked against its member's enrolled key.
-  const signed = await verifySignedDecisions(entriesOfExport(file));
+  return verdictWithSignatures(result, createReadStream(file, 'utf8'), `export ${file}`);
+}
+
+/**
+ * The verdict on a chain, and when it is intact, on each passkey-signed decision in it, checked against
+ * its member's enrolled key as the SDK's verifySignedDecisions does (docs/evidence.md).
+ */
+async function verdictWithSignatures(
+  result: { valid: boolean; checked: number; first_invalid: { seq: number; reason: string } | null },
+  exported: AsyncIterable<string | Buffer>,
+  what: string,
+): Promise<[object, string]> {
+  if (!result.valid) return verdict(result, what);
+  const signed = await verifySignedDecisions(entriesOf(exported));
   const bad = signed.invalid[0];
   const checked = {
     ...result,
@@ -494,14 +510,13 @@ async function verifyExportFile(values: Values): Promise<[object, string]> {
       ? { valid: false, first_invalid: { seq: bad.seq, reason: `signed_decision_${bad.reason}` } }
       : {}),
   };
-  const [json, text] = verdict(checked, `export ${file}`);
+  const [json, text] = verdict(checked, what);
   return [json, signed.checked > 0 ? `${text} ${signed.checked} passkey-signed decisions verified.` : text];
 }
 
-/** The entries of an export file, after its header line. */
-async function* entriesOfExport(file: string) {
-  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
-  for await (const line of lines) {
+/** The entries of an export (its text in chunks), after its header line. */
+async function* entriesOf(exported: AsyncIterable<string | Buffer>) {
+  for await (const line of createInterface({ input: Readable.from(exported), crlfDelay: Infinity })) {
     const value = line.trim() ? (JSON.parse(line) as { seq?: unknown; type?: unknown }) : null;
     if (typeof value?.seq === 'number' && typeof value.type === 'string') yield value as EvidenceEntry;
   }
