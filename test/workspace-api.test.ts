@@ -219,6 +219,16 @@ for (const backend of backends) {
       assert.equal(unknown.body.detail, '(file): unknown fields: "memberz" and 1 more');
       const twice = await put('members: []\nmembers: []\n');
       assert.equal(twice.body.issues[0].message, 'has a key twice in one mapping');
+      // A number no JSON can hold (YAML's .inf, JSON's 1e400): named, not a 500.
+      const rules = (value: string) =>
+        `rules:\n  - name: Big\n    match: { tool: pay }\n    conditions: [{ arg: amount, op: gt, value: ${value} }]\n    effect: deny\n`;
+      for (const value of ['.inf', '-.inf', '1e400']) {
+        const infinite = await put(rules(value));
+        assert.equal(infinite.status, 422, value);
+        assert.deepEqual(infinite.body.issues, [
+          { field: 'rules.0.conditions.0.value', message: 'must be a finite number', line: 4 },
+        ]);
+      }
     });
 
     test('simulate a draft against history; list holds page by page with filters', async () => {

@@ -6,6 +6,7 @@ import { isMap, isNode, isScalar, LineCounter, parseDocument, visit } from 'yaml
 import { z } from 'zod';
 import { compilePattern, OPERATORS, type RuleDefinition } from '../domain/rules.ts';
 import { DURATION, durationMs } from '../domain/follow-ups.ts';
+import { NON_FINITE_MESSAGE, nonFiniteNumberPath } from '../domain/json-limits.ts';
 import { MAX_CALL_TIMEOUT_SECONDS } from '../domain/mcp-servers.ts';
 import { CLOCK_TIME } from '../domain/quiet-hours.ts';
 import { isTimeZone } from '../domain/time-zones.ts';
@@ -507,6 +508,12 @@ export function parseConfig(text: string): ParsedConfig {
     }
     return undefined;
   };
+  // YAML's `.inf` and JSON's `1e400` read as Infinity, which no canonical JSON (the evidence) can hold.
+  const nonFinite = nonFiniteNumberPath(value);
+  if (nonFinite)
+    throw configError([
+      { field: nonFinite.join('.') || '(file)', message: NON_FINITE_MESSAGE, line: lineOf(nonFinite) },
+    ]);
   const issues: FieldIssue[] = [];
   const parsed = configSchema.safeParse(value);
   if (!parsed.success) {
