@@ -125,5 +125,36 @@ for (const backend of backends) {
       await t.clock.advance(25 * HOUR);
       assert.equal((await register(address)).status, 201);
     });
+
+    test('80 registrations at once from one address: exactly 20 are kept, the rest refused', async () => {
+      const address = '203.0.113.60';
+      const answers = await Promise.all(Array.from({ length: 80 }, () => register(address)));
+      const made = answers.filter((answer) => answer.status === 201);
+      const refused = answers.filter((answer) => answer.status === 429);
+      assert.equal(made.length, 20, answers.map((answer) => answer.status).join(' '));
+      assert.equal(refused.length, 60);
+      for (const answer of refused) {
+        assert.equal(answer.body.error, 'too_many_registrations');
+        assert.ok(Number(answer.retryAfter) > 0, `Retry-After: ${answer.retryAfter}`);
+      }
+      const kept = await t.service.ctx.db.one<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM oauth_records WHERE model = 'Client' AND registered_from = $1",
+        [address],
+      );
+      assert.equal(Number(kept!.n), 20);
+    });
+
+    test('IPv6 addresses count by their /64: a network shares one bound, the next network has its own', async () => {
+      // One attacker with a /64 can send from 2^64 addresses: they count as one.
+      for (let i = 1; i <= 20; i++)
+        assert.equal((await register(`2001:db8:5:6::${i.toString(16)}`)).status, 201, `registration ${i}`);
+      const refused = await register('2001:db8:5:6:ffff:ffff:ffff:fffe');
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.error, 'too_many_registrations');
+      assert.ok(Number(refused.retryAfter) > 0);
+      // The neighbouring /64 is someone else; IPv4 addresses stay one each.
+      assert.equal((await register('2001:db8:5:7::1')).status, 201);
+      assert.equal((await register('203.0.113.61')).status, 201);
+    });
   });
 }

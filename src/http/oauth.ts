@@ -32,8 +32,7 @@ import {
   REGISTRATION_BYTES,
   registeringFrom,
   registrationRoom,
-  UNUSED_CLIENT_HOURS,
-  UNUSED_CLIENTS_PER_ADDRESS,
+  tooManyRegistrationsDescription,
 } from '../services/oauth-registrations.ts';
 
 /** Where the consent page is: the library sets its interaction cookie for this path only. */
@@ -280,20 +279,22 @@ export function oauthServer(app: FastifyInstance, ctx: ServiceContext, counter: 
       // An address keeps only so many clients nobody has allowed yet (RFC 7591's error shape).
       const room = await registrationRoom(ctx, request.ip);
       if (!room.allowed)
-        return reply
-          .code(429)
-          .header('Retry-After', String(room.retryAfterSeconds))
-          .send({
-            error: 'too_many_registrations',
-            error_description: `this address has ${UNUSED_CLIENTS_PER_ADDRESS} client registrations never used; each expires ${UNUSED_CLIENT_HOURS} hours after it registered, or is kept once a member allows it`,
-          });
+        return reply.code(429).header('Retry-After', String(room.retryAfterSeconds)).send({
+          error: 'too_many_registrations',
+          error_description: tooManyRegistrationsDescription(),
+        });
     }
     const publicUrl = new URL(ctx.publicUrl);
     request.raw.headers['x-forwarded-host'] = publicUrl.host;
     request.raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
     reply.hijack();
-    // A client the library registers is stored with the address it came from (oauth-registrations.ts).
-    await registeringFrom(request.ip, () => made().handle(request.raw, reply.raw));
+    // A client the library registers is stored with the address it came from (oauth-registrations.ts),
+    // if the address still has room as it is stored: registrations sent at once all passed the check above.
+    await registeringFrom(
+      request.ip,
+      (retryAfterSeconds) => reply.raw.setHeader('Retry-After', String(retryAfterSeconds)),
+      () => made().handle(request.raw, reply.raw),
+    );
   };
 
   void app.register(async (scope) => {

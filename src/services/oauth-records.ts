@@ -14,10 +14,11 @@ import {
   type OAuthRecord,
   upsertOAuthRecord,
 } from '../store/oauth.ts';
+import type { Sql } from '../store/db.ts';
 import type { ServiceContext } from './context.ts';
 import { errors } from 'oidc-provider';
 import { oauthGrantRevokedByClient, oauthRecordId } from './oauth.ts';
-import { registrationSource, UNUSED_CLIENT_HOURS } from './oauth-registrations.ts';
+import { registrationSource, storeRegisteredClient, UNUSED_CLIENT_HOURS } from './oauth-registrations.ts';
 
 type Payload = Record<string, unknown>;
 
@@ -42,22 +43,26 @@ export function oauthRecords(ctx: ServiceContext, model: string) {
     async upsert(id: string, payload: Payload, expiresIn?: number) {
       const stored = { ...payload };
       if (!keepsId) delete stored.jti;
-      await upsertOAuthRecord(ctx.db, model, oauthRecordId(id), {
-        payload: JSON.stringify(stored),
-        // A grant is its own grant: revoking one deletes it with its tokens.
-        grantId: model === 'Grant' ? id : typeof payload.grantId === 'string' ? payload.grantId : null,
-        uid: typeof payload.uid === 'string' ? payload.uid : null,
-        clientId: model === 'Client' ? id : null,
-        // A client is stored once, as it registers: it lives a day unless a member allows it.
-        expiresAt:
-          model === 'Client'
-            ? now() + UNUSED_CLIENT_HOURS * 3_600_000
-            : expiresIn
-              ? now() + expiresIn * 1000
-              : null,
-        registeredFrom: model === 'Client' ? registrationSource() : null,
-        now: now(),
-      });
+      const write = (sql: Sql) =>
+        upsertOAuthRecord(sql, model, oauthRecordId(id), {
+          payload: JSON.stringify(stored),
+          // A grant is its own grant: revoking one deletes it with its tokens.
+          grantId: model === 'Grant' ? id : typeof payload.grantId === 'string' ? payload.grantId : null,
+          uid: typeof payload.uid === 'string' ? payload.uid : null,
+          clientId: model === 'Client' ? id : null,
+          // A client is stored once, as it registers: it lives a day unless a member allows it.
+          expiresAt:
+            model === 'Client'
+              ? now() + UNUSED_CLIENT_HOURS * 3_600_000
+              : expiresIn
+                ? now() + expiresIn * 1000
+                : null,
+          registeredFrom: model === 'Client' ? registrationSource() : null,
+          now: now(),
+        });
+      // A client being registered is stored only if its address has room, counted as it is stored.
+      if (model === 'Client') await storeRegisteredClient(ctx, write);
+      else await write(ctx.db);
     },
     find: async (id: string) =>
       withId(id, payloadOf(await findOAuthRecord(ctx.db, model, oauthRecordId(id), now()))),
