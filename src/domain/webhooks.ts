@@ -29,7 +29,8 @@ export function checkpointEventBody(
  */
 export function alertEventBody(
   orgId: string,
-  alert: { state: 'frozen' | 'reanchored'; seq: number; reason: string },
+  /** `execution_refused`: an approved call not run, its hold's record not as its evidence (`hold`). */
+  alert: { state: 'frozen' | 'reanchored' | 'execution_refused'; seq: number; reason: string; hold?: string },
   now: number,
 ) {
   return {

@@ -1,7 +1,13 @@
 /** A human approver decides a pending hold (inbox, e-mail link, SMS, Slack, widget). */
 import { applyDecision, type DecisionChannel, type Hold, type Verdict } from '../domain/hold.ts';
 import type { Sql } from '../store/db.ts';
-import { findHold, insertHoldDecision, listPastDecisions, updateHoldState } from '../store/holds.ts';
+import {
+  findHold,
+  insertHoldDecision,
+  listPastDecisions,
+  setApprovedSeq,
+  updateHoldState,
+} from '../store/holds.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
 import { invalid, notFound } from './errors.ts';
@@ -85,7 +91,8 @@ export async function recordDecision(
     principal ? { decided_by: member.email, on_behalf_of: principal.email } : undefined,
   );
   await notifyChange(tx, ctx, next);
-  await chain.append(next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`, {
+  const type = next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`;
+  const entry = await chain.append(type, {
     hold: hold.id,
     member: { id: member.id, email: member.email, name: member.name },
     // A delegate's decision names both: who decided, and whose approval it stands for.
@@ -99,6 +106,8 @@ export async function recordDecision(
     // The assertion the member's passkey made over this action: checkable offline (docs/evidence.md).
     ...(signature ? { passkey: signature } : {}),
   });
+  // Where the approval is: an approved hold is answered, and its call run, only with it (hold-evidence.ts).
+  if (next.status === 'approved') await setApprovedSeq(tx, hold.id, entry.seq);
   return { outcome: 'recorded', hold: next };
 }
 

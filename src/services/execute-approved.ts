@@ -5,9 +5,18 @@
  * server's call timeout, a connection lost mid-request): then its outcome is `unknown`, it is never
  * run again, and its approvers are told. A call is claimed before it runs, so it never runs twice.
  */
+import { randomId } from '../domain/ids.ts';
+import type { Hold } from '../domain/hold.ts';
+import { alertEventBody } from '../domain/webhooks.ts';
+import type { Sql } from '../store/db.ts';
+import { lockChainHead } from '../store/evidence.ts';
 import { findHold, listHoldsToExecute, listStaleExecutions, updateHoldState } from '../store/holds.ts';
 import { findMcpServer } from '../store/mcp-servers.ts';
+import { writeTogether } from '../store/statements.ts';
+import { findWebhookEndpoint, insertWebhookEventStatement } from '../store/webhooks.ts';
 import type { ServiceContext } from './context.ts';
+import { chainAfter } from './evidence.ts';
+import { checkApprovedHold, type EvidenceMismatch } from './hold-evidence.ts';
 import { describeFailure, type Upstreams } from './proxy-call.ts';
 import { recordExecution, renewingOnProgress } from './record-execution.ts';
 
@@ -17,19 +26,92 @@ import { recordExecution, renewingOnProgress } from './record-execution.ts';
  */
 export const STALE_CLAIM_MS = 3 * 60_000;
 
-/** Takes the hold for this instance; false when it is not approved or someone else took it. */
+/** What the execution error of a refused call says (never the arguments). */
+const REFUSED_MESSAGE: Record<EvidenceMismatch, string> = {
+  submission_not_in_evidence: 'its submission is not in the evidence',
+  call_not_as_submitted: 'the call is not the one its evidence records',
+  approval_not_in_evidence: 'its approval is not in the evidence',
+};
+
+/**
+ * Takes the hold for this instance; null when it is not approved, someone else took it, or it is
+ * refused. Under the chain's lock (the signer checks its head first), the hold is checked against its
+ * evidence (hold-evidence.ts): the call that is run is the one its `hold.submitted` records, on the MCP
+ * server it was submitted to, and its `hold.approved` is there. Otherwise it is not run: the hold
+ * fails with the reason, `hold.execution_refused` says so, and `evidence.alert` tells the operators.
+ */
 async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
-  return ctx.db.transaction(async (tx) => {
+  let refused = false;
+  const claimed = await ctx.db.transaction(async (tx) => {
+    const head = await lockChainHead(tx, workspaceId);
+    if (!head) throw new Error('workspace has no evidence chain');
+    const chain = await chainAfter(tx, ctx, workspaceId, head);
     const hold = await findHold(tx, workspaceId, holdId, true);
     if (!hold || hold.status !== 'approved' || hold.mcpServerId === null || hold.execution !== null)
       return null;
-    const claimed = {
+    const server = await findMcpServer(tx, hold.mcpServerId);
+    const check = await checkApprovedHold(tx, hold, head);
+    // The MCP server it goes to is the one it was submitted to (a removed one fails as before).
+    const elsewhere = server && (server.workspaceId !== workspaceId || server.name !== hold.connection);
+    if (!check.ok || elsewhere) {
+      refused = true;
+      const now = ctx.now();
+      const why: EvidenceMismatch = check.ok ? 'call_not_as_submitted' : check.reason;
+      await updateHoldState(tx, {
+        ...hold,
+        status: 'failed',
+        execution: {
+          status: 'failed',
+          startedAt: now,
+          completedAt: now,
+          outcome: {
+            code: -32000,
+            message: `Refused: the approved call was not run: ${REFUSED_MESSAGE[why]}`,
+            reason: why,
+          },
+        },
+      });
+      const entry = chain.append('hold.execution_refused', { hold: hold.id, reason: why });
+      await writeTogether(tx, ctx.db.dialect, [
+        ...chain.writes(),
+        ...(await refusedAlert(tx, ctx, workspaceId, { seq: entry.seq, reason: why, hold: hold.id })),
+      ]);
+      return null;
+    }
+    // What runs is what the evidence records (the same as the row, as just checked).
+    const next: Hold & { execution: NonNullable<Hold['execution']> } = {
       ...hold,
+      toolName: check.call.toolName,
+      arguments: check.call.arguments,
       execution: { status: 'running' as const, startedAt: ctx.now(), completedAt: null, outcome: null },
     };
-    await updateHoldState(tx, claimed);
-    return claimed;
+    await updateHoldState(tx, next);
+    return { hold: next, server };
   });
+  if (refused) ctx.holdEvents.publish(holdId, workspaceId);
+  return claimed;
+}
+
+/** The `evidence.alert` of a refused call, for the outbox, when the workspace has a webhook. */
+async function refusedAlert(
+  tx: Sql,
+  ctx: ServiceContext,
+  workspaceId: string,
+  refused: { seq: number; reason: EvidenceMismatch; hold: string },
+) {
+  if (!(await findWebhookEndpoint(tx, workspaceId))) return [];
+  const now = ctx.now();
+  const body = alertEventBody(workspaceId, { state: 'execution_refused', ...refused }, now);
+  return [
+    insertWebhookEventStatement({
+      id: randomId('msg_', 16),
+      workspaceId,
+      holdId: body.id,
+      event: body.event,
+      body: JSON.stringify(body),
+      createdAt: now,
+    }),
+  ];
 }
 
 /** Approved proxy calls not run yet, oldest first (at most `limit`): what the execution worker runs. */
@@ -40,9 +122,9 @@ export async function executeApproved(
   upstreams: Upstreams,
   hold: { id: string; workspaceId: string },
 ): Promise<void> {
-  const claimed = await claim(ctx, hold.workspaceId, hold.id);
-  if (!claimed) return;
-  const server = await findMcpServer(ctx.db, claimed.mcpServerId!);
+  const taken = await claim(ctx, hold.workspaceId, hold.id);
+  if (!taken) return;
+  const { hold: claimed, server } = taken;
   const startedAt = claimed.execution.startedAt;
   const renewing = renewingOnProgress(ctx, claimed);
   try {

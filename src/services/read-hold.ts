@@ -1,10 +1,12 @@
 /** Reading a hold once, or waiting for its decision (long-poll). */
 import type { Hold } from '../domain/hold.ts';
+import { findChainHead } from '../store/evidence.ts';
 import { findHold, findHoldByReference } from '../store/holds.ts';
 import { findWorkspace, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { notFound } from './errors.ts';
 import { expireIfOverdue } from './expire-holds.ts';
+import { checkApprovedHold } from './hold-evidence.ts';
 
 const overdue = (ctx: ServiceContext, hold: Hold) =>
   hold.status === 'pending' && hold.expiresAt !== null && hold.expiresAt <= ctx.now();
@@ -19,6 +21,23 @@ export async function getHold(ctx: ServiceContext, workspaceId: string, holdId: 
 }
 
 /**
+ * The hold as its agent is told (GET /api/v1/holds/:id, /wait): `approved` only when its evidence has
+ * the approval, and the call as submitted (hold-evidence.ts); a row that says approved without it (a
+ * database writer's) is answered as still pending, without a decision. Other statuses as stored.
+ */
+export async function asEvidenced(ctx: ServiceContext, hold: Hold): Promise<Hold> {
+  if (hold.status !== 'approved') return hold;
+  // Read after the hold: a head that holds the decision's entry, committed with it.
+  const head = await findChainHead(ctx.db, hold.workspaceId);
+  if (head && (await checkApprovedHold(ctx.db, hold, head)).ok) return hold;
+  return { ...hold, status: 'pending', verdict: null, reason: null, channel: null, decidedAt: null };
+}
+
+/** `getHold` as its agent is told (`asEvidenced`). */
+export const getHoldForAgent = async (ctx: ServiceContext, workspaceId: string, holdId: string) =>
+  asEvidenced(ctx, await getHold(ctx, workspaceId, holdId));
+
+/**
  * Answers as soon as the hold is no longer pending, at its deadline, at `timeoutMs`, or at shutdown,
  * always with the current hold.
  */
@@ -31,14 +50,14 @@ export async function waitForHold(
   signal?: AbortSignal,
 ): Promise<Hold> {
   const until = ctx.now() + timeoutMs;
-  let hold = await getHold(ctx, workspaceId, holdId);
+  let hold = await getHoldForAgent(ctx, workspaceId, holdId);
   while (hold.status === 'pending') {
     const remaining = until - ctx.now();
     if (remaining <= 0) break;
     const untilDeadline = (hold.expiresAt ?? Number.POSITIVE_INFINITY) - ctx.now();
     const woken = await ctx.holdEvents.wait(holdId, Math.min(remaining, untilDeadline), signal);
     if (signal?.aborted) break;
-    hold = await getHold(ctx, workspaceId, holdId);
+    hold = await getHoldForAgent(ctx, workspaceId, holdId);
     if (woken === 'closed') break;
   }
   return hold;

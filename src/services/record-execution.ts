@@ -55,6 +55,9 @@ async function storeExecution(
       ? {
           is_error: (execution.outcome as { isError?: unknown }).isError === true,
           result_sha256: sha256Hex(canonicalJson(execution.outcome)),
+          // The arguments sent (an approved call's are its `hold.submitted`'s, checked before it ran):
+          // an auditor matches them with that entry's `arguments` offline.
+          arguments_sha256: sha256Hex(canonicalJson(hold.arguments)),
         }
       : { error: execution.outcome }),
   });

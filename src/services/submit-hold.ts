@@ -179,7 +179,7 @@ export async function submitHold(
             classification: 'new',
           });
         }
-        chain.append('hold.submitted', {
+        const submittedEntry = chain.append('hold.submitted', {
           hold: hold.id,
           environment: hold.environment,
           connection: hold.connection,
@@ -207,7 +207,8 @@ export async function submitHold(
           ...(tool?.firstSeenAt
             ? []
             : [toolSeenStatement(workspace.id, submission.connection, submission.toolName, now)]),
-          insertHoldStatement(hold),
+          // Where its entry is: an approved call is run only as that entry has it (hold-evidence.ts).
+          insertHoldStatement(hold, submittedEntry.seq),
           ...chain.writes(),
           ...(event ? [event] : []),
           ...(schedule ? [schedule] : []),

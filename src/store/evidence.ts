@@ -179,6 +179,26 @@ export const entryTypesFrom = (sql: Sql, workspaceId: string, from: number, limi
     [workspaceId, from, limit],
   );
 
+/**
+ * The entries at these seqs as stored, each with the `prev_hash` of the entry after it (null for the
+ * last one): one read by primary key, for checking that they are what the chain holds.
+ */
+export async function entriesAt(
+  sql: Sql,
+  workspaceId: string,
+  seqs: readonly number[],
+): Promise<(Omit<StoredEntry, 'orgId'> & { nextPrevHash: string | null })[]> {
+  if (seqs.length === 0) return [];
+  const listed = seqs.map((_, i) => `$${i + 2}`).join(', ');
+  const rows = await sql.all<Omit<StoredEntry, 'orgId'> & { nextPrevHash: string | null }>(
+    `SELECT e.seq, e.prev_hash, e.type, e.occurred_at, e.data, e.hash,
+       (SELECT n.prev_hash FROM evidence n WHERE n.workspace_id = e.workspace_id AND n.seq = e.seq + 1) AS "nextPrevHash"
+     FROM evidence e WHERE e.workspace_id = $1 AND e.seq IN (${listed}) ORDER BY e.seq`,
+    [workspaceId, ...seqs],
+  );
+  return rows.map((row) => ({ ...row, seq: Number(row.seq), nextPrevHash: row.nextPrevHash ?? null }));
+}
+
 /** The data of the entry `seq`, as stored (JSON text). */
 export const entryDataAt = async (sql: Sql, workspaceId: string, seq: number) =>
   (

@@ -45,15 +45,16 @@ function toHold(row: HoldRow | undefined): Hold | undefined {
 /** How long the summary of a hold's arguments kept for lists may be. */
 export const LINE_SUMMARY_LENGTH = 160;
 
-export function insertHoldStatement(hold: Hold): Statement {
+/** `submittedSeq`: the seq of the hold's `hold.submitted` entry, appended in the same transaction. */
+export function insertHoldStatement(hold: Hold, submittedSeq: number | null = null): Statement {
   const args = JSON.stringify(hold.arguments);
   return {
     text: `INSERT INTO holds (id, workspace_id, environment, connection, tool_name, agent_id, agent_label, arguments, context,
        idempotency_key, fingerprint, submit_status, status, rule_name, approvers, approvals_required, approvals_received,
        created_at, expires_at, verdict, reason, channel, decided_at, mcp_server_id, call_key, arguments_summary,
-       arguments_size, execution_status, execution_started_at, requested_for)
+       arguments_size, execution_status, execution_started_at, requested_for, submitted_seq)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-       $24, $25, $26, $27, $28, $29, $30)`,
+       $24, $25, $26, $27, $28, $29, $30, $31)`,
     params: [
       hold.id,
       hold.workspaceId,
@@ -86,9 +87,24 @@ export function insertHoldStatement(hold: Hold): Statement {
       hold.execution?.status ?? null,
       hold.execution?.startedAt ?? null,
       hold.requestedFor,
+      submittedSeq,
     ],
   };
 }
+
+/** Where the hold's own entries are in its chain (services/hold-evidence.ts); null: none recorded. */
+export const holdEvidenceSeqs = async (sql: Sql, holdId: string) => {
+  const row = await sql.one<{ submittedSeq: number | null; approvedSeq: number | null }>(
+    'SELECT submitted_seq AS "submittedSeq", approved_seq AS "approvedSeq" FROM holds WHERE id = $1',
+    [holdId],
+  );
+  const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+  return { submittedSeq: number(row?.submittedSeq), approvedSeq: number(row?.approvedSeq) };
+};
+
+/** The seq of the `hold.approved` entry that approved the hold, in the decision's transaction. */
+export const setApprovedSeq = (sql: Sql, holdId: string, seq: number) =>
+  sql.run('UPDATE holds SET approved_seq = $2 WHERE id = $1', [holdId, seq]);
 
 /** `lock` takes a row lock on PostgreSQL, for a read that is followed by a state change. */
 export async function findHold(

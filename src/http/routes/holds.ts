@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { holdRecord, SDK_CONNECTION } from '../../domain/hold.ts';
 import type { ServiceContext } from '../../services/context.ts';
-import { getHold, waitForHold } from '../../services/read-hold.ts';
+import { getHoldForAgent, waitForHold } from '../../services/read-hold.ts';
 import { keyRequester } from '../../services/api-keys.ts';
 import { submitHold } from '../../services/submit-hold.ts';
 import { fieldIssues, HttpError, sendValidationError } from '../errors.ts';
@@ -50,7 +50,8 @@ export function holdRoutes(app: FastifyInstance, { ctx, docsUrl, onSubmitted }: 
   });
 
   app.get('/api/v1/holds/:id', { config: { bucket: 'v1' } }, async (request) => {
-    const hold = await getHold(ctx, request.caller!.workspace.id, reference(request.params));
+    // `approved` only with its approval in the evidence (issue 37).
+    const hold = await getHoldForAgent(ctx, request.caller!.workspace.id, reference(request.params));
     return holdRecord(hold);
   });
 

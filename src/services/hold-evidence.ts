@@ -1,0 +1,102 @@
+/**
+ * Issue 37: a hold's row is not evidence. A database writer can change its arguments or flip its
+ * status to approved; the chain they cannot change unseen (its head is signed, and checked before the
+ * signer extends it: chain-guard.ts). So before an approved call is made, and before an agent is
+ * told a hold is approved, the hold is checked against its own entries, found by the seqs stored on
+ * its row when they were appended (no scan): its `hold.submitted` (the call: connection, tool,
+ * canonical arguments) and the `hold.approved` that approved it (the last approval required; with
+ * four eyes, it records `approvals` received and required). A seq a writer changed finds an entry that
+ * is not this hold's, or of another type: the check fails.
+ *
+ * Each entry read is checked as stored: its hash recomputed from its data, and linked to from the
+ * entry after it, or it is the head the caller locked (and the signer checked). Rewriting one entry
+ * and the links after it up to the head is a rewrite of the chain, which the signer's check and
+ * `verify` catch (docs/evidence.md, "Who can rewrite the evidence").
+ */
+import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
+import { entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
+import type { Hold } from '../domain/hold.ts';
+import type { Sql } from '../store/db.ts';
+import { entriesAt } from '../store/evidence.ts';
+import { holdEvidenceSeqs } from '../store/holds.ts';
+import { sha256Hex } from './hashing.ts';
+
+/** Why a hold's record is not as its evidence has it. */
+export type EvidenceMismatch =
+  /** No `hold.submitted` of this hold where its row says, or that entry is not as stored in the chain. */
+  | 'submission_not_in_evidence'
+  /** The call (connection, MCP server, tool, arguments) is not the one its `hold.submitted` records. */
+  | 'call_not_as_submitted'
+  /** No `hold.approved` of this hold where its row says (or none at all), or not as stored in the chain. */
+  | 'approval_not_in_evidence';
+
+/** The call as the evidence records it: what may be sent. */
+export interface SubmittedCall {
+  connection: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+}
+
+export type EvidenceCheck = { ok: true; call: SubmittedCall } | { ok: false; reason: EvidenceMismatch };
+
+interface EntryData {
+  hold?: unknown;
+  connection?: unknown;
+  tool_name?: unknown;
+  arguments?: unknown;
+  status?: unknown;
+  approvals_required?: unknown;
+  verdict?: unknown;
+  approvals?: { required?: unknown; received?: unknown };
+}
+
+/**
+ * Checks an approved hold against its entries, at or before `head` (the chain's head, locked by the
+ * caller's transaction, or read in it). Two reads by primary key.
+ */
+export async function checkApprovedHold(
+  sql: Sql,
+  hold: Hold,
+  head: { seq: number; hash: string },
+): Promise<EvidenceCheck> {
+  const { submittedSeq, approvedSeq } = await holdEvidenceSeqs(sql, hold.id);
+  if (submittedSeq === null) return { ok: false, reason: 'submission_not_in_evidence' };
+  const seqs = approvedSeq === null ? [submittedSeq] : [submittedSeq, approvedSeq];
+  const entries = await entriesAt(sql, hold.workspaceId, seqs);
+  const found = (seq: number | null, type: string): EntryData | null => {
+    const entry = entries.find((candidate) => candidate.seq === seq);
+    if (!entry || entry.type !== type || entry.seq > head.seq) return null;
+    const hash = sha256Hex(entryHashInputWithData({ ...entry, orgId: hold.workspaceId }, entry.data));
+    const linked = entry.seq === head.seq ? head.hash === entry.hash : entry.nextPrevHash === entry.hash;
+    if (hash !== entry.hash || !linked) return null;
+    const data = JSON.parse(entry.data) as EntryData;
+    return data.hold === hold.id ? data : null;
+  };
+  const submitted = found(submittedSeq, 'hold.submitted');
+  if (!submitted || submitted.status !== 'pending')
+    return { ok: false, reason: 'submission_not_in_evidence' };
+  const call = {
+    connection: String(submitted.connection),
+    toolName: String(submitted.tool_name),
+    arguments: (submitted.arguments ?? {}) as Record<string, unknown>,
+  };
+  if (
+    call.connection !== hold.connection ||
+    call.toolName !== hold.toolName ||
+    canonicalJson(call.arguments) !== canonicalJson(hold.arguments)
+  )
+    return { ok: false, reason: 'call_not_as_submitted' };
+  const approved =
+    approvedSeq !== null && approvedSeq > submittedSeq ? found(approvedSeq, 'hold.approved') : null;
+  if (
+    !approved ||
+    approved.verdict !== 'approve' ||
+    approved.approvals?.required !== submitted.approvals_required ||
+    Number(approved.approvals?.received) < Number(submitted.approvals_required)
+  )
+    return { ok: false, reason: 'approval_not_in_evidence' };
+  return { ok: true, call };
+}
+
+/** The SHA-256 of the canonical arguments: what `hold.executed` records of the call sent. */
+export const argumentsSha256 = (args: Record<string, unknown>) => sha256Hex(canonicalJson(args));
