@@ -270,6 +270,39 @@ export function passkeyChangedMail(
   };
 }
 
+/**
+ * Someone else changed where the member's approval requests go (phone, Slack or Teams user id): said to
+ * the member's own e-mail, so that an address they did not set shows at once.
+ */
+export function addressesChangedMail(
+  workspace: string,
+  changedBy: string,
+  changes: { label: string; from: string | null; to: string | null }[],
+  settingsUrl: string,
+): Omit<MailMessage, 'to'> {
+  const line = (c: (typeof changes)[number]) =>
+    `${c.label}: ${c.from ?? 'none'} → ${c.to ?? 'none (removed)'}`;
+  return {
+    subject: 'Your addresses for approval requests were changed',
+    text: [
+      `${changedBy} changed where your approval requests go in ${workspace}:`,
+      ...changes.map((c) => `- ${line(c)}`),
+      '',
+      `Your settings: ${settingsUrl}`,
+      '',
+      'If these are not yours, set your own on your Settings page and tell your admins at once.',
+    ].join('\n'),
+    html: html`<p>${changedBy} changed where your approval requests go in ${workspace}:</p>
+      <ul>
+        ${changes.map((c) => html`<li>${line(c)}</li>`)}
+      </ul>
+      <p><a href="${settingsUrl}">Your settings</a></p>
+      <p>
+        If these are not yours, set your own on your Settings page and tell your admins at once.
+      </p>`.toString(),
+  };
+}
+
 /** Slack mrkdwn: `&`, `<` and `>` are control characters and must be escaped. */
 const mrkdwn = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');

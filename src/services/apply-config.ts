@@ -8,7 +8,8 @@ import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { newMemberId, randomId } from '../domain/ids.ts';
 import { utcText } from '../domain/time-text.ts';
 import type { RuleDefinition } from '../domain/rules.ts';
-import { listMembers, removeMembersExcept, upsertMember } from '../store/members.ts';
+import { addressesChangedMail } from '../channels/messages.ts';
+import { listAddressOwners, listMembers, removeMembersExcept, upsertMember } from '../store/members.ts';
 import { findRuleSet, listGroups, replaceGroups, saveRuleSet } from '../store/rule-sets.ts';
 import { classifyTool, listTools } from '../store/tools.ts';
 import { findRequirePasskey, updateRequirePasskey } from '../store/passkeys.ts';
@@ -50,6 +51,120 @@ export { parseConfig } from './config-file.ts';
 /** Who made a change, as the evidence and a refused save name them: a member, or the CLI. */
 export const CLI_ACTOR = 'approvals apply (CLI)';
 
+/**
+ * Who makes a change: its name in the evidence, and the member it is when a member makes it in the app
+ * (an admin page, their own Settings); none for `approvals apply` and the workspace API.
+ */
+interface Actor {
+  name: string;
+  memberId?: string;
+}
+
+/** A delivery address of a member changed by a change: in its evidence entry, and told to the member. */
+interface AddressChange {
+  member: string;
+  field: (typeof ADDRESS_FIELDS)[number][0];
+  from: string | null;
+  to: string | null;
+}
+
+/** A member's delivery addresses, as the file and the store name them. E-mail is the member's identity. */
+const ADDRESS_FIELDS = [
+  ['phone', 'phoneOf', 'phone number'],
+  ['slack_user_id', 'slackOf', 'Slack user id'],
+  ['teams_user_id', 'teamsOf', 'Teams user id'],
+] as const;
+
+type DeclaredMember = NonNullable<WorkspaceConfig['members']>[number];
+const declared = {
+  phoneOf: (m: DeclaredMember) => m.phone ?? null,
+  slackOf: (m: DeclaredMember) => m.slack_user_id ?? null,
+  // Kept in lower case: the same id in capitals is no change.
+  teamsOf: (m: DeclaredMember) => m.teams_user_id?.toLowerCase() ?? null,
+};
+const storedAddress = {
+  phoneOf: (m: { phone: string | null }) => m.phone,
+  slackOf: (m: { slackUserId: string | null }) => m.slackUserId,
+  teamsOf: (m: { teamsUserId: string | null }) => m.teamsUserId,
+};
+
+/**
+ * The delivery addresses a file changes, and the changes refused (issue 37): a member's phone, Slack and
+ * Teams user ids are where their decision links and reply codes go, and the Slack and Teams ids also say
+ * who pressed a button. Once the member has acted (`markActed`), only they set them; anyone else (an
+ * admin in the app, `approvals apply`, the workspace API) may clear one, which sends nothing anywhere,
+ * but not point it elsewhere. A value given as stored is no change, so an exported file applies back.
+ * A removed member declared again keeps their row, so they are compared with it too.
+ */
+async function addressChanges(
+  tx: Sql,
+  workspaceId: string,
+  members: DeclaredMember[],
+  actor: Actor,
+  lineOf: ParsedConfig['lineOf'],
+) {
+  const owners = await listAddressOwners(tx, workspaceId);
+  const changes: (AddressChange & { memberId: string | null; name: string })[] = [];
+  const refused: FieldIssue[] = [];
+  members.forEach((member, index) => {
+    const email = member.email.toLowerCase();
+    const owner = owners.get(email);
+    for (const [field, key, label] of ADDRESS_FIELDS) {
+      const from = owner ? storedAddress[key](owner as never) : null;
+      const to = declared[key](member);
+      if (from === to) continue;
+      if (owner?.acted && to !== null && owner.id !== actor.memberId) {
+        refused.push({
+          field: `members.${index}.${field}`,
+          message: `${member.name} has used their account, so only ${member.name} can change their ${label}, on their own Settings page (it is where their decision links and codes go); it may only be cleared here`,
+          line: lineOf(['members', index, field]),
+        });
+        continue;
+      }
+      changes.push({ member: email, field, from, to, memberId: owner?.id ?? null, name: member.name });
+    }
+  });
+  if (refused.length > 0) throw configError(refused);
+  return changes;
+}
+
+/**
+ * Tells each member whose addresses someone else changed, by e-mail to the member's own address (best
+ * effort, after the change is stored): an address they did not set shows at once. A member the change
+ * adds is not written to (no mail has told them of the workspace yet); their addresses are in the
+ * evidence like every other.
+ */
+async function announceAddressChanges(
+  ctx: ServiceContext,
+  workspace: Workspace,
+  actor: Actor,
+  changes: Awaited<ReturnType<typeof addressChanges>>,
+) {
+  if (!ctx.mailer) return;
+  const byMember = new Map<string, typeof changes>();
+  for (const change of changes) {
+    if (change.memberId === null || change.memberId === actor.memberId) continue;
+    byMember.set(change.member, [...(byMember.get(change.member) ?? []), change]);
+  }
+  for (const [email, own] of byMember) {
+    await ctx.mailer
+      .send({
+        to: email,
+        ...addressesChangedMail(
+          workspace.name,
+          actor.name,
+          own.map(({ field, from, to }) => ({
+            label: ADDRESS_FIELDS.find(([name]) => name === field)![2],
+            from,
+            to,
+          })),
+          `${ctx.publicUrl}/app/settings`,
+        ),
+      })
+      .catch(() => undefined);
+  }
+}
+
 /** The targets of a file that must not be a way into our own network (checked again at every connect). */
 async function checkTargets(ctx: ServiceContext, config: WorkspaceConfig, lineOf: ParsedConfig['lineOf']) {
   const unreachable: FieldIssue[] = [];
@@ -76,17 +191,21 @@ export async function applyConfig(
   options: { actor?: string; expectVersion?: number } = {},
 ) {
   await checkTargets(ctx, config, lineOf);
-  return ctx.db.transaction(async (tx) => {
+  const actor: Actor = { name: options.actor ?? CLI_ACTOR };
+  const addresses: Awaited<ReturnType<typeof addressChanges>> = [];
+  const result = await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, workspace.id);
     if (options.expectVersion !== undefined) {
       const current = await configVersion(tx, workspace.id);
       if (current !== options.expectVersion)
         throw conflict(await itemsChangedSince(tx, workspace.id, options.expectVersion), current);
     }
-    return versioned(tx, ctx, workspace, options.actor ?? CLI_ACTOR, chain, () =>
-      applyIn(tx, ctx, workspace, { config, lineOf }),
+    return versioned(tx, ctx, workspace, actor.name, chain, () =>
+      applyIn(tx, ctx, workspace, { config, lineOf }, actor, addresses),
     );
   });
+  await announceAddressChanges(ctx, workspace, actor, addresses);
+  return result;
 }
 
 /**
@@ -98,25 +217,44 @@ export async function editConfig(
   ctx: ServiceContext,
   workspace: Workspace,
   {
-    actor,
+    actor: name,
+    actorMemberId,
     readAt,
     edit,
-  }: { actor: string; readAt?: number; edit: (current: WorkspaceConfig) => WorkspaceConfig },
+  }: {
+    actor: string;
+    /** The member making the change: their own addresses are theirs to change. */
+    actorMemberId?: string;
+    readAt?: number;
+    edit: (current: WorkspaceConfig) => WorkspaceConfig;
+  },
 ) {
+  const actor: Actor = { name, memberId: actorMemberId };
+  const addresses: Awaited<ReturnType<typeof addressChanges>> = [];
   // Addresses are checked before the lock is taken: the edit as it would apply to what is stored now.
   const checked = new Set<string>();
   const draft = edit(await exportConfig(ctx, workspace));
   await checkTargets(ctx, draft, () => undefined);
   for (const url of targetUrls(draft)) checked.add(url);
-  return ctx.db.transaction(async (tx) => {
+  const result = await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, workspace.id);
     const current = await exportFrom(tx, workspace);
     const change = parseConfig(JSON.stringify(edit(current)));
     const stored = new Set(targetUrls(current));
     const unchecked = targetUrls(change.config).filter((url) => !stored.has(url) && !checked.has(url));
     if (unchecked.length > 0) await checkTargets(ctx, change.config, () => undefined);
-    return versioned(tx, ctx, workspace, actor, chain, () => applyIn(tx, ctx, workspace, change), readAt);
+    return versioned(
+      tx,
+      ctx,
+      workspace,
+      actor.name,
+      chain,
+      () => applyIn(tx, ctx, workspace, change, actor, addresses),
+      readAt,
+    );
   });
+  await announceAddressChanges(ctx, workspace, actor, addresses);
+  return result;
 }
 
 const targetUrls = (config: WorkspaceConfig) => [
@@ -170,7 +308,15 @@ async function versioned(
 }
 
 /** The file's declarations applied to the stored workspace (inside the caller's transaction). */
-async function applyIn(tx: Sql, ctx: ServiceContext, workspace: Workspace, { config, lineOf }: ParsedConfig) {
+async function applyIn(
+  tx: Sql,
+  ctx: ServiceContext,
+  workspace: Workspace,
+  { config, lineOf }: ParsedConfig,
+  actor: Actor,
+  /** Filled with the delivery addresses the change sets: announced once it is stored. */
+  addresses: Awaited<ReturnType<typeof addressChanges>>,
+) {
   const now = ctx.now();
   let webhookSecret: string | undefined;
   const storedMembers = await listMembers(tx, workspace.id);
@@ -199,6 +345,12 @@ async function applyIn(tx: Sql, ctx: ServiceContext, workspace: Workspace, { con
     changes.profile = { name: profile.name, logo_url: profile.logoUrl, accent_color: profile.accentColor };
   }
   if (config.members) {
+    // Replaced, not added to: a transaction tried again starts over.
+    addresses.splice(
+      0,
+      addresses.length,
+      ...(await addressChanges(tx, workspace.id, config.members, actor, lineOf)),
+    );
     const existing = new Map(storedMembers.map((member) => [member.email, member]));
     // Ids first: a delegation may name a member declared further down.
     const idOf = new Map(
@@ -250,6 +402,9 @@ async function applyIn(tx: Sql, ctx: ServiceContext, workspace: Workspace, { con
     const kept = config.members.map((member) => member.email.toLowerCase());
     const removed = await removeMembersExcept(tx, workspace.id, kept, now);
     changes.members = { declared: kept, removed: removed.map((member) => member.email) };
+    // Where each member's decision links and codes go, before and after: every change of one is named.
+    if (addresses.length > 0)
+      changes.addresses = addresses.map(({ member, field, from, to }) => ({ member, field, from, to }));
     // Who decides in whose place, and when: the evidence names each delegation set, changed or ended.
     if (delegations.length > 0) {
       changes.delegations = delegations;

@@ -1,6 +1,7 @@
 /** A human approver decides a pending hold (inbox, e-mail link, SMS, Slack, widget). */
 import { applyDecision, type DecisionChannel, type Hold, type Verdict } from '../domain/hold.ts';
 import type { Sql } from '../store/db.ts';
+import { markActed } from '../store/members.ts';
 import {
   findHold,
   insertHoldDecision,
@@ -66,6 +67,11 @@ export async function recordDecision(
   const member = deciders.byId.get(input.memberId);
   if (!member) return { outcome: 'not_an_approver', hold };
   const now = ctx.now();
+  // The member used a credential of theirs (a session, their decision link, their Slack or Teams user,
+  // their phone and reply code): from now on no sign-in link for them is shown to anyone and only they
+  // change their addresses (issue 37). Marked here, where every channel's decision passes, rather than
+  // read back from hold_decisions: a decision that comes too late records nothing but proves as much.
+  await markActed(tx, member, now);
   const capacity = deciders.capacity(hold, member, await listPastDecisions(tx, hold.id), now);
   if (capacity.blocker !== null) {
     const outcome = capacity.blocker === 'viewer' ? 'not_an_approver' : capacity.blocker;

@@ -9,8 +9,8 @@ import {
   findMemberByEmail,
   findMemberById,
   findMembershipsByEmail,
-  hasSignedIn,
-  markSignedIn,
+  hasActed,
+  markActed,
   type Member,
 } from '../store/members.ts';
 import { insertNotification } from '../store/notifications.ts';
@@ -140,9 +140,9 @@ export async function inviteLink(
 }
 
 /**
- * Members → Invite in the app. A member who has never signed in gets a first invitation the admin is
- * shown (to pass on); a member who has signed in gets the link by their own e-mail only, so that an admin
- * cannot sign in as them. Refused when e-mail is not set up: then only the operator on the server can
+ * Members → Invite in the app. A member who has never acted (signed in, or decided through any channel)
+ * gets a first invitation the admin is shown (to pass on); a member who has acted gets the link by their
+ * own e-mail only, so that an admin cannot sign in as them. Refused when e-mail is not set up: then only the operator on the server can
  * make a link (`approvals users invite`).
  */
 export async function inviteFromApp(
@@ -155,7 +155,9 @@ export async function inviteFromApp(
   const mailer = ctx.mailer;
   const made = await ctx.db.transaction(async (tx) => {
     const admin = session.member;
-    if (!(await hasSignedIn(tx, member))) {
+    // Not only a session: a member who decided through a decision link, Slack, Teams or SMS has used a
+    // credential of theirs too, and a shown link would let the admin act as them (`markActed`).
+    if (!(await hasActed(tx, member))) {
       const url = await mintLoginLink(tx, ctx, member, INVITE_DAYS * 86_400_000, {
         by: admin,
         delivery: 'shown',
@@ -165,7 +167,7 @@ export async function inviteFromApp(
     if (!mailer)
       throw new ServiceError(
         'conflict',
-        `${member.email} has signed in before, so a new sign-in link goes only to their own e-mail, and e-mail is not set up on this service. They can ask the operator, who can run approvals users invite on the server.`,
+        `${member.email} has used their account before, so a new sign-in link goes only to their own e-mail, and e-mail is not set up on this service. They can ask the operator, who can run approvals users invite on the server.`,
       );
     const url = await mintLoginLink(tx, ctx, member, INVITE_DAYS * 86_400_000, {
       by: admin,
@@ -213,7 +215,7 @@ export async function startSession(tx: Sql, ctx: ServiceContext, member: Member)
     createdAt: now,
     expiresAt: now + SESSION_DAYS * 86_400_000,
   });
-  await markSignedIn(tx, member, now);
+  await markActed(tx, member, now);
   await chain.append('member.signed_in', { member: { id: member.id, email: member.email } });
   return sessionId;
 }

@@ -254,19 +254,59 @@ export const findMemberIdsByPhone = async (sql: Sql, phone: string) =>
     await sql.all<{ id: string }>('SELECT id FROM members WHERE phone = $1 AND removed_at IS NULL', [phone])
   ).map((row) => row.id);
 
-/** Notes the member's first sign-in (later ones leave it). */
-export async function markSignedIn(sql: Sql, member: Member, at: number): Promise<void> {
-  await sql.run(
-    'UPDATE members SET signed_in_at = $3 WHERE workspace_id = $1 AND id = $2 AND signed_in_at IS NULL',
-    [member.workspaceId, member.id, at],
-  );
+/**
+ * Notes that the member has acted: used a credential of theirs (an app session, a decision made through
+ * any channel). The first time is kept. From then on sign-in links for them go to their own e-mail only
+ * and only they change their delivery addresses (issue 37; migration 032).
+ */
+export async function markActed(
+  sql: Sql,
+  member: Pick<Member, 'workspaceId' | 'id'>,
+  at: number,
+): Promise<void> {
+  await sql.run('UPDATE members SET acted_at = $3 WHERE workspace_id = $1 AND id = $2 AND acted_at IS NULL', [
+    member.workspaceId,
+    member.id,
+    at,
+  ]);
 }
 
-/** Whether the member has ever signed in: then sign-in links go to their own e-mail only. */
-export async function hasSignedIn(sql: Sql, member: Member): Promise<boolean> {
+/** Whether the member has ever acted (see `markActed`). */
+export async function hasActed(sql: Sql, member: Pick<Member, 'workspaceId' | 'id'>): Promise<boolean> {
   const row = await sql.one<{ at: number | null }>(
-    'SELECT signed_in_at AS at FROM members WHERE workspace_id = $1 AND id = $2',
+    'SELECT acted_at AS at FROM members WHERE workspace_id = $1 AND id = $2',
     [member.workspaceId, member.id],
   );
   return row?.at !== null && row?.at !== undefined;
+}
+
+/** A member's delivery addresses: where their decision links, reply codes and chat messages go. */
+export interface MemberAddresses {
+  phone: string | null;
+  slackUserId: string | null;
+  teamsUserId: string | null;
+}
+
+/**
+ * Every member row of the workspace by e-mail, removed ones too (a member removed and declared again keeps
+ * their row): their addresses as stored and whether they have acted.
+ */
+export async function listAddressOwners(
+  sql: Sql,
+  workspaceId: string,
+): Promise<Map<string, MemberAddresses & { id: string; acted: boolean; removed: boolean }>> {
+  const rows = await sql.all<
+    MemberAddresses & { id: string; email: string; actedAt: number | null; removedAt: number | null }
+  >(
+    `SELECT id, email, phone, slack_user_id AS "slackUserId", teams_user_id AS "teamsUserId",
+       acted_at AS "actedAt", removed_at AS "removedAt"
+     FROM members WHERE workspace_id = $1`,
+    [workspaceId],
+  );
+  return new Map(
+    rows.map(({ email, actedAt, removedAt, ...row }) => [
+      email,
+      { ...row, acted: actedAt !== null, removed: removedAt !== null },
+    ]),
+  );
 }

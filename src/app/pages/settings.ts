@@ -1,6 +1,6 @@
 /**
- * Away and quiet hours (`/app/settings`): every member sets their own time zone, quiet hours and
- * out-of-office delegation. A save changes only the signed-in member's item of the workspace file,
+ * Away and quiet hours (`/app/settings`): every member sets their own time zone, quiet hours,
+ * out-of-office delegation, and where their approval requests go (phone, Slack and Teams user ids). A save changes only the signed-in member's item of the workspace file,
  * through the same path as the admin pages (`editConfig`: checked, versioned, evidenced as
  * `config.applied` with the delegations it changed, and a `delegation.changed` webhook), as them.
  */
@@ -14,6 +14,7 @@ import {
   configFields,
   currentConfig,
   describeIssue,
+  inputField,
   issueSummary,
   readAtOf,
   type VersionedConfig,
@@ -29,6 +30,38 @@ import {
 } from './away-form.ts';
 
 const sameEmail = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * Where the member's approval requests go: once a member has acted, only they change these (issue 37),
+ * here; an admin may only clear one. E-mail is the member's identity and is not changed here.
+ */
+const ADDRESSES = [
+  ['phone', 'Phone for SMS (optional, E.164 like +15550100)'],
+  ['slack_user_id', 'Slack user id (optional, like U01ABC)'],
+  ['teams_user_id', 'Teams user id (optional, your Microsoft Entra object id)'],
+] as const;
+type AddressName = (typeof ADDRESSES)[number][0];
+type AddressValues = Record<AddressName, string>;
+
+const addressValuesOf = (m: MemberEntry): AddressValues => ({
+  phone: m.phone ?? '',
+  slack_user_id: m.slack_user_id ?? '',
+  teams_user_id: m.teams_user_id ?? '',
+});
+
+/** The addresses a posted form sets; a form without them (from before they were on it) keeps them. */
+function readAddresses(body: Form): { values: AddressValues; change: Partial<MemberEntry> } | null {
+  if (!ADDRESSES.some(([name]) => typeof body[name] === 'string')) return null;
+  const text = (name: AddressName) => (typeof body[name] === 'string' ? (body[name] as string).trim() : '');
+  const values = {
+    phone: text('phone').replace(/[\s()-]/g, ''),
+    slack_user_id: text('slack_user_id'),
+    teams_user_id: text('teams_user_id'),
+  };
+  const change: Partial<MemberEntry> = {};
+  for (const [name] of ADDRESSES) change[name] = values[name] || undefined;
+  return { values, change };
+}
 
 /** A delegation in words, from the stored entry: ended, planned or in force now. */
 function delegationStatus(entry: MemberEntry, config: VersionedConfig, now: number): Html | null {
@@ -46,7 +79,14 @@ function delegationStatus(entry: MemberEntry, config: VersionedConfig, now: numb
 export function settingsPages(app: FastifyInstance, { ctx }: PageDeps) {
   async function page(
     session: AppSession,
-    options: { values?: AwayValues; errors?: AwayErrors; problems?: string[]; notice?: string | null } = {},
+    options: {
+      values?: AwayValues;
+      errors?: AwayErrors;
+      addresses?: AddressValues;
+      addressErrors?: Partial<AddressValues>;
+      problems?: string[];
+      notice?: string | null;
+    } = {},
   ) {
     const config = await currentConfig(ctx, session);
     const me = config.members?.find((m) => sameEmail(m.email, session.member.email));
@@ -90,6 +130,24 @@ export function settingsPages(app: FastifyInstance, { ctx }: PageDeps) {
       <p><a href="/app/settings/passkeys">Passkeys</a>: sign in, and sign approvals, with your device.</p>
       <form method="post" action="/app/settings" class="decide card">
         ${configFields(session, config.version)}
+        <fieldset class="plain">
+          <legend><strong>Where your approval requests go</strong></legend>
+          <p class="muted" style="margin:0">
+            Besides your e-mail. Only you change these once you have used your account; admins can only clear
+            them. Which of them you are notified by is set by your admins.
+          </p>
+          ${ADDRESSES.map(([name, label]) =>
+            inputField({
+              id: `me-${name}`,
+              name,
+              label,
+              type: 'text',
+              value: (options.addresses ?? addressValuesOf(me))[name],
+              error: options.addressErrors?.[name],
+              extra: name === 'phone' ? html`inputmode="tel" autocomplete="tel"` : html`autocomplete="off"`,
+            }),
+          )}
+        </fieldset>
         ${when(status, () => html`<p class="away-note">${status}</p>`)}
         ${awayFields(options.values ?? awayValuesOf(me), options.errors ?? {}, {
           id: 'me',
@@ -127,13 +185,21 @@ export function settingsPages(app: FastifyInstance, { ctx }: PageDeps) {
       sameEmail(m.email, session.member.email),
     );
     const { values, change, errors } = readAwayForm(request.body, ctx.now(), saved?.delegate);
+    const addresses = readAddresses(request.body);
+    const addressErrors: Partial<AddressValues> = {};
     // Viewers have no delegation to set.
     if (session.member.role === 'viewer') {
       delete change.delegate;
       delete errors.delegate;
     }
     const fail = async (problems: string[]) => {
-      const shown = await page(session, { values, errors, problems });
+      const shown = await page(session, {
+        values,
+        errors,
+        addresses: addresses?.values,
+        addressErrors,
+        problems,
+      });
       return shown ? sendPage(reply, shown, 422) : gone(reply, session);
     };
     if (Object.keys(errors).length > 0) return fail([]);
@@ -142,7 +208,7 @@ export function settingsPages(app: FastifyInstance, { ctx }: PageDeps) {
     let described: MemberEntry[] = [];
     const issues = await applyChange(ctx, session, readAtOf(request.body), (now) => {
       described = (now.members ?? []).map((m) =>
-        sameEmail(m.email, session.member.email) ? { ...m, ...change } : m,
+        sameEmail(m.email, session.member.email) ? { ...m, ...change, ...addresses?.change } : m,
       );
       index = described.findIndex((m) => sameEmail(m.email, session.member.email));
       return { members: described };
@@ -151,8 +217,11 @@ export function settingsPages(app: FastifyInstance, { ctx }: PageDeps) {
       const problems: string[] = [];
       for (const issue of issues) {
         const [part, at, ...path] = issue.field.split('.');
-        const own = part === 'members' && Number(at) === index ? awayIssue(path, issue.message) : null;
+        const mine = part === 'members' && Number(at) === index;
+        const own = mine ? awayIssue(path, issue.message) : null;
+        const address = mine ? ADDRESSES.find(([name]) => name === path[0])?.[0] : undefined;
         if (own) errors[own[0]] ??= own[1];
+        else if (address) addressErrors[address] ??= issue.message;
         else problems.push(describeIssue(issue, { members: described }));
       }
       return fail(problems);

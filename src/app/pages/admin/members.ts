@@ -135,6 +135,11 @@ function memberForm(
       'text',
       html`maxlength="36" autocomplete="off"`,
     )}
+    <p class="muted" style="margin:0">
+      Their decision links and codes go to these. Once the member has used their account, only they change
+      them, on their own Settings page; you can still clear one. Each change is in the evidence, and the
+      member is told by e-mail.
+    </p>
     <fieldset class="plain" ${describedBy('m-channels', errors.channels)}>
       <legend><strong>Notify by</strong></legend>
       <div class="row">
@@ -521,8 +526,8 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
             <h2 id="invite-made">Sign-in link for ${email}</h2>
             <p>
               Send this link to ${email}: it signs them in once, within ${INVITE_DAYS} days. Anyone with the
-              link can use it, so send it only to them. It will not be shown again, and once they have signed
-              in, new links go to their e-mail only.
+              link can use it, so send it only to them. It will not be shown again, and once they have used
+              their account (signed in, or decided anywhere), new links go to their e-mail only.
             </p>
             ${copyable('invite-link', invite.url, 'the link')}
           </section>`;

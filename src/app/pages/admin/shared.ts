@@ -87,6 +87,7 @@ export async function applyChange(
     // Applied first, then reported: `onApplied?.(await …)` would skip the apply when nobody listens.
     const applied = await editConfig(ctx, session.workspace, {
       actor: `${session.member.name} (${session.member.email})`,
+      actorMemberId: session.member.id,
       readAt,
       edit,
     });
