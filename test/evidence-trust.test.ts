@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import { exportEvidence } from '../src/services/export-evidence.ts';
 import { listCheckpoints, publishCheckpoints } from '../src/services/publish-checkpoints.ts';
+import { FULL_CHECK_EVERY_MS } from '../src/services/chain-guard.ts';
 import { verifyChain } from '../src/services/verify-chain.ts';
 import { serviceSignature } from '../src/services/webhooks.ts';
 import { startService } from '../src/runtime.ts';
@@ -528,7 +529,9 @@ for (const backend of backends) {
           assert.deepEqual(JSON.parse(entry.data), {
             reason,
             break: { seq: head.seq, reason: 'checkpoint_invalid' },
+            recorded_break: { seq: head.seq, reason: 'checkpoint_invalid' },
             stored_head: { seq: head.seq, hash: head.hash },
+            appended_after: { seq: head.seq, hash: head.hash },
           });
           const again = await call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
           assert.equal(again.status, 201);
@@ -582,6 +585,19 @@ for (const backend of backends) {
           const refused = await submit();
           assert.equal(refused.status, 503);
           assert.equal(refused.body.error, 'evidence_frozen');
+          const cut = { seq: Number(older.seq) + 1, reason: 'truncated' };
+          await until('the freeze to be recorded', async () =>
+            (await call(t.url, 'GET', '/readyz')).body.evidence_frozen?.includes(workspace.slug),
+          );
+          // What no walk of the stored chain can see is said all the same: by verify, and by the
+          // publisher, which publishes nothing over it.
+          assert.deepEqual((await verify(t, apiKey)).first_invalid, cut);
+          t.clock.advance(61_000);
+          await t.settled();
+          assert.deepEqual(
+            (await listCheckpoints(t.service.ctx, workspace.id, { limit: 10 })).checkpoints,
+            [],
+          );
           assert.equal(
             (await db().one<{ seq: number }>('SELECT max(seq) AS seq FROM evidence WHERE workspace_id = $1', [
               workspace.id,
@@ -596,7 +612,7 @@ for (const backend of backends) {
           );
           assert.equal(reanchored.code, 0, reanchored.stderr);
           const entry = (await entriesOf(db(), workspace.id)).at(-1)!;
-          assert.deepEqual(JSON.parse(entry.data).break, { seq: Number(older.seq) + 1, reason: 'truncated' });
+          assert.deepEqual(JSON.parse(entry.data).recorded_break, cut);
           assert.equal((await submit()).status, 201, 'after the re-anchor');
 
           // Across a restart: the newest head signed is kept in AUDIT_STATE_DIR.
@@ -611,6 +627,80 @@ for (const backend of backends) {
         } finally {
           await t.close();
           rmSync(state, { recursive: true, force: true });
+        }
+      });
+
+      test('an entry stored past the head freezes the chain; a break written into the database is re-anchored as recorded, apart from what the check finds', async () => {
+        const t = await startTestService(backend, { env: { AUDIT_SIGNING_KEY: key.pem } });
+        try {
+          const { workspace, key: apiKey } = await t.workspace();
+          const db = t.service.ctx.db;
+          const submit = () => call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+          const reanchor = async (why: string) => {
+            const run = await approvals(
+              t.storage,
+              ['evidence', 'reanchor', '--workspace', workspace.slug, '--reason', why, '--json'],
+              { AUDIT_SIGNING_KEY: key.pem },
+            );
+            assert.equal(run.code, 0, run.stderr);
+            return JSON.parse((await entriesOf(db, workspace.id)).at(-1)!.data);
+          };
+          assert.equal((await submit()).status, 201);
+          const last = (await entriesOf(db, workspace.id)).at(-1)!;
+          const forged = {
+            seq: last.seq + 1,
+            prev_hash: last.hash,
+            orgId: workspace.id,
+            type: 'key.revoked',
+            occurred_at: new Date().toISOString(),
+          };
+          const data = '{"key_id":"key_x"}';
+          await db.run(
+            'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+            [
+              workspace.id,
+              forged.seq,
+              forged.prev_hash,
+              forged.type,
+              forged.occurred_at,
+              data,
+              sha256(entryHashInputWithData(forged, data)),
+            ],
+          );
+          // The write that meets it fails on the entry; the chain is checked at once, and frozen.
+          assert.notEqual((await submit()).status, 201);
+          await until('the chain to be frozen', async () =>
+            (await call(t.url, 'GET', '/readyz')).body.evidence_frozen?.includes(workspace.slug),
+          );
+          assert.equal((await submit()).body.error, 'evidence_frozen');
+          const past = await reanchor('an entry nobody signed');
+          assert.deepEqual(past.break, { seq: forged.seq, reason: 'checkpoint_missing' });
+          assert.deepEqual(past.appended_after, {
+            seq: forged.seq,
+            hash: sha256(entryHashInputWithData(forged, data)),
+          });
+          assert.equal(
+            (await submit()).status,
+            201,
+            'the chain goes on after the entry, under a signature that names it',
+          );
+          assert.equal((await verify(t, apiKey)).valid, true);
+
+          // A database writer writes a break of their own choosing: it freezes the chain, and the
+          // re-anchor keeps it apart from what the command itself finds (nothing).
+          await db.run(
+            "UPDATE evidence_heads SET frozen_at = 1, frozen_seq = 99999, frozen_reason = 'none - scheduled key rotation' WHERE workspace_id = $1",
+            [workspace.id],
+          );
+          // Read at the next write past FULL_CHECK_EVERY_MS, as a freeze another instance recorded is.
+          t.clock.advance(FULL_CHECK_EVERY_MS);
+          assert.equal((await submit()).body.error, 'evidence_frozen');
+          const written = await reanchor('ops ticket 12');
+          assert.equal(written.break, null);
+          assert.deepEqual(written.recorded_break, { seq: 99999, reason: 'none - scheduled key rotation' });
+          assert.equal((await submit()).status, 201);
+        } finally {
+          await t.close();
         }
       });
     },

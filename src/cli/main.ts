@@ -26,6 +26,7 @@ import { createApiKey, revokeApiKey } from '../services/api-keys.ts';
 import { applyConfig, currentConfigVersion, exportConfig, parseConfig } from '../services/apply-config.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { ServiceError } from '../services/errors.ts';
+import type { ChainBreak } from '../services/chain-guard.ts';
 import { reanchorChain } from '../services/evidence.ts';
 import { exportEvidence } from '../services/export-evidence.ts';
 import { inviteLink } from '../services/sign-in.ts';
@@ -163,7 +164,7 @@ async function run(ctx: ServiceContext, words: string[], values: Values): Promis
     ctx.chainGuard.flush();
     return [
       done,
-      `Re-anchored the evidence of ${workspace.slug} at seq ${done.entry.seq}: the break (${done.break.reason} at seq ${done.break.seq}) is named there for good.`,
+      `Re-anchored the evidence of ${workspace.slug} at seq ${done.entry.seq}: ${breakText(done)} named there for good.`,
     ];
   }
   if (words[0] === 'verify' && words.length === 1) {
@@ -426,6 +427,16 @@ function listed(list: HoldList): [object, string] {
 
 function shown(record: ReturnType<typeof holdRecord>): [object, string] {
   return [record, stringify(record).trimEnd()];
+}
+
+/** The break a re-anchor names, as found by the command, and as the database recorded it. */
+function breakText(done: { break: ChainBreak | null; recorded_break: ChainBreak | null }): string {
+  const text = (found: ChainBreak) => `${found.reason} at seq ${found.seq}`;
+  const parts = [
+    done.break ? `the break found (${text(done.break)})` : 'no break this command can see',
+    ...(done.recorded_break ? [`the break recorded in the database (${text(done.recorded_break)})`] : []),
+  ];
+  return `${parts.join(' and ')} ${parts.length > 1 ? 'are' : 'is'}`;
 }
 
 /** A verification that ran and found the evidence not intact (exit 3). */

@@ -24,6 +24,7 @@ import {
   type HeadUnderCheck,
   headUnderCheck,
   listEntries,
+  lockChainHead,
   newestEntryOfType,
 } from '../store/evidence.ts';
 import { type Statement } from '../store/statements.ts';
@@ -48,6 +49,11 @@ interface KnownHead {
 export const REANCHORED = 'evidence.reanchored';
 const STATE_FILE = 'evidence-heads.json';
 const FLUSH_MS = 1000;
+/**
+ * Even a head this instance knows is read in full at least this often per workspace that writes: a
+ * freeze another instance recorded, or an entry stored past the head, stops this one within it too.
+ */
+export const FULL_CHECK_EVERY_MS = 5000;
 const PAGE = 1000;
 
 export class ChainGuard {
@@ -59,6 +65,8 @@ export class ChainGuard {
    */
   readonly #lastSigned = new Map<string, { seq: number; hash: string }>();
   readonly #frozen = new Map<string, ChainBreak>();
+  /** When each workspace's head was last read in full (ctx.now()). */
+  readonly #checkedAt = new Map<string, number>();
   readonly #file: string | null;
   #flushTimer: ReturnType<typeof setTimeout> | null = null;
 
@@ -84,17 +92,25 @@ export class ChainGuard {
 
   /**
    * Passes when the chain may be extended after `head` (locked by the caller's transaction); otherwise
-   * freezes it and throws `evidence_frozen`. The head this instance signed or checked last costs nothing.
+   * freezes it and throws `evidence_frozen`. The head this instance signed or checked last costs nothing,
+   * unless `full` (the checkpoint publisher, once a minute: it also sees a freeze another instance found).
    */
-  async check(tx: Sql, ctx: ServiceContext, workspaceId: string, head: { seq: number; hash: string }) {
+  async check(
+    tx: Sql,
+    ctx: ServiceContext,
+    workspaceId: string,
+    head: { seq: number; hash: string },
+    full = false,
+  ) {
     const known = this.#known.get(workspaceId);
     const own = this.#lastSigned.get(workspaceId);
     const same = (other?: { seq: number; hash: string }) =>
       other?.seq === head.seq && other.hash === head.hash;
-    if (!this.#frozen.has(workspaceId) && (same(known) || same(own))) return;
+    const recent = ctx.now() - (this.#checkedAt.get(workspaceId) ?? -Infinity) < FULL_CHECK_EVERY_MS;
+    if (!full && recent && !this.#frozen.has(workspaceId) && (same(known) || same(own))) return;
     const stored = await headUnderCheck(tx, workspaceId);
     if (!stored) throw new Error('workspace has no evidence chain');
-    const found = await breakOf(tx, ctx, workspaceId, stored, known);
+    const found = recordedBreak(stored) ?? (await breakOf(tx, ctx, workspaceId, stored, known));
     if (found) {
       this.#frozen.set(workspaceId, found);
       // Recorded by a transaction of its own, once the caller's has been rolled back.
@@ -102,17 +118,51 @@ export class ChainGuard {
       throw new ChainFrozenError();
     }
     this.#frozen.delete(workspaceId);
+    this.#checkedAt.set(workspaceId, ctx.now());
     // Committed (another's transaction, or before a re-anchor): the newest head from now on, even where
     // a re-anchor moved it back behind the one known.
     this.#known.set(workspaceId, { seq: stored.seq, hash: stored.hash, signedAt: stored.signedAt ?? '' });
     this.#scheduleFlush();
   }
 
-  /** The break an operator re-anchors: the one recorded, or the one a check finds now; null: intact. */
-  async breakToReanchor(tx: Sql, ctx: ServiceContext, workspaceId: string): Promise<ChainBreak | null> {
+  /**
+   * What an operator re-anchors: the break this process finds now (`found`), and the one the database
+   * says an instance recorded (`recorded`: a database writer could have written it, so it is kept apart).
+   */
+  async breakToReanchor(tx: Sql, ctx: ServiceContext, workspaceId: string) {
     const stored = await headUnderCheck(tx, workspaceId);
     if (!stored) throw new Error('workspace has no evidence chain');
-    return breakOf(tx, ctx, workspaceId, stored, this.#known.get(workspaceId));
+    return {
+      found: await breakOf(tx, ctx, workspaceId, stored, this.#known.get(workspaceId)),
+      recorded: recordedBreak(stored),
+      // The chain goes on from the last entry stored, whatever the head says.
+      last:
+        stored.lastSeq === null
+          ? { seq: 0, hash: stored.hash }
+          : { seq: stored.lastSeq, hash: stored.lastHash! },
+    };
+  }
+
+  /** The break this instance found in a workspace's chain, if it is frozen here. */
+  frozenAt(workspaceId: string): ChainBreak | null {
+    return this.#frozen.get(workspaceId) ?? null;
+  }
+
+  /**
+   * A write after `head` failed on an entry already stored past it (someone appended without moving the
+   * head): the head is checked in full now, in a transaction of its own, and again at the next write.
+   */
+  recheck(ctx: ServiceContext, workspaceId: string) {
+    this.#known.delete(workspaceId);
+    this.#lastSigned.delete(workspaceId);
+    setImmediate(() => {
+      void ctx.db
+        .transaction(async (tx) => {
+          const head = await lockChainHead(tx, workspaceId);
+          if (head) await this.check(tx, ctx, workspaceId, head);
+        })
+        .catch(() => undefined);
+    });
   }
 
   /** A head this instance signed: known from the moment its transaction commits. */
@@ -149,7 +199,13 @@ export class ChainGuard {
   }
 }
 
-/** Why a stored head must not be signed on; null when it may. */
+/** The break an instance recorded when it froze the chain (for every instance), if any. */
+const recordedBreak = (stored: HeadUnderCheck): ChainBreak | null =>
+  stored.frozenSeq === null
+    ? null
+    : { seq: stored.frozenSeq, reason: (stored.frozenReason ?? 'checkpoint_invalid') as BreakReason };
+
+/** Why a stored head must not be signed on, found by this process; null when it may. */
 async function breakOf(
   tx: Sql,
   ctx: ServiceContext,
@@ -157,8 +213,6 @@ async function breakOf(
   stored: HeadUnderCheck,
   known: KnownHead | undefined,
 ): Promise<ChainBreak | null> {
-  if (stored.frozenSeq !== null)
-    return { seq: stored.frozenSeq, reason: (stored.frozenReason ?? 'checkpoint_invalid') as BreakReason };
   const last = stored.lastSeq ?? 0;
   if (last > stored.seq) return { seq: stored.seq + 1, reason: 'checkpoint_missing' };
   if (last < stored.seq) return { seq: last + 1, reason: 'truncated' };

@@ -1,7 +1,7 @@
 /** Appending to a workspace's hash chain, inside the caller's transaction. */
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { checkpointInput, type EvidenceEntry, entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
-import type { Sql } from '../store/db.ts';
+import { type Sql, UniqueViolationError } from '../store/db.ts';
 import {
   appendEntriesStatements,
   lockChainHead,
@@ -97,7 +97,13 @@ export async function openChain(tx: Sql, ctx: ServiceContext, workspaceId: strin
   return {
     async append(type, data) {
       const entry = chain.append(type, data);
-      await writeTogether(tx, ctx.db.dialect, chain.writes());
+      try {
+        await writeTogether(tx, ctx.db.dialect, chain.writes());
+      } catch (error) {
+        // Only the entry can conflict here: someone stored one past the head without moving it.
+        if (error instanceof UniqueViolationError) ctx.chainGuard.recheck(ctx, workspaceId);
+        throw error;
+      }
       return entry;
     },
   };
@@ -112,21 +118,28 @@ export async function reanchorChain(ctx: ServiceContext, workspaceId: string, re
   return ctx.db.transaction(async (tx) => {
     const head = await lockChainHead(tx, workspaceId);
     if (!head) throw new Error('workspace has no evidence chain');
-    const found = await ctx.chainGuard.breakToReanchor(tx, ctx, workspaceId);
-    if (!found)
+    const { found, recorded, last } = await ctx.chainGuard.breakToReanchor(tx, ctx, workspaceId);
+    if (!found && !recorded)
       throw new ServiceError('conflict', 'the evidence chain is intact: there is nothing to re-anchor');
-    const chain = chainFrom(tx, ctx, workspaceId, head);
+    // After the last entry stored, so that entries someone stored past the head are kept, under a
+    // signature that names the break, and the chain has no gap.
+    const chain = chainFrom(tx, ctx, workspaceId, last);
     const entry = chain.append(REANCHORED, {
       reason,
+      // What this command's own check found (null: nothing it can see, as when only another instance
+      // could tell), and apart from it what the database says an instance recorded: a database writer
+      // could have written that.
       break: found,
+      recorded_break: recorded,
       stored_head: { seq: head.seq, hash: head.hash },
+      appended_after: last,
     });
     // On its own: writes sent together must not change one row twice (the head's).
     await unfreezeChain(tx, workspaceId);
     await writeTogether(tx, ctx.db.dialect, [
       ...chain.writes(),
-      ...(await reanchoredAlert(tx, ctx, workspaceId, found)),
+      ...(await reanchoredAlert(tx, ctx, workspaceId, (found ?? recorded)!)),
     ]);
-    return { break: found, entry: { seq: entry.seq, hash: entry.hash } };
+    return { break: found, recorded_break: recorded, entry: { seq: entry.seq, hash: entry.hash } };
   });
 }

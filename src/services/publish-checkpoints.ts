@@ -21,6 +21,7 @@ import {
 } from '../store/evidence.ts';
 import { findWebhookEndpoint, insertWebhookEvent } from '../store/webhooks.ts';
 import type { ServiceContext } from './context.ts';
+import { ChainFrozenError } from './errors.ts';
 import { sha256Hex } from './hashing.ts';
 
 export const CHECKPOINT_INTERVAL_MS = 60_000;
@@ -40,7 +41,11 @@ export async function publishCheckpoints(ctx: ServiceContext): Promise<PublishOu
     for (const { workspaceId } of due) {
       const checked = await checkSinceLastPublished(ctx, workspaceId);
       if ('reason' in checked) outcome.refused.push({ workspaceId, ...checked });
-      else if (await publish(ctx, workspaceId, checked)) outcome.published += 1;
+      else {
+        const done = await publish(ctx, workspaceId, checked);
+        if (done === 'frozen') outcome.refused.push({ workspaceId, seq: checked.seq, reason: 'frozen' });
+        else if (done) outcome.published += 1;
+      }
     }
     if (due.length < BATCH) return outcome;
     after = due.at(-1)!.workspaceId;
@@ -68,10 +73,24 @@ async function checkSinceLastPublished(
   return walk.firstInvalid ?? head;
 }
 
-/** Under the chain's lock, so that two instances never publish twice in one minute. */
-async function publish(ctx: ServiceContext, workspaceId: string, checkpoint: Checkpoint): Promise<boolean> {
+/**
+ * Under the chain's lock, so that two instances never publish twice in one minute; and only a head the
+ * signer would extend (chain-guard.ts, in full: a chain frozen by any instance is never published).
+ */
+async function publish(
+  ctx: ServiceContext,
+  workspaceId: string,
+  checkpoint: Checkpoint,
+): Promise<boolean | 'frozen'> {
   return ctx.db.transaction(async (tx) => {
-    await lockChainHead(tx, workspaceId);
+    const head = await lockChainHead(tx, workspaceId);
+    if (!head) return false;
+    try {
+      await ctx.chainGuard.check(tx, ctx, workspaceId, head, true);
+    } catch (error) {
+      if (error instanceof ChainFrozenError) return 'frozen';
+      throw error;
+    }
     const now = ctx.now();
     const last = await newestPublishedCheckpoint(tx, workspaceId);
     if (last && (last.seq >= checkpoint.seq || last.published_at > now - CHECKPOINT_INTERVAL_MS))

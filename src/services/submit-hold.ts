@@ -229,6 +229,8 @@ export async function submitHold(
     if (error instanceof UniqueViolationError) {
       const winner = await findHoldByIdempotencyKey(ctx.db, workspace.id, submission.idempotencyKey);
       if (winner) return replay(ctx, winner, fingerprint);
+      // No such hold: the entry conflicted, someone stored one past the head without moving it.
+      ctx.chainGuard.recheck(ctx, workspace.id);
     }
     throw error;
   }

@@ -19,6 +19,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   checkpointOf,
   entryHashAt,
+  recordedFreeze,
   findChainHead,
   lastEntrySeq,
   listEntries,
@@ -143,6 +144,10 @@ async function walkChain(
       prefixes.set(workspaceId, { ...walk.head, checked: walk.checked });
     else prefixes.delete(workspaceId);
   }
+  // A break the signer found that the walk cannot see (a head moved back behind what an instance had
+  // signed, the published checkpoints deleted too): the chain is frozen, and not intact.
+  const frozen = ctx.chainGuard.frozenAt(workspaceId) ?? (await recordedFreeze(ctx.db, workspaceId));
+  if (frozen) walk.fail(frozen.seq, frozen.reason);
   return result(ctx, walk, checkpoint);
 }
 

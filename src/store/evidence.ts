@@ -1,4 +1,4 @@
-import type { Checkpoint, EvidenceEntry } from '../../packages/sdk/src/chain.ts';
+import type { Checkpoint, EvidenceEntry, InvalidReason } from '../../packages/sdk/src/chain.ts';
 import type { Sql } from './db.ts';
 import type { Statement } from './statements.ts';
 
@@ -87,6 +87,17 @@ export const newestEntryOfType = (sql: Sql, workspaceId: string, type: string, a
     'SELECT seq, occurred_at FROM evidence WHERE workspace_id = $1 AND type = $2 AND seq <= $3 ORDER BY seq DESC LIMIT 1',
     [workspaceId, type, atOrBefore],
   );
+
+/** The break recorded when the chain was frozen, if it is. */
+export async function recordedFreeze(sql: Sql, workspaceId: string) {
+  const row = await sql.one<{ seq: number | null; reason: string | null }>(
+    'SELECT frozen_seq AS seq, frozen_reason AS reason FROM evidence_heads WHERE workspace_id = $1',
+    [workspaceId],
+  );
+  return row?.seq === null || row?.seq === undefined
+    ? null
+    : { seq: Number(row.seq), reason: (row.reason ?? 'checkpoint_invalid') as InvalidReason };
+}
 
 /** Marks a chain frozen (for every instance); 0 when it was already. */
 export const freezeChain = (sql: Sql, workspaceId: string, at: number, seq: number, reason: string) =>
