@@ -48,10 +48,12 @@ for (const backend of backends) {
     });
     after(() => t?.close());
 
-    async function transfer(memo: string) {
+    const transfer = (memo: string) => held({ memo, amount: 250_000, iban: IBAN });
+
+    async function held(args: Record<string, unknown>) {
       const answer = await call(t.url, 'POST', '/api/v1/holds', {
         key,
-        body: submission({ tool_name: 'transfer', arguments: { memo, amount: 250_000, iban: IBAN } }),
+        body: submission({ tool_name: 'transfer', arguments: args }),
       });
       assert.equal(answer.status, 201, answer.text);
       assert.equal(answer.body.status, 'pending');
@@ -123,6 +125,39 @@ for (const backend of backends) {
       });
       assert.equal(rejected.status, 303);
       assert.equal((await call(t.url, 'GET', `/api/v1/holds/${id}`, { key })).body.status, 'rejected');
+    });
+
+    /** Both pages of a hold: its decision link's and the app's. */
+    const pagesOf = async (id: string) => ({
+      link: (await app.get(null, await linkFor(id, 'bob@acme.test'))).text,
+      hold: (await app.get(admin, `/app/holds/${id}`)).text,
+    });
+    /** The arguments' `<details>` that are closed when the page opens, but for folded long texts. */
+    const closedBranches = (page: string) =>
+      [...page.slice(page.indexOf('class="args"')).matchAll(/<details([^>]*)>/g)]
+        .map((tag) => tag[1]!)
+        .filter((attrs) => !/\bopen\b|class="long"/.test(attrs));
+
+    test('an IBAN and an amount nested five levels deep: on the page as it opens, with Approve', async () => {
+      const id = await held({
+        invoice: { lines: { payment: { beneficiary: { iban: IBAN, amount: 250_000 } } } },
+      });
+      for (const [name, page] of Object.entries(await pagesOf(id))) {
+        assert.ok(page.includes(IBAN) && page.includes('250000'), name);
+        assert.deepEqual(closedBranches(page), [], `${name}: no level closed`);
+        assert.ok(approveOffered(page), name);
+      }
+    });
+
+    test('an IBAN padded with 190 spaces: its folded line shows the IBAN and counts the spaces', async () => {
+      const id = await held({ amount: 250_000, iban: `${' '.repeat(190)}${IBAN}` });
+      for (const [name, page] of Object.entries(await pagesOf(id))) {
+        const line = page.slice(page.indexOf('>iban<'));
+        const summary = line.slice(0, line.indexOf('</summary>'));
+        assert.match(summary, /190 spaces/, name);
+        assert.ok(summary.includes(IBAN), `${name}: the IBAN on its folded line`);
+        assert.match(summary, /214 characters/, name);
+      }
     });
 
     test('the widget sends a hold it cannot show to the same page, where the IBAN is', async () => {

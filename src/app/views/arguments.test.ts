@@ -55,3 +55,42 @@ test('too many values for a page: some are left out, counted, not complete', () 
   assert.equal(argumentsShown({}).complete, true);
   assert.equal(argumentsShown({ a: 1, b: 'short' }).complete, true);
 });
+
+/** The `<details>` tags of a view that are not open by default, but for folded long texts. */
+const closedBranches = (out: string) =>
+  [...out.matchAll(/<details([^>]*)>/g)]
+    .map((tag) => tag[1]!)
+    .filter((attrs) => !/\bopen\b|class="long"/.test(attrs));
+
+test('deeply nested values: every level is open, so no value waits behind a closed fold', () => {
+  const args = { invoice: { lines: { payment: { beneficiary: { iban: IBAN, amount: 250_000 } } } } };
+  const { html, complete } = argumentsShown(args);
+  const out = html.toString();
+  assert.equal(complete, true);
+  assert.deepEqual(closedBranches(out), []);
+  assert.ok(out.includes(IBAN) && out.includes('250000'));
+  // Deeper still, and in arrays.
+  const deeper = argumentsShown({ a: [{ b: { c: [{ d: { e: { iban: IBAN } } }] } }] }).html.toString();
+  assert.deepEqual(closedBranches(deeper), []);
+});
+
+test('a long text padded with blanks: its folded line shows what follows them, and how many there were', () => {
+  const out = argumentsShown({ iban: `${' '.repeat(190)}${IBAN}` }).html.toString();
+  const summary = out.slice(out.indexOf('<summary>'), out.indexOf('</summary>'));
+  assert.match(summary, /190 spaces/);
+  assert.ok(summary.includes(IBAN), 'the IBAN on the folded line');
+  assert.match(summary, /214 characters/);
+  // Blanks inside a short value are counted too, and a long one's visible beginning is 80 characters.
+  const short = argumentsShown({ payee: `Ann${' '.repeat(40)}DE89` }).html.toString();
+  assert.match(short, /&quot;Ann<span class="blanks">40 spaces<\/span>DE89&quot;/);
+  const wide = argumentsShown({ memo: `${'\u00a0'.repeat(50)}${'x'.repeat(300)}` }).html.toString();
+  assert.match(wide, /<span class="blanks">50 blank characters<\/span>x{79}…/);
+});
+
+test('a value the rule looked at is not folded at a few hundred characters', () => {
+  const address = `Acme Ltd, ${'Long Street 1, '.repeat(30)}London`;
+  const out = argumentsShown({ memo: address, payee: address }, { highlight: ['payee'] }).html.toString();
+  const payee = out.slice(out.indexOf('>payee<'), out.indexOf('</li>', out.indexOf('>payee<')));
+  assert.doesNotMatch(payee, /class="size"|<\/summary>/, 'the marked one on its line, whole, not folded');
+  assert.match(out.slice(out.indexOf('>memo<')), /characters<\/span>/, 'the other one folded');
+});

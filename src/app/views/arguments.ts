@@ -3,9 +3,12 @@
  * script), every value on its own line and wrapped, never cut by the layout. Hidden characters (line
  * breaks, bidi overrides, zero widths) are shown escaped, so what is approved is what is seen.
  *
- * Every value has its line: a long text is folded in place (a `<details>` whose summary gives its
- * beginning and its length, open to read it whole), so a long memo cannot push the amount or the payee
- * off the page. The values the rule looked at come first and are marked. The page is bounded: first
+ * Every value has its line, and every level is open: no value waits behind a closed fold, however deep
+ * it is nested. A long text is folded in place (a `<details>` whose summary gives its beginning and its
+ * length, open to read it whole), so a long memo cannot push the amount or the payee off the page; a run
+ * of blanks is written as its count (`190 spaces`), so a line never looks empty while it hides a value
+ * after the blanks. The values the rule looked at come first, are marked, and fold only past
+ * MARKED_INLINE_CHARS (then open). The page is bounded: first
  * each value's line, then the long texts in full, as far as `budget` characters go. What does not fit
  * is said, with a link to the full JSON, and the view is not `complete`: a page offers no Approve then.
  */
@@ -30,12 +33,12 @@ export interface ArgumentsShown {
 /** Room for a hold with a long text or two (a 30,000-character memo), and a page that stays fast at 1 MB. */
 export const DEFAULT_ARGUMENTS_BUDGET = 60_000;
 
-/** Levels open by default; deeper ones are open only on the way to a marked value. */
-const OPEN_DEPTH = 2;
 /** What each line counts against the budget besides its text (its markup), so many tiny fields are bounded too. */
 const NODE_COST = 40;
 /** A value longer than this (as JSON) is folded: its line shows its beginning and its length. */
 const INLINE_CHARS = 200;
+/** A value the rule looked at is folded only when longer than this (an address, a reference, a note). */
+const MARKED_INLINE_CHARS = 2_000;
 /** How much of a folded value its line shows. */
 const PREVIEW_CHARS = 80;
 
@@ -52,6 +55,8 @@ interface Leaf {
   text: string;
   type: string;
   marked: boolean;
+  /** Longer than this, it is folded. */
+  inline: number;
   /** For a folded value: how many of its characters are shown when opened. */
   shown: number;
 }
@@ -61,7 +66,6 @@ interface Branch {
   size: string;
   empty: string | null;
   marked: boolean;
-  open: boolean;
   children: Node[];
 }
 type Node = Leaf | Branch;
@@ -88,7 +92,7 @@ function ordered(value: Record<string, unknown> | unknown[], path: string | null
   return first.length === 0 ? entries : [...first, ...entries.filter((entry) => !first.includes(entry))];
 }
 
-function layOut(key: string, value: unknown, path: string, depth: number, walk: Walk): Node | null {
+function layOut(key: string, value: unknown, path: string, walk: Walk): Node | null {
   if (walk.left <= 0) {
     walk.omitted += countLeaves(value);
     return null;
@@ -103,10 +107,11 @@ function layOut(key: string, value: unknown, path: string, depth: number, walk: 
       text,
       type: value === null ? 'null' : typeof value,
       marked,
+      inline: marked ? MARKED_INLINE_CHARS : INLINE_CHARS,
       shown: text.length,
     };
-    walk.left -= Math.min(text.length, INLINE_CHARS);
-    if (text.length > INLINE_CHARS) walk.folded.push(leaf);
+    walk.left -= Math.min(text.length, leaf.inline);
+    if (text.length > leaf.inline) walk.folded.push(leaf);
     return leaf;
   }
   const entries = ordered(value, path, walk);
@@ -119,14 +124,13 @@ function layOut(key: string, value: unknown, path: string, depth: number, walk: 
     size,
     empty: entries.length > 0 ? null : Array.isArray(value) ? '[]' : '{}',
     marked,
-    open: depth < OPEN_DEPTH || leadsToMark(path, walk.highlight),
-    children: layOutAll(entries, path, depth + 1, walk),
+    children: layOutAll(entries, path, walk),
   };
 }
 
-const layOutAll = (entries: [string, unknown][], path: string | null, depth: number, walk: Walk) =>
+const layOutAll = (entries: [string, unknown][], path: string | null, walk: Walk) =>
   entries
-    .map(([key, value]) => layOut(key, value, path === null ? key : `${path}.${key}`, depth, walk))
+    .map(([key, value]) => layOut(key, value, path === null ? key : `${path}.${key}`, walk))
     .filter((node): node is Node => node !== null);
 
 /** The room left, given to folded values: marked ones first, then in the page's order. Returns the characters cut. */
@@ -139,10 +143,10 @@ function giveRoom(walk: Walk): number {
   ];
   for (const leaf of byMark) {
     // Its beginning was counted with its line already.
-    const more = leaf.text.length - INLINE_CHARS;
+    const more = leaf.text.length - leaf.inline;
     const given = Math.min(more, left);
     left -= given;
-    leaf.shown = INLINE_CHARS + given;
+    leaf.shown = leaf.inline + given;
     cut += more - given;
   }
   return cut;
@@ -150,20 +154,50 @@ function giveRoom(walk: Walk): number {
 
 const count = (n: number, one: string) => `${n.toLocaleString('en')} ${one}${n === 1 ? '' : 's'}`;
 
+/** Two or more blanks in a row (spaces, no-break and other wide spaces): shown as their count. */
+const BLANKS = /\s{2,}/gu;
+
+const blanksView = (run: string) =>
+  html`<span class="blanks">${count(run.length, /^ +$/.test(run) ? 'space' : 'blank character')}</span>`;
+
+/**
+ * A value's text with each run of blanks written as its count, up to `visible` characters besides
+ * those runs: a text padded with blanks still shows what follows them. Says whether it was cut.
+ */
+function textView(text: string, visible = Infinity): { view: Html[]; cut: boolean } {
+  const view: Html[] = [];
+  let left = visible;
+  let at = 0;
+  const plain = (end: number) => {
+    const part = text.slice(at, Math.min(end, at + left));
+    left -= part.length;
+    if (part) view.push(html`${part}`);
+    return at + part.length === end;
+  };
+  for (const run of text.matchAll(BLANKS)) {
+    if (!plain(run.index) || left <= 0) return { view, cut: true };
+    view.push(blanksView(run[0]));
+    at = run.index + run[0].length;
+  }
+  return { view, cut: !plain(text.length) };
+}
+
 function leafView(leaf: Leaf): Html {
   const label = html`<span class="key">${nameText(leaf.key)}</span>:`;
   const mark = (inner: Html) => (leaf.marked ? html`<mark>${inner}</mark>` : inner);
-  if (leaf.text.length <= INLINE_CHARS)
+  if (leaf.text.length <= leaf.inline)
     return html`<li class="${leaf.marked ? 'held' : null}">
-      ${label} ${mark(html`<span class="value ${leaf.type}">${leaf.text}</span>`)}
+      ${label} ${mark(html`<span class="value ${leaf.type}">${textView(leaf.text).view}</span>`)}
     </li>`;
   const missing = leaf.text.length - leaf.shown;
+  const preview = textView(leaf.text, PREVIEW_CHARS);
   // Folded in place: the line says how long it is, and opening it shows it (no script needed). What
   // does not fit on the page is said on the line itself, visible while it is folded.
   return html`<li class="${leaf.marked ? 'held' : null}">
     <details class="long" ${leaf.marked ? html`open` : null}>
       <summary>
-        ${label} ${mark(html`<span class="value ${leaf.type}">${leaf.text.slice(0, PREVIEW_CHARS)}…</span>`)}
+        ${label}
+        ${mark(html`<span class="value ${leaf.type}">${preview.view}${preview.cut ? '…' : null}</span>`)}
         <span class="size">${count(leaf.text.length, 'character')}</span>
         ${missing > 0 ? html`<span class="cut">… ${count(missing, 'more character')} in the full JSON</span>` : null}
       </summary>
@@ -177,7 +211,7 @@ function nodeView(node: Node): Html {
   const label = html`<span class="key">${nameText(node.key)}</span>:`;
   if (node.empty !== null) return html`<li>${label} <span class="value">${node.empty}</span></li>`;
   return html`<li class="${node.marked ? 'held' : null}">
-    <details ${node.open ? html`open` : null}>
+    <details open>
       <summary>
         ${label}
         ${node.marked ? html`<mark>${node.size}</mark>` : html`<span class="size">${node.size}</span>`}
@@ -205,7 +239,7 @@ export function argumentsShown(
   };
   const entries = ordered(args, null, walk);
   if (entries.length === 0) return { html: html`<p class="args muted">No arguments.</p>`, complete: true };
-  const nodes = layOutAll(entries, null, 0, walk);
+  const nodes = layOutAll(entries, null, walk);
   const cut = giveRoom(walk);
   const left = [walk.omitted > 0 && count(walk.omitted, 'value'), cut > 0 && count(cut, 'character')].filter(
     Boolean,

@@ -29,16 +29,16 @@ test('arguments: every value is on the page whole, escaped, hidden characters sh
   assert.match(out, /<details open>/);
 });
 
-test('arguments: the values a condition looked at are marked, and the way to them is open', () => {
+test('arguments: the values a condition looked at are marked, and every level is open', () => {
   const deep = { a: { b: { c: { amount: 4200 } } }, other: { x: { y: { z: 1 } } } };
   const out = argumentsView(deep, { highlight: ['a.b.c.amount'] }).toString();
   assert.match(
     out,
     /<li class="held">\s*<span class="key">amount<\/span>: <mark><span class="value number">4200<\/span><\/mark>/,
   );
-  // a.b.c is as deep as other.x.y, past the levels open by default: only the way to a marked value is open.
-  assert.equal(out.match(/<details open>/g)!.length, 5);
-  assert.equal(out.match(/<details >/g)!.length, 1);
+  // a.b.c is as deep as other.x.y: both are open, no value waits behind a closed level (issue 37).
+  assert.equal(out.match(/<details open>/g)!.length, 6);
+  assert.equal(out.match(/<details >/g), null);
 });
 
 test('arguments: huge arguments are bounded, say what they left out and link to the full JSON', () => {
