@@ -178,6 +178,43 @@ for (const backend of backends) {
         });
       }
 
+      for (const width of [1280, 390]) {
+        test(`at ${width} px, values nested 5 and 32 levels deep and an IBAN padded with spaces are all in sight`, async () => {
+          const { workspace, key } = await t.workspace({ config: WORKSPACE });
+          const deepIban = 'DE89370400440532013000';
+          const arguments_ = {
+            amount: 4200,
+            invoice: { lines: { payment: { beneficiary: { iban: IBAN, amount: 4200 } } } },
+            // 32 levels, the most a submission may nest.
+            deep: JSON.parse(`${'{"a":'.repeat(30)}{"iban":"${deepIban}"}${'}'.repeat(30)}`),
+            padded: `${' '.repeat(190)}${'GB29NWBK60161331926819'}`,
+          };
+          const answer = await call(t.url, 'POST', '/api/v1/holds', {
+            key,
+            body: submission({ tool_name: 'pay', arguments: arguments_ }),
+          });
+          assert.equal(answer.body.status, 'pending', answer.text);
+          const { page } = await open(width);
+          await page.goto(await link(workspace, answer.body.id, 'fin@globex.test'));
+          const args = page.locator('.args');
+          for (const value of [IBAN, deepIban, 'GB29NWBK60161331926819']) {
+            // In sight as the page opens: not inside a closed fold, not cut, not outside the window.
+            await args.getByText(value).first().waitFor({ state: 'visible' });
+            assert.deepEqual(await hiddenParts(page, value), [], value);
+          }
+          assert.match(await args.innerText(), /190 spaces/);
+          assert.ok(
+            await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+            'no sideways scrolling',
+          );
+          assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 1);
+          await page.screenshot({
+            path: `/tmp/decision-link-deep-${backend.name}-${width}.png`,
+            fullPage: true,
+          });
+        });
+      }
+
       test("times: in the reader's zone, named, with a relative form; without script in UTC", async () => {
         const { workspace, id } = await payment();
         const url = await link(workspace, id, 'fin@globex.test');
