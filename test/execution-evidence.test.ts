@@ -101,6 +101,7 @@ for (const backend of backends) {
           [workspace.id],
         );
         return rows.map((row) => ({
+          seq: Number(row.seq),
           type: row.type,
           text: row.data,
           data: JSON.parse(row.data) as Record<string, any>,
@@ -195,10 +196,23 @@ for (const backend of backends) {
         await decideAs(t, workspace.id, id, 'approve', 'bea@acme.test');
         assert.equal((await done(workspace, id)).status, 'executed');
         assert.equal(callsOf('pay 7 to DE-FOUR').length, 1);
+        const trail = await entriesOf(workspace, id);
         assert.deepEqual(
-          (await entriesOf(workspace, id)).map((entry) => entry.type),
+          trail.map((entry) => entry.type),
           ['hold.submitted', 'hold.approval_recorded', 'hold.approved', 'hold.executed'],
         );
+        // The last approval names the earlier one's entry.
+        assert.deepEqual(trail[2]!.data.approvals_before, [trail[1]!.seq]);
+      });
+
+      test('four eyes: approvals counted up in the row, then one real approval: not run', async () => {
+        const { workspace, key } = await workspaceWith({ four: true });
+        const id = await held(key, LEGIT);
+        await t.service.ctx.db.run('UPDATE holds SET approvals_received = 1 WHERE id = $1', [id]);
+        // The one real approval completes the count the row says: approved, by one member alone.
+        const decided = await decideAs(t, workspace.id, id, 'approve');
+        assert.equal(decided.hold.status, 'approved');
+        await assertRefused(workspace, key, id, 'approval_not_in_evidence');
       });
 
       test("the red team's attack: a pending hold's arguments changed and its status flipped to approved", async () => {

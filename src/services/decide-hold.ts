@@ -3,9 +3,11 @@ import { applyDecision, type DecisionChannel, type Hold, type Verdict } from '..
 import type { Sql } from '../store/db.ts';
 import { markActed } from '../store/members.ts';
 import {
+  approvalSeqsOf,
   findHold,
   insertHoldDecision,
   listPastDecisions,
+  setApprovalSeqs,
   setApprovedSeq,
   updateHoldState,
 } from '../store/holds.ts';
@@ -98,6 +100,9 @@ export async function recordDecision(
   );
   await notifyChange(tx, ctx, next);
   const type = next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`;
+  // With four eyes and more, the approvals so far are entries too: `hold.approved` lists them.
+  const counted = next.approvalsRequired > 1 && input.verdict === 'approve';
+  const before = counted ? await approvalSeqsOf(tx, hold.id) : [];
   const entry = await chain.append(type, {
     hold: hold.id,
     member: { id: member.id, email: member.email, name: member.name },
@@ -109,11 +114,14 @@ export async function recordDecision(
     comment,
     channel: input.channel,
     approvals: { required: next.approvalsRequired, received: next.approvalsReceived },
+    // The seqs of the earlier approvals' `hold.approval_recorded` entries (hold-evidence.ts checks them).
+    ...(counted && next.status === 'approved' ? { approvals_before: before } : {}),
     // The assertion the member's passkey made over this action: checkable offline (docs/evidence.md).
     ...(signature ? { passkey: signature } : {}),
   });
   // Where the approval is: an approved hold is answered, and its call run, only with it (hold-evidence.ts).
   if (next.status === 'approved') await setApprovedSeq(tx, hold.id, entry.seq);
+  else if (counted) await setApprovalSeqs(tx, hold.id, [...before, entry.seq]);
   return { outcome: 'recorded', hold: next };
 }
 

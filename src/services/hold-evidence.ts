@@ -4,9 +4,11 @@
  * signer extends it: chain-guard.ts). So before an approved call is made, and before an agent is
  * told a hold is approved, the hold is checked against its own entries, found by the seqs stored on
  * its row when they were appended (no scan): its `hold.submitted` (the call: connection, tool,
- * canonical arguments) and the `hold.approved` that approved it (the last approval required; with
- * four eyes, it records `approvals` received and required). A seq a writer changed finds an entry that
- * is not this hold's, or of another type: the check fails.
+ * canonical arguments) and the `hold.approved` that approved it (the last approval required). With
+ * four eyes and more, `hold.approved` lists the earlier approvals' `hold.approval_recorded` entries
+ * (`approvals_before`): each must be this hold's, and by as many distinct members as the submission
+ * required, so approvals counted up in the row alone do not add up. A seq a writer changed finds an
+ * entry that is not this hold's, or of another type: the check fails.
  *
  * Each entry read is checked as stored: its hash recomputed from its data, and linked to from the
  * entry after it, or it is the head the caller locked (and the signer checked). Rewriting one entry
@@ -48,6 +50,9 @@ interface EntryData {
   approvals_required?: unknown;
   verdict?: unknown;
   approvals?: { required?: unknown; received?: unknown };
+  approvals_before?: unknown;
+  member?: { id?: unknown };
+  on_behalf_of?: { id?: unknown };
 }
 
 /**
@@ -95,8 +100,26 @@ export async function checkApprovedHold(
     Number(approved.approvals?.received) < Number(submitted.approvals_required)
   )
     return { ok: false, reason: 'approval_not_in_evidence' };
+  // Four eyes and more: the earlier approvals are entries of this hold too, each by another member.
+  const before = approved.approvals_before;
+  if (Number(submitted.approvals_required) > 1 && before !== undefined) {
+    if (!Array.isArray(before) || !before.every((seq) => Number.isSafeInteger(seq) && seq > submittedSeq))
+      return { ok: false, reason: 'approval_not_in_evidence' };
+    entries.push(...(await entriesAt(sql, hold.workspaceId, before as number[])));
+    const members = new Set([approverOf(approved)]);
+    for (const seq of before as number[]) {
+      const earlier = seq < approvedSeq! ? found(seq, 'hold.approval_recorded') : null;
+      if (!earlier || earlier.verdict !== 'approve') return { ok: false, reason: 'approval_not_in_evidence' };
+      members.add(approverOf(earlier));
+    }
+    if (members.size < Number(submitted.approvals_required))
+      return { ok: false, reason: 'approval_not_in_evidence' };
+  }
   return { ok: true, call };
 }
+
+/** Whose approval an entry is: the member's, or the member a delegate decided for. */
+const approverOf = (data: EntryData) => String(data.on_behalf_of?.id ?? data.member?.id);
 
 /** The SHA-256 of the canonical arguments: what `hold.executed` records of the call sent. */
 export const argumentsSha256 = (args: Record<string, unknown>) => sha256Hex(canonicalJson(args));

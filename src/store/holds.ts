@@ -102,6 +102,18 @@ export const holdEvidenceSeqs = async (sql: Sql, holdId: string) => {
   return { submittedSeq: number(row?.submittedSeq), approvedSeq: number(row?.approvedSeq) };
 };
 
+/** The seqs of the hold's `hold.approval_recorded` entries of approvals so far (four eyes and more). */
+export const approvalSeqsOf = async (sql: Sql, holdId: string): Promise<number[]> => {
+  const row = await sql.one<{ seqs: string | null }>(
+    'SELECT approval_seqs AS seqs FROM holds WHERE id = $1',
+    [holdId],
+  );
+  return row?.seqs ? (JSON.parse(row.seqs) as number[]) : [];
+};
+
+export const setApprovalSeqs = (sql: Sql, holdId: string, seqs: readonly number[]) =>
+  sql.run('UPDATE holds SET approval_seqs = $2 WHERE id = $1', [holdId, JSON.stringify(seqs)]);
+
 /** The seq of the `hold.approved` entry that approved the hold, in the decision's transaction. */
 export const setApprovedSeq = (sql: Sql, holdId: string, seq: number) =>
   sql.run('UPDATE holds SET approved_seq = $2 WHERE id = $1', [holdId, seq]);
