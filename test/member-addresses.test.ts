@@ -13,7 +13,7 @@
  * Tried as the attacker would, an admin of the same workspace, on both backends.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -150,6 +150,29 @@ for (const backend of backends) {
         assert.equal(pressed.outcome, 'recorded');
         const made = await app.post(alice, '/app/admin/members/invite', { email: 'carol@acme.test' });
         assert.equal(made.status, 200, made.text.slice(0, 500));
+        assert.doesNotMatch(made.text, LINK);
+        await nextMail('carol@acme.test', /sign-in link/);
+      });
+
+      test('migration 032 counts the decisions made before it: a member who only decided has acted', async () => {
+        // As a database migrated before 032 had it: Carol decided (above), with no session on record.
+        const acted = async () =>
+          (
+            await t.service.ctx.db.one<{ at: number | null }>(
+              'SELECT acted_at AS at FROM members WHERE workspace_id = $1 AND email = $2',
+              [workspace.id, 'carol@acme.test'],
+            )
+          )?.at ?? null;
+        await t.service.ctx.db.run('UPDATE members SET acted_at = NULL WHERE workspace_id = $1', [
+          workspace.id,
+        ]);
+        const migration = readFileSync(
+          new URL('../src/store/migrations/032_member_acted.sql', import.meta.url),
+          'utf8',
+        );
+        await t.service.ctx.db.exec(migration.slice(migration.indexOf('UPDATE members')));
+        assert.notEqual(await acted(), null);
+        const made = await app.post(alice, '/app/admin/members/invite', { email: 'carol@acme.test' });
         assert.doesNotMatch(made.text, LINK);
         await nextMail('carol@acme.test', /sign-in link/);
       });
