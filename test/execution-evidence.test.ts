@@ -273,6 +273,34 @@ for (const backend of backends) {
         await assertRefused(workspace, key, id, 'approval_not_in_evidence');
       });
 
+      test('a run call set back to approved in the row is not run again (a replay)', async () => {
+        const { workspace, key } = await workspaceWith();
+        const id = await held(key, { text: 'pay 9 to DE-ONCE' });
+        await decideAs(t, workspace.id, id, 'approve');
+        assert.equal((await done(workspace, id)).status, 'executed');
+        await t.service.ctx.db.run(
+          `UPDATE holds SET status = 'approved', execution_status = NULL, execution_started_at = NULL,
+             execution_completed_at = NULL, execution_outcome = NULL WHERE id = $1`,
+          [id],
+        );
+        t.service.ctx.holdEvents.publish(id, workspace.id);
+        const hold = await done(workspace, id);
+        await t.settled();
+        assert.equal(hold.status, 'failed');
+        assert.equal((hold.execution?.outcome as { reason?: string }).reason, 'already_run');
+        assert.equal(callsOf('pay 9 to DE-ONCE').length, 1, 'run once, not again');
+        assert.deepEqual(
+          (await entriesOf(workspace, id)).map((entry) => [entry.type, entry.data.reason]),
+          [
+            ['hold.submitted', null],
+            ['hold.approved', undefined],
+            ['hold.executed', undefined],
+            ['hold.execution_refused', 'already_run'],
+          ],
+        );
+        assert.equal((await verify(key)).valid, true);
+      });
+
       test('Core API: a hold flipped to approved is answered pending; approved once the approval is in the evidence', async () => {
         const { workspace, key } = await workspaceWith();
         const created = await call(t.url, 'POST', '/api/v1/holds', {

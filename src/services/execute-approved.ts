@@ -16,7 +16,7 @@ import { writeTogether } from '../store/statements.ts';
 import { findWebhookEndpoint, insertWebhookEventStatement } from '../store/webhooks.ts';
 import type { ServiceContext } from './context.ts';
 import { chainAfter } from './evidence.ts';
-import { checkApprovedHold, type EvidenceMismatch } from './hold-evidence.ts';
+import { checkApprovedHold, type EvidenceMismatch, runInEvidence } from './hold-evidence.ts';
 import { describeFailure, type Upstreams } from './proxy-call.ts';
 import { recordExecution, renewingOnProgress } from './record-execution.ts';
 
@@ -31,6 +31,7 @@ const REFUSED_MESSAGE: Record<EvidenceMismatch, string> = {
   submission_not_in_evidence: 'its submission is not in the evidence',
   call_not_as_submitted: 'the call is not the one its evidence records',
   approval_not_in_evidence: 'its approval is not in the evidence',
+  already_run: 'the evidence records it as run already',
 };
 
 /**
@@ -53,10 +54,17 @@ async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
     const check = await checkApprovedHold(tx, hold, head);
     // The MCP server it goes to is the one it was submitted to (a removed one fails as before).
     const elsewhere = server && (server.workspaceId !== workspaceId || server.name !== hold.connection);
-    if (!check.ok || elsewhere) {
+    const why: EvidenceMismatch | null = !check.ok
+      ? check.reason
+      : elsewhere
+        ? 'call_not_as_submitted'
+        : (await runInEvidence(tx, hold, check.approvedSeq, head))
+          ? 'already_run'
+          : null;
+    if (why !== null || !check.ok) {
       refused = true;
       const now = ctx.now();
-      const why: EvidenceMismatch = check.ok ? 'call_not_as_submitted' : check.reason;
+      const reason = why ?? 'call_not_as_submitted';
       await updateHoldState(tx, {
         ...hold,
         status: 'failed',
@@ -66,15 +74,15 @@ async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
           completedAt: now,
           outcome: {
             code: -32000,
-            message: `Refused: the approved call was not run: ${REFUSED_MESSAGE[why]}`,
-            reason: why,
+            message: `Refused: the approved call was not run: ${REFUSED_MESSAGE[reason]}`,
+            reason,
           },
         },
       });
-      const entry = chain.append('hold.execution_refused', { hold: hold.id, reason: why });
+      const entry = chain.append('hold.execution_refused', { hold: hold.id, reason });
       await writeTogether(tx, ctx.db.dialect, [
         ...chain.writes(),
-        ...(await refusedAlert(tx, ctx, workspaceId, { seq: entry.seq, reason: why, hold: hold.id })),
+        ...(await refusedAlert(tx, ctx, workspaceId, { seq: entry.seq, reason, hold: hold.id })),
       ]);
       return null;
     }

@@ -19,7 +19,7 @@ import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
 import type { Hold } from '../domain/hold.ts';
 import type { Sql } from '../store/db.ts';
-import { entriesAt } from '../store/evidence.ts';
+import { entriesAt, holdEntriesBetween } from '../store/evidence.ts';
 import { holdEvidenceSeqs } from '../store/holds.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -30,7 +30,9 @@ export type EvidenceMismatch =
   /** The call (connection, MCP server, tool, arguments) is not the one its `hold.submitted` records. */
   | 'call_not_as_submitted'
   /** No `hold.approved` of this hold where its row says (or none at all), or not as stored in the chain. */
-  | 'approval_not_in_evidence';
+  | 'approval_not_in_evidence'
+  /** The chain already records the call as run, failed or refused: a row set back to approved (a replay). */
+  | 'already_run';
 
 /** The call as the evidence records it: what may be sent. */
 export interface SubmittedCall {
@@ -39,7 +41,8 @@ export interface SubmittedCall {
   arguments: Record<string, unknown>;
 }
 
-export type EvidenceCheck = { ok: true; call: SubmittedCall } | { ok: false; reason: EvidenceMismatch };
+export type EvidenceCheck =
+  { ok: true; call: SubmittedCall; approvedSeq: number } | { ok: false; reason: EvidenceMismatch };
 
 interface EntryData {
   hold?: unknown;
@@ -115,7 +118,26 @@ export async function checkApprovedHold(
     if (members.size < Number(submitted.approvals_required))
       return { ok: false, reason: 'approval_not_in_evidence' };
   }
-  return { ok: true, call };
+  return { ok: true, call, approvedSeq: approvedSeq! };
+}
+
+/** What the chain records when a call ends: once one is there, the call is never run again. */
+const RUN_TYPES = ['hold.executed', 'hold.failed', 'hold.execution_refused'];
+
+/**
+ * Whether the chain records the hold's call as run (or failed, or refused) after its approval, up to
+ * `head`: a row set back to approved and not run is a replay. Reads the entries after the approval
+ * (its call runs right after it, so they are few) that name the hold.
+ */
+export async function runInEvidence(sql: Sql, hold: Hold, approvedSeq: number, head: { seq: number }) {
+  const found = await holdEntriesBetween(
+    sql,
+    hold.workspaceId,
+    hold.id,
+    { after: approvedSeq, upTo: head.seq },
+    RUN_TYPES,
+  );
+  return found.some((entry) => (JSON.parse(entry.data) as EntryData).hold === hold.id);
 }
 
 /** Whose approval an entry is: the member's, or the member a delegate decided for. */

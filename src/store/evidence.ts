@@ -210,6 +210,25 @@ export async function entriesAt(
   return rows.map((row) => ({ ...row, seq: Number(row.seq), nextPrevHash: row.nextPrevHash ?? null }));
 }
 
+/**
+ * Entries of these types after `after` up to `upTo` whose data names the hold (the caller checks
+ * `data.hold`): a range of the primary key, short where the hold's approval is recent.
+ */
+export function holdEntriesBetween(
+  sql: Sql,
+  workspaceId: string,
+  holdId: string,
+  range: { after: number; upTo: number },
+  types: readonly string[],
+) {
+  const listed = types.map((_, i) => `$${i + 5}`).join(', ');
+  return sql.all<{ seq: number; type: string; data: string }>(
+    `SELECT seq, type, data FROM evidence WHERE workspace_id = $1 AND seq > $2 AND seq <= $3
+       AND data LIKE $4 AND type IN (${listed}) ORDER BY seq`,
+    [workspaceId, range.after, range.upTo, `%"hold":"${holdId}"%`, ...types],
+  );
+}
+
 /** The data of the entry `seq`, as stored (JSON text). */
 export const entryDataAt = async (sql: Sql, workspaceId: string, seq: number) =>
   (
