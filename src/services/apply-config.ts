@@ -9,7 +9,13 @@ import { newMemberId, randomId } from '../domain/ids.ts';
 import { utcText } from '../domain/time-text.ts';
 import type { RuleDefinition } from '../domain/rules.ts';
 import { addressesChangedMail } from '../channels/messages.ts';
-import { listAddressOwners, listMembers, removeMembersExcept, upsertMember } from '../store/members.ts';
+import {
+  listAddressOwners,
+  listMembers,
+  type MemberAddresses,
+  removeMembersExcept,
+  upsertMember,
+} from '../store/members.ts';
 import { findRuleSet, listGroups, replaceGroups, saveRuleSet } from '../store/rule-sets.ts';
 import { classifyTool, listTools } from '../store/tools.ts';
 import { findRequirePasskey, updateRequirePasskey } from '../store/passkeys.ts';
@@ -83,9 +89,9 @@ const declared = {
   teamsOf: (m: DeclaredMember) => m.teams_user_id?.toLowerCase() ?? null,
 };
 const storedAddress = {
-  phoneOf: (m: { phone: string | null }) => m.phone,
-  slackOf: (m: { slackUserId: string | null }) => m.slackUserId,
-  teamsOf: (m: { teamsUserId: string | null }) => m.teamsUserId,
+  phoneOf: (m: MemberAddresses) => m.phone,
+  slackOf: (m: MemberAddresses) => m.slackUserId,
+  teamsOf: (m: MemberAddresses) => m.teamsUserId,
 };
 
 /**
@@ -104,13 +110,13 @@ async function addressChanges(
   lineOf: ParsedConfig['lineOf'],
 ) {
   const owners = await listAddressOwners(tx, workspaceId);
-  const changes: (AddressChange & { memberId: string | null; name: string })[] = [];
+  const changes: (AddressChange & { memberId: string | null })[] = [];
   const refused: FieldIssue[] = [];
   members.forEach((member, index) => {
     const email = member.email.toLowerCase();
     const owner = owners.get(email);
     for (const [field, key, label] of ADDRESS_FIELDS) {
-      const from = owner ? storedAddress[key](owner as never) : null;
+      const from = owner ? storedAddress[key](owner) : null;
       const to = declared[key](member);
       if (from === to) continue;
       if (owner?.acted && to !== null && owner.id !== actor.memberId) {
@@ -121,7 +127,7 @@ async function addressChanges(
         });
         continue;
       }
-      changes.push({ member: email, field, from, to, memberId: owner?.id ?? null, name: member.name });
+      changes.push({ member: email, field, from, to, memberId: owner?.id ?? null });
     }
   });
   if (refused.length > 0) throw configError(refused);
