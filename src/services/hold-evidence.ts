@@ -60,7 +60,7 @@ interface EntryData {
 
 /**
  * Checks an approved hold against its entries, at or before `head` (the chain's head, locked by the
- * caller's transaction, or read in it). Two reads by primary key.
+ * caller's transaction, or read in it). Two reads by primary key; three with four eyes and more.
  */
 export async function checkApprovedHold(
   sql: Sql,
@@ -142,6 +142,3 @@ export async function runInEvidence(sql: Sql, hold: Hold, approvedSeq: number, h
 
 /** Whose approval an entry is: the member's, or the member a delegate decided for. */
 const approverOf = (data: EntryData) => String(data.on_behalf_of?.id ?? data.member?.id);
-
-/** The SHA-256 of the canonical arguments: what `hold.executed` records of the call sent. */
-export const argumentsSha256 = (args: Record<string, unknown>) => sha256Hex(canonicalJson(args));
