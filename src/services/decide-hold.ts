@@ -102,7 +102,7 @@ export async function recordDecision(
   const type = next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`;
   // With four eyes and more, the approvals so far are entries too: `hold.approved` lists them.
   const counted = next.approvalsRequired > 1 && input.verdict === 'approve';
-  const before = counted ? await approvalSeqsOf(tx, hold.id) : [];
+  const before = counted ? await approvalSeqsOf(tx, hold.workspaceId, hold.id) : [];
   const entry = await chain.append(type, {
     hold: hold.id,
     member: { id: member.id, email: member.email, name: member.name },
@@ -120,8 +120,8 @@ export async function recordDecision(
     ...(signature ? { passkey: signature } : {}),
   });
   // Where the approval is: an approved hold is answered, and its call run, only with it (hold-evidence.ts).
-  if (next.status === 'approved') await setApprovedSeq(tx, hold.id, entry.seq);
-  else if (counted) await setApprovalSeqs(tx, hold.id, [...before, entry.seq]);
+  if (next.status === 'approved') await setApprovedSeq(tx, hold.workspaceId, hold.id, entry.seq);
+  else if (counted) await setApprovalSeqs(tx, hold.workspaceId, hold.id, [...before, entry.seq]);
   return { outcome: 'recorded', hold: next };
 }
 

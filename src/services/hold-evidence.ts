@@ -67,7 +67,7 @@ export async function checkApprovedHold(
   hold: Hold,
   head: { seq: number; hash: string },
 ): Promise<EvidenceCheck> {
-  const { submittedSeq, approvedSeq } = await holdEvidenceSeqs(sql, hold.id);
+  const { submittedSeq, approvedSeq } = await holdEvidenceSeqs(sql, hold.workspaceId, hold.id);
   if (submittedSeq === null) return { ok: false, reason: 'submission_not_in_evidence' };
   const seqs = approvedSeq === null ? [submittedSeq] : [submittedSeq, approvedSeq];
   const entries = await entriesAt(sql, hold.workspaceId, seqs);

@@ -93,30 +93,38 @@ export function insertHoldStatement(hold: Hold, submittedSeq: number | null = nu
 }
 
 /** Where the hold's own entries are in its chain (services/hold-evidence.ts); null: none recorded. */
-export const holdEvidenceSeqs = async (sql: Sql, holdId: string) => {
+export const holdEvidenceSeqs = async (sql: Sql, workspaceId: string, holdId: string) => {
   const row = await sql.one<{ submittedSeq: number | null; approvedSeq: number | null }>(
-    'SELECT submitted_seq AS "submittedSeq", approved_seq AS "approvedSeq" FROM holds WHERE id = $1',
-    [holdId],
+    'SELECT submitted_seq AS "submittedSeq", approved_seq AS "approvedSeq" FROM holds WHERE workspace_id = $1 AND id = $2',
+    [workspaceId, holdId],
   );
   const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
   return { submittedSeq: number(row?.submittedSeq), approvedSeq: number(row?.approvedSeq) };
 };
 
 /** The seqs of the hold's `hold.approval_recorded` entries of approvals so far (four eyes and more). */
-export const approvalSeqsOf = async (sql: Sql, holdId: string): Promise<number[]> => {
+export const approvalSeqsOf = async (sql: Sql, workspaceId: string, holdId: string): Promise<number[]> => {
   const row = await sql.one<{ seqs: string | null }>(
-    'SELECT approval_seqs AS seqs FROM holds WHERE id = $1',
-    [holdId],
+    'SELECT approval_seqs AS seqs FROM holds WHERE workspace_id = $1 AND id = $2',
+    [workspaceId, holdId],
   );
   return row?.seqs ? (JSON.parse(row.seqs) as number[]) : [];
 };
 
-export const setApprovalSeqs = (sql: Sql, holdId: string, seqs: readonly number[]) =>
-  sql.run('UPDATE holds SET approval_seqs = $2 WHERE id = $1', [holdId, JSON.stringify(seqs)]);
+export const setApprovalSeqs = (sql: Sql, workspaceId: string, holdId: string, seqs: readonly number[]) =>
+  sql.run('UPDATE holds SET approval_seqs = $3 WHERE workspace_id = $1 AND id = $2', [
+    workspaceId,
+    holdId,
+    JSON.stringify(seqs),
+  ]);
 
 /** The seq of the `hold.approved` entry that approved the hold, in the decision's transaction. */
-export const setApprovedSeq = (sql: Sql, holdId: string, seq: number) =>
-  sql.run('UPDATE holds SET approved_seq = $2 WHERE id = $1', [holdId, seq]);
+export const setApprovedSeq = (sql: Sql, workspaceId: string, holdId: string, seq: number) =>
+  sql.run('UPDATE holds SET approved_seq = $3 WHERE workspace_id = $1 AND id = $2', [
+    workspaceId,
+    holdId,
+    seq,
+  ]);
 
 /** `lock` takes a row lock on PostgreSQL, for a read that is followed by a state change. */
 export async function findHold(
