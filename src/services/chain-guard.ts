@@ -13,7 +13,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
-import { randomId } from '../domain/ids.ts';
 import { alertEventBody } from '../domain/webhooks.ts';
 import type { Sql } from '../store/db.ts';
 import {
@@ -27,11 +26,11 @@ import {
   lockChainHead,
   newestEntryOfType,
 } from '../store/evidence.ts';
-import { type Statement } from '../store/statements.ts';
-import { findWebhookEndpoint, insertWebhookEvent, insertWebhookEventStatement } from '../store/webhooks.ts';
+import { type Statement, writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { ChainFrozenError } from './errors.ts';
 import { sha256Hex } from './hashing.ts';
+import { evidenceEventStatements } from './evidence-events.ts';
 
 export type BreakReason = 'checkpoint_missing' | 'checkpoint_invalid' | 'truncated' | 'rewritten';
 export interface ChainBreak {
@@ -265,16 +264,8 @@ async function recordFreeze(ctx: ServiceContext, workspaceId: string, found: Cha
     const now = ctx.now();
     // Once for every instance that finds it: the first one marks it and sends the alert.
     if ((await freezeChain(tx, workspaceId, now, found.seq, found.reason)) === 0) return;
-    if (!(await findWebhookEndpoint(tx, workspaceId))) return;
     const body = alertEventBody(workspaceId, { state: 'frozen', ...found }, now);
-    await insertWebhookEvent(tx, {
-      id: randomId('msg_', 16),
-      workspaceId,
-      holdId: body.id,
-      event: body.event,
-      body: JSON.stringify(body),
-      createdAt: now,
-    });
+    await writeTogether(tx, ctx.db.dialect, await evidenceEventStatements(tx, workspaceId, body, now));
   });
 }
 
@@ -285,19 +276,9 @@ export async function reanchoredAlert(
   workspaceId: string,
   found: ChainBreak,
 ): Promise<Statement[]> {
-  if (!(await findWebhookEndpoint(tx, workspaceId))) return [];
   const now = ctx.now();
   const body = alertEventBody(workspaceId, { state: 'reanchored', ...found }, now);
-  return [
-    insertWebhookEventStatement({
-      id: randomId('msg_', 16),
-      workspaceId,
-      holdId: body.id,
-      event: body.event,
-      body: JSON.stringify(body),
-      createdAt: now,
-    }),
-  ];
+  return evidenceEventStatements(tx, workspaceId, body, now);
 }
 
 /** The slugs of the workspaces whose chain is frozen: in the database, or found so by this instance. */

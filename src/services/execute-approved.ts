@@ -5,7 +5,6 @@
  * server's call timeout, a connection lost mid-request): then its outcome is `unknown`, it is never
  * run again, and its approvers are told. A call is claimed before it runs, so it never runs twice.
  */
-import { randomId } from '../domain/ids.ts';
 import type { Hold } from '../domain/hold.ts';
 import { alertEventBody } from '../domain/webhooks.ts';
 import type { Sql } from '../store/db.ts';
@@ -13,12 +12,12 @@ import { lockChainHead } from '../store/evidence.ts';
 import { findHold, listHoldsToExecute, listStaleExecutions, updateHoldState } from '../store/holds.ts';
 import { findMcpServer } from '../store/mcp-servers.ts';
 import { writeTogether } from '../store/statements.ts';
-import { findWebhookEndpoint, insertWebhookEventStatement } from '../store/webhooks.ts';
 import type { ServiceContext } from './context.ts';
 import { chainAfter } from './evidence.ts';
 import { checkApprovedHold, type EvidenceMismatch, runInEvidence } from './hold-evidence.ts';
 import { describeFailure, type Upstreams } from './proxy-call.ts';
 import { recordExecution, renewingOnProgress } from './record-execution.ts';
+import { evidenceEventStatements } from './evidence-events.ts';
 
 /**
  * A running call this much older than its server's call timeout belonged to an instance that died
@@ -107,19 +106,9 @@ async function refusedAlert(
   workspaceId: string,
   refused: { seq: number; reason: EvidenceMismatch; hold: string },
 ) {
-  if (!(await findWebhookEndpoint(tx, workspaceId))) return [];
   const now = ctx.now();
   const body = alertEventBody(workspaceId, { state: 'execution_refused', ...refused }, now);
-  return [
-    insertWebhookEventStatement({
-      id: randomId('msg_', 16),
-      workspaceId,
-      holdId: body.id,
-      event: body.event,
-      body: JSON.stringify(body),
-      createdAt: now,
-    }),
-  ];
+  return evidenceEventStatements(tx, workspaceId, body, now);
 }
 
 /** Approved proxy calls not run yet, oldest first (at most `limit`): what the execution worker runs. */

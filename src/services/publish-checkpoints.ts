@@ -7,7 +7,6 @@
  * never vouches for a chain it has not checked.
  */
 import { ChainWalk, type Checkpoint, entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
-import { randomId } from '../domain/ids.ts';
 import { checkpointEventBody } from '../domain/webhooks.ts';
 import {
   chainsToPublish,
@@ -19,9 +18,10 @@ import {
   lockChainHead,
   newestPublishedCheckpoint,
 } from '../store/evidence.ts';
-import { findWebhookEndpoint, insertWebhookEvent } from '../store/webhooks.ts';
+import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { ChainFrozenError } from './errors.ts';
+import { evidenceEventStatements } from './evidence-events.ts';
 import { sha256Hex } from './hashing.ts';
 
 export const CHECKPOINT_INTERVAL_MS = 60_000;
@@ -96,17 +96,8 @@ async function publish(
     if (last && (last.seq >= checkpoint.seq || last.published_at > now - CHECKPOINT_INTERVAL_MS))
       return false;
     await insertPublishedCheckpoint(tx, workspaceId, { ...checkpoint, published_at: now });
-    if (await findWebhookEndpoint(tx, workspaceId)) {
-      const body = checkpointEventBody(workspaceId, checkpoint, now);
-      await insertWebhookEvent(tx, {
-        id: randomId('msg_', 16),
-        workspaceId,
-        holdId: body.id,
-        event: body.event,
-        body: JSON.stringify(body),
-        createdAt: now,
-      });
-    }
+    const body = checkpointEventBody(workspaceId, checkpoint, now);
+    await writeTogether(tx, ctx.db.dialect, await evidenceEventStatements(tx, workspaceId, body, now));
     return true;
   });
 }
