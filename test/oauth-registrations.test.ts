@@ -144,6 +144,22 @@ for (const backend of backends) {
       assert.equal(Number(kept!.n), 20);
     });
 
+    test('registrations from two addresses at once are each counted for their own address', async () => {
+      // SQLite runs transactions begun together in one batch: each client must keep its own address.
+      const [a, b] = ['203.0.113.70', '203.0.113.71'];
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => register(i % 2 ? b : a).then((answer) => answer.status)),
+      );
+      assert.equal(answers.filter((status) => status === 201).length, 40, answers.join(' '));
+      for (const address of [a, b]) {
+        const kept = await t.service.ctx.db.one<{ n: number }>(
+          "SELECT COUNT(*) AS n FROM oauth_records WHERE model = 'Client' AND registered_from = $1",
+          [address],
+        );
+        assert.equal(Number(kept!.n), 20, address);
+      }
+    });
+
     test('IPv6 addresses count by their /64: a network shares one bound, the next network has its own', async () => {
       // One attacker with a /64 can send from 2^64 addresses: they count as one.
       for (let i = 1; i <= 20; i++)

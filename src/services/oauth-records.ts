@@ -43,6 +43,9 @@ export function oauthRecords(ctx: ServiceContext, model: string) {
     async upsert(id: string, payload: Payload, expiresIn?: number) {
       const stored = { ...payload };
       if (!keepsId) delete stored.jti;
+      // Read here, in the registering request's context: SQLite runs a batch of transactions in the
+      // context of whichever queued first (another request, a worker), where it would be another's.
+      const registeredFrom = model === 'Client' ? registrationSource() : null;
       const write = (sql: Sql) =>
         upsertOAuthRecord(sql, model, oauthRecordId(id), {
           payload: JSON.stringify(stored),
@@ -57,7 +60,7 @@ export function oauthRecords(ctx: ServiceContext, model: string) {
               : expiresIn
                 ? now() + expiresIn * 1000
                 : null,
-          registeredFrom: model === 'Client' ? registrationSource() : null,
+          registeredFrom,
           now: now(),
         });
       // A client being registered is stored only if its address has room, counted as it is stored.
