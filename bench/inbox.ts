@@ -435,7 +435,7 @@ function lastError(output: string): string | undefined {
         stack?: string;
       };
       if ((entry.level ?? 0) < 50) continue;
-      // The service's 500s log the error's name and frames, never its message (src/http/errors.ts).
+      // The service's 500s log the error's name and frames, never its message (src/web/errors.ts).
       const frame = entry.stack?.split('\n')[0]?.trim();
       const what = [entry.err?.message ?? entry.errorName, frame].filter(Boolean).join(' ');
       return `${entry.msg ?? ''}${what ? `: ${what}` : ''}`.slice(0, 300);

@@ -2,10 +2,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { openContext } from './open-context.ts';
-import { createMetrics } from './http/metrics.ts';
-import { MemoryRateCounter, SharedRateCounter } from './http/rate-limiter.ts';
-import { connectRedisRateCounter } from './http/redis-rate-counter.ts';
-import { buildHttpServer } from './http/server.ts';
+import { createMetrics } from './web/metrics.ts';
+import { MemoryRateCounter, SharedRateCounter } from './web/rate-limiter.ts';
+import { connectRedisRateCounter } from './web/redis-rate-counter.ts';
+import { apiRoutes } from './http/api.ts';
+import { opsRoutes } from './http/routes/ops.ts';
+import { appPlugin } from './app/plugin.ts';
+import { testMcpConnection } from './mcp/connection-test.ts';
+import { mcpRoutes } from './mcp/endpoint.ts';
+import { oauthServer } from './oauth/server.ts';
+import { buildWebServer } from './web/server.ts';
 import { checkSharedSlackChannel } from './services/workspaces.ts';
 import type { ServiceContext } from './services/context.ts';
 import { frozenWorkspaces } from './services/chain-guard.ts';
@@ -57,16 +63,22 @@ export async function startService(
     : null;
   const counter =
     redis ?? (ctx.db.dialect === 'postgres' ? new SharedRateCounter(ctx) : new MemoryRateCounter());
-  const app = buildHttpServer({
+  const app = buildWebServer({
     lifecycle,
-    upstreams,
-    mcpRelay,
     ctx,
     metrics,
     counter,
-    routes: config.role === 'workers' ? 'operations' : 'all',
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
+    // The transports side by side; an instance that runs the workers alone answers operations only.
+    mount: (app) => {
+      opsRoutes(app, { ctx, metrics });
+      if (config.role === 'workers') return;
+      apiRoutes(app, { ctx, metrics, counter });
+      const oauth = oauthServer(app, ctx, counter);
+      void app.register(appPlugin, { ctx, counter, testMcpConnection, oauth });
+      mcpRoutes(app, { ctx, counter, upstreams, relay: mcpRelay });
+    },
   });
   if (redis) redis.log = app.log;
   ctx.executions.onError = (error) =>

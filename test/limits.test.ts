@@ -134,7 +134,7 @@ for (const backend of backends) {
     });
 
     test('a failing counter lets requests through (fail-open)', async () => {
-      const { checkLimit } = await import('../src/http/rate-limiter.ts');
+      const { checkLimit } = await import('../src/web/rate-limiter.ts');
       const broken = { hit: async () => Promise.reject(new Error('counter down')) };
       const limit = await checkLimit(broken, 'k', 120, Date.now());
       assert.equal(limit.allowed, true);

@@ -39,7 +39,7 @@ let t: TestService;
 let key: string;
 
 before(async () => {
-  // buildHttpServer adds routes as soon as it has its instance; Fastify announces the instance on this
+  // buildWebServer adds routes as soon as it has its instance; Fastify announces the instance on this
   // channel first (a documented hook), so the hook below sees every route.
   const collect = (message: unknown) => {
     unsubscribe('fastify.initialization', collect);

@@ -1,7 +1,7 @@
 /** What every page of the app shares: reading a form and a cookie, answering with a page or a problem. */
-import type { OAuthServer } from '../http/oauth.ts';
+import type { OAuthServer } from '../oauth/server.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RateCounter } from '../http/rate-limiter.ts';
+import type { RateCounter } from '../web/rate-limiter.ts';
 import type { ServiceContext } from '../services/context.ts';
 import type { McpConnectionTest } from '../services/mcp-servers.ts';
 import type { AppSession } from '../services/sign-in.ts';

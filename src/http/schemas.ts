@@ -6,41 +6,11 @@
  */
 import { z } from 'zod';
 import { HOLD_REFERENCE_PATTERN } from '../domain/ids.ts';
-import {
-  isJsonObject,
-  jsonDepth,
-  MAX_JSON_DEPTH,
-  NON_FINITE_MESSAGE,
-  nonFiniteNumberPath,
-} from '../domain/json-limits.ts';
+import { holdSubmissionSchema } from '../services/hold-submission.ts';
+import { ISO_INSTANT } from '../services/input.ts';
+import { reportQuerySchema } from '../services/reports.ts';
 
-/**
- * Kept as parsed (not copied), so every key, even `__proto__`, stays an ordinary own property. A custom
- * schema has no JSON Schema of its own: the meta gives it.
- */
-const jsonObject = z
-  .custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object')
-  .refine(
-    (value) => jsonDepth(value) <= MAX_JSON_DEPTH,
-    `must not be nested deeper than ${MAX_JSON_DEPTH} levels`,
-  )
-  // `1e400` parses as Infinity: refused, naming the field where it is (decisions.md, 2026-11-29).
-  .superRefine((value, context) => {
-    const path = nonFiniteNumberPath(value);
-    if (path) context.addIssue({ code: 'custom', message: NON_FINITE_MESSAGE, path });
-  })
-  .meta({
-    id: 'JsonObject',
-    type: 'object',
-    additionalProperties: true,
-    description: `A JSON object (not an array, not null), nested at most ${MAX_JSON_DEPTH} levels deep; every number finite (\`1e400\` is refused).`,
-  });
-
-const text = (min: number, max: number) =>
-  z
-    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
-    .min(min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`)
-    .max(max, `must be at most ${max} characters`);
+export { holdSubmissionSchema, reportQuerySchema };
 
 /** As `Date.prototype.toISOString` writes it. */
 const timestamp = z.iso.datetime();
@@ -72,47 +42,6 @@ export const holdParamsSchema = z.object({
 });
 
 // ---- POST /api/v1/holds
-
-const agentIdentitySchema = z
-  .object(
-    {
-      id: text(1, 200).meta({ description: 'Who acts.' }),
-      label: text(0, 200)
-        .nullable()
-        .optional()
-        .meta({ description: 'A display name. In the record: null when not given.' }),
-    },
-    { error: (issue) => (issue.input === undefined ? 'is required' : 'must be an object with an id') },
-  )
-  .meta({ id: 'AgentIdentity' });
-
-export const holdSubmissionSchema = z
-  .object({
-    tool_name: text(1, 200)
-      .regex(/^[A-Za-z0-9_.:/-]+$/, 'may contain only A-Z a-z 0-9 _ . : / -')
-      .meta({ description: 'Business name of the action. Its first use registers the tool as `new`.' }),
-    arguments: jsonObject
-      .optional()
-      .meta({ description: 'Parameters of the action; kept in evidence. Default `{}`.' }),
-    agent_identity: agentIdentitySchema,
-    context: jsonObject
-      .optional()
-      .meta({ description: 'Extra information for the approver; kept in evidence. Default `{}`.' }),
-    idempotency_key: text(1, 255).meta({ description: 'Unique per logical action, per workspace.' }),
-  })
-  .meta({
-    id: 'HoldSubmission',
-    description: 'Unknown top-level fields are ignored. Lengths count UTF-16 code units.',
-    examples: [
-      {
-        tool_name: 'send_invoice',
-        arguments: { amount: 1200, currency: 'EUR' },
-        agent_identity: { id: 'billing-bot', label: 'Billing bot' },
-        context: { ticket: 'T-1042' },
-        idempotency_key: 'invoice-1042',
-      },
-    ],
-  });
 
 export const holdCreatedSchema = z
   .object({
@@ -293,15 +222,6 @@ export const verifyResultSchema = z
     ],
   });
 
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-
-/** An ISO 8601 date (midnight UTC) or a date-time with its offset, as epoch milliseconds. */
-const instant = z
-  .string('must be an ISO 8601 date or date-time')
-  .regex(ISO_INSTANT, 'must be an ISO 8601 date or date-time')
-  .transform((value) => Date.parse(value))
-  .refine((value) => Number.isFinite(value), 'must be a real date');
-
 /** Query of GET /api/v1/audit/checkpoints: `since` is a seq (those after it) or a time (those published from it). */
 export const checkpointsQuerySchema = z.object({
   since: z
@@ -377,27 +297,6 @@ export const auditKeySchema = z
   });
 
 // ---- GET /api/v1/reports/*
-
-/** Query of GET /api/v1/reports/* (decisions.md, Reports); the period is completed by the route. */
-export const reportQuerySchema = z
-  .object({
-    format: z.enum(['csv', 'pdf'], 'must be csv or pdf').optional().meta({
-      description: 'csv (default) or pdf. Without it, an Accept of application/pdf or text/csv decides.',
-    }),
-    from: instant.optional().meta({
-      description:
-        'Start of the period (ISO 8601 date or date-time with offset), included. Default: 30 days before `to`.',
-    }),
-    to: instant
-      .optional()
-      .meta({ description: 'End of the period, excluded. Default: now. Must be after `from`.' }),
-    tool: text(1, 200).optional().meta({ description: 'Only holds of this tool name.' }),
-    agent: text(1, 200).optional().meta({ description: 'Only holds of this agent id.' }),
-  })
-  .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, {
-    message: 'must be after from',
-    path: ['to'],
-  });
 
 // ---- GET /a/:reference
 

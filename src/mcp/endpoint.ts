@@ -16,9 +16,9 @@ import {
 } from '@modelcontextprotocol/server';
 import { randomId } from '../domain/ids.ts';
 import { jsonDepth, MAX_JSON_DEPTH } from '../domain/json-limits.ts';
-import { ANONYMOUS_LIMIT, limitMcpCalls } from '../http/guard.ts';
-import { HttpError } from '../http/errors.ts';
-import { checkLimit, type RateCounter } from '../http/rate-limiter.ts';
+import { ANONYMOUS_LIMIT, limitMcpCalls } from '../web/guard.ts';
+import { HttpError } from '../web/errors.ts';
+import { checkLimit, type RateCounter } from '../web/rate-limiter.ts';
 import { authenticate, keyRequester } from '../services/api-keys.ts';
 import { authenticateOAuth, MCP_SCOPE } from '../services/oauth.ts';
 import { SLUG_PATTERN } from '../services/workspaces.ts';

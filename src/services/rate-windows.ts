@@ -1,6 +1,6 @@
 /**
  * Rate-limit windows counted in the database (PostgreSQL, several instances): every instance sees the
- * same count. The HTTP rate limiter's shared counter (http/rate-limiter.ts) counts through these.
+ * same count. The HTTP rate limiter's shared counter (web/rate-limiter.ts) counts through these.
  */
 import { hitRateWindow, pruneRateWindows } from '../store/rate-windows.ts';
 import type { ServiceContext } from './context.ts';

@@ -2,6 +2,7 @@
  * The oversight and activity reports (decisions.md, Reports): figures counted by the database, rows
  * read page by page, and the signed chain head they were built from, so a report ties to the evidence.
  */
+import { z } from 'zod';
 import type { Checkpoint } from '../../packages/sdk/src/chain.ts';
 import { checkpointOf, findChainHead } from '../store/evidence.ts';
 import {
@@ -20,8 +21,30 @@ import {
 } from '../store/reports.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
+import { instant, text } from './input.ts';
 
 export type { ActivityRow } from '../store/reports.ts';
+
+/** Query of GET /api/v1/reports/* (decisions.md, Reports); the period is completed by the route. */
+export const reportQuerySchema = z
+  .object({
+    format: z.enum(['csv', 'pdf'], 'must be csv or pdf').optional().meta({
+      description: 'csv (default) or pdf. Without it, an Accept of application/pdf or text/csv decides.',
+    }),
+    from: instant.optional().meta({
+      description:
+        'Start of the period (ISO 8601 date or date-time with offset), included. Default: 30 days before `to`.',
+    }),
+    to: instant
+      .optional()
+      .meta({ description: 'End of the period, excluded. Default: now. Must be after `from`.' }),
+    tool: text(1, 200).optional().meta({ description: 'Only holds of this tool name.' }),
+    agent: text(1, 200).optional().meta({ description: 'Only holds of this agent id.' }),
+  })
+  .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, {
+    message: 'must be after from',
+    path: ['to'],
+  });
 
 export interface ReportQuery {
   /** Epoch ms, inclusive. */

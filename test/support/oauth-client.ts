@@ -1,6 +1,6 @@
 /**
  * An OAuth client at the level of HTTP requests, as an MCP client makes them against the service's
- * authorization server (http/oauth.ts): register, authorize with PKCE and a resource, let a signed-in
+ * authorization server (oauth/server.ts): register, authorize with PKCE and a resource, let a signed-in
  * member decide on the consent page, exchange the code, refresh. Each step can be bent to be refused.
  */
 import assert from 'node:assert/strict';

@@ -1,11 +1,11 @@
 /**
- * The consent step of OAuth for MCP clients (http/oauth.ts): a signed-in member sees which client asks
+ * The consent step of OAuth for MCP clients (oauth/server.ts): a signed-in member sees which client asks
  * for which MCP server of which workspace, on whose behalf, and allows or refuses. Only the roles the
  * workspace lets grant may allow; the grant is recorded, with its evidence, before the client gets a code.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
-import { OIDC_SCOPES } from '../../http/oauth.ts';
+import { OIDC_SCOPES } from '../../oauth/server.ts';
 import {
   clientNameOf,
   mayGrantOAuth,

@@ -1,8 +1,8 @@
 /** The Reports page: pick a period (and a tool or an agent), download oversight or activity as PDF or CSV. */
 import type { FastifyInstance } from 'fastify';
-import { type ReportKind, sendReport } from '../../http/routes/reports.ts';
-import { fieldIssues } from '../../http/errors.ts';
-import { reportQuerySchema } from '../../http/schemas.ts';
+import { fieldIssues } from '../../web/errors.ts';
+import { reportQuerySchema } from '../../services/reports.ts';
+import { type ReportKind, sendReport } from '../../web/report-download.ts';
 import { waitingIdsOf } from '../../services/inbox.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { html } from '../html.ts';

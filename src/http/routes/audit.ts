@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../services/context.ts';
 import { listCheckpoints } from '../../services/publish-checkpoints.ts';
 import { verifyChain } from '../../services/verify-chain.ts';
-import { fieldIssues, sendValidationError } from '../errors.ts';
+import { fieldIssues, sendValidationError } from '../../web/errors.ts';
 import { type CheckpointListBody, checkpointsQuerySchema, verifyQuerySchema } from '../schemas.ts';
 
 export function auditRoutes(

@@ -14,7 +14,7 @@ import {
   decideFromTeams,
 } from '../../services/channel-decisions.ts';
 import type { ServiceContext } from '../../services/context.ts';
-import { sendError } from '../errors.ts';
+import { sendError } from '../../web/errors.ts';
 
 const FORM_LIMIT = 64 * 1024;
 

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { marked } from 'marked';
 import type { ServiceContext } from '../../services/context.ts';
-import { sendError } from '../errors.ts';
+import { sendError } from '../../web/errors.ts';
 import { PAGE_SECURITY_HEADERS, page } from '../html.ts';
 import { openApiDocument } from '../openapi.ts';
 

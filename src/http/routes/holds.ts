@@ -5,7 +5,7 @@ import type { ServiceContext } from '../../services/context.ts';
 import { getHoldForAgent, waitForHold } from '../../services/read-hold.ts';
 import { keyRequester } from '../../services/api-keys.ts';
 import { submitHold } from '../../services/submit-hold.ts';
-import { fieldIssues, HttpError, sendValidationError } from '../errors.ts';
+import { fieldIssues, HttpError, sendValidationError } from '../../web/errors.ts';
 import { type HoldCreatedBody, holdParamsSchema, holdSubmissionSchema, waitBodySchema } from '../schemas.ts';
 
 export interface HoldRoutesOptions {

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../services/context.ts';
 import { frozenWorkspaces } from '../../services/chain-guard.ts';
 import { storageReachable } from '../../services/health.ts';
-import { sendError } from '../errors.ts';
-import type { Metrics } from '../metrics.ts';
+import { sendError } from '../../web/errors.ts';
+import type { Metrics } from '../../web/metrics.ts';
 
 export function opsRoutes(app: FastifyInstance, { ctx, metrics }: { ctx: ServiceContext; metrics: Metrics }) {
   app.get('/healthz', async () => ({ status: 'ok' }));

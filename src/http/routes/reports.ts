@@ -1,59 +1,7 @@
-/** GET /api/v1/reports/oversight and /activity, as CSV (streamed) or PDF; the app's downloads use them too. */
-import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { activityCsv, oversightCsv } from '../../reports/csv.ts';
-import { activityPdf, oversightPdf } from '../../reports/pdf.ts';
+/** GET /api/v1/reports/oversight and /activity, as CSV (streamed) or PDF. */
+import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../services/context.ts';
-import { activityRows, oversightReport, type ReportQuery, reportHeading } from '../../services/reports.ts';
-import type { Workspace } from '../../store/workspaces.ts';
-import { fieldIssues, sendValidationError } from '../errors.ts';
-import { reportQuerySchema } from '../schemas.ts';
-
-export type ReportKind = 'oversight' | 'activity';
-
-const DEFAULT_PERIOD_MS = 30 * 86_400_000;
-
-/** `format` wins; else an Accept of application/pdf or text/csv; else CSV. */
-function formatOf(request: FastifyRequest, format: 'csv' | 'pdf' | undefined): 'csv' | 'pdf' {
-  if (format) return format;
-  const accept = request.headers.accept ?? '';
-  const pdf = accept.indexOf('application/pdf');
-  const csv = accept.indexOf('text/csv');
-  return pdf !== -1 && (csv === -1 || pdf < csv) ? 'pdf' : 'csv';
-}
-
-/**
- * Answers a report request for `workspace`: 422 for bad parameters, else the report. Shared by the
- * Core API and the app, so both give the same file.
- */
-export async function sendReport(
-  ctx: ServiceContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  workspace: Workspace,
-  kind: ReportKind,
-  docsUrl: string,
-) {
-  const parsed = reportQuerySchema.safeParse(request.query);
-  if (!parsed.success) return sendValidationError(reply, docsUrl, fieldIssues(parsed.error));
-  const { from, to, tool, agent } = parsed.data;
-  const end = to ?? (from !== undefined ? Math.max(ctx.now(), from + 1) : ctx.now());
-  const query: ReportQuery = { from: from ?? end - DEFAULT_PERIOD_MS, to: end, tool, agent };
-  const format = formatOf(request, parsed.data.format);
-  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-  const name = `${kind}-${workspace.slug}-${day(query.from)}-${day(query.to)}.${format}`;
-  reply
-    .header('Content-Disposition', `attachment; filename="${name}"`)
-    .header('Cache-Control', 'no-store')
-    .type(format === 'pdf' ? 'application/pdf' : 'text/csv; charset=utf-8');
-  if (kind === 'oversight') {
-    const report = await oversightReport(ctx, workspace, query);
-    return reply.send(format === 'pdf' ? oversightPdf(report) : oversightCsv(report));
-  }
-  const heading = await reportHeading(ctx, workspace, query);
-  const rows = activityRows(ctx, workspace, query);
-  return reply.send(format === 'pdf' ? activityPdf(heading, rows) : Readable.from(activityCsv(rows)));
-}
+import { sendReport } from '../../web/report-download.ts';
 
 export function reportRoutes(
   app: FastifyInstance,

@@ -9,10 +9,10 @@ import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { utcText } from '../../domain/time-text.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { getPublicStatus } from '../../services/read-hold.ts';
-import { limitAnonymous } from '../guard.ts';
+import { limitAnonymous } from '../../web/guard.ts';
 import { escapeHtml } from '../../markup/html.ts';
 import { PAGE_SECURITY_HEADERS, page } from '../html.ts';
-import type { RateCounter } from '../rate-limiter.ts';
+import type { RateCounter } from '../../web/rate-limiter.ts';
 import type { statusPageParamsSchema } from '../schemas.ts';
 
 /** In UTC, saying so: the page has no script and does not know its reader's zone. */

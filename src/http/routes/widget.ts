@@ -11,9 +11,9 @@ import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { decideFromWidget, memberOfEmbedToken } from '../../services/channel-decisions.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { waitingSummariesOf } from '../../services/inbox.ts';
-import { sendError } from '../errors.ts';
-import { limitMember, refuseUnauthenticated } from '../guard.ts';
-import type { RateCounter } from '../rate-limiter.ts';
+import { sendError } from '../../web/errors.ts';
+import { limitMember, refuseUnauthenticated } from '../../web/guard.ts';
+import type { RateCounter } from '../../web/rate-limiter.ts';
 
 const script = readFileSync(new URL('../../app/static/widget.js', import.meta.url), 'utf8');
 

@@ -11,10 +11,9 @@ import { configError } from '../../services/config-file.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { listHoldRecords } from '../../services/inbox.ts';
 import { simulatePolicy } from '../../services/simulate-policy.ts';
-import { fieldIssues, HttpError, sendValidationError } from '../errors.ts';
+import { fieldIssues, HttpError, sendValidationError } from '../../web/errors.ts';
+import { YAML_TYPES } from '../../web/server.ts';
 import { holdListQuerySchema, simulateQuerySchema } from '../schemas.ts';
-
-export const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
 
 const ADMIN = { config: { bucket: 'v1' as const, admin: true, acceptsYaml: true } };
 

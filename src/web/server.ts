@@ -1,28 +1,20 @@
-/** The HTTP server: Core API, status pages, operations endpoints and docs. Transports stay thin. */
+/**
+ * The web server the transports stand on: one Fastify instance with the body parsers, request ids,
+ * the guard, metrics, errors and shutdown every route shares. The composition root (runtime.ts) mounts
+ * the Core API, the app and the MCP endpoint on it side by side; none of them imports another.
+ */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyRequest, type HTTPMethods } from 'fastify';
-import { appPlugin } from '../app/plugin.ts';
-import { testMcpConnection } from '../mcp/connection-test.ts';
-import { mcpRoutes } from '../mcp/endpoint.ts';
-import { oauthServer } from './oauth.ts';
-import { channelRoutes } from './routes/channels.ts';
-import { widgetRoutes } from './routes/widget.ts';
-import type { McpRelay } from '../mcp/relay.ts';
-import type { UpstreamPool } from '../mcp/upstream.ts';
-import type { ServiceContext } from '../services/context.ts';
 import { errorHandler, HttpError, sendError } from './errors.ts';
 import { guardApi } from './guard.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateCounter } from './rate-limiter.ts';
-import { auditRoutes } from './routes/audit.ts';
-import { workspaceConfigRoutes, YAML_TYPES } from './routes/workspace-config.ts';
-import { reportRoutes } from './routes/reports.ts';
-import { docsRoutes } from './routes/docs.ts';
-import { holdRoutes } from './routes/holds.ts';
-import { opsRoutes } from './routes/ops.ts';
-import { statusPageRoutes } from './routes/status-page.ts';
+import type { ServiceContext } from '../services/context.ts';
+
+/** A workspace file's media types: parsed as text where a route's config says `acceptsYaml`. */
+export const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -36,7 +28,7 @@ function describeRequest(request: FastifyRequest) {
 }
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-export interface HttpServerOptions {
+export interface WebServerOptions {
   ctx: ServiceContext;
   metrics: Metrics;
   counter: RateCounter;
@@ -45,11 +37,8 @@ export interface HttpServerOptions {
   trustProxy: false | number | string;
   /** Set `closing` when shutdown begins: new requests get 503, answers close their connection. */
   lifecycle: { closing: boolean };
-  upstreams: UpstreamPool;
-  /** The MCP proxy's relay, shared with the other instances by the runtime. */
-  mcpRelay: McpRelay;
-  /** `operations`: health, readiness and metrics only (an instance that runs the workers alone). */
-  routes?: 'all' | 'operations';
+  /** Adds the routes (Core API, app, MCP endpoint); a path known with other methods then answers 405. */
+  mount: (app: FastifyInstance) => void;
 }
 
 /**
@@ -79,17 +68,15 @@ function closeQuietConnections(app: FastifyInstance) {
   });
 }
 
-export function buildHttpServer({
+export function buildWebServer({
   ctx,
   metrics,
   counter,
   logLevel,
   trustProxy,
   lifecycle,
-  upstreams,
-  mcpRelay,
-  routes = 'all',
-}: HttpServerOptions): FastifyInstance {
+  mount,
+}: WebServerOptions): FastifyInstance {
   const docsUrl = () => `${ctx.publicUrl}/docs/holds`;
   const app = Fastify({
     logger: { level: logLevel, serializers: { req: describeRequest } },
@@ -160,20 +147,7 @@ export function buildHttpServer({
     methodsByPath.set(route.url, set);
   });
 
-  opsRoutes(app, { ctx, metrics });
-  if (routes === 'all') {
-    holdRoutes(app, { ctx, docsUrl, onSubmitted: (status) => metrics.holdsSubmitted.labels(status).inc() });
-    void app.register(widgetRoutes, { ctx, counter });
-    void app.register(channelRoutes, { ctx });
-    auditRoutes(app, { ctx, docsUrl });
-    workspaceConfigRoutes(app, { ctx, docsUrl });
-    reportRoutes(app, { ctx, docsUrl });
-    statusPageRoutes(app, { ctx, counter });
-    docsRoutes(app, { ctx });
-    const oauth = oauthServer(app, ctx, counter);
-    void app.register(appPlugin, { ctx, counter, testMcpConnection, oauth });
-    mcpRoutes(app, { ctx, counter, upstreams, relay: mcpRelay });
-  }
+  mount(app);
 
   for (const [url, methods] of [...methodsByPath]) {
     const missing = METHODS.filter((method) => !methods.has(method));

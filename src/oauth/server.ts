@@ -15,8 +15,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider';
 import { html } from '../markup/html.ts';
-import { ANONYMOUS_LIMIT } from './guard.ts';
-import { checkLimit, type RateCounter } from './rate-limiter.ts';
+import { ANONYMOUS_LIMIT } from '../web/guard.ts';
+import { checkLimit, type RateCounter } from '../web/rate-limiter.ts';
 import type { ServiceContext } from '../services/context.ts';
 import {
   ACCESS_TOKEN_SECONDS,
