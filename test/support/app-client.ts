@@ -18,6 +18,8 @@ export interface Session {
 export interface Page {
   status: number;
   location: string | null;
+  /** The flash notice this answer left for the next page (`saved`, `redelivered:3`), or null. */
+  notice: string | null;
   text: string;
 }
 
@@ -25,7 +27,10 @@ export interface Page {
 export type Fields = Record<string, string | string[]>;
 
 export interface AppClient {
-  get(session: Session | null, path: string): Promise<Page>;
+  /** A GET; `notice` is sent as the flash cookie a redirect left. */
+  get(session: Session | null, path: string, notice?: string | null): Promise<Page>;
+  /** Follows a redirect as a browser does: its location, with the notice it left. */
+  follow(session: Session | null, page: Page): Promise<Page>;
   /** A form POST with `_csrf` (the session's token unless given; `null` sends none) and extra headers. */
   post(
     session: Session | null,
@@ -47,21 +52,36 @@ export function appClient(
   options: { onPage?: (page: Page) => void } = {},
 ): AppClient {
   const t = typeof service === 'function' ? service : () => service;
-  const cookieOf = (session: Session | null): Record<string, string> =>
-    session ? { cookie: `approvals_session=${session.cookie}` } : {};
+  const cookieOf = (session: Session | null, notice?: string | null): Record<string, string> => {
+    const cookies = [
+      ...(session ? [`approvals_session=${session.cookie}`] : []),
+      ...(notice ? [`approvals_flash=${notice}`] : []),
+    ];
+    return cookies.length > 0 ? { cookie: cookies.join('; ') } : {};
+  };
 
   async function read(response: Response): Promise<Page> {
     const page = {
       status: response.status,
       location: response.headers.get('location'),
+      notice:
+        response.headers
+          .getSetCookie()
+          .map((cookie) => cookie.match(/^approvals_flash=([^;]+)/)?.[1])
+          .find((value) => value !== undefined) ?? null,
       text: await response.text(),
     };
     options.onPage?.(page);
     return page;
   }
 
-  async function get(session: Session | null, path: string): Promise<Page> {
-    return read(await fetch(t().url + path, { headers: cookieOf(session), redirect: 'manual' }));
+  async function get(session: Session | null, path: string, notice?: string | null): Promise<Page> {
+    return read(await fetch(t().url + path, { headers: cookieOf(session, notice), redirect: 'manual' }));
+  }
+
+  function follow(session: Session | null, page: Page): Promise<Page> {
+    assert.ok(page.location, `a redirect (${page.status})`);
+    return get(session, page.location, page.notice);
   }
 
   async function post(
@@ -100,7 +120,7 @@ export function appClient(
     return { cookie, csrf };
   }
 
-  return { get, post, signIn };
+  return { get, follow, post, signIn };
 }
 
 /** How many evidence entries the workspace of `key` has, once the chain is checked to verify. */
