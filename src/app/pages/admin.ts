@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PageDeps } from '../respond.ts';
 import { brandingPages } from './admin/branding.ts';
+import { groupPages } from './admin/groups.ts';
 import { keyPages } from './admin/keys.ts';
 import { mcpServerPages } from './admin/mcp-servers.ts';
 import { memberPages } from './admin/members.ts';
@@ -12,6 +13,7 @@ import { webhookPages } from './admin/webhook.ts';
 export function adminPages(app: FastifyInstance, deps: PageDeps) {
   rulePages(app, deps);
   memberPages(app, deps);
+  groupPages(app, deps);
   keyPages(app, deps);
   brandingPages(app, deps);
   mcpServerPages(app, deps);
