@@ -603,12 +603,10 @@ describe('every table and statement is scoped by workspace_id (issue 22)', () =>
         .filter((statement) => statement.fn === fn)
         .map((statement) => statement.text)
         .join('\n');
-    // A constant (`${columns}`), an array joined (`${where.join(…)}`), a function's result (`${where}` from
-    // scoped()), an imported function (`${openProxyHoldWhere(…)}`), the tables a loop walks (`${table}`).
-    assert.match(
-      textOf('findHoldByReference'),
-      /SELECT id, workspace_id AS "workspaceId", .* FROM holds WHERE id = \$1/,
-    );
+    // A column map (`${holdColumns.select()}`: its column names), an array joined (`${where.join(…)}`), a
+    // function's result (`${where}` from scoped()), an imported function (`${openProxyHoldWhere(…)}`), the
+    // tables a loop walks (`${table}`).
+    assert.match(textOf('findHoldByReference'), /SELECT id workspace_id .* FROM holds WHERE id = \$1/);
     assert.match(textOf('listHolds'), /FROM holds WHERE workspace_id = \$1/);
     assert.match(textOf('outcomeCounts'), /FROM holds h WHERE h\.workspace_id = \$1/);
     assert.match(textOf('READ_AFTER_LOCK'), /AND call_key =.*AND status NOT IN/);
