@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ProtocolError } from '@modelcontextprotocol/server';
+import type { Envelope } from '../domain/envelope.ts';
 import { ChainFrozenError } from '../services/errors.ts';
 import { ProxyRefusal } from '../services/proxy-call.ts';
 import { StorageUnavailableError } from '../store/db.ts';
@@ -12,7 +13,7 @@ import { callError } from './proxy-server.ts';
 
 const SECRET = 'row 42: api_key=svc_live_SECRET';
 
-test('a refusal keeps its code, text and data; any other failure answers a fixed text', () => {
+test('a refusal is said with its code, text and data; any other failure answers a fixed text', () => {
   const logged: unknown[] = [];
   const log = {
     warn: (...args: unknown[]) => logged.push(args),
@@ -21,10 +22,18 @@ test('a refusal keeps its code, text and data; any other failure answers a fixed
   const plain = ({ code, message, data }: ProtocolError) => ({ code, message, data });
   const upstream = new ProtocolError(-32602, 'Unknown tool');
   assert.equal(callError(upstream, log), upstream);
-  assert.deepEqual(
-    plain(callError(new ProxyRefusal(-32003, 'Denied by policy', { service: { status: 'denied' } }), log)),
-    { code: -32003, message: 'Denied by policy', data: { service: { status: 'denied' } } },
-  );
+  const envelope = { status: 'denied' } as Envelope;
+  assert.deepEqual(plain(callError(new ProxyRefusal({ kind: 'denied', envelope }), log)), {
+    code: -32003,
+    message: 'Denied by policy',
+    data: { service: { status: 'denied' } },
+  });
+  const failure = { code: -32001, message: 'Request timed out', outcome: 'unknown' as const };
+  assert.deepEqual(plain(callError(new ProxyRefusal({ kind: 'call_failed', failure }), log)), {
+    code: -32001,
+    message: 'Request timed out',
+    data: { outcome: 'unknown' },
+  });
   assert.deepEqual(plain(callError(new StorageUnavailableError(new Error(SECRET)), log)), {
     code: -32000,
     message: 'Service Unavailable: storage is unreachable, retry later',

@@ -30,6 +30,7 @@ import {
 } from '../services/proxy-call.ts';
 import { taskOf } from '../services/held-call-tasks.ts';
 import { setMcpSessionLevel } from '../services/mcp-sessions.ts';
+import { refusalError } from './refusals.ts';
 import { type ClientAnswer, isLogLevel, type McpRelay } from './relay.ts';
 import { createTaskResult, serveTasks, taskCapabilities, wantsTask } from './tasks.ts';
 import type { UpstreamPool } from './upstream.ts';
@@ -160,14 +161,14 @@ function live<T>(
 }
 
 /**
- * What a call answers when it fails, as a `ProtocolError`. A refusal keeps its code, text and data;
+ * What a call answers when it fails, as a `ProtocolError`. A refusal is said as refusals.ts says it;
  * any other failure gets a fixed text, never the error's own (it may carry a value of the request or
  * of the database): storage that cannot be reached says so, the rest is logged under a reference
  * the client is given.
  */
 export function callError(error: unknown, log: Pick<FastifyBaseLogger, 'warn' | 'error'>): ProtocolError {
   if (error instanceof ProtocolError) return error;
-  if (error instanceof ProxyRefusal) return new ProtocolError(error.code, error.message, error.data);
+  if (error instanceof ProxyRefusal) return refusalError(error.refusal);
   if (isStorageUnavailable(error)) {
     log.warn(describeSafely(error.cause), 'storage unavailable');
     return new ProtocolError(-32000, 'Service Unavailable: storage is unreachable, retry later');

@@ -15,7 +15,7 @@ import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { chainAfter } from './evidence.ts';
 import { checkApprovedHold, type EvidenceMismatch, runInEvidence } from './hold-evidence.ts';
-import { describeFailure, type Upstreams } from './proxy-call.ts';
+import { CALL_FAILED, CALL_TIMED_OUT, describeFailure, type Upstreams } from './proxy-call.ts';
 import { recordExecution, renewingOnProgress } from './record-execution.ts';
 import { evidenceEventStatements } from './evidence-events.ts';
 
@@ -72,7 +72,7 @@ async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
           startedAt: now,
           completedAt: now,
           outcome: {
-            code: -32000,
+            code: CALL_FAILED,
             message: `Refused: the approved call was not run: ${REFUSED_MESSAGE[reason]}`,
             reason,
           },
@@ -155,7 +155,7 @@ export async function failStaleExecutions(ctx: ServiceContext): Promise<number> 
     const timeoutMs = (server?.callTimeoutSeconds ?? 0) * 1000;
     if (hold.execution.startedAt >= now - STALE_CLAIM_MS - timeoutMs) continue;
     const outcome = {
-      code: -32001,
+      code: CALL_TIMED_OUT,
       message:
         'Interrupted: the instance running the call stopped; the call may or may not have run upstream',
       outcome: 'unknown',

@@ -1,10 +1,17 @@
 /**
  * A tools/call through the MCP proxy (interface.md, MCP proxy endpoint): the same rules, approvers,
  * deadlines and evidence as the Hold API. Allowed calls go upstream at once; held calls are answered
- * at once with the envelope; denied calls are refused with -32003. Identical calls are one operation.
+ * at once with the envelope; denied calls are refused. Identical calls are one operation. Refusals are
+ * typed (`Refusal`): the MCP endpoint says them in JSON-RPC (src/mcp/refusals.ts).
  */
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
-import { envelopeContent, envelopeOf, type EnvelopeStatus, unknownReference } from '../domain/envelope.ts';
+import {
+  type Envelope,
+  envelopeContent,
+  envelopeOf,
+  type EnvelopeStatus,
+  unknownReference,
+} from '../domain/envelope.ts';
 import type { Environment, Hold } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN, randomId } from '../domain/ids.ts';
 import { jsonDepth, MAX_JSON_DEPTH, NON_FINITE_MESSAGE, nonFiniteNumberPath } from '../domain/json-limits.ts';
@@ -22,7 +29,6 @@ import { sha256Hex } from './hashing.ts';
 import { BOUND_AGENT_FIELD, type Requester, statusUrl, submitHold } from './submit-hold.ts';
 
 export const CHECK_STATUS_TOOL = 'service_check_status';
-export const DENIED_CODE = -32003;
 
 export interface CallToolResult {
   content: unknown[];
@@ -78,15 +84,35 @@ export interface ProxyCaller {
   mcpSession: string | null;
 }
 
-/** A refusal the transport sends as a JSON-RPC error. */
+/** Why a tools/call gets no result. */
+export type Refusal =
+  /** A rule denied it: the envelope says so. */
+  | { kind: 'denied'; envelope: Envelope }
+  /** Its name or arguments are not what the call takes; `problem` says which, never a value. */
+  | { kind: 'invalid_arguments'; problem: string }
+  /** The upstream lists no tool of this name. */
+  | { kind: 'unknown_tool' }
+  /** The workspace's monthly hold limit is used up. */
+  | { kind: 'quota_reached' }
+  /** The workspace takes calls from bound API keys only, and this key is not bound. */
+  | { kind: 'key_not_bound' }
+  /** The agent named is not the one the API key is bound to. */
+  | { kind: 'agent_not_bound' }
+  /** It ran and failed (the client cancelled it, the upstream timed out, cannot be reached or
+   * answered an error): the error recorded as its execution's, which the client gets as it is. */
+  | { kind: 'call_failed'; failure: CallFailure };
+
+/** A refusal, thrown to the transport, which says it in its own terms. */
 export class ProxyRefusal extends Error {
-  readonly code: number;
-  readonly data: unknown;
-  constructor(code: number, message: string, data?: unknown) {
-    super(message);
-    this.code = code;
-    this.data = data;
+  readonly refusal: Refusal;
+  constructor(refusal: Refusal) {
+    super(refusal.kind);
+    this.refusal = refusal;
   }
+}
+
+function refuse(refusal: Refusal): never {
+  throw new ProxyRefusal(refusal);
 }
 
 export const checkStatusTool = {
@@ -127,15 +153,10 @@ export function answerFor(
   };
 }
 
-function refuseDenied(ctx: ServiceContext, hold: Hold, deduplicated = false): never {
-  throw new ProxyRefusal(DENIED_CODE, 'Denied by policy', {
-    service: envelopeOf(hold, statusUrl(ctx, hold.id), { deduplicated }),
-  });
-}
-
 export async function checkStatus(ctx: ServiceContext, caller: ProxyCaller, args: Record<string, unknown>) {
   const reference = args.reference;
-  if (typeof reference !== 'string') throw new ProxyRefusal(-32602, 'reference must be a string');
+  if (typeof reference !== 'string')
+    return refuse({ kind: 'invalid_arguments', problem: 'reference must be a string' });
   const known =
     HOLD_REFERENCE_PATTERN.test(reference) && (await findHold(ctx.db, caller.workspace.id, reference));
   if (!known) {
@@ -145,9 +166,6 @@ export async function checkStatus(ctx: ServiceContext, caller: ProxyCaller, args
   // Read through getHold: one found past its deadline is expired first, never shown as held.
   return answerFor(ctx, await getHold(ctx, caller.workspace.id, reference));
 }
-
-/** The upstream's answer to a tool it does not have (the MCP SDK's servers: invalid params). */
-export const UNKNOWN_TOOL_CODE = -32602;
 
 /**
  * Whether the upstream lists this tool: it did when it was last listed, or it does now (its list is
@@ -188,21 +206,22 @@ export async function callThroughProxy(
   if (name === CHECK_STATUS_TOOL) return { result: await checkStatus(ctx, caller, args) };
   // The Core API's limits: a tool name is stored with the hold, arguments are hashed and stored.
   if (name.length < 1 || name.length > 200)
-    throw new ProxyRefusal(-32602, 'The tool name must be 1-200 characters');
+    refuse({ kind: 'invalid_arguments', problem: 'The tool name must be 1-200 characters' });
   if (jsonDepth(args) > MAX_JSON_DEPTH)
-    throw new ProxyRefusal(-32602, `Arguments must not be nested deeper than ${MAX_JSON_DEPTH} levels`);
+    refuse({
+      kind: 'invalid_arguments',
+      problem: `Arguments must not be nested deeper than ${MAX_JSON_DEPTH} levels`,
+    });
   // `1e400` parses as Infinity, which no hash or store can hold: named, never repeated.
   const nonFinite = nonFiniteNumberPath(args);
   if (nonFinite)
-    throw new ProxyRefusal(-32602, `${['arguments', ...nonFinite].join('.')}: ${NON_FINITE_MESSAGE}`);
+    refuse({
+      kind: 'invalid_arguments',
+      problem: `${['arguments', ...nonFinite].join('.')}: ${NON_FINITE_MESSAGE}`,
+    });
   const { workspace, server } = caller;
-  // A name the upstream does not have is answered with the upstream's code (no hold, nobody paged),
-  // but not with the SDK's text, which repeats the name: no error echoes a value of the request.
-  if (!(await upstreamHasTool(ctx, upstreams, caller, name, relay.signal)))
-    throw new ProxyRefusal(
-      UNKNOWN_TOOL_CODE,
-      'Tool not found: the upstream MCP server lists no tool of this name',
-    );
+  // A name the upstream does not have is refused as the upstream would (no hold, nobody paged).
+  if (!(await upstreamHasTool(ctx, upstreams, caller, name, relay.signal))) refuse({ kind: 'unknown_tool' });
   const callKey = sha256Hex(
     canonicalJson({ server: server.id, tool: name, arguments: args, session: caller.session }),
   );
@@ -234,21 +253,17 @@ export async function callThroughProxy(
       },
     );
   } catch (error) {
-    if (error instanceof ServiceError && error.code === 'hold_limit_reached') {
-      throw new ProxyRefusal(-32000, 'Monthly hold limit reached');
-    }
-    if (error instanceof ServiceError && error.code === 'key_not_bound')
-      throw new ProxyRefusal(-32000, 'Forbidden: this workspace takes calls from bound API keys only');
+    if (error instanceof ServiceError && error.code === 'hold_limit_reached')
+      refuse({ kind: 'quota_reached' });
+    if (error instanceof ServiceError && error.code === 'key_not_bound') refuse({ kind: 'key_not_bound' });
     if (error instanceof ServiceError && error.issues[0]?.field === BOUND_AGENT_FIELD)
-      throw new ProxyRefusal(
-        -32602,
-        'Invalid params: X-Service-Agent must be the agent identity this API key is bound to, or left out',
-      );
+      refuse({ kind: 'agent_not_bound' });
     throw error;
   }
   const { hold } = submitted;
   const deduplicated = !submitted.created;
-  if (hold.status === 'rejected' && hold.channel === 'rule') refuseDenied(ctx, hold, deduplicated);
+  if (hold.status === 'rejected' && hold.channel === 'rule')
+    refuse({ kind: 'denied', envelope: envelopeOf(hold, statusUrl(ctx, hold.id), { deduplicated }) });
   if (hold.status !== 'auto_allowed') {
     const tool = await findTool(ctx.db, workspace.id, server.name, name);
     return {
@@ -272,22 +287,31 @@ export async function callThroughProxy(
     return { result, hold: { ...hold, execution: completed } };
   } catch (error) {
     const failure: CallFailure = relay.signal?.aborted
-      ? { code: -32000, message: 'The client cancelled the call' }
+      ? { code: CALL_FAILED, message: 'The client cancelled the call' }
       : describeFailure(error);
     await renewing.settled();
     ctx.executions.record(hold, { status: 'failed', startedAt, outcome: failure });
-    // A timeout is -32001 "Request timed out"; an unanswered call says so in `data` as well.
-    throw new ProxyRefusal(failure.code, failure.message, failure.outcome && { outcome: failure.outcome });
+    return refuse({ kind: 'call_failed', failure });
   }
 }
 
-/** Why a proxied call has no result: stored as the execution's error and answered as a JSON-RPC error. */
+/**
+ * Why a proxied call has no result, as its execution's error records it (the Hold API's
+ * `execution.error`, decisions.md: the call's JSON-RPC error, which the client gets as it is).
+ */
 export interface CallFailure {
   code: number;
   message: string;
   /** `unknown`: the request was sent and never answered, so it may or may not have run upstream. */
   outcome?: 'unknown';
 }
+
+/**
+ * The codes of an execution error the service records itself (the upstream's own errors keep
+ * theirs): the call failed (-32000), or no answer came in time (-32001, the MCP request timeout).
+ */
+export const CALL_FAILED = -32000;
+export const CALL_TIMED_OUT = -32001;
 
 /**
  * A call that was sent and never answered (the port's errors with `outcome: 'unknown'`: its server's
@@ -307,8 +331,8 @@ export function describeFailure(error: unknown): CallFailure {
       : { code, message: text('upstream error') };
   }
   // The MCP SDK's own timeout (SdkErrorCode.RequestTimeout), of a request other than tools/call.
-  if (code === 'REQUEST_TIMEOUT') return { code: -32001, message: 'Request timed out' };
-  return { code: -32000, message: 'The upstream MCP server cannot be reached' };
+  if (code === 'REQUEST_TIMEOUT') return { code: CALL_TIMED_OUT, message: 'Request timed out' };
+  return { code: CALL_FAILED, message: 'The upstream MCP server cannot be reached' };
 }
 
 /**
