@@ -684,7 +684,7 @@ rules:
       assert.equal(mailsTo(smtp, 'admin@acme.test').length, 0);
     });
 
-    test('a hold whose follow-up fails is tried again later and holds up no other', async (tc) => {
+    test('a hold whose follow-up fails is tried again later, with growing waits, and holds up no other', async (tc) => {
       const { t } = await start(tc, backend);
       const file = `
 members: [{ email: admin@acme.test, name: Admin, role: admin }]
@@ -710,11 +710,21 @@ tools: [{ connection: SDK, tool: pay, classification: approval }]
         (await jobsOf(t, failing)).filter((job) => job.startsWith('reminder')),
         [],
       );
-      const row = await t.service.ctx.db.one<{ next: number }>(
-        'SELECT next_at AS next FROM follow_ups WHERE hold_id = $1',
-        [failing],
-      );
-      assert.equal(row?.next, T0 + 215 * MIN);
+      const nextTry = async () =>
+        Number(
+          (
+            await t.service.ctx.db.one<{ next: number }>(
+              'SELECT next_at AS next FROM follow_ups WHERE hold_id = $1',
+              [failing],
+            )
+          )?.next,
+        );
+      assert.equal(await nextTry(), T0 + 215 * MIN);
+      // Each failure in a row waits twice as long as the one before (5, 10, 20 minutes, up to an hour).
+      await t.clock.advanceTo(T0 + 215 * MIN);
+      assert.equal(await nextTry(), T0 + 225 * MIN);
+      await t.clock.advanceTo(T0 + 225 * MIN);
+      assert.equal(await nextTry(), T0 + 245 * MIN);
     });
 
     test('a handover that fails is tried again 5 minutes later and holds up no other', async (tc) => {

@@ -1,6 +1,6 @@
 /**
  * Reminders and escalation of pending holds. The plan is fixed at submission (`followUpStatement`);
- * the deadline worker runs `runDueFollowUps`, and each hold's follow-ups that came due are acted on in
+ * the deadline worker sweeps `dueFollowUpWork`, and each hold's follow-ups that came due are acted on in
  * one transaction under the workspace's chain lock: approvers added, requests and reminders queued
  * for the members' channels, evidence entries, webhook events and the log the hold's page shows.
  */
@@ -27,6 +27,7 @@ import type { Statement } from '../store/statements.ts';
 import { writeTogether } from '../store/statements.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
+import type { DueWork } from './due-work.ts';
 import { openChain } from './evidence.ts';
 import { askMembers, waitingFor } from './notifications.ts';
 import { emitFollowUpEvent } from './webhooks.ts';
@@ -55,28 +56,13 @@ export function followUpStatement(hold: Hold, followUps: ReturnType<typeof follo
     : insertFollowUpStatement({ holdId: hold.id, workspaceId: hold.workspaceId, plan, nextAt });
 }
 
-/** How long a hold whose follow-up (or a member whose handover) failed waits before it is tried again. */
-export const RETRY_MS = 5 * 60_000;
-
-/**
- * One sweep: acts on up to `batch` holds whose follow-ups came due; returns how many it looked at. A
- * hold whose follow-up fails is tried again later, after the others: it holds up no other hold. The
- * first failure is thrown at the end, for the worker's log.
- */
-export async function runDueFollowUps(ctx: ServiceContext, batch = 100): Promise<number> {
-  const due = await listDueFollowUps(ctx.db, ctx.now(), batch);
-  let failure: unknown = null;
-  for (const { holdId, workspaceId } of due) {
-    try {
-      await followUp(ctx, workspaceId, holdId);
-    } catch (error) {
-      failure ??= error;
-      await postponeFollowUp(ctx.db, workspaceId, holdId, ctx.now() + RETRY_MS);
-    }
-  }
-  if (failure) throw failure;
-  return due.length;
-}
+/** Holds whose follow-ups came due: one whose follow-up fails is tried again later (due-work.ts). */
+export const dueFollowUpWork: DueWork<{ holdId: string; workspaceId: string }> = {
+  listDue: (ctx, now, limit) => listDueFollowUps(ctx.db, now, limit),
+  keyOf: ({ holdId }) => holdId,
+  run: (ctx, { workspaceId, holdId }) => followUp(ctx, workspaceId, holdId),
+  postpone: (ctx, { workspaceId, holdId }, until) => postponeFollowUp(ctx.db, workspaceId, holdId, until),
+};
 
 async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string): Promise<void> {
   const changed = await ctx.db.transaction(async (tx) => {

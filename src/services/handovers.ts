@@ -1,7 +1,7 @@
 /**
  * Out of office: when a member's delegation comes into force, the holds already waiting for them are
  * handed to their delegate, who is asked for each on their channels (holds that arrive later go to the
- * delegate at once: notifications.ts `waitingFor`). The deadline worker runs the sweep; each member's
+ * delegate at once: notifications.ts `waitingFor`). The deadline worker sweeps `dueHandoverWork`; each member's
  * handover is done once, in one transaction under the workspace's chain lock.
  */
 import { findHold, listPendingLines, pendingDecisions } from '../store/holds.ts';
@@ -11,8 +11,8 @@ import { pendingHoldsAskedOf } from '../store/notifications.ts';
 import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
+import type { DueWork } from './due-work.ts';
 import { openChain } from './evidence.ts';
-import { RETRY_MS } from './follow-ups.ts';
 import { WAITING_CAP } from './inbox.ts';
 import { askMembers } from './notifications.ts';
 
@@ -20,24 +20,15 @@ import { askMembers } from './notifications.ts';
 const HOLDS_PER_TRANSACTION = 100;
 
 /**
- * One sweep: hands over the waiting holds of up to `batch` members whose delegation came into force;
- * returns how many members it looked at. One that fails is tried again 5 minutes later and holds up no
- * other; the first failure is thrown at the end, for the worker's log.
+ * Members whose delegation came into force: their waiting holds are handed over. One whose handover
+ * fails is tried again later (due-work.ts).
  */
-export async function runDueHandovers(ctx: ServiceContext, batch = 100): Promise<number> {
-  const due = await listDueHandovers(ctx.db, ctx.now(), batch);
-  let failure: unknown = null;
-  for (const { workspaceId, memberId } of due) {
-    try {
-      await handOver(ctx, workspaceId, memberId);
-    } catch (error) {
-      failure ??= error;
-      await postponeHandover(ctx.db, workspaceId, memberId, ctx.now() + RETRY_MS);
-    }
-  }
-  if (failure) throw failure;
-  return due.length;
-}
+export const dueHandoverWork: DueWork<{ workspaceId: string; memberId: string }> = {
+  listDue: (ctx, now, limit) => listDueHandovers(ctx.db, now, limit),
+  keyOf: ({ memberId }) => memberId,
+  run: (ctx, { workspaceId, memberId }) => handOver(ctx, workspaceId, memberId),
+  postpone: (ctx, { workspaceId, memberId }, until) => postponeHandover(ctx.db, workspaceId, memberId, until),
+};
 
 /**
  * Up to HOLDS_PER_TRANSACTION of the member's waiting holds handed to their delegate, in one

@@ -7,8 +7,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
 import { expireOverdueHolds } from '../services/expire-holds.ts';
-import { runDueFollowUps } from '../services/follow-ups.ts';
-import { runDueHandovers } from '../services/handovers.ts';
+import { dueWorkSweep } from '../services/due-work.ts';
+import { dueFollowUpWork } from '../services/follow-ups.ts';
+import { dueHandoverWork } from '../services/handovers.ts';
 import { sweepExpiredOAuthRecords } from '../services/oauth.ts';
 import { startWorker } from './loop.ts';
 
@@ -21,6 +22,8 @@ export function startDeadlineWorker(
   options: { intervalMs: number; log: FastifyBaseLogger; onExpired?: (count: number) => void },
 ) {
   let oauthSweptAt = Number.NEGATIVE_INFINITY;
+  const sweepHandovers = dueWorkSweep(dueHandoverWork);
+  const sweepFollowUps = dueWorkSweep(dueFollowUpWork);
   return startWorker({
     name: 'deadline',
     intervalMs: options.intervalMs,
@@ -39,11 +42,11 @@ export function startDeadlineWorker(
       // fails holds up nothing else.
       let failure: unknown = null;
       try {
-        for (let count = BATCH; count === BATCH;) count = await runDueHandovers(ctx, BATCH);
+        for (let count = BATCH; count === BATCH;) count = await sweepHandovers(ctx, BATCH);
       } catch (error) {
         failure = error;
       }
-      for (let count = BATCH; count === BATCH;) count = await runDueFollowUps(ctx, BATCH);
+      for (let count = BATCH; count === BATCH;) count = await sweepFollowUps(ctx, BATCH);
       if (failure) throw failure;
     },
   });
