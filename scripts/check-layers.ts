@@ -1,8 +1,10 @@
 /**
- * npm run check:layers: the layers of src/ (docs/architecture.md, "Layers") hold, and no module imports
- * itself back through others. Reads every non-test .ts file under src/ with the TypeScript parser,
- * resolves its relative imports (static, re-exports and dynamic `import()`), and fails with a list of
- * every import a layer may not make and every import circle, one cycle printed for each.
+ * npm run check:layers: the layers of src/ (docs/architecture.md, "Layers") hold, each imports only the
+ * packages on its list, the published packages under packages/ import only what their package.json
+ * names, and no module imports itself back through others. Reads every non-test .ts file under src/
+ * and packages/<name>/src/ with the TypeScript parser, resolves its relative imports (static,
+ * re-exports and dynamic `import()`), and fails with a list of every import a layer or package may not
+ * make and every import circle, one cycle printed for each.
  *
  * Type-only imports (`import type …`, `export type … from`, and `import('…')` in a type) carry no I/O
  * and vanish when types are stripped, so they cannot close a circle at run time: the circle check leaves
@@ -70,66 +72,107 @@ export const LAYERS: Layer[] = [
     name: 'store',
     paths: ['src/store/'],
     may: ['sdk', 'domain'],
+    packages: ['node:crypto', 'node:fs', 'node:fs/promises', 'node:path', 'node:sqlite', 'pg'],
     why: 'storage: the port, its adapters, one module per table; nothing above it',
   },
   {
     name: 'channels',
     paths: ['src/channels/'],
     may: ['sdk', 'domain', 'markup', 'net'],
+    packages: ['node:crypto', 'nodemailer'],
     why: 'outbound messages: their texts and the e-mail, Slack and SMS clients; services send through them',
   },
   {
     name: 'services',
     paths: ['src/services/'],
     may: ['sdk', 'domain', 'store', 'channels', 'net', 'settings'],
+    packages: [
+      '@simplewebauthn/server',
+      'ipaddr.js',
+      'node:async_hooks',
+      'node:crypto',
+      'node:fs',
+      'node:path',
+      'node:timers/promises',
+      'oidc-provider',
+      'yaml',
+      'zod',
+    ],
     why: 'the use cases and their transactions; no HTTP, HTML or app code',
   },
   {
     name: 'reports',
     paths: ['src/reports/'],
     may: ['sdk', 'domain', 'services'],
+    packages: ['node:stream', 'node:zlib', 'pdfkit'],
     why: "renders the reports service's figures as CSV and PDF",
   },
   {
     name: 'webhooks',
     paths: ['src/webhooks/'],
     may: ['domain', 'services', 'net'],
+    packages: [],
     why: 'sends webhook deliveries for the webhook worker, through the guarded HTTP client',
   },
   {
     name: 'web',
     paths: ['src/web/'],
     may: ['sdk', 'domain', 'services', 'reports'],
+    packages: [
+      'fastify',
+      'node:crypto',
+      'node:http',
+      'node:net',
+      'node:stream',
+      'prom-client',
+      'redis',
+      'zod',
+    ],
     why: 'what the transports stand on: the Fastify server, the guard, errors, rate limiter and metrics',
   },
   {
     name: 'http',
     paths: ['src/http/'],
     may: ['sdk', 'domain', 'markup', 'services', 'channels', 'web'],
+    packages: ['fastify', 'marked', 'node:fs', 'node:fs/promises', 'yaml', 'zod'],
     why: 'the Core API and the service pages (status, docs, widget, channel callbacks)',
   },
   {
     name: 'oauth',
     paths: ['src/oauth/'],
     may: ['markup', 'services', 'web'],
+    packages: ['fastify', 'node:crypto', 'node:http', 'oidc-provider'],
     why: 'the OAuth authorization server for MCP clients',
   },
   {
     name: 'app',
     paths: ['src/app/'],
     may: ['sdk', 'domain', 'markup', 'services', 'web', 'oauth'],
+    packages: ['fastify', 'node:fs', 'node:http', 'node:stream', 'oidc-provider', 'zod'],
     why: 'the web app, on the web layer (and the OAuth server, for its consent page)',
   },
   {
     name: 'mcp',
     paths: ['src/mcp/'],
     may: ['domain', 'services', 'web', 'net'],
+    packages: [
+      '@modelcontextprotocol/client',
+      '@modelcontextprotocol/server',
+      'fastify',
+      'node:async_hooks',
+      'node:crypto',
+      'node:http',
+      'node:stream',
+      'zod',
+    ],
     why: 'the MCP endpoint and upstream pool, on the web layer',
   },
   {
     name: 'workers',
     paths: ['src/workers/'],
     may: ['domain', 'services', 'webhooks'],
+    // Fastify's logger type, which the runtime hands the workers.
+    packages: ['fastify'],
     why: 'background loops over services',
   },
   {
@@ -149,12 +192,14 @@ export const SINGLES: Layer[] = [
     name: 'settings',
     paths: ['src/config.ts'],
     may: [],
+    packages: ['node:fs', 'node:net', 'zod'],
     why: 'the settings, read once by the root and the CLI; services read their limits (MAX_RATE_LIMIT)',
   },
   {
     name: 'store-migrations',
     paths: ['src/store/migrate.ts', 'src/store/open.ts'],
     may: ['store'],
+    packages: ['node:fs', 'node:path'],
     why: '`approvals migrate` opens the database and runs the migrations, as the runtime does',
   },
 ];
@@ -179,11 +224,20 @@ export const SHARED_RECORD_TYPES: { module: string; types: string[] }[] = [
  */
 export const TEMPORARILY_ALLOWED: { from: string; to: string; why: string }[] = [];
 
+/**
+ * The packages under packages/ are published on their own: a file under a package's src/ may import its
+ * own package's files, `node:` modules and the packages its package.json names (dependencies, peer and
+ * optional ones). These name none: what they import is theirs alone.
+ */
+export const DEPENDENCY_FREE = ['packages/sdk'];
+
 // ---------------------------------------------------------------------------------------------------
 
 export interface Import {
   from: string;
   to: string; // a project path, or a package name
+  /** A relative import, resolved to a project path. */
+  local: boolean;
   typeOnly: boolean;
   /** What a type-only import names (`*` for a namespace or default import). */
   names: string[];
@@ -219,7 +273,7 @@ export function importsOf(root: string, file: string): Import[] {
           .split(sep)
           .join('/')
       : packageName(specifier);
-    found.push({ from, to, typeOnly, names });
+    found.push({ from, to, typeOnly, names, local: specifier.startsWith('.') });
   };
   const named = (bindings: ts.NamedImportBindings | ts.NamedExportBindings | undefined) =>
     bindings && (ts.isNamedImports(bindings) || ts.isNamedExports(bindings))
@@ -290,6 +344,37 @@ function brokenRule(link: Import): string | null {
   return `${from.name} may not import ${to.name} (${from.name} may import: ${from.may.join(', ') || 'nothing'})`;
 }
 
+/** A published package under packages/: its folder, and the packages its package.json names. */
+interface PublishedPackage {
+  dir: string;
+  dependencies: string[];
+}
+
+function publishedPackages(root: string): PublishedPackage[] {
+  const top = join(root, 'packages');
+  if (!existsSync(top)) return [];
+  return readdirSync(top, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(top, entry.name, 'package.json')))
+    .map((entry) => {
+      const manifest = JSON.parse(readFileSync(join(top, entry.name, 'package.json'), 'utf8')) as Record<
+        string,
+        Record<string, string> | undefined
+      >;
+      const dependencies = ['dependencies', 'peerDependencies', 'optionalDependencies'].flatMap((field) =>
+        Object.keys(manifest[field] ?? {}),
+      );
+      return { dir: `packages/${entry.name}`, dependencies };
+    });
+}
+
+/** The rule an import of a published package's file breaks, or null. */
+function brokenPackageRule(link: Import, pkg: PublishedPackage): string | null {
+  if (link.local)
+    return link.to.startsWith(`${pkg.dir}/`) ? null : `${pkg.dir} may import only its own files`;
+  if (link.to.startsWith('node:') || pkg.dependencies.includes(link.to)) return null;
+  return `${pkg.dir} may import only node: modules and what its package.json names (${pkg.dependencies.join(', ') || 'nothing'})`;
+}
+
 /** Strongly connected components of more than one file, or of a file that imports itself (Tarjan). */
 export function circles(edges: Map<string, string[]>): string[][] {
   const index = new Map<string, number>();
@@ -357,18 +442,35 @@ export interface LayerReport {
 }
 
 export function checkLayers(root: string, allowed = TEMPORARILY_ALLOWED): LayerReport {
-  const files = sourceFiles(join(root, 'src'));
+  const packages = publishedPackages(root);
+  const files = [
+    ...sourceFiles(join(root, 'src')),
+    ...packages.flatMap((pkg) =>
+      existsSync(join(root, pkg.dir, 'src')) ? sourceFiles(join(root, pkg.dir, 'src')) : [],
+    ),
+  ];
   const imports = files.flatMap((file) => importsOf(root, file));
   const used = new Set<string>();
+  const declared = packages
+    .filter((pkg) => DEPENDENCY_FREE.includes(pkg.dir))
+    .flatMap((pkg) =>
+      pkg.dependencies.map((name) => ({
+        from: `${pkg.dir}/package.json`,
+        to: name,
+        typeOnly: false,
+        rule: `${pkg.dir} stays dependency-free`,
+      })),
+    );
   const violations = imports.flatMap((link) => {
-    const rule = brokenRule(link);
+    const pkg = packages.find((candidate) => link.from.startsWith(`${candidate.dir}/`));
+    const rule = pkg ? brokenPackageRule(link, pkg) : brokenRule(link);
     if (!rule) return [];
     const allowance = allowed.find((entry) => entry.from === link.from && entry.to === link.to);
     if (allowance) {
       used.add(`${allowance.from} -> ${allowance.to}`);
       return [];
     }
-    return [{ ...link, rule }];
+    return [{ from: link.from, to: link.to, typeOnly: link.typeOnly, rule }];
   });
   const staleAllowances = allowed
     .map((entry) => `${entry.from} -> ${entry.to}`)
@@ -379,7 +481,7 @@ export function checkLayers(root: string, allowed = TEMPORARILY_ALLOWED): LayerR
     if (!link.typeOnly && edges.has(link.to)) edges.get(link.from)!.push(link.to);
   }
   const cycles = circles(edges).map((files) => ({ files, cycle: cycleThrough(files, edges) }));
-  return { violations, staleAllowances, cycles };
+  return { violations: [...violations, ...declared], staleAllowances, cycles };
 }
 
 export function listProblems(report: LayerReport): string[] {

@@ -1,6 +1,6 @@
 /**
  * The layer check (scripts/check-layers.ts, `npm run check:layers`) on a small tree that breaks the
- * rules, so that the checker itself cannot pass silently, and on the real tree, which must pass.
+ * rules (layers, package lists, the published packages under packages/), so that the checker itself cannot pass silently, and on the real tree, which must pass.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -34,6 +34,24 @@ const files: Record<string, string> = {
   'src/workers/loop.ts': "export { sendError } from '../http/errors.ts';\n",
   'src/http/errors.ts': 'export const sendError = () => {};\n',
   'src/workers/loop.test.ts': "import { one } from '../store/db.ts';\n",
+  // Broken: each layer with a package list imports a package not on it.
+  'src/services/server.ts': "import fastify from 'fastify';\n",
+  'src/store/cache.ts': "import { createClient } from 'redis';\n",
+  'src/workers/pool.ts': "import pg from 'pg';\n",
+  'src/web/markdown.ts': "import { marked } from 'marked';\n",
+  'src/http/pdf.ts': "import PDFDocument from 'pdfkit';\n",
+  'src/app/mail.ts': "import nodemailer from 'nodemailer';\n",
+  'src/mcp/sql.ts': "import type { Pool } from 'pg';\n",
+  // A published package: its own files, node: modules and what its package.json names are fine; a
+  // package it does not name and a file outside it are broken.
+  'packages/adapter/package.json': JSON.stringify({ peerDependencies: { ai: '>=6' } }),
+  'packages/adapter/src/index.ts':
+    "import { tool } from 'ai';\nimport { randomUUID } from 'node:crypto';\nimport { tools } from './tools.ts';\n" +
+    "import { z } from 'zod';\nimport { chain } from '../../sdk/src/chain.ts';\n",
+  'packages/adapter/src/tools.ts': 'export const tools = [];\n',
+  // Broken: the SDK names a dependency.
+  'packages/sdk/package.json': JSON.stringify({ dependencies: { zod: '^4' } }),
+  'packages/sdk/src/chain.ts': 'export const chain = 1;\n',
 };
 for (const [path, text] of Object.entries(files)) {
   mkdirSync(dirname(join(fixture, path)), { recursive: true });
@@ -42,15 +60,22 @@ for (const [path, text] of Object.entries(files)) {
 
 test('a tree that breaks the rules fails, with every violation and circle named', () => {
   const report = checkLayers(fixture, []);
-  assert.deepEqual(
-    report.violations.map((v) => `${v.from} -> ${v.to}`),
-    [
-      'src/app/page.ts -> src/store/db.ts',
-      'src/domain/rules.ts -> node:fs',
-      'src/domain/rules.ts -> src/store/db.ts',
-      'src/workers/loop.ts -> src/http/errors.ts',
-    ],
-  );
+  assert.deepEqual(report.violations.map((v) => `${v.from} -> ${v.to}`).sort(), [
+    'packages/adapter/src/index.ts -> packages/sdk/src/chain.ts',
+    'packages/adapter/src/index.ts -> zod',
+    'packages/sdk/package.json -> zod',
+    'src/app/mail.ts -> nodemailer',
+    'src/app/page.ts -> src/store/db.ts',
+    'src/domain/rules.ts -> node:fs',
+    'src/domain/rules.ts -> src/store/db.ts',
+    'src/http/pdf.ts -> pdfkit',
+    'src/mcp/sql.ts -> pg',
+    'src/services/server.ts -> fastify',
+    'src/store/cache.ts -> redis',
+    'src/web/markdown.ts -> marked',
+    'src/workers/loop.ts -> src/http/errors.ts',
+    'src/workers/pool.ts -> pg',
+  ]);
   assert.deepEqual(report.cycles, [
     {
       files: ['src/services/a.ts', 'src/services/b.ts', 'src/services/c.ts'],
@@ -63,6 +88,13 @@ test('a tree that breaks the rules fails, with every violation and circle named'
   assert.equal(run.status, 1, run.stderr);
   assert.match(run.stderr, /^Layers: \d+ problems/);
   assert.match(run.stderr, /domain may not import store/);
+  assert.match(run.stderr, /src\/services\/server\.ts imports fastify: services may import only /);
+  assert.match(
+    run.stderr,
+    /packages\/adapter may import only node: modules and what its package\.json names \(ai\)/,
+  );
+  assert.match(run.stderr, /packages\/adapter may import only its own files/);
+  assert.match(run.stderr, /packages\/sdk\/package\.json imports zod: packages\/sdk stays dependency-free/);
   assert.match(run.stderr, /circle of 3 files: src\/services\/a\.ts -> src\/services\/b\.ts/);
 });
 
