@@ -32,12 +32,9 @@ const SECRET = 'Bearer upstream-s3cr3t-7f2a9c';
 const TENANT = 'tenant-value-d41d8cd9';
 const NEW_SECRET = 'Bearer rotated-token-0b1e55';
 
-const ADMIN_GETS = ['/app/admin/mcp-servers', '/app/admin/mcp-servers/edit?slug=everything'];
-const ADMIN_POSTS = [
-  '/app/admin/mcp-servers/save',
-  '/app/admin/mcp-servers/test',
-  '/app/admin/mcp-servers/remove',
-];
+const LIST = '/app/admin/mcp-servers';
+const ADMIN_GETS = [LIST, `${LIST}/everything`];
+const ADMIN_POSTS = [LIST, `${LIST}/everything`, `${LIST}/everything/test`, `${LIST}/everything/delete`];
 
 /** A relay in front of an upstream that keeps the headers of every request it forwards. */
 async function startRelay(target: string) {
@@ -99,7 +96,7 @@ for (const backend of backends) {
     const onPage = (page: Page) => {
       pages.push(page.text);
     };
-    const { get, post, signIn } = appClient(() => t, { onPage });
+    const { get, follow, post, signIn } = appClient(() => t, { onPage });
 
     const config = () => exportConfig(t.service.ctx, workspace);
     const evidence = () => verifiedEvidence(t, key);
@@ -107,7 +104,8 @@ for (const backend of backends) {
     /** One successful change: a redirect with its notice, and exactly one new `config.applied` entry. */
     async function changed(page: Page, before: number, notice: string) {
       assert.equal(page.status, 303, page.text.slice(0, 3000));
-      assert.equal(page.location, `/app/admin/mcp-servers?notice=${notice}`);
+      assert.equal(page.location, LIST);
+      assert.equal(page.notice, notice);
       assert.equal(await evidence(), before + 1);
       const entry = await lastEntry();
       assert.equal(entry.type, 'config.applied');
@@ -154,7 +152,6 @@ for (const backend of backends) {
         for (const path of ADMIN_GETS) assert.equal((await get(session, path)).status, 403, path);
         for (const path of ADMIN_POSTS) {
           const page = await post(session, path, {
-            mode: 'add',
             slug: 'evil',
             name: 'Evil',
             url: everything.url,
@@ -190,8 +187,7 @@ for (const backend of backends) {
       assert.match(empty.text, /aria-current="page"\s*>MCP servers/);
 
       // Register, with two headers.
-      const registered = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'add',
+      const registered = await post(admin, LIST, {
         slug: 'everything',
         name: 'Everything',
         url: relay.url,
@@ -215,7 +211,7 @@ for (const backend of backends) {
         { slug: 'everything', name: 'Everything', url: relay.url },
       ]);
 
-      const list = await get(admin, '/app/admin/mcp-servers?notice=registered');
+      const list = await follow(admin, registered);
       assert.match(list.text, /MCP server registered/);
       const shown = card(list.text, 'everything');
       assert.match(shown, /<h2 id="server-everything-name">Everything<\/h2>/);
@@ -226,7 +222,7 @@ for (const backend of backends) {
 
       // Test connection: lists the upstream's tools with the stored headers, changes nothing.
       relay.seen.length = 0;
-      const tested = await post(admin, '/app/admin/mcp-servers/test', { slug: 'everything' });
+      const tested = await post(admin, `${LIST}/everything/test`, {});
       assert.equal(tested.status, 200);
       const result = tested.text.match(
         /<div class="notice" role="status" id="test-result">([\s\S]*?)<\/div>/,
@@ -252,7 +248,7 @@ for (const backend of backends) {
       assert.match(discovered, /are <em>new<\/em>/);
       assert.match(discovered, /href="\/app\/admin\/rules#classify"/);
       checked = await evidence();
-      const classified = await post(admin, '/app/admin/rules/classify', {
+      const classified = await post(admin, '/app/admin/tools', {
         connection: 'Everything',
         tool: 'echo',
         classification: 'allow',
@@ -264,8 +260,7 @@ for (const backend of backends) {
       assert.match(after, /<code>echo<\/code\s*>[\s\S]*?status approved"\s*>allow/);
 
       // Field errors: a duplicate slug, a header line without a colon, a URL that is not http.
-      const duplicate = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'add',
+      const duplicate = await post(admin, LIST, {
         slug: 'everything',
         name: 'Other',
         url: relay.url,
@@ -273,8 +268,7 @@ for (const backend of backends) {
       });
       assert.equal(duplicate.status, 422);
       assert.match(duplicate.text, /id="s-slug-error">Is already registered/);
-      const badLine = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'add',
+      const badLine = await post(admin, LIST, {
         slug: 'files',
         name: 'Files',
         url: relay.url,
@@ -287,8 +281,7 @@ for (const backend of backends) {
         /name="slug"[^>]*value="files"/s,
         'what was typed comes back, headers aside',
       );
-      const badUrl = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'add',
+      const badUrl = await post(admin, LIST, {
         slug: 'files',
         name: 'Files',
         url: 'ftp://files.example/mcp',
@@ -300,8 +293,7 @@ for (const backend of backends) {
         badUrl.text,
         /id="s-headers-error">Type the headers again: their values are never sent back/,
       );
-      const sameName = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'add',
+      const sameName = await post(admin, LIST, {
         slug: 'files',
         name: 'Everything',
         url: relay.url,
@@ -312,15 +304,16 @@ for (const backend of backends) {
       assert.equal(await evidence(), checked);
 
       // Edit with the headers box empty: the stored headers stay.
-      const form = await get(admin, '/app/admin/mcp-servers/edit?slug=everything');
+      const form = await get(admin, `${LIST}/everything`);
       assert.equal(form.status, 200);
+      const bookmarked = await get(admin, `${LIST}/edit?slug=everything`);
+      assert.equal(bookmarked.status, 301);
+      assert.equal(bookmarked.location, `${LIST}/everything`);
       assert.match(form.text, /name="name"[^>]*value="Everything"/s);
       assert.match(form.text, /<textarea[^>]*name="headers"[^>]*><\/textarea>/s);
       assert.match(form.text, /name="clear_headers"/);
       assert.match(form.text, /Stored now:\s*<code>Authorization<\/code>, <code>X-Tenant<\/code>/);
-      const edited = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'edit',
-        slug: 'everything',
+      const edited = await post(admin, `${LIST}/everything`, {
         name: 'Everything',
         url: relay.url.replace('/mcp', '/mcp?via=relay'),
         headers: '',
@@ -329,14 +322,12 @@ for (const backend of backends) {
       assert.equal(editEntry.data.mcp_servers.declared[0].header_names, undefined);
       assert.deepEqual(await storedHeaders('everything'), { Authorization: SECRET, 'X-Tenant': TENANT });
       relay.seen.length = 0;
-      const again = await post(admin, '/app/admin/mcp-servers/test', { slug: 'everything' });
+      const again = await post(admin, `${LIST}/everything/test`, {});
       assert.match(again.text, /<strong>Connected\.<\/strong>/);
       assert.ok(relay.seen.length > 0 && relay.seen.every((h) => h.authorization === SECRET));
 
       // Typed headers replace the stored ones.
-      const rotated = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'edit',
-        slug: 'everything',
+      const rotated = await post(admin, `${LIST}/everything`, {
         name: 'Everything',
         url: relay.url,
         headers: `Authorization: ${NEW_SECRET}`,
@@ -349,8 +340,7 @@ for (const backend of backends) {
       );
 
       // A second server; re-applying it leaves the first one's headers alone.
-      const second = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'add',
+      const second = await post(admin, LIST, {
         slug: 'dead',
         name: 'Nothing listens',
         url: `http://127.0.0.1:${await freePort()}/mcp`,
@@ -361,7 +351,7 @@ for (const backend of backends) {
       assert.deepEqual(await storedHeaders('dead'), {});
 
       // A URL where nothing listens: a clear failure.
-      const failed = await post(admin, '/app/admin/mcp-servers/test', { slug: 'dead' });
+      const failed = await post(admin, `${LIST}/dead/test`, {});
       assert.equal(failed.status, 200);
       const failure = card(failed.text, 'dead');
       assert.match(failure, /role="alert" id="test-result"/);
@@ -373,9 +363,7 @@ for (const backend of backends) {
       assert.equal(await evidence(), checked);
 
       // Clearing the headers.
-      const cleared = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'edit',
-        slug: 'everything',
+      const cleared = await post(admin, `${LIST}/everything`, {
         name: 'Everything',
         url: relay.url,
         headers: '',
@@ -396,38 +384,35 @@ for (const backend of backends) {
       // requests to it (roots, sampling): a call through the proxy makes it reconnect without them.
       await listThroughProxy('everything');
       relay.seen.length = 0;
-      await post(admin, '/app/admin/mcp-servers/test', { slug: 'everything' });
+      await post(admin, `${LIST}/everything/test`, {});
       assert.ok(relay.seen.length > 0 && relay.seen.every((h) => h.authorization === undefined));
 
       // Removing asks first; the first step changes nothing.
-      const asked = await post(admin, '/app/admin/mcp-servers/remove', { slug: 'dead' });
+      const asked = await post(admin, `${LIST}/dead/delete`, {});
       assert.equal(asked.status, 200);
       assert.match(asked.text, /Remove this MCP server\?/);
       assert.match(asked.text, /name="confirm" value="yes"/);
       assert.equal((await config()).mcp_servers!.length, 2);
       assert.equal(await evidence(), checked);
-      const removed = await post(admin, '/app/admin/mcp-servers/remove', { slug: 'dead', confirm: 'yes' });
+      const removed = await post(admin, `${LIST}/dead/delete`, { confirm: 'yes' });
       const removeEntry = await changed(removed, checked, 'removed');
       assert.deepEqual(removeEntry.data.mcp_servers.removed, ['dead']);
       assert.deepEqual((await config()).mcp_servers, [
         { slug: 'everything', name: 'Everything', url: relay.url },
       ]);
-      assert.match((await get(admin, '/app/admin/mcp-servers?notice=removed')).text, /MCP server removed/);
-      assert.equal((await get(admin, '/app/admin/mcp-servers/edit?slug=dead')).status, 404);
-      assert.equal((await post(admin, '/app/admin/mcp-servers/test', { slug: 'dead' })).status, 404);
+      assert.match((await follow(admin, removed)).text, /MCP server removed/);
+      assert.equal((await get(admin, `${LIST}/dead`)).status, 404);
+      assert.equal((await post(admin, `${LIST}/dead/test`, {})).status, 404);
 
       // Registering a removed slug again does not bring its old headers back.
-      await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'edit',
-        slug: 'everything',
+      await post(admin, `${LIST}/everything`, {
         name: 'Everything',
         url: relay.url,
         headers: `Authorization: ${SECRET}`,
       });
-      await post(admin, '/app/admin/mcp-servers/remove', { slug: 'everything', confirm: 'yes' });
+      await post(admin, `${LIST}/everything/delete`, { confirm: 'yes' });
       checked = await evidence();
-      const back = await post(admin, '/app/admin/mcp-servers/save', {
-        mode: 'add',
+      const back = await post(admin, LIST, {
         slug: 'everything',
         name: 'Everything',
         url: relay.url,
@@ -461,15 +446,14 @@ for (const backend of backends) {
       await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
       const { port } = refusing.address() as net.AddressInfo;
       try {
-        const saved = await post(admin, '/app/admin/mcp-servers/save', {
-          mode: 'add',
+        const saved = await post(admin, LIST, {
           slug: 'refusing',
           name: 'Refusing',
           url: `http://127.0.0.1:${port}/mcp`,
           headers: `Authorization: ${SECRET}`,
         });
         assert.equal(saved.status, 303, saved.text.slice(0, 2000));
-        const tested = await post(admin, '/app/admin/mcp-servers/test', { slug: 'refusing' });
+        const tested = await post(admin, `${LIST}/refusing/test`, {});
         assert.equal(tested.status, 200);
         assert.match(
           card(tested.text, 'refusing'),
@@ -477,10 +461,7 @@ for (const backend of backends) {
         );
         assert.ok(!tested.text.includes('upstream-s3cr3t'));
         assert.ok(!tested.text.includes('invalid credentials'));
-        const removed = await post(admin, '/app/admin/mcp-servers/remove', {
-          slug: 'refusing',
-          confirm: 'yes',
-        });
+        const removed = await post(admin, `${LIST}/refusing/delete`, { confirm: 'yes' });
         assert.equal(removed.status, 303);
       } finally {
         refusing.closeAllConnections();
@@ -493,27 +474,30 @@ for (const backend of backends) {
       const first = await startRecordingUpstream();
       const second = await startRecordingUpstream();
       const save = (fields: Record<string, string>) =>
-        post(admin, '/app/admin/mcp-servers/save', {
-          mode: 'edit',
-          slug: 'moving',
+        post(admin, `${LIST}/moving`, {
           name: 'Moving',
           ...fields,
         });
       /** Test connection, and the Authorization header of every request the receiver got for it. */
       const tested = async (receiver: typeof first) => {
         receiver.requests.length = 0;
-        const page = await post(admin, '/app/admin/mcp-servers/test', { slug: 'moving' });
+        const page = await post(admin, `${LIST}/moving/test`, {});
         assert.match(card(page.text, 'moving'), /<strong>Connected\.<\/strong>/);
         assert.ok(receiver.requests.length > 0);
         return [...new Set(receiver.requests.map((request) => request.headers.authorization))];
       };
       try {
-        const registered = await save({ mode: 'add', url: first.url, headers: `Authorization: ${SECRET}` });
+        const registered = await post(admin, LIST, {
+          slug: 'moving',
+          name: 'Moving',
+          url: first.url,
+          headers: `Authorization: ${SECRET}`,
+        });
         assert.equal(registered.status, 303, registered.text.slice(0, 2000));
         assert.deepEqual(await tested(first), [SECRET]);
 
         // The form says so beside the URL field.
-        const form = await get(admin, '/app/admin/mcp-servers/edit?slug=moving');
+        const form = await get(admin, `${LIST}/moving`);
         assert.match(
           form.text,
           /name="url"[^>]*\/>\s*<p class="muted" id="s-url-note"[^>]*>\s*A URL on another origin[^<]*drops the\s+stored headers/,
@@ -552,7 +536,7 @@ for (const backend of backends) {
         await applyMoving({ url: second.url, headers: { Authorization: NEW_SECRET } });
         assert.deepEqual(await tested(second), [NEW_SECRET]);
       } finally {
-        await post(admin, '/app/admin/mcp-servers/remove', { slug: 'moving', confirm: 'yes' });
+        await post(admin, `${LIST}/moving/delete`, { confirm: 'yes' });
         await Promise.all([first.close(), second.close()]);
       }
     });
@@ -566,8 +550,7 @@ for (const backend of backends) {
         const verify = async () =>
           (await call(strict.url, 'GET', '/api/v1/audit/verify', { key: other.key })).body.checked as number;
         const before = await verify();
-        const refused = await client.post(session, '/app/admin/mcp-servers/save', {
-          mode: 'add',
+        const refused = await client.post(session, LIST, {
           slug: 'local',
           name: 'Local',
           url: everything.url,

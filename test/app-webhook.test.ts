@@ -27,7 +27,7 @@ rules:
 `;
 
 const PAGE = '/app/admin/webhook';
-const POSTS = [`${PAGE}/save`, `${PAGE}/rotate`, `${PAGE}/remove`, `${PAGE}/redeliver`, `${PAGE}/test`];
+const POSTS = [PAGE, `${PAGE}/rotate`, `${PAGE}/delete`, `${PAGE}/redeliver`, `${PAGE}/test`];
 const SECRET_BOX = /<p class="secret" id="new-secret-value">(whsec_[A-Za-z0-9+/]{43}=)<\/p>/;
 
 interface Received {
@@ -91,7 +91,7 @@ for (const backend of backends) {
     let approver: Session;
     let viewer: Session;
     let secret = '';
-    const { get, post, signIn } = appClient(() => t);
+    const { get, follow, post, signIn } = appClient(() => t);
 
     const evidence = () => verifiedEvidence(t, key);
     const lastEntry = () => lastEvidence(t, workspace);
@@ -171,7 +171,7 @@ for (const backend of backends) {
           assert.doesNotMatch(refused.text, /whsec_/);
         }
       }
-      const foreign = await post(admin, `${PAGE}/save`, { url: receiver.url }, admin.csrf, {
+      const foreign = await post(admin, PAGE, { url: receiver.url }, admin.csrf, {
         origin: 'https://evil.example',
       });
       assert.equal(foreign.status, 403);
@@ -190,7 +190,7 @@ for (const backend of backends) {
           'must not carry credentials (user:password@); send them as headers',
         ],
       ]) {
-        const refused = await post(admin, `${PAGE}/save`, { url: url! });
+        const refused = await post(admin, PAGE, { url: url! });
         assert.equal(refused.status, 422, url);
         assert.ok(refused.text.includes(`id="w-url-error">${message}</p>`), url);
         assert.match(refused.text, /aria-invalid="true" aria-describedby="w-url-error"/);
@@ -203,7 +203,7 @@ for (const backend of backends) {
 
     test('setting the URL shows the secret once; events then arrive signed with it', async () => {
       const checked = await evidence();
-      const set = await post(admin, `${PAGE}/save`, { url: receiver.url });
+      const set = await post(admin, PAGE, { url: receiver.url });
       assert.equal(set.status, 200, set.text.slice(0, 2000));
       secret = set.text.match(SECRET_BOX)?.[1] ?? '';
       assert.ok(secret, 'the secret in a .secret box');
@@ -251,7 +251,8 @@ for (const backend of backends) {
       const checked = await evidence();
       const sent = await post(admin, `${PAGE}/test`, {});
       assert.equal(sent.status, 303, sent.text.slice(0, 2000));
-      assert.equal(sent.location, `${PAGE}?notice=tested`);
+      assert.equal(sent.location, PAGE);
+      assert.equal(sent.notice, 'tested');
       const tests = () => receiver.received.filter((r) => JSON.parse(r.body).event === 'webhook.test');
       const [delivery] = await until('the test event', async () => tests().length > 0 && tests());
       assert.equal(delivery!.headers['x-service-event'], 'webhook.test');
@@ -273,14 +274,15 @@ for (const backend of backends) {
     test('changing the URL keeps the secret and shows none', async () => {
       const checked = await evidence();
       const other = receiver.url.replace('/hook', '/other');
-      const changed = await post(admin, `${PAGE}/save`, { url: other });
+      const changed = await post(admin, PAGE, { url: other });
       assert.equal(changed.status, 303);
-      assert.equal(changed.location, `${PAGE}?notice=updated`);
+      assert.equal(changed.location, PAGE);
+      assert.equal(changed.notice, 'updated');
       assert.equal(await evidence(), checked + 1);
       const entry = await lastEntry();
       assert.equal(entry.type, 'config.applied');
       assert.deepEqual(entry.data.webhook, { url: other, new_secret: false });
-      const page = await get(admin, changed.location!);
+      const page = await follow(admin, changed);
       assert.match(page.text, /Endpoint saved/);
       assert.ok(page.text.includes(`<code class="url">${other}</code>`));
       assert.doesNotMatch(page.text, /whsec_[A-Za-z0-9]/);
@@ -293,7 +295,7 @@ for (const backend of backends) {
       assert.equal(delivery!.path, '/other');
       assert.equal(delivery!.headers['x-service-event'], 'hold.rejected');
       assert.equal(delivery!.headers['x-service-signature'], sign(secret, delivery!.body));
-      assert.equal((await post(admin, `${PAGE}/save`, { url: receiver.url })).status, 303);
+      assert.equal((await post(admin, PAGE, { url: receiver.url })).status, 303);
     });
 
     test('rotating asks first, then shows the new secret once; both sign for 24 hours', async () => {
@@ -373,16 +375,18 @@ for (const backend of backends) {
       const id = deliveriesOf(holds[0]!)[0]!.headers['x-service-delivery'] as string;
       const one = await post(admin, `${PAGE}/redeliver`, { id });
       assert.equal(one.status, 303);
-      assert.equal(one.location, `${PAGE}?notice=redelivered&count=1`);
-      assert.match((await get(admin, one.location!)).text, /1 event is queued again/);
+      assert.equal(one.location, PAGE);
+      assert.equal(one.notice, 'redelivered:1');
+      assert.match((await follow(admin, one)).text, /1 event is queued again/);
       await until('the one redelivery', async () => deliveriesOf(holds[0]!).length === 26);
       assert.equal(deliveriesOf(holds[1]!).length, 25, 'the others stay dead');
       assert.equal((await post(admin, `${PAGE}/redeliver`, { id: 'msg_nope' })).status, 404);
 
       const all = await post(admin, `${PAGE}/redeliver`, { all: 'dead' });
       assert.equal(all.status, 303);
-      assert.equal(all.location, `${PAGE}?notice=redelivered&count=2`);
-      assert.match((await get(admin, all.location!)).text, /2 events are queued again/);
+      assert.equal(all.location, PAGE);
+      assert.equal(all.notice, 'redelivered:2');
+      assert.match((await follow(admin, all)).text, /2 events are queued again/);
       await until(
         'the redeliveries',
         async () => deliveriesOf(holds[1]!).length === 26 && deliveriesOf(holds[2]!).length === 26,
@@ -400,10 +404,9 @@ for (const backend of backends) {
       for (const hold of holds)
         assert.match(rowOf(log, hold), /26 attempts<\/span> · last:\s*<span class="ok">HTTP 200 OK/);
       assert.doesNotMatch(log, /Redeliver all dead/);
-      assert.equal(
-        (await post(admin, `${PAGE}/redeliver`, { all: 'dead' })).location,
-        `${PAGE}?notice=redelivered&count=0`,
-      );
+      const none = await post(admin, `${PAGE}/redeliver`, { all: 'dead' });
+      assert.equal(none.notice, 'redelivered:0');
+      assert.match((await follow(admin, none)).text, /Nothing to redeliver: no dead events/);
     });
 
     test('a receiver answering 410 disables the endpoint; saving the URL enables it again', async () => {
@@ -420,13 +423,16 @@ for (const backend of backends) {
 
       receiver.status = 200;
       const checked = await evidence();
-      const enabled = await post(admin, `${PAGE}/save`, { url: receiver.url });
+      const enabled = await post(admin, PAGE, { url: receiver.url });
       assert.equal(enabled.status, 303);
-      assert.equal(enabled.location, `${PAGE}?notice=enabled`);
+      assert.equal(enabled.location, PAGE);
+      assert.equal(enabled.notice, 'enabled');
       assert.equal(await evidence(), checked + 1);
       assert.equal((await lastEntry()).type, 'config.applied');
       assert.equal((await endpoint())?.disabledAt, null);
-      assert.doesNotMatch((await get(admin, enabled.location!)).text, /whsec_[A-Za-z0-9]/);
+      const shown = await follow(admin, enabled);
+      assert.match(shown.text, /Endpoint enabled again/);
+      assert.doesNotMatch(shown.text, /whsec_[A-Za-z0-9]/);
       await until('the waiting event', async () => deliveriesOf(hold).length >= 2);
       await until('delivered', async () => {
         const log = await get(admin, PAGE);
@@ -436,27 +442,28 @@ for (const backend of backends) {
 
     test('removing the endpoint asks first, then stops events', async () => {
       const checked = await evidence();
-      const asked = await post(admin, `${PAGE}/remove`, {});
+      const asked = await post(admin, `${PAGE}/delete`, {});
       assert.equal(asked.status, 200);
       assert.match(asked.text, /Remove the webhook endpoint\?/);
       assert.match(asked.text, /name="confirm" value="yes"/);
       assert.ok(await endpoint());
       assert.equal(await evidence(), checked);
 
-      const removed = await post(admin, `${PAGE}/remove`, { confirm: 'yes' });
+      const removed = await post(admin, `${PAGE}/delete`, { confirm: 'yes' });
       assert.equal(removed.status, 303);
-      assert.equal(removed.location, `${PAGE}?notice=removed`);
+      assert.equal(removed.location, PAGE);
+      assert.equal(removed.notice, 'removed');
       assert.equal(await endpoint(), undefined);
       assert.equal(await evidence(), checked + 1);
       const entry = await lastEntry();
       assert.equal(entry.type, 'config.applied');
       assert.equal(entry.data.webhook, null);
-      const page = await get(admin, removed.location!);
+      const page = await follow(admin, removed);
       assert.match(page.text, /Endpoint removed/);
       assert.match(page.text, /id="endpoint-state"><span class="status">none<\/span>/);
       assert.match(page.text, /status approved">delivered/, 'the log stays');
       assert.equal((await post(admin, `${PAGE}/rotate`, { confirm: 'yes' })).status, 404);
-      assert.equal((await post(admin, `${PAGE}/remove`, { confirm: 'yes' })).status, 404);
+      assert.equal((await post(admin, `${PAGE}/delete`, { confirm: 'yes' })).status, 404);
 
       const count = receiver.received.length;
       await decided('approve');
@@ -474,7 +481,7 @@ for (const backend of backends) {
         const verify = async () =>
           (await call(strict.url, 'GET', '/api/v1/audit/verify', { key: strictKey })).body.checked as number;
         const checked = await verify();
-        const refused = await other.post(session, `${PAGE}/save`, { url: receiver.url });
+        const refused = await other.post(session, PAGE, { url: receiver.url });
         assert.equal(refused.status, 422);
         assert.match(
           refused.text,

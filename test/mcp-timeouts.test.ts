@@ -428,13 +428,11 @@ for (const backend of backends) {
           const list = await get(admin, '/app/admin/mcp-servers');
           assert.match(list.text, /Call timeout/);
           assert.match(list.text, /15 minutes/);
-          const edit = await get(admin, '/app/admin/mcp-servers/edit?slug=slow');
+          const edit = await get(admin, '/app/admin/mcp-servers/slow');
           assert.match(edit.text, /name="call_timeout_seconds"[^>]*value="900"/);
 
           const save = (value: string) =>
-            post(admin, '/app/admin/mcp-servers/save', {
-              mode: 'edit',
-              slug: 'slow',
+            post(admin, '/app/admin/mcp-servers/slow', {
               name: 'Slow',
               url: slow.url,
               headers: '',
@@ -450,7 +448,7 @@ for (const backend of backends) {
             45,
           );
           assert.match(
-            (await get(admin, '/app/admin/mcp-servers/edit?slug=slow')).text,
+            (await get(admin, '/app/admin/mcp-servers/slow')).text,
             /name="call_timeout_seconds"[^>]*value="45"/,
           );
           assert.match((await get(admin, '/app/admin/mcp-servers')).text, /45 seconds/);
