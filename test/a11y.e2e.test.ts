@@ -55,7 +55,7 @@ const APP_PAGES = [
   '/app/settings/passkeys',
   '/app/admin/rules',
   '/app/admin/members',
-  '/app/admin/members/edit?email=bob%40acme.test',
+  '/app/admin/members/bob%40acme.test',
   '/app/admin/keys',
   '/app/admin/mcp-servers',
   '/app/admin/webhook',

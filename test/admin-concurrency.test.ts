@@ -54,11 +54,9 @@ for (const backend of backends) {
     const config = () => exportConfig(t.service.ctx, workspace);
     const nameOf = async (email: string) => (await config()).members?.find((m) => m.email === email)?.name;
     const editForm = async (session: Session, email: string) =>
-      versionOf((await get(session, `/app/admin/members/edit?email=${encodeURIComponent(email)}`)).text);
+      versionOf((await get(session, `/app/admin/members/${encodeURIComponent(email)}`)).text);
     const saveMember = (session: Session, version: string, email: string, name: string) =>
-      post(session, '/app/admin/members/save', {
-        mode: 'edit',
-        email,
+      post(session, `/app/admin/members/${encodeURIComponent(email)}`, {
         name,
         role: 'approver',
         phone: '',
@@ -87,7 +85,7 @@ for (const backend of backends) {
     test('two admins creating different groups at once: both groups exist', async () => {
       const read = versionOf((await get(admin, '/app/admin/members')).text);
       const group = (session: Session, name: string, members: string[]) =>
-        post(session, '/app/admin/groups/save', { mode: 'create', name, members, config_version: read });
+        post(session, '/app/admin/groups', { name, members, config_version: read });
       const answers = await Promise.all([
         group(admin, 'finance', ['ann@acme.test']),
         group(bob, 'legal', ['cid@acme.test']),
@@ -117,8 +115,7 @@ for (const backend of backends) {
     test('removing a member someone changed since the page was read is refused', async () => {
       const read = versionOf((await get(admin, '/app/admin/members')).text);
       assert.equal((await saveMember(bob, read, 'cid@acme.test', 'Cid by Bob')).status, 303);
-      const refused = await post(admin, '/app/admin/members/remove', {
-        email: 'cid@acme.test',
+      const refused = await post(admin, '/app/admin/members/cid%40acme.test/delete', {
         confirm: 'yes',
         config_version: read,
       });

@@ -323,11 +323,11 @@ for (const backend of backends) {
       const client = await connectWith(resource, tokens.access_token);
       await client.callTool({ name: 'record', arguments: { text: 'before' } });
       const keys = await app.get(admin, '/app/admin/keys');
-      const grantId = keys.text.match(/name="grant" value="([^"]+)"/)?.[1];
-      assert.ok(grantId, 'the grant has a revoke button');
-      const confirm = await app.post(admin, '/app/admin/keys/grants/revoke', { grant: grantId });
+      const revoke = keys.text.match(/action="(\/app\/admin\/keys\/grants\/[^"]+\/revoke)"/)?.[1];
+      assert.ok(revoke, 'the grant has a revoke button');
+      const confirm = await app.post(admin, revoke, {});
       assert.equal(confirm.status, 200);
-      const done = await app.post(admin, '/app/admin/keys/grants/revoke', { grant: grantId, confirm: 'yes' });
+      const done = await app.post(admin, revoke, { confirm: 'yes' });
       assert.equal(done.status, 303);
       await assert.rejects(client.callTool({ name: 'record', arguments: { text: 'after' } }));
       assert.equal((await mcpAnswerWith(resource, tokens.access_token)).status, 401);

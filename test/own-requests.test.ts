@@ -281,7 +281,7 @@ ${extra}`;
     test('the Keys page binds a key to an agent and an owner, and lists them', async () => {
       const { workspace } = await t.workspace({ config: config() });
       const admin = await app.signIn(workspace, 'admin@acme.test');
-      const wrong = await app.post(admin, '/app/admin/keys/create', {
+      const wrong = await app.post(admin, '/app/admin/keys', {
         env: 'live',
         scope: 'agent',
         agent: 'billing-bot',
@@ -289,7 +289,7 @@ ${extra}`;
       });
       assert.equal(wrong.status, 422);
       assert.match(wrong.text, /not a member of this workspace/);
-      const made = await app.post(admin, '/app/admin/keys/create', {
+      const made = await app.post(admin, '/app/admin/keys', {
         env: 'live',
         scope: 'agent',
         name: 'billing',

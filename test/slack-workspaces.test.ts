@@ -167,7 +167,8 @@ for (const backend of backends) {
 
       const saved = await app.post(admin, '/app/admin/slack', { channel: ' C0OPS ' });
       assert.equal(saved.status, 303, saved.text);
-      assert.equal(saved.location, '/app/admin/slack?notice=saved');
+      assert.equal(saved.location, '/app/admin/slack');
+      assert.equal(saved.notice, 'saved');
       assert.deepEqual(
         { ...(await appliedChanges(t, workspace)).at(-1), version: undefined },
         {

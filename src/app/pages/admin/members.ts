@@ -87,6 +87,9 @@ const editPage = (
       </div>`,
   );
 
+/** The member's e-mail in the URL, as a form field is read: spaces around it are no part of it. */
+const emailIn = (request: { params: { email: string } }) => request.params.email.trim();
+
 const noSuchMember = (reply: FastifyReply, session: AppSession) =>
   problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
 
@@ -140,7 +143,7 @@ async function saveMember(ctx: Ctx, request: Request, reply: FastifyReply, email
 // signed in before gets theirs by e-mail only, so that no admin can sign in as them (issue 37).
 async function inviteMember(ctx: Ctx, request: EmailRequest, reply: FastifyReply) {
   const session = request.appSession!;
-  const email = request.params.email;
+  const email = emailIn(request);
   let invite;
   try {
     invite = await inviteFromApp(ctx, session, email);
@@ -156,7 +159,7 @@ async function inviteMember(ctx: Ctx, request: EmailRequest, reply: FastifyReply
 async function removeMember(ctx: Ctx, request: EmailRequest, reply: FastifyReply) {
   const session = request.appSession!;
   const current = await currentConfig(ctx, session);
-  const member = current.members?.find((m) => sameEmail(m.email, request.params.email));
+  const member = current.members?.find((m) => sameEmail(m.email, emailIn(request)));
   if (!member) return noSuchMember(reply, session);
   if (sameEmail(member.email, session.member.email)) {
     const problems = ['You cannot remove yourself. Ask another admin.'];
@@ -202,13 +205,13 @@ export function memberPages(app: FastifyInstance, { ctx }: PageDeps) {
   app.get<{ Params: { email: string } }>('/app/admin/members/:email', ADMIN, async (request, reply) => {
     const session = request.appSession!;
     const config = await currentConfig(ctx, session);
-    const member = config.members?.find((m) => sameEmail(m.email, request.params.email));
+    const member = config.members?.find((m) => sameEmail(m.email, emailIn(request)));
     if (!member) return noSuchMember(reply, session);
     const form = { config, version: config.version, values: memberValuesOf(member), errors: {} };
     return sendPage(reply, await editPage(ctx, session, form));
   });
   app.post<{ Params: { email: string }; Body: Form }>('/app/admin/members/:email', ADMIN, (request, reply) =>
-    saveMember(ctx, request, reply, request.params.email),
+    saveMember(ctx, request, reply, emailIn(request)),
   );
   app.post<{ Params: { email: string }; Body: Form }>(
     '/app/admin/members/:email/invite',
