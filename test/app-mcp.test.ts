@@ -10,8 +10,16 @@ import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { findMcpServerBySlug } from '../src/store/mcp-servers.ts';
+import { findWebhookEndpoint } from '../src/store/webhooks.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
-import { appClient, lastEvidence, verifiedEvidence, type Page, type Session } from './support/app-client.ts';
+import {
+  appClient,
+  formFields,
+  lastEvidence,
+  verifiedEvidence,
+  type Page,
+  type Session,
+} from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call } from './support/http.ts';
 import {
@@ -111,8 +119,8 @@ for (const backend of backends) {
       assert.equal(entry.type, 'config.applied');
       return entry;
     }
-    const storedHeaders = async (slug: string) => {
-      const server = await findMcpServerBySlug(t.service.ctx.db, workspace.id, slug);
+    const storedHeaders = async (slug: string, of = workspace) => {
+      const server = await findMcpServerBySlug(t.service.ctx.db, of.id, slug);
       assert.ok(server, `server ${slug} is stored`);
       return JSON.parse(t.service.ctx.sealer.open(server.headersSealed)) as Record<string, string>;
     };
@@ -539,6 +547,36 @@ for (const backend of backends) {
         await post(admin, `${LIST}/moving/delete`, { confirm: 'yes' });
         await Promise.all([first.close(), second.close()]);
       }
+    });
+
+    test('every MCP server and webhook field, saved unchanged through the forms, exports the same', async () => {
+      const file = `${WORKSPACE}tools:
+  - { connection: Files, tool: read, classification: allow }
+oauth: { grant_role: approver }
+webhook: { url: "${relay.url.replace('/mcp', '/hook')}" }
+mcp_servers:
+  - { slug: files, name: Files, url: "${relay.url}", headers: { Authorization: "${SECRET}", X-Tenant: "${TENANT}" }, call_timeout_seconds: 45 }
+  - { slug: plain, name: Plain, url: "${everything.url}" }
+`;
+      const { workspace: saved } = await t.workspace({ config: file });
+      const session = await signIn(saved, 'admin@acme.test');
+      const exported = () => exportConfig(t.service.ctx, saved);
+      const secretOf = async () => (await findWebhookEndpoint(t.service.ctx.db, saved.id))?.secretSealed;
+      const before = await exported();
+      assert.equal(before.mcp_servers?.[0]?.call_timeout_seconds, 45);
+      assert.ok(before.webhook?.url);
+      const secret = await secretOf();
+
+      // What a browser sends for each form as the page shows it, with nothing typed.
+      for (const path of [`${LIST}/files`, `${LIST}/plain`, '/app/admin/webhook']) {
+        const form = await get(session, path);
+        const answer = await post(session, path, formFields(form.text, path));
+        assert.equal(answer.status, 303, `${path}: ${answer.text.slice(0, 2000)}`);
+      }
+      assert.deepEqual(await exported(), before);
+      assert.deepEqual(await storedHeaders('files', saved), { Authorization: SECRET, 'X-Tenant': TENANT });
+      assert.deepEqual(await storedHeaders('plain', saved), {});
+      assert.equal(await secretOf(), secret, 'the webhook keeps its secret');
     });
 
     test('without ALLOW_PRIVATE_TARGETS a loopback URL is refused next to the field', async () => {

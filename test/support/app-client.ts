@@ -148,3 +148,30 @@ export const unescapeHtml = (text: string) =>
     .replaceAll('&lt;', '<')
     .replaceAll('&gt;', '>')
     .replaceAll('&amp;', '&');
+
+const attributes = (tag: string) =>
+  Object.fromEntries(
+    [...tag.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].slice(1).map((m) => [m[1]!, unescapeHtml(m[2] ?? '')]),
+  );
+
+/** What a browser would send for the form posting to `action`: its inputs, choices and text as shown. */
+export function formFields(page: string, action: string): [string, string][] {
+  const start = page.indexOf(`action="${action}"`);
+  assert.ok(start >= 0, `a form posting to ${action}`);
+  const form = page.slice(start, page.indexOf('</form>', start));
+  const sent: [string, string][] = [];
+  for (const [tag] of form.matchAll(/<input\b[^>]*>/g)) {
+    const a = attributes(tag);
+    if (!a.name || (['checkbox', 'radio'].includes(a.type!) && !('checked' in a))) continue;
+    sent.push([a.name, a.value ?? '']);
+  }
+  for (const [, open, options] of form.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/g)) {
+    const all = [...options!.matchAll(/<option\b([^>]*)>([^<]*)<\/option>/g)];
+    const chosen = all.find((o) => 'selected' in attributes(`<option ${o[1]}`)) ?? all[0]!;
+    const value = attributes(`<option ${chosen[1]}`).value ?? unescapeHtml(chosen[2]!.trim());
+    sent.push([attributes(`<select ${open}`).name!, value]);
+  }
+  for (const [, open, text] of form.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g))
+    sent.push([attributes(`<textarea ${open}`).name!, unescapeHtml(text!.replace(/^\n/, ''))]);
+  return sent.filter(([name]) => name !== '_csrf');
+}
