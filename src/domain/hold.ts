@@ -74,7 +74,7 @@ export function holdRecord(hold: Hold) {
     environment: hold.environment,
     approvals: { required: hold.approvalsRequired, received: hold.approvalsReceived },
     decision:
-      hold.verdict === null || hold.decidedAt === null
+      hold.verdict === null || hold.decidedAt === null || hold.channel === null
         ? null
         : {
             verdict: hold.verdict,

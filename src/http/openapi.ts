@@ -1,34 +1,22 @@
 /**
  * The OpenAPI 3.1 document of the Core API and the public pages beside it, served at /docs/openapi.json.
- * Bodies, parameters and their prose and examples come from the zod schemas of schemas.ts, the ones that
- * validate the requests and describe the answers; this file says which operation takes and answers
- * which, with its status codes, headers and prose. test/openapi.test.ts fails when a registered route is
- * not documented here or a documented one does not exist; `npm run check:openapi` validates the document.
+ * Its paths are written from the route table (core-api.ts), the definitions the server registers and
+ * validates with; bodies, parameters and their prose and examples come from their zod schemas. This file
+ * adds what the operations share: the introduction, tags, security and the common answers and headers.
+ * test/openapi.test.ts checks the document against the registered routes; `npm run check:openapi`
+ * validates it.
  */
 import { z } from 'zod';
+import { CORE_API } from './core-api.ts';
 import {
-  auditKeySchema,
-  checkpointListSchema,
-  checkpointsQuerySchema,
-  errorWithCode,
-  holdCreatedSchema,
-  holdParamsSchema,
-  holdRecordSchema,
-  holdSubmissionSchema,
-  configAppliedSchema,
-  holdListQuerySchema,
-  holdListSchema,
-  simulateQuerySchema,
-  internalErrorSchema,
-  reportQuerySchema,
-  statusPageParamsSchema,
-  validationErrorSchema,
-  verifyQuerySchema,
-  verifyResultSchema,
-  waitBodySchema,
-} from './schemas.ts';
-
-type Json = Record<string, unknown>;
+  type Answer,
+  API_HEADERS,
+  headerRef,
+  type Json,
+  type Route,
+  type SharedAnswer,
+} from './route-table.ts';
+import { errorWithCode, internalErrorSchema, validationErrorSchema } from './schemas.ts';
 
 /** The named schemas met while converting: `components.schemas`. */
 const namedSchemas: Record<string, Json> = {};
@@ -53,12 +41,11 @@ function jsonSchema(schema: z.ZodType): Json {
   return json;
 }
 
-const ref = (kind: 'responses' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const responseRef = (name: SharedAnswer) => ({ $ref: `#/components/responses/${name}` });
 const json = (schema: z.ZodType) => ({ 'application/json': { schema: jsonSchema(schema) } });
-const text = (type: string, schema: Json = { type: 'string' }) => ({ [type]: { schema } });
 
 /** The parameters of a path or a query, from the schema that validates it; its prose moves out of the schema. */
-function parameters(place: 'path' | 'query', schema: z.ZodObject): Json[] {
+function parameters(place: 'path' | 'query', schema: z.ZodType): Json[] {
   const { properties = {}, required = [] } = jsonSchema(schema) as {
     properties?: Record<string, Json>;
     required?: string[];
@@ -72,37 +59,55 @@ function parameters(place: 'path' | 'query', schema: z.ZodObject): Json[] {
   }));
 }
 
-/** Headers on every /api/v1 answer (the 503 of a server that is shutting down has none of the RateLimit ones). */
-const apiHeaders = {
-  'RateLimit-Limit': ref('headers', 'RateLimit-Limit'),
-  'RateLimit-Remaining': ref('headers', 'RateLimit-Remaining'),
-  'RateLimit-Reset': ref('headers', 'RateLimit-Reset'),
-  'X-Request-Id': ref('headers', 'X-Request-Id'),
-};
-
 /** A simple error answer `{ error: <code> }`. */
-function simpleError(description: string, code: string, headers: Json = apiHeaders): Json {
-  return { description, headers, content: json(errorWithCode(code)) };
+function simpleError(description: string, code: string): Json {
+  return { description, headers: API_HEADERS, content: json(errorWithCode(code)) };
 }
 
-const commonErrors = {
-  '401': ref('responses', 'Unauthorized'),
-  '429': ref('responses', 'RateLimited'),
-  '500': ref('responses', 'Internal'),
-  '503': ref('responses', 'Unavailable'),
-};
+function response(answer: Answer | SharedAnswer): Json {
+  if (typeof answer === 'string') return responseRef(answer);
+  const { description, schema, media, headers = API_HEADERS } = answer;
+  return { description, headers, content: { ...(schema && json(schema)), ...media } };
+}
 
-const bodyErrors = {
-  '400': ref('responses', 'InvalidJson'),
-  '413': ref('responses', 'PayloadTooLarge'),
-  '415': ref('responses', 'UnsupportedMediaType'),
-};
+/** An operation as its route defines it; a route without a rate bucket needs no API key. */
+function operation(route: Route): Json {
+  const { operationId, tags, summary, description, bucket, body } = route;
+  const parameterList = [
+    ...(route.params ? parameters('path', route.params) : []),
+    ...(route.query ? parameters('query', route.query) : []),
+    ...(route.headers ?? []),
+  ];
+  return {
+    operationId,
+    tags,
+    summary,
+    description,
+    ...(bucket ? { 'x-rate-limit-bucket': bucket } : { security: [] }),
+    ...(parameterList.length > 0 && { parameters: parameterList }),
+    ...(body && {
+      requestBody: {
+        required: body.required,
+        content: { ...(body.schema && json(body.schema)), ...body.media },
+      },
+    }),
+    responses: Object.fromEntries(
+      Object.entries(route.answers).map(([status, answer]) => [status, response(answer)]),
+    ),
+  };
+}
 
-const holdRecordResponse = (description: string) => ({
-  description,
-  headers: apiHeaders,
-  content: json(holdRecordSchema),
-});
+/** `/api/v1/holds/:id` as OpenAPI writes it: `/api/v1/holds/{id}`. */
+const openApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
+
+function paths(routes: Route[]) {
+  const items: Record<string, Record<string, Json>> = {};
+  for (const route of routes) {
+    const path = openApiPath(route.url);
+    items[path] = { ...items[path], [route.method.toLowerCase()]: operation(route) };
+  }
+  return items;
+}
 
 const description = `REST API of the Action Approval Service. An agent submits a hold ("may I do this action?");
 the workspace's rules answer at once with \`allowed\`, \`pending\` or \`denied\`; a pending hold waits for a human.
@@ -145,276 +150,7 @@ const document = {
         'Admin-scope keys only (`approvals keys create … --scope admin`; other keys get 403): the workspace file as `approvals export` and `apply` use it, simulations, and the hold list.',
     },
   ],
-  paths: {
-    '/api/v1/holds': {
-      post: {
-        operationId: 'submitHold',
-        tags: ['Holds'],
-        summary: 'Submit an action',
-        description:
-          'The rules decide at once. 201 for a new hold. A retry with the same `idempotency_key` (same tool, agent id and arguments) answers 200 with the first body, unchanged, and `Idempotent-Replayed: true`; no second hold is made. The same key with a different action is refused with 422 on field `idempotency_key`. A key bound to an agent (`approvals keys create --agent`) submits for that agent only: another `agent_identity.id` is refused with 422 on that field.',
-        'x-rate-limit-bucket': 'v1',
-        requestBody: { required: true, content: json(holdSubmissionSchema) },
-        responses: {
-          '200': {
-            description: 'Replay: the idempotency key was used before for the same action.',
-            headers: { ...apiHeaders, 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') },
-            content: json(holdCreatedSchema),
-          },
-          '201': { description: 'A new hold.', headers: apiHeaders, content: json(holdCreatedSchema) },
-          ...bodyErrors,
-          '402': ref('responses', 'HoldLimitReached'),
-          '403': ref('responses', 'KeyNotBound'),
-          '422': ref('responses', 'ValidationFailed'),
-          ...commonErrors,
-        },
-      },
-    },
-    '/api/v1/holds/{id}': {
-      get: {
-        operationId: 'getHold',
-        tags: ['Holds'],
-        summary: 'Read a hold once',
-        description:
-          'A pending hold found past its deadline is expired before it is answered. A reference of another workspace is answered like an unknown one.',
-        'x-rate-limit-bucket': 'v1',
-        parameters: parameters('path', holdParamsSchema),
-        responses: {
-          '200': holdRecordResponse('The hold record.'),
-          '404': ref('responses', 'NotFound'),
-          ...commonErrors,
-        },
-      },
-    },
-    '/api/v1/holds/{id}/wait': {
-      post: {
-        operationId: 'waitForHold',
-        tags: ['Holds'],
-        summary: 'Long-poll for the decision',
-        description:
-          'Answers as soon as the hold is no longer `pending`, at its deadline (then `expired`), or after `timeout_seconds` (default 60) with the current record, which may still be `pending`; then call again. A server that shuts down answers open waits at once with the current record. The body is optional: no body and no Content-Type is valid.',
-        'x-rate-limit-bucket': 'v1-wait',
-        parameters: parameters('path', holdParamsSchema),
-        requestBody: { required: false, content: json(waitBodySchema) },
-        responses: {
-          '200': holdRecordResponse('The hold record: decided, expired, or still pending at the timeout.'),
-          ...bodyErrors,
-          '404': ref('responses', 'NotFound'),
-          '422': ref('responses', 'ValidationFailed'),
-          ...commonErrors,
-        },
-      },
-    },
-    '/api/v1/workspace/config': {
-      get: {
-        operationId: 'exportConfig',
-        tags: ['Workspace'],
-        summary: "Export the workspace's configuration",
-        description:
-          'The workspace file `approvals export` prints: JSON, or YAML with `Accept: application/yaml`. `ETag` and `Config-Version` give its version; send it back as `If-Match` to apply only if nothing changed since.',
-        'x-rate-limit-bucket': 'v1',
-        responses: {
-          '200': {
-            description: 'The workspace file.',
-            headers: {
-              ...apiHeaders,
-              ETag: { schema: { type: 'string' } },
-              'Config-Version': { schema: { type: 'integer' } },
-            },
-            content: { 'application/json': { schema: { type: 'object' } }, ...text('application/yaml') },
-          },
-          '403': ref('responses', 'Forbidden'),
-          ...commonErrors,
-        },
-      },
-      put: {
-        operationId: 'applyConfig',
-        tags: ['Workspace'],
-        summary: 'Apply a workspace file',
-        description:
-          'What `approvals apply -f` does: the file (YAML or JSON) replaces what it declares, with the same validation (422 names the field and, for YAML, the line) and the same evidence (`config.applied`, changed by this key). With `If-Match: "<version>"`, only if the configuration is still at that version: otherwise 409 `conflict` with `detail` naming what changed, by whom and when.',
-        'x-rate-limit-bucket': 'v1',
-        parameters: [{ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' } }],
-        requestBody: {
-          required: true,
-          content: { 'application/json': { schema: { type: 'object' } }, ...text('application/yaml') },
-        },
-        responses: {
-          '200': { description: 'Applied.', headers: apiHeaders, content: json(configAppliedSchema) },
-          ...bodyErrors,
-          '403': ref('responses', 'Forbidden'),
-          '409': simpleError(
-            'The configuration changed since the `If-Match` version; `detail` says how.',
-            'conflict',
-          ),
-          '412': simpleError('`If-Match` is not a version.', 'precondition_failed'),
-          '422': ref('responses', 'ValidationFailed'),
-          ...commonErrors,
-        },
-      },
-    },
-    '/api/v1/workspace/holds': {
-      get: {
-        operationId: 'listHolds',
-        tags: ['Workspace'],
-        summary: "List the workspace's holds, newest first",
-        description: 'Admin-scope keys only. Page with `before` (the `next_before` of the previous page).',
-        'x-rate-limit-bucket': 'v1',
-        parameters: parameters('query', holdListQuerySchema),
-        responses: {
-          '200': { description: 'A page of holds.', headers: apiHeaders, content: json(holdListSchema) },
-          '403': ref('responses', 'Forbidden'),
-          '404': ref('responses', 'NotFound'),
-          '422': ref('responses', 'ValidationFailed'),
-          ...commonErrors,
-        },
-      },
-    },
-    '/api/v1/workspace/simulate': {
-      post: {
-        operationId: 'simulatePolicy',
-        tags: ['Workspace'],
-        summary: 'Replay past holds against a draft',
-        description:
-          'What `approvals simulate` does: the holds of the period decided again by the draft workspace file (YAML or JSON), nothing stored.',
-        'x-rate-limit-bucket': 'v1',
-        parameters: parameters('query', simulateQuerySchema),
-        requestBody: {
-          required: true,
-          content: { 'application/json': { schema: { type: 'object' } }, ...text('application/yaml') },
-        },
-        responses: {
-          '200': {
-            description: 'The report.',
-            headers: apiHeaders,
-            content: { 'application/json': { schema: { type: 'object' } } },
-          },
-          ...bodyErrors,
-          '403': ref('responses', 'Forbidden'),
-          '422': ref('responses', 'ValidationFailed'),
-          ...commonErrors,
-        },
-      },
-    },
-    '/api/v1/audit/verify': {
-      get: {
-        operationId: 'verifyChain',
-        tags: ['Audit'],
-        summary: 'Verify the hash chain of the workspace',
-        description:
-          "Recomputes every entry hash in the range, checks every link, and compares the chain with its signed checkpoints (the head's and the newest published one): entries no trusted checkpoint covers, a checkpoint not signed by a trusted key or not in the chain, and entries cut off after one make it invalid. Answers 200 whether the chain is intact or not; `valid` tells.",
-        'x-rate-limit-bucket': 'v1-verify',
-        parameters: parameters('query', verifyQuerySchema),
-        responses: {
-          '200': {
-            description: 'The result of the check.',
-            headers: apiHeaders,
-            content: json(verifyResultSchema),
-          },
-          '422': ref('responses', 'ValidationFailed'),
-          ...commonErrors,
-        },
-      },
-    },
-    '/api/v1/audit/checkpoints': {
-      get: {
-        operationId: 'listCheckpoints',
-        tags: ['Audit'],
-        summary: 'Signed chain heads published outside the database, oldest first',
-        description:
-          "The service publishes the signed head of a chain that moved, at most once a minute, after checking the entries since the last one (also sent as the `evidence.checkpoint` webhook event). Keep them elsewhere: an export or a later chain must hold each one's `seq` with the same `hash`.",
-        'x-rate-limit-bucket': 'v1-verify',
-        parameters: parameters('query', checkpointsQuerySchema),
-        responses: {
-          '200': {
-            description: 'The checkpoints and the workspace id their signatures cover.',
-            headers: apiHeaders,
-            content: json(checkpointListSchema),
-          },
-          '422': ref('responses', 'ValidationFailed'),
-          ...commonErrors,
-        },
-      },
-    },
-    ...Object.fromEntries(
-      (['oversight', 'activity'] as const).map((kind) => [
-        `/api/v1/reports/${kind}`,
-        {
-          get: {
-            operationId: `${kind}Report`,
-            tags: ['Reports'],
-            summary:
-              kind === 'oversight'
-                ? 'How holds were decided in a period: outcomes, rule against people, channels, times, expiries, four-eyes, per tool and approver'
-                : 'One row per hold of a period: reference, times, tool, agent, status, decision, approvers, execution',
-            description:
-              'CSV (RFC 4180, UTF-8, streamed; formula-like cells prefixed with an apostrophe) or PDF. `format` wins over `Accept`. The report names the evidence chain head it was built from.',
-            'x-rate-limit-bucket': 'v1-reports',
-            parameters: parameters('query', reportQuerySchema),
-            responses: {
-              '200': {
-                description: 'The report, as an attachment.',
-                headers: apiHeaders,
-                content: {
-                  ...text('text/csv'),
-                  ...text('application/pdf', { type: 'string', format: 'binary' }),
-                },
-              },
-              '422': ref('responses', 'ValidationFailed'),
-              ...commonErrors,
-            },
-          },
-        },
-      ]),
-    ),
-    '/.well-known/approvals-audit-key': {
-      get: {
-        operationId: 'getAuditKey',
-        tags: ['Public', 'Audit'],
-        summary: 'The public keys trusted to sign chain checkpoints',
-        security: [],
-        responses: {
-          '200': {
-            description: 'The current Ed25519 public key.',
-            headers: {
-              'Cache-Control': { description: '`public, max-age=300`', schema: { type: 'string' } },
-              'X-Request-Id': ref('headers', 'X-Request-Id'),
-            },
-            content: json(auditKeySchema),
-          },
-          '500': ref('responses', 'Internal'),
-          '503': ref('responses', 'Unavailable'),
-        },
-      },
-    },
-    '/a/{reference}': {
-      get: {
-        operationId: 'statusPage',
-        tags: ['Public'],
-        summary: 'Public status page of a hold (HTML)',
-        description:
-          'Shows the status, the reference, when it was requested, decided, and its deadline (pending or expired), with the workspace name and branding. Never the tool, arguments or agent. Limited to 20 requests per minute per client IP. Unknown and malformed references get the same 404 page.',
-        security: [],
-        parameters: parameters('path', statusPageParamsSchema),
-        responses: {
-          '200': {
-            description:
-              'The status page. Sent with `Cache-Control: no-store` and a strict Content-Security-Policy.',
-            headers: apiHeaders,
-            content: text('text/html'),
-          },
-          '404': {
-            description: 'No hold with this reference (HTML page).',
-            headers: apiHeaders,
-            content: text('text/html'),
-          },
-          '429': ref('responses', 'RateLimited'),
-          '500': ref('responses', 'Internal'),
-          '503': ref('responses', 'Unavailable'),
-        },
-      },
-    },
-  },
+  paths: paths(CORE_API),
   components: {
     securitySchemes: {
       bearerAuth: {
@@ -457,7 +193,7 @@ const document = {
       Unauthorized: {
         ...simpleError('The API key is missing, malformed, unknown or revoked.', 'unauthorized'),
         headers: {
-          ...apiHeaders,
+          ...API_HEADERS,
           'WWW-Authenticate': { description: '`Bearer`', schema: { type: 'string', const: 'Bearer' } },
         },
       },
@@ -472,7 +208,7 @@ const document = {
       MethodNotAllowed: {
         ...simpleError('A known path called with a method it does not accept.', 'method_not_allowed'),
         headers: {
-          ...apiHeaders,
+          ...API_HEADERS,
           Allow: { description: 'The methods the path accepts.', schema: { type: 'string' } },
         },
       },
@@ -489,16 +225,16 @@ const document = {
       ValidationFailed: {
         description:
           'The request is well-formed JSON but not valid. `detail` describes the first problem, `issues` lists all.',
-        headers: apiHeaders,
+        headers: API_HEADERS,
         content: json(validationErrorSchema),
       },
       RateLimited: {
         ...simpleError('Over the quota of this window.', 'rate_limited'),
-        headers: { ...apiHeaders, 'Retry-After': ref('headers', 'Retry-After') },
+        headers: { ...API_HEADERS, 'Retry-After': headerRef('Retry-After') },
       },
       Internal: {
         description: 'An unexpected failure. `referenceId` is also in the server log line of the failure.',
-        headers: { 'X-Request-Id': ref('headers', 'X-Request-Id') },
+        headers: { 'X-Request-Id': headerRef('X-Request-Id') },
         content: json(internalErrorSchema),
       },
       Unavailable: {
@@ -509,7 +245,7 @@ const document = {
             description: 'Sent when storage is unreachable (`5`).',
             schema: { type: 'integer' },
           },
-          'X-Request-Id': ref('headers', 'X-Request-Id'),
+          'X-Request-Id': headerRef('X-Request-Id'),
         },
         content: json(z.union([errorWithCode('unavailable'), errorWithCode('evidence_frozen')])),
       },

@@ -10,6 +10,7 @@ import { holdSubmissionSchema } from '../services/hold-submission.ts';
 import { ISO_INSTANT } from '../services/input.ts';
 import { reportQuerySchema } from '../services/reports.ts';
 
+// Shapes the use cases own, here too: the document's examples are checked over this module's schemas.
 export { holdSubmissionSchema, reportQuerySchema };
 
 /** As `Date.prototype.toISOString` writes it. */
@@ -352,6 +353,9 @@ export const internalErrorSchema = z
   });
 
 // --- The workspace's configuration, for admin keys (issue 24) ---
+
+/** A JSON object the document does not describe further: a workspace file, a simulation report. */
+export const anyObjectSchema = z.custom<object>().meta({ type: 'object' });
 
 export const simulateQuerySchema = z.object({
   since: z

@@ -1,6 +1,6 @@
 /** An agent asks "may I do this?": the rules answer at once with allowed, pending or denied. */
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
-import type { Environment, Hold, SubmitStatus } from '../domain/hold.ts';
+import { type Environment, type Hold, SDK_CONNECTION, type SubmitStatus } from '../domain/hold.ts';
 import { newHoldReference } from '../domain/ids.ts';
 import type { Outcome } from '../domain/policy.ts';
 import { scopeKey } from '../domain/rules.ts';
@@ -13,13 +13,15 @@ import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, ServiceError } from './errors.ts';
 import { evaluateCall, likelyScopes } from './evaluate-call.ts';
+import type { HoldSubmission } from './hold-submission.ts';
 import { followUpStatement, followUpsOf } from './follow-ups.ts';
 import { approverNotifications } from './notifications.ts';
 import { holdEventStatement } from './webhooks.ts';
 import { chainAfter } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 
-export interface HoldSubmission {
+/** What the use case records: a submission, read from wherever it came, and where it came from. */
+export interface HoldRequest {
   connection: string;
   toolName: string;
   arguments: Record<string, unknown>;
@@ -42,6 +44,12 @@ export type Requester =
       owner: { id: string; email: string } | null;
     }
   | { kind: 'oauth'; grantId: string; member: { id: string; email: string } };
+
+export interface Submitter {
+  workspace: Workspace;
+  environment: Environment;
+  requester: Requester;
+}
 
 /** The field a bound key's submission must agree on; on the MCP proxy, the `X-Service-Agent` header. */
 export const BOUND_AGENT_FIELD = 'agent_identity.id';
@@ -87,7 +95,7 @@ const SUBMIT_STATUS = { allow: 'allowed', approval: 'pending', deny: 'denied' } 
 export const statusUrl = (ctx: ServiceContext, reference: string) => `${ctx.publicUrl}/a/${reference}`;
 
 /** Two submissions are the same action when tool, agent and canonical arguments agree. */
-export const actionFingerprint = (s: HoldSubmission) =>
+export const actionFingerprint = (s: HoldRequest) =>
   sha256Hex(
     canonicalJson({ connection: s.connection, tool: s.toolName, agent: s.agent.id, arguments: s.arguments }),
   );
@@ -115,8 +123,8 @@ const startOfMonth = (ms: number) => {
 
 export async function submitHold(
   ctx: ServiceContext,
-  caller: { workspace: Workspace; environment: Environment; requester: Requester },
-  submission: HoldSubmission,
+  caller: Submitter,
+  submission: HoldRequest,
 ): Promise<SubmitResult> {
   const { workspace } = caller;
   checkRequester(workspace, caller.requester, submission.agent.id);
@@ -236,8 +244,20 @@ export async function submitHold(
   }
 }
 
+/** A submission as the Core API reads it (`holdSubmissionSchema`), from an SDK. */
+export function submitSdkHold(ctx: ServiceContext, caller: Submitter, submission: HoldSubmission) {
+  return submitHold(ctx, caller, {
+    connection: SDK_CONNECTION,
+    toolName: submission.tool_name,
+    arguments: submission.arguments ?? {},
+    agent: { id: submission.agent_identity.id, label: submission.agent_identity.label ?? null },
+    context: submission.context ?? {},
+    idempotencyKey: submission.idempotency_key,
+  });
+}
+
 function newHold(
-  submission: HoldSubmission,
+  submission: HoldRequest,
   outcome: Outcome,
   at: {
     workspace: Workspace;

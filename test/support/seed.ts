@@ -1,5 +1,5 @@
 /** Many holds at once, through the submission service (the API's 120 a minute would take hours). */
-import { type HoldSubmission, submitHold } from '../../src/services/submit-hold.ts';
+import { type HoldRequest, submitHold } from '../../src/services/submit-hold.ts';
 import type { ServiceContext } from '../../src/services/context.ts';
 import type { Workspace } from '../../src/store/workspaces.ts';
 
@@ -8,7 +8,7 @@ export async function seedHolds(
   ctx: ServiceContext,
   workspace: Workspace,
   count: number,
-  make: (i: number) => Partial<HoldSubmission> & Pick<HoldSubmission, 'toolName'>,
+  make: (i: number) => Partial<HoldRequest> & Pick<HoldRequest, 'toolName'>,
 ): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {

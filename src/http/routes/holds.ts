@@ -1,74 +1,101 @@
 /** POST /api/v1/holds, GET /api/v1/holds/:id, POST /api/v1/holds/:id/wait. */
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { holdRecord, SDK_CONNECTION } from '../../domain/hold.ts';
-import type { ServiceContext } from '../../services/context.ts';
+import { holdRecord } from '../../domain/hold.ts';
+import { holdSubmissionSchema } from '../../services/hold-submission.ts';
 import { getHoldForAgent, waitForHold } from '../../services/read-hold.ts';
 import { keyRequester } from '../../services/api-keys.ts';
-import { submitHold } from '../../services/submit-hold.ts';
-import { fieldIssues, HttpError, sendValidationError } from '../../web/errors.ts';
-import { type HoldCreatedBody, holdParamsSchema, holdSubmissionSchema, waitBodySchema } from '../schemas.ts';
+import { submitSdkHold } from '../../services/submit-hold.ts';
+import { API_HEADERS, BODY_ERRORS, COMMON_ERRORS, defineRoute, headerRef } from '../route-table.ts';
+import { holdCreatedSchema, holdParamsSchema, holdRecordSchema, waitBodySchema } from '../schemas.ts';
 
-export interface HoldRoutesOptions {
-  ctx: ServiceContext;
-  docsUrl: () => string;
-  onSubmitted: (status: string) => void;
-}
-
-/** A malformed reference cannot exist: answer 404 without touching storage. */
-function reference(params: unknown): string {
-  const parsed = holdParamsSchema.safeParse(params);
-  if (!parsed.success) throw new HttpError(404, 'not_found');
-  return parsed.data.id;
-}
-
-export function holdRoutes(app: FastifyInstance, { ctx, docsUrl, onSubmitted }: HoldRoutesOptions) {
-  const invalid = (reply: FastifyReply, error: Parameters<typeof fieldIssues>[0]) =>
-    sendValidationError(reply, docsUrl(), fieldIssues(error));
-
-  app.post('/api/v1/holds', { config: { bucket: 'v1' } }, async (request, reply) => {
-    if (request.body === undefined) throw new HttpError(400, 'invalid_json');
-    const parsed = holdSubmissionSchema.safeParse(request.body);
-    if (!parsed.success) return invalid(reply, parsed.error);
-    const body = parsed.data;
+const submit = defineRoute({
+  method: 'POST',
+  url: '/api/v1/holds',
+  bucket: 'v1',
+  operationId: 'submitHold',
+  tags: ['Holds'],
+  summary: 'Submit an action',
+  description:
+    'The rules decide at once. 201 for a new hold. A retry with the same `idempotency_key` (same tool, agent id and arguments) answers 200 with the first body, unchanged, and `Idempotent-Replayed: true`; no second hold is made. The same key with a different action is refused with 422 on field `idempotency_key`. A key bound to an agent (`approvals keys create --agent`) submits for that agent only: another `agent_identity.id` is refused with 422 on that field.',
+  body: { required: true, schema: holdSubmissionSchema },
+  answers: {
+    200: {
+      description: 'Replay: the idempotency key was used before for the same action.',
+      headers: { ...API_HEADERS, 'Idempotent-Replayed': headerRef('Idempotent-Replayed') },
+      schema: holdCreatedSchema,
+    },
+    201: { description: 'A new hold.', schema: holdCreatedSchema },
+    ...BODY_ERRORS,
+    402: 'HoldLimitReached',
+    403: 'KeyNotBound',
+    422: 'ValidationFailed',
+    ...COMMON_ERRORS,
+  },
+  handler: async ({ body, request, answer }, { ctx, metrics }) => {
     const { workspace, key } = request.caller!;
-    const result = await submitHold(
-      ctx,
-      { workspace, environment: key.env, requester: keyRequester(key) },
-      {
-        connection: SDK_CONNECTION,
-        toolName: body.tool_name,
-        arguments: body.arguments ?? {},
-        agent: { id: body.agent_identity.id, label: body.agent_identity.label ?? null },
-        context: body.context ?? {},
-        idempotencyKey: body.idempotency_key,
-      },
-    );
-    const answer = result.body satisfies HoldCreatedBody;
-    if (!result.created) return reply.code(200).header('Idempotent-Replayed', 'true').send(answer);
-    onSubmitted(answer.status);
-    return reply.code(201).send(answer);
-  });
+    const caller = { workspace, environment: key.env, requester: keyRequester(key) };
+    const result = await submitSdkHold(ctx, caller, body);
+    if (!result.created) return answer(200, result.body, { 'Idempotent-Replayed': 'true' });
+    metrics.holdsSubmitted.labels(result.body.status).inc();
+    return answer(201, result.body);
+  },
+});
 
-  app.get('/api/v1/holds/:id', { config: { bucket: 'v1' } }, async (request) => {
+const read = defineRoute({
+  method: 'GET',
+  url: '/api/v1/holds/:id',
+  bucket: 'v1',
+  operationId: 'getHold',
+  tags: ['Holds'],
+  summary: 'Read a hold once',
+  description:
+    'A pending hold found past its deadline is expired before it is answered. A reference of another workspace is answered like an unknown one.',
+  params: holdParamsSchema,
+  answers: {
+    200: { description: 'The hold record.', schema: holdRecordSchema },
+    404: 'NotFound',
+    ...COMMON_ERRORS,
+  },
+  handler: async ({ params, request, answer }, { ctx }) => {
     // `approved` only with its approval in the evidence (issue 37).
-    const hold = await getHoldForAgent(ctx, request.caller!.workspace.id, reference(request.params));
-    return holdRecord(hold);
-  });
+    const hold = await getHoldForAgent(ctx, request.caller!.workspace.id, params.id);
+    return answer(200, holdRecord(hold));
+  },
+});
 
-  app.post('/api/v1/holds/:id/wait', { config: { bucket: 'v1-wait' } }, async (request, reply) => {
-    const id = reference(request.params);
-    const parsed = waitBodySchema.safeParse(request.body ?? {});
-    if (!parsed.success) return invalid(reply, parsed.error);
-    const timeoutMs = parsed.data.timeout_seconds * 1000;
+const wait = defineRoute({
+  method: 'POST',
+  url: '/api/v1/holds/:id/wait',
+  bucket: 'v1-wait',
+  operationId: 'waitForHold',
+  tags: ['Holds'],
+  summary: 'Long-poll for the decision',
+  description:
+    'Answers as soon as the hold is no longer `pending`, at its deadline (then `expired`), or after `timeout_seconds` (default 60) with the current record, which may still be `pending`; then call again. A server that shuts down answers open waits at once with the current record. The body is optional: no body and no Content-Type is valid.',
+  params: holdParamsSchema,
+  body: { required: false, schema: waitBodySchema },
+  answers: {
+    200: {
+      description: 'The hold record: decided, expired, or still pending at the timeout.',
+      schema: holdRecordSchema,
+    },
+    ...BODY_ERRORS,
+    404: 'NotFound',
+    422: 'ValidationFailed',
+    ...COMMON_ERRORS,
+  },
+  handler: async ({ params, body, request, reply, answer }, { ctx }) => {
     // A client that hangs up stops waiting at once, instead of holding a waiter until its timeout.
     const gone = new AbortController();
     const hangUp = () => reply.raw.writableFinished || gone.abort();
     reply.raw.once('close', hangUp);
     try {
-      const hold = await waitForHold(ctx, request.caller!.workspace.id, id, timeoutMs, gone.signal);
-      return holdRecord(hold);
+      const timeoutMs = body.timeout_seconds * 1000;
+      const hold = await waitForHold(ctx, request.caller!.workspace.id, params.id, timeoutMs, gone.signal);
+      return answer(200, holdRecord(hold));
     } finally {
       reply.raw.off('close', hangUp);
     }
-  });
-}
+  },
+});
+
+export const holdRoutes = [submit, read, wait];

@@ -2,18 +2,16 @@
  * The public status page /a/<reference>: status, times and the workspace's branding, never tool,
  * arguments or agent. Unknown and malformed references get the very same 404 page.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { z } from 'zod';
+import type { FastifyReply } from 'fastify';
 import { outcomeText } from '../../domain/outcome-text.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { utcText } from '../../domain/time-text.ts';
-import type { ServiceContext } from '../../services/context.ts';
 import { getPublicStatus } from '../../services/read-hold.ts';
 import { limitAnonymous } from '../../web/guard.ts';
 import { escapeHtml } from '../../markup/html.ts';
 import { PAGE_SECURITY_HEADERS, page } from '../html.ts';
-import type { RateCounter } from '../../web/rate-limiter.ts';
-import type { statusPageParamsSchema } from '../schemas.ts';
+import { defineRoute } from '../route-table.ts';
+import { statusPageParamsSchema } from '../schemas.ts';
 
 /** In UTC, saying so: the page has no script and does not know its reader's zone. */
 const when = (ms: number | null) =>
@@ -26,14 +24,32 @@ function notFoundPage(reply: FastifyReply) {
     .send(page('Not found', '<h1>Not found</h1><p>There is no action with this reference.</p>'));
 }
 
-export function statusPageRoutes(
-  app: FastifyInstance,
-  { ctx, counter }: { ctx: ServiceContext; counter: RateCounter },
-) {
-  app.get<{ Params: z.infer<typeof statusPageParamsSchema> }>('/a/:reference', async (request, reply) => {
+const HTML = { 'text/html': { schema: { type: 'string' } } };
+
+const statusPage = defineRoute({
+  method: 'GET',
+  url: '/a/:reference',
+  operationId: 'statusPage',
+  tags: ['Public'],
+  summary: 'Public status page of a hold (HTML)',
+  description:
+    'Shows the status, the reference, when it was requested, decided, and its deadline (pending or expired), with the workspace name and branding. Never the tool, arguments or agent. Limited to 20 requests per minute per client IP. Unknown and malformed references get the same 404 page.',
+  params: statusPageParamsSchema,
+  answers: {
+    200: {
+      description:
+        'The status page. Sent with `Cache-Control: no-store` and a strict Content-Security-Policy.',
+      media: HTML,
+    },
+    404: { description: 'No hold with this reference (HTML page).', media: HTML },
+    429: 'RateLimited',
+    500: 'Internal',
+    503: 'Unavailable',
+  },
+  handler: async ({ params, request, reply }, { ctx, counter }) => {
     reply.headers({ ...PAGE_SECURITY_HEADERS, 'Cache-Control': 'no-store' });
     if (!(await limitAnonymous(counter, ctx, request, reply))) return reply;
-    const { reference } = request.params;
+    const { reference } = params;
     const status = HOLD_REFERENCE_PATTERN.test(reference) ? await getPublicStatus(ctx, reference) : undefined;
     if (!status) return notFoundPage(reply);
     const { hold, workspace } = status;
@@ -51,5 +67,7 @@ export function statusPageRoutes(
     return reply
       .type('text/html; charset=utf-8')
       .send(page(`Action ${outcomeText(hold)}`, body, workspace.accentColor ?? undefined));
-  });
-}
+  },
+});
+
+export const statusPageRoutes = [statusPage];

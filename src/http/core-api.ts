@@ -1,0 +1,18 @@
+/**
+ * The route table of the Core API and the public pages the OpenAPI document describes: every operation
+ * once, registered by api.ts and documented by openapi.ts from the same definitions.
+ */
+import type { Route } from './route-table.ts';
+import { auditRoutes } from './routes/audit.ts';
+import { holdRoutes } from './routes/holds.ts';
+import { reportRoutes } from './routes/reports.ts';
+import { statusPageRoutes } from './routes/status-page.ts';
+import { workspaceConfigRoutes } from './routes/workspace-config.ts';
+
+export const CORE_API: Route[] = [
+  ...holdRoutes,
+  ...workspaceConfigRoutes,
+  ...auditRoutes,
+  ...reportRoutes,
+  ...statusPageRoutes,
+];
