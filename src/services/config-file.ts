@@ -305,6 +305,9 @@ export function configError(issues: FieldIssue[]): ServiceError {
   return new ServiceError('validation_failed', text, issues);
 }
 
+/** How an issue's message names the stored rule it is about (the file has no line for it). */
+export const storedRuleNote = (rule: string) => `(stored rule "${rule}") `;
+
 /**
  * Checks the workspace as it would be after applying the file: the file's parts, with the stored
  * workspace filling in what the file leaves out (so removing a member a stored rule needs is refused).
@@ -326,8 +329,9 @@ export function crossCheck(
     const rule = stale ? stored.rules[path[1] as number] : undefined;
     issues.push({
       field: path.join('.'),
-      message: rule ? `(stored rule "${rule.name}") ${message}` : message,
+      message: rule ? `${storedRuleNote(rule.name)}${message}` : message,
       line: stale ? undefined : lineOf(path),
+      ...(rule && { rule: rule.name }),
     });
   };
   const members =

@@ -18,6 +18,11 @@ export interface FieldIssue {
   message: string;
   /** The line of an input file, where there is one. */
   line?: number;
+  /**
+   * The stored rule the issue is about, when a change that leaves the rules out would break it: `field`
+   * then holds its stored index, and `message` starts with `storedRuleNote(rule)` (services/config-file.ts).
+   */
+  rule?: string;
 }
 
 export class ServiceError extends Error {

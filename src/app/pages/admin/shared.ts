@@ -6,7 +6,7 @@
  * refused with who changed it and when. Problems come back as field issues and are shown in the page.
  */
 import { currentConfigVersion, editConfig, exportConfig } from '../../../services/apply-config.ts';
-import { parseConfig, type WorkspaceConfig } from '../../../services/config-file.ts';
+import { parseConfig, storedRuleNote, type WorkspaceConfig } from '../../../services/config-file.ts';
 import type { ServiceContext } from '../../../services/context.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import { waitingIdsOf } from '../../../services/inbox.ts';
@@ -115,10 +115,11 @@ export function describeIssue(issue: FieldIssue, config: WorkspaceConfig): strin
   const [part, index, ...rest] = issue.field.split('.');
   const where = rest.length > 0 ? ` (${rest.join('.')})` : '';
   if (part === 'rules' && index !== undefined) {
-    // applyConfig names a stored rule itself when the change leaves the rules out.
-    const stored = issue.message.match(/^\(stored rule "(.*)"\) (.*)$/s);
-    const rule = stored?.[1] ?? config.rules?.[Number(index)]?.name ?? `#${Number(index) + 1}`;
-    return `Rule “${rule}”${where}: ${stored?.[2] ?? issue.message}`;
+    // An issue names a stored rule itself when the change leaves the rules out.
+    if (issue.rule !== undefined)
+      return `Rule “${issue.rule}”${where}: ${issue.message.slice(storedRuleNote(issue.rule).length)}`;
+    const rule = config.rules?.[Number(index)]?.name ?? `#${Number(index) + 1}`;
+    return `Rule “${rule}”${where}: ${issue.message}`;
   }
   if (part === 'members' && index !== undefined) {
     const member = config.members?.[Number(index)];
