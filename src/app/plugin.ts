@@ -44,7 +44,7 @@ export interface AppContext {
 }
 
 /** The last value of each field, or every value for fields that repeat (multi-selects). */
-function parseForm(body: string): Form {
+function readUrlEncoded(body: string): Form {
   const form: Form = {};
   for (const [key, value] of new URLSearchParams(body)) {
     const existing = form[key];
@@ -60,18 +60,9 @@ const staticFiles = new Map(
   ]),
 );
 
-export async function appPlugin(
-  app: FastifyInstance,
-  { ctx, counter, testMcpConnection, oauth }: AppContext,
-) {
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: 256 * 1024 },
-    (_r, body, done) => done(null, parseForm(body as string)),
-  );
-
-  // Who is signed in, and may they be here? Runs before the body is read.
-  app.addHook('onRequest', async (request, reply) => {
+/** Who is signed in, and may they be here? Runs before the body is read. */
+function checkAccess({ ctx, counter }: Pick<AppContext, 'ctx' | 'counter'>) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     request.appSession = await sessionFor(ctx, readCookie(request, SESSION_COOKIE));
     const config = request.routeOptions.config;
     if (config.public) return;
@@ -97,23 +88,12 @@ export async function appPlugin(
     if (config.role === 'admin' && request.appSession.member.role !== 'admin') {
       return problemPage(reply, 403, 'Not allowed', 'This page is for workspace admins.', request.appSession);
     }
-  });
+  };
+}
 
-  // A frozen evidence chain refuses every write of its workspace: said as a page, not as the API's JSON.
-  // Anything else goes on to the server's handler.
-  app.setErrorHandler((error, request, reply) => {
-    if (!(error instanceof ChainFrozenError)) throw error;
-    return problemPage(
-      reply,
-      503,
-      'Not recorded',
-      "Nothing was changed: this workspace's evidence record failed its integrity check and no change can be recorded until an operator has looked into it. Tell your administrator.",
-      request.appSession,
-    );
-  });
-
-  // Every form post carries the session's CSRF token, and comes from our own origin.
-  app.addHook('preHandler', async (request, reply) => {
+/** Every form post carries the session's CSRF token, and comes from our own origin. */
+function checkFormOrigin(ctx: ServiceContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'POST') return;
     const origin = request.headers.origin;
     const ours = [new URL(ctx.publicUrl).origin, `${request.protocol}://${request.host}`];
@@ -132,8 +112,25 @@ export async function appPlugin(
         session,
       );
     }
-  });
+  };
+}
 
+/**
+ * A frozen evidence chain refuses every write of its workspace: said as a page, not as the API's JSON.
+ * Anything else goes on to the server's handler.
+ */
+function frozenChainPage(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  if (!(error instanceof ChainFrozenError)) throw error;
+  return problemPage(
+    reply,
+    503,
+    'Not recorded',
+    "Nothing was changed: this workspace's evidence record failed its integrity check and no change can be recorded until an operator has looked into it. Tell your administrator.",
+    request.appSession,
+  );
+}
+
+function staticRoutes(app: FastifyInstance) {
   app.get('/favicon.ico', { config: { public: true } }, async (_request, reply) => reply.code(204).send());
 
   app.get<{ Params: { name: string } }>(
@@ -150,6 +147,21 @@ export async function appPlugin(
         .send(file);
     },
   );
+}
+
+export async function appPlugin(
+  app: FastifyInstance,
+  { ctx, counter, testMcpConnection, oauth }: AppContext,
+) {
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 256 * 1024 },
+    (_r, body, done) => done(null, readUrlEncoded(body as string)),
+  );
+  app.addHook('onRequest', checkAccess({ ctx, counter }));
+  app.setErrorHandler(frozenChainPage);
+  app.addHook('preHandler', checkFormOrigin(ctx));
+  staticRoutes(app);
 
   const deps: PageDeps = {
     ctx,
