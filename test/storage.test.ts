@@ -3,9 +3,11 @@
  * (on SQLite they share one commit), each all or nothing, and none answered unless it is stored.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type Db, StorageUnavailableError, UniqueViolationError } from '../src/store/db.ts';
 import { openDb } from '../src/store/open.ts';
+import { LOCK_FOR_SUBMISSION } from '../src/store/submissions.ts';
 import { backends, type Storage } from './support/backends.ts';
 
 class Refused extends Error {}
@@ -291,5 +293,25 @@ for (const backend of backends) {
         assert.deepEqual(await ids('c-after'), ['c-after']);
       },
     );
+
+    test(
+      'lock_for_submission is the function made from the store’s read',
+      { skip: backend.name === 'sqlite' && 'a PostgreSQL function' },
+      async () => {
+        const row = await db.one<{ body: string }>(
+          `SELECT prosrc AS body FROM pg_proc WHERE proname = 'lock_for_submission'`,
+        );
+        assert.ok(LOCK_FOR_SUBMISSION.includes(`$$${row!.body}$$`), row!.body);
+      },
+    );
   });
 }
+
+test('lock_for_submission is made from the read migration 034 made it from', () => {
+  // A database keeps the function its last migration made. A change to the read (store/submissions.ts)
+  // needs a migration that makes the function again (listed in store/migrate.ts), and its new hash here.
+  assert.equal(
+    createHash('sha256').update(LOCK_FOR_SUBMISSION).digest('hex'),
+    'c77b29459e9caee51a6612876a19aa09d4d7ad2d3b21e96d0dba17f84048c431',
+  );
+});

@@ -1,15 +1,20 @@
 /**
  * Versioned migrations: `migrations/NNN_name.sql`, each applied once, in order, in its own transaction.
  * `NNN_name.sqlite.sql` and `NNN_name.postgres.sql` are one version written for each engine, where the
- * two need different things (an index one of them cannot hold).
+ * two need different things (an index one of them cannot hold). A few are made from the store's own
+ * statements instead of a file, so that there is no copy of those to keep in step.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Db } from './db.ts';
+import { LOCK_FOR_SUBMISSION } from './submissions.ts';
 
 const directory = new URL('./migrations/', import.meta.url);
 
+/** Migrations made from the store's statements, by the name their file would have. */
+const made: Record<string, string> = { '034_lock_for_submission.postgres.sql': LOCK_FOR_SUBMISSION };
+
 export function listMigrations(dialect: Db['dialect']) {
-  return readdirSync(directory)
+  return [...readdirSync(directory), ...Object.keys(made)]
     .filter((name) => {
       const engine = name.match(/^\d{3}_[a-z0-9_]+(?:\.(sqlite|postgres))?\.sql$/);
       return engine !== null && (engine[1] === undefined || engine[1] === dialect);
@@ -18,7 +23,7 @@ export function listMigrations(dialect: Db['dialect']) {
     .map((name) => ({
       version: Number(name.slice(0, 3)),
       name,
-      sql: readFileSync(new URL(name, directory), 'utf8'),
+      sql: made[name] ?? readFileSync(new URL(name, directory), 'utf8'),
     }));
 }
 

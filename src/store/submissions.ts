@@ -4,11 +4,13 @@
  * classification, the holds of the month (plans with a monthly limit), whether it has a webhook, and
  * the recent calls of each frequency scope asked. A PostgreSQL statement that waits for a row lock still reads with the
  * snapshot it started with, and would miss what the holder it waited for committed (the frequency
- * counts, the idempotency key): there a function takes the lock and then reads (migration 024), one
- * round trip; on SQLite, whose write transactions are exclusive, the read alone. Frequency counts, when a rule asks for them, are one
+ * counts, the idempotency key): there a function takes the lock and then reads (lock_for_submission,
+ * made from the read below by migration 034), one round trip; on SQLite, whose write transactions are
+ * exclusive, the read alone. Frequency counts, when a rule asks for them, are one
  * statement more.
  */
 import type { Classification } from '../domain/policy.ts';
+import { boolean, columns, integer, nullable, text } from './columns.ts';
 import type { Sql } from './db.ts';
 import { type CallScope, openProxyHoldWhere, recentCallsCount } from './holds.ts';
 
@@ -29,8 +31,8 @@ export interface SubmissionState {
 }
 
 /**
- * The read on SQLite, after the lock. PostgreSQL runs the same read inside `lock_for_submission`
- * (migration 024), which takes the lock first: keep the two in step.
+ * The read after the lock: on SQLite alone, on PostgreSQL inside `lock_for_submission`, made from this
+ * text, where `$1`…`$6` are the function's parameters in the same order.
  */
 const READ_AFTER_LOCK = `SELECT h.seq, h.hash,
        (SELECT id FROM holds WHERE workspace_id = $1 AND idempotency_key = $2) AS "replayId",
@@ -44,8 +46,44 @@ const READ_AFTER_LOCK = `SELECT h.seq, h.hash,
      FROM evidence_heads h LEFT JOIN tools t ON t.workspace_id = h.workspace_id AND t.connection = $3 AND t.name = $4
      WHERE h.workspace_id = $1`;
 
+/** The read's columns with their PostgreSQL types: the function's result. */
+const STATE_TYPES = `seq BIGINT, hash TEXT, "replayId" TEXT, "openId" TEXT, "ruleSetVersion" BIGINT, "toolName" TEXT,
+  classification TEXT, "firstSeenAt" BIGINT, "holdsSince" BIGINT, webhook BOOLEAN`;
+
 /** The function's columns by name: a change to its others cannot change what this statement returns. */
-const STATE_COLUMNS = `seq, hash, "replayId", "openId", "ruleSetVersion", "toolName", classification, "firstSeenAt", "holdsSince", webhook`;
+const STATE_COLUMNS = STATE_TYPES.replace(/ [A-Z]+/g, '');
+
+/**
+ * The function PostgreSQL runs (migration 034, listed in migrate.ts). The lock comes first and the read
+ * is a statement of its own: its snapshot is taken once the lock is held, so it sees what the lock's
+ * previous holder committed. Its body is static, planned once per connection. A database keeps the
+ * function its migration made: a change to the read needs a migration that makes it again
+ * (test/storage.test.ts knows the text migration 034 made).
+ */
+export const LOCK_FOR_SUBMISSION = `CREATE OR REPLACE FUNCTION lock_for_submission(
+  p_workspace TEXT, p_key TEXT, p_connection TEXT, p_tool TEXT, p_call_key TEXT, p_since BIGINT
+) RETURNS TABLE (${STATE_TYPES})
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+  PERFORM 1 FROM evidence_heads WHERE workspace_id = p_workspace FOR UPDATE;
+  RETURN QUERY ${READ_AFTER_LOCK};
+END
+$$`;
+
+const state = columns({
+  seq: integer('seq'),
+  hash: text('hash'),
+  /** The hold that already has this idempotency key. */
+  replayId: nullable(text('replayId')),
+  openId: nullable(text('openId')),
+  ruleSetVersion: integer('ruleSetVersion'),
+  toolName: nullable(text('toolName')),
+  classification: nullable(text<Classification>('classification')),
+  firstSeenAt: nullable(integer('firstSeenAt')),
+  holdsSince: nullable(integer('holdsSince')),
+  webhook: boolean('webhook'),
+});
 
 export async function lockForSubmission(
   sql: Sql,
@@ -70,26 +108,16 @@ export async function lockForSubmission(
   ];
   const row =
     dialect === 'postgres'
-      ? await sql.one<Record<string, unknown>>(
-          `SELECT ${STATE_COLUMNS} FROM lock_for_submission($1, $2, $3, $4, $5, $6)`,
-          args,
-        )
+      ? await sql.one(`SELECT ${STATE_COLUMNS} FROM lock_for_submission($1, $2, $3, $4, $5, $6)`, args)
       : // SQLite's write transaction is exclusive already: no lock to take first.
-        await sql.one<Record<string, unknown>>(READ_AFTER_LOCK, args);
+        await sql.one(READ_AFTER_LOCK, args);
   if (!row) return undefined;
-  const number = (value: unknown) => (value === null ? null : Number(value));
+  const { seq, hash, toolName, classification, firstSeenAt, ...rest } = state.decode(row);
   return {
-    head: { seq: Number(row.seq), hash: String(row.hash) },
-    replayId: (row.replayId as string | null) ?? null,
-    openId: (row.openId as string | null) ?? null,
-    ruleSetVersion: Number(row.ruleSetVersion),
-    tool:
-      row.toolName === null
-        ? null
-        : { classification: row.classification as Classification, firstSeenAt: number(row.firstSeenAt) },
-    holdsSince: number(row.holdsSince),
+    ...rest,
+    head: { seq, hash },
+    tool: toolName === null ? null : { classification: classification!, firstSeenAt },
     counts: await countScopes(sql, ask.workspaceId, ask.scopes),
-    webhook: Boolean(row.webhook),
   };
 }
 
@@ -98,6 +126,7 @@ async function countScopes(sql: Sql, workspaceId: string, scopes: { scope: CallS
   if (scopes.length === 0) return [];
   const params: unknown[] = [workspaceId];
   const counts = scopes.map(({ scope, since }, i) => `${recentCallsCount(scope, since, params)} AS c${i}`);
-  const row = (await sql.one<Record<string, unknown>>(`SELECT ${counts.join(', ')}`, params))!;
-  return scopes.map((_, i) => Number(row[`c${i}`]));
+  const row = (await sql.one(`SELECT ${counts.join(', ')}`, params))!;
+  // Computed counts, one column each: `c0`, `c1`…
+  return scopes.map((_, i) => integer(`c${i}`).decode(row[`c${i}`]));
 }
