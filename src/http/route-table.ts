@@ -30,8 +30,9 @@ export type SharedAnswer =
   | 'Internal'
   | 'Unavailable';
 
-/** Headers on every /api/v1 answer (the 503 of a server that is shutting down has none of the RateLimit ones). */
 export const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** Headers on every /api/v1 answer (the 503 of a server that is shutting down has none of the RateLimit ones). */
 export const API_HEADERS = {
   'RateLimit-Limit': headerRef('RateLimit-Limit'),
   'RateLimit-Remaining': headerRef('RateLimit-Remaining'),
@@ -39,6 +40,7 @@ export const API_HEADERS = {
   'X-Request-Id': headerRef('X-Request-Id'),
 };
 
+/** The answers of every operation that needs an API key. */
 export const COMMON_ERRORS = {
   401: 'Unauthorized',
   429: 'RateLimited',

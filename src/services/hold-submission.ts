@@ -1,6 +1,7 @@
 /**
- * What an agent submits to ask for a hold (interface.md, POST /api/v1/holds), the one schema the Core
- * API, the MCP endpoint and the CLI read a submission with.
+ * What an agent submits to ask for a hold (interface.md, POST /api/v1/holds): the Core API reads a
+ * submission with it and hands the parsed `HoldSubmission` to `submitSdkHold`. (The MCP proxy submits
+ * from a tools/call, not from this shape; the CLI submits none.)
  */
 import { z } from 'zod';
 import { jsonObject, text } from './input.ts';
