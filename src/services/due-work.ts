@@ -6,7 +6,7 @@ import { type Backoff, backoffDelay } from '../domain/backoff.ts';
 import type { ServiceContext } from './context.ts';
 
 /** A failed item waits 5 minutes, then twice as long after each failure in a row, up to an hour. */
-export const DUE_WORK_RETRIES: Backoff = { firstMs: 5 * 60_000, longestMs: 60 * 60_000 };
+const DUE_WORK_RETRIES: Backoff = { firstMs: 5 * 60_000, longestMs: 60 * 60_000 };
 
 /** A kind of due work: where its items are stored, and how one is done. */
 export interface DueWork<Item> {
