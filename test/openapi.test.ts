@@ -7,11 +7,12 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { CORE_API } from '../src/http/core-api.ts';
 import { openApiDocument } from '../src/http/openapi.ts';
 import * as schemas from '../src/http/schemas.ts';
 import { sqlite } from './support/backends.ts';
-import { call } from './support/http.ts';
-import { startTestService, type TestService } from './support/service.ts';
+import { call, submission } from './support/http.ts';
+import { decideAs, startTestService, type TestService } from './support/service.ts';
 
 /**
  * The surfaces the document leaves out, each documented elsewhere. Every other route must be in it:
@@ -124,4 +125,32 @@ test('every example passes the schema it illustrates', () => {
     }
   }
   assert.ok(examples >= 8);
+});
+
+/** The JSON schema the route table gives an operation's answer with this status. */
+function answerSchema(method: string, url: string, status: number): z.ZodType {
+  const answer = CORE_API.find((route) => route.method === method && route.url === url)?.answers[status];
+  assert.ok(answer && typeof answer !== 'string' && answer.schema, `${method} ${url}: no ${status} schema`);
+  return answer.schema;
+}
+
+test("the answers of a hold's life pass the schemas the route table types them with", async () => {
+  const { workspace, key: own } = await t.workspace();
+  const check = async (method: string, url: string, path = url, body?: unknown) => {
+    const answer = await call(t.url, method, path, { key: own, body });
+    const parsed = answerSchema(method, url, answer.status).safeParse(answer.body);
+    assert.ok(parsed.success, `${method} ${path} ${answer.status}: ${parsed.error?.message}`);
+    return answer.body;
+  };
+  const sent = submission();
+  const created = await check('POST', '/api/v1/holds', undefined, sent);
+  await check('POST', '/api/v1/holds', undefined, sent); // the replay, 200
+  assert.equal(created.status, 'pending');
+  await decideAs(t, workspace.id, created.id, 'approve');
+  const hold = await check('GET', '/api/v1/holds/:id', `/api/v1/holds/${created.id}`);
+  assert.equal(hold.decision.channel, 'inbox');
+  await check('POST', '/api/v1/holds/:id/wait', `/api/v1/holds/${created.id}/wait`, { timeout_seconds: 1 });
+  await check('GET', '/api/v1/audit/verify');
+  await check('GET', '/api/v1/audit/checkpoints');
+  await check('GET', '/.well-known/approvals-audit-key');
 });
