@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { Form } from '../respond.ts';
 import { attachIssues } from './form.ts';
 import { parseWebhookForm, typedUrl, webhookEntry } from './webhook.ts';
 
@@ -8,7 +9,7 @@ test('the webhook form: the URL, trimmed, required', () => {
     ok: true,
     value: { url: 'https://hooks.example/in' },
   });
-  for (const form of [{}, { url: '  ' }, undefined])
+  for (const form of [{}, { url: '  ' }, undefined] as (Form | undefined)[])
     assert.deepEqual(parseWebhookForm(form), {
       ok: false,
       errors: { url: 'Enter the URL of your receiver.' },
