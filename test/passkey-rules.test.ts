@@ -101,9 +101,8 @@ for (const backend of backends) {
 
     test('the rules form keeps signed (and the reminders) it does not show', async () => {
       const version = await currentConfigVersion(t.service.ctx, workspace);
-      const saved = await app.post(admin, '/app/admin/rules/save', {
+      const saved = await app.post(admin, '/app/admin/rules/Transfers', {
         config_version: String(version),
-        original: 'Transfers',
         name: 'Transfers',
         connection: '',
         tool: 'transfer',

@@ -363,7 +363,7 @@ mcp_servers:
       '/app/admin/members',
       '/app/admin/mcp-servers',
       '/app/admin/rules',
-      `/app/admin/rules/new?${prefill}`,
+      `/app/admin/rules?new&${prefill}`,
       '/app/admin/branding',
     ];
     for (const path of pagesToVisit) {

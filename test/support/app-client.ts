@@ -167,9 +167,12 @@ export function formFields(page: string, action: string): [string, string][] {
   }
   for (const [, open, options] of form.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/g)) {
     const all = [...options!.matchAll(/<option\b([^>]*)>([^<]*)<\/option>/g)];
-    const chosen = all.find((o) => 'selected' in attributes(`<option ${o[1]}`)) ?? all[0]!;
-    const value = attributes(`<option ${chosen[1]}`).value ?? unescapeHtml(chosen[2]!.trim());
-    sent.push([attributes(`<select ${open}`).name!, value]);
+    const valueOf = (o: RegExpExecArray) => attributes(`<option ${o[1]}`).value ?? unescapeHtml(o[2]!.trim());
+    const select = attributes(`<select ${open}`);
+    const chosen = all.filter((o) => 'selected' in attributes(`<option ${o[1]}`));
+    // A multiple choice sends each option chosen; a single one its choice, or else its first option.
+    if ('multiple' in select) for (const o of chosen) sent.push([select.name!, valueOf(o)]);
+    else sent.push([select.name!, valueOf(chosen[0] ?? all[0]!)]);
   }
   for (const [, open, text] of form.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g))
     sent.push([attributes(`<textarea ${open}`).name!, unescapeHtml(text!.replace(/^\n/, ''))]);

@@ -91,7 +91,9 @@ const conditionFields = z.object({
 
 /** Reads the posted form; empty condition rows are dropped, so row numbers are those shown again. */
 export function readRuleForm(form: Form | undefined): RuleValues {
-  const typed = ruleFields.parse(form ?? {});
+  const parsed = parseForm(ruleFields, form);
+  // Every field reads as text: only a body that is no form at all (a JSON list) fails, read as empty.
+  const typed = parsed.ok ? parsed.value : ruleFields.parse({});
   const conditions: ConditionRow[] = [];
   for (let row = 0; row < MAX_ROWS; row++) {
     const [arg, value] = [form?.[`cond_arg_${row}`], form?.[`cond_value_${row}`]];

@@ -227,11 +227,13 @@ function frequency(values: RuleValues, errors: FieldErrors): Html {
 }
 
 function approvers(values: RuleValues, errors: FieldErrors, choices: RuleChoices): Html {
+  // The rule's approvers first, in its order: a browser sends the chosen options in the page's order.
   const options = [
-    ...choices.approvers,
-    ...values.approvers
-      .filter((a) => !choices.approvers.some((o) => o.value === a))
-      .map((a) => ({ value: a, label: `${a} (not a current approver)` })),
+    ...values.approvers.map(
+      (a) =>
+        choices.approvers.find((o) => o.value === a) ?? { value: a, label: `${a} (not a current approver)` },
+    ),
+    ...choices.approvers.filter((o) => !values.approvers.includes(o.value)),
   ];
   return html`<div class="filters">
     <div style="flex:2">
