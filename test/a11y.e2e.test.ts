@@ -58,6 +58,7 @@ const APP_PAGES = [
   '/app/admin/members/bob%40acme.test',
   '/app/admin/keys',
   '/app/admin/mcp-servers',
+  '/app/admin/mcp-servers/github',
   '/app/admin/webhook',
   '/app/admin/slack',
   '/app/admin/branding',
