@@ -3,7 +3,7 @@
  * once, registered by api.ts and documented by openapi.ts from the same definitions.
  */
 import type { Route } from './route-table.ts';
-import { auditRoutes } from './routes/audit.ts';
+import { auditKeyRoute, auditRoutes } from './routes/audit.ts';
 import { holdRoutes } from './routes/holds.ts';
 import { reportRoutes } from './routes/reports.ts';
 import { statusPageRoutes } from './routes/status-page.ts';
@@ -14,5 +14,7 @@ export const CORE_API: Route[] = [
   ...workspaceConfigRoutes,
   ...auditRoutes,
   ...reportRoutes,
+  // Public: no API key.
+  auditKeyRoute,
   ...statusPageRoutes,
 ];

@@ -56,7 +56,7 @@ const checkpoints = defineRoute({
     answer(200, await listCheckpoints(ctx, request.caller!.workspace.id, query)),
 });
 
-const auditKey = defineRoute({
+export const auditKeyRoute = defineRoute({
   method: 'GET',
   url: '/.well-known/approvals-audit-key',
   operationId: 'getAuditKey',
@@ -86,4 +86,4 @@ const auditKey = defineRoute({
   },
 });
 
-export const auditRoutes = [verify, checkpoints, auditKey];
+export const auditRoutes = [verify, checkpoints];

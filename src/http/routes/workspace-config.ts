@@ -166,4 +166,4 @@ const listRoute = defineRoute({
   },
 });
 
-export const workspaceConfigRoutes = [exportRoute, applyRoute, simulateRoute, listRoute];
+export const workspaceConfigRoutes = [exportRoute, applyRoute, listRoute, simulateRoute];
