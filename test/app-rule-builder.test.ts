@@ -54,6 +54,7 @@ rules:
   - { name: Signed off, tool: "wire.*", effect: approval, signed: false, remind: [5m] }
   - { name: Denied with a reason, tool: shell.run, agent: ops, effect: deny, reason: "Not from agents" }
   - { name: Denied plainly, connection: Files, tool: files.delete, effect: deny }
+  - { name: "Refunds / chargebacks? 100% #1 & more", tool: refund, effect: approval, timeout_minutes: 5 }
   - name: Allowed by day
     tool: report.export
     when: [{ arg: rows, op: lt, value: 100 }]
@@ -79,7 +80,7 @@ for (const backend of backends) {
 
     test('every rule, saved through the form as shown, leaves the export as it was', async () => {
       const before = await config();
-      assert.equal(before.rules?.length, 5);
+      assert.equal(before.rules?.length, 6);
       assert.equal(before.rules?.[0]?.when?.length, 16);
       for (const rule of before.rules!) {
         const form = await get(admin, ruleUrl(rule.name));
