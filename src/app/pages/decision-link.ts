@@ -11,7 +11,7 @@ import { ServiceError } from '../../services/errors.ts';
 import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
 import { passkeyPrompt } from '../../services/passkeys.ts';
 import type { Html } from '../html.ts';
-import { holdArguments, TOO_LARGE_TO_APPROVE } from '../hold-view.ts';
+import { holdArguments, TOO_LARGE_TO_APPROVE } from '../views/hold.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import {

@@ -16,7 +16,7 @@ import { passkeyPrompt } from '../../services/passkeys.ts';
 import { getHold } from '../../services/read-hold.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { appPath } from '../app-path.ts';
-import { holdArguments, TOO_LARGE_TO_APPROVE } from '../hold-view.ts';
+import { holdArguments, TOO_LARGE_TO_APPROVE } from '../views/hold.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import { blockerInWords } from '../views/four-eyes.ts';

@@ -6,7 +6,7 @@ import type { Hold } from '../../domain/hold.ts';
 import type { HoldFacts } from '../../domain/hold-facts.ts';
 import type { PasskeyPrompt } from '../../services/passkeys.ts';
 import { type Html, html } from '../html.ts';
-import { approveWithheld, type holdArguments, holdFacts } from '../hold-view.ts';
+import { approveWithheld, type holdArguments, holdFacts } from './hold.ts';
 import { conditionsView } from './conditions.ts';
 import { decidedInWords, type FourEyes, fourEyesView } from './four-eyes.ts';
 import { passkeyField } from './passkey.ts';

@@ -13,7 +13,7 @@ import type { PasskeyPrompt } from '../../services/passkeys.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { passkeyField } from './passkey.ts';
 import { type Html, html, time, when } from '../html.ts';
-import { approveWithheld, holdArguments, holdFacts } from '../hold-view.ts';
+import { approveWithheld, holdArguments, holdFacts } from './hold.ts';
 import { conditionsView } from './conditions.ts';
 import { followUpsView } from './follow-ups.ts';
 import { type FourEyes, fourEyesView } from './four-eyes.ts';
@@ -43,7 +43,7 @@ const fullJsonHrefOf = (hold: Pick<Hold, 'id'>) => `/app/holds/${hold.id}/argume
 const statusBadge = (hold: Hold) =>
   html`<span class="status ${hold.status}">${hold.status.replace('_', ' ')}</span>`;
 
-/** `whole`: every argument is on the page in full; otherwise no Approve (hold-view.ts, approveWithheld). */
+/** `whole`: every argument is on the page in full; otherwise no Approve (views/hold.ts, approveWithheld). */
 function decisionForm({ hold, session, back, next, delegation, passkey }: HoldPanel, whole: boolean): Html {
   const agent = hold.agentLabel ?? hold.agentId;
   return html`<form

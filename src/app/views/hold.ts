@@ -1,9 +1,9 @@
 /** How a hold is shown to a person, in the inbox, on its page and behind a decision link. */
-import type { Hold } from '../domain/hold.ts';
-import type { HoldFacts } from '../domain/hold-facts.ts';
-import { countdown, html, json, time, when } from './html.ts';
-import { type ArgumentsShown, argumentsShown, argumentsView } from './views/arguments.ts';
-import { heldArguments } from './views/conditions.ts';
+import type { Hold } from '../../domain/hold.ts';
+import type { HoldFacts } from '../../domain/hold-facts.ts';
+import { countdown, html, json, time, when } from '../html.ts';
+import { type ArgumentsShown, argumentsShown, argumentsView } from './arguments.ts';
+import { heldArguments } from './conditions.ts';
 
 export interface HoldFactsOptions {
   withTool?: boolean;
