@@ -119,7 +119,8 @@ export function parseMemberForm(
 ): { values: MemberValues; result: ParsedForm<MemberEntry> } {
   const away = readAwayForm(form ?? {}, context.now, context.saved?.delegate);
   const fields = MemberFields.parse(form ?? {});
-  const values = { ...fields, away: away.values };
+  // An edit's e-mail is the saved one: the member's URL names them, the form does not.
+  const values = { ...fields, email: context.saved?.email ?? fields.email, away: away.values };
   const checked = parseForm(checkedFields(context), form);
   const errors: FieldErrors = { ...away.errors, ...(checked.ok ? {} : checked.errors) };
   if (Object.keys(errors).length > 0) return { values, result: { ok: false, errors } };

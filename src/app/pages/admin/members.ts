@@ -40,7 +40,7 @@ const NOTICES: Record<string, string> = {
   group_deleted: 'Group deleted.',
 };
 
-/** The Members page; what a refused form needs shown goes in `options`. */
+/** What the Members page shows besides the list: a notice, a refused form again, a link just made. */
 export interface MembersPageOptions {
   notice?: string | null;
   problems?: string[];
@@ -51,8 +51,8 @@ export interface MembersPageOptions {
 }
 
 type Ctx = PageDeps['ctx'];
-type Request<T extends object = object> = FastifyRequest<{ Body: Form } & T>;
-type EmailRequest = Request<{ Params: { email: string } }>;
+type FormRequest<T extends object = object> = FastifyRequest<{ Body: Form } & T>;
+type EmailRequest = FormRequest<{ Params: { email: string } }>;
 
 /** The Members page; a refused form is shown again in it, with its problems. */
 export async function membersPage(ctx: Ctx, session: AppSession, options: MembersPageOptions = {}) {
@@ -94,7 +94,7 @@ const noSuchMember = (reply: FastifyReply, session: AppSession) =>
   problemPage(reply, 404, 'Not found', 'No such member in this workspace.', session);
 
 /** Adds the member posted (no `email` given) or saves the member `email` names. */
-async function saveMember(ctx: Ctx, request: Request, reply: FastifyReply, email?: string) {
+async function saveMember(ctx: Ctx, request: FormRequest, reply: FastifyReply, email?: string) {
   const session = request.appSession!;
   const current = await currentConfig(ctx, session);
   const members = current.members ?? [];
@@ -107,7 +107,6 @@ async function saveMember(ctx: Ctx, request: Request, reply: FastifyReply, email
     members,
     ownRole: own ? session.member.role : undefined,
   });
-  if (saved) values.email = saved.email;
   const readAt = readAtOf(request.body);
   const fail = async (errors: FieldErrors, problems: string[]) => {
     const page = saved
