@@ -95,37 +95,30 @@ export class Columns<F extends Fields> {
     ) as RecordOf<F>;
   }
 
+  /** Rows read with `select()`. */
   decodeAll(rows: Row[]): RecordOf<F>[] {
     return rows.map((row) => this.decode(row));
   }
 
-  /** For an INSERT of the whole record: `INSERT INTO t (${columns}) VALUES (${values})`, then `params`. */
-  insert(record: RecordOf<F>, firstParam = 1) {
-    return this.written(record, firstParam, (names, places) => ({
-      columns: names.join(', '),
-      values: places.join(', '),
-    }));
+  /** For an INSERT of whole records: `INSERT INTO t (${columns}) VALUES ${values}`, then `params`. */
+  insert(...records: RecordOf<F>[]) {
+    const entries = this.entries();
+    let next = 1;
+    return {
+      columns: entries.map(([, { name }]) => name).join(', '),
+      values: records.map(() => `(${entries.map(() => `$${next++}`).join(', ')})`).join(', '),
+      params: records.flatMap((record) =>
+        entries.map(([key, { encode }]) => (record[key] === undefined ? null : encode(record[key]))),
+      ),
+    };
   }
 
-  /** For an UPDATE of these fields: `UPDATE t SET ${set} WHERE …`, the SET's parameters from `firstParam` on. */
+  /** For an UPDATE of the fields given: `UPDATE t SET ${set} WHERE …`, its parameters from `firstParam` on. */
   update(record: Partial<RecordOf<F>>, firstParam: number) {
-    return this.written(record, firstParam, (names, places) => ({
-      set: names.map((name, i) => `${name} = ${places[i]}`).join(', '),
-    }));
-  }
-
-  private written<T>(
-    record: Partial<RecordOf<F>>,
-    firstParam: number,
-    shape: (names: string[], places: string[]) => T,
-  ): T & { params: unknown[] } {
     const present = this.entries().filter(([key]) => record[key] !== undefined);
     return {
-      ...shape(
-        present.map(([, { name }]) => name),
-        present.map((_, i) => `$${firstParam + i}`),
-      ),
-      params: present.map(([key, { encode }]) => encode(record[key] as never)),
+      set: present.map(([, { name }], i) => `${name} = $${firstParam + i}`).join(', '),
+      params: present.map(([key, { encode }]) => encode(record[key])),
     };
   }
 

@@ -1,32 +1,46 @@
 import type { Checkpoint, EvidenceEntry, InvalidReason } from '../../packages/sdk/src/chain.ts';
-import type { Sql } from './db.ts';
+import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
+import type { Row, Sql } from './db.ts';
 import type { Statement } from './statements.ts';
 
-export interface ChainHead {
-  seq: number;
-  hash: string;
-  signedAt: string | null;
-  keyId: string | null;
-  signature: string | null;
-}
+/** Every column of `evidence_heads`: a workspace's chain head, signed, and its freeze. */
+const heads = columns({
+  workspaceId: text('workspace_id'),
+  seq: integer('seq'),
+  hash: text('hash'),
+  signedAt: nullable(text('signed_at')),
+  keyId: nullable(text('key_id')),
+  signature: nullable(text('signature')),
+  frozenAt: nullable(integer('frozen_at')),
+  frozenSeq: nullable(integer('frozen_seq')),
+  frozenReason: nullable(text('frozen_reason')),
+});
 
-const headColumns = `seq, hash, signed_at AS "signedAt", key_id AS "keyId", signature`;
+const headColumns = heads.pick('seq', 'hash', 'signedAt', 'keyId', 'signature');
+
+export type ChainHead = RecordOf<typeof headColumns.fields>;
+
+const toHead = (row: Row | undefined) => (row ? headColumns.decode(row) : undefined);
 
 export async function insertChainHead(sql: Sql, workspaceId: string, genesisHash: string): Promise<void> {
-  await sql.run('INSERT INTO evidence_heads (workspace_id, seq, hash) VALUES ($1, 0, $2)', [
-    workspaceId,
-    genesisHash,
-  ]);
+  const head = heads.pick('workspaceId', 'seq', 'hash').insert({ workspaceId, seq: 0, hash: genesisHash });
+  await sql.run(`INSERT INTO evidence_heads (${head.columns}) VALUES ${head.values}`, head.params);
 }
 
 /** Locks the head (PostgreSQL), so appends to one workspace's chain happen one at a time. */
-export const lockChainHead = (sql: Sql, workspaceId: string) =>
-  sql.one<ChainHead>(`SELECT ${headColumns} FROM evidence_heads WHERE workspace_id = $1 FOR UPDATE`, [
-    workspaceId,
-  ]);
+export const lockChainHead = async (sql: Sql, workspaceId: string) =>
+  toHead(
+    await sql.one(`SELECT ${headColumns.select()} FROM evidence_heads WHERE workspace_id = $1 FOR UPDATE`, [
+      workspaceId,
+    ]),
+  );
 
-export const findChainHead = (sql: Sql, workspaceId: string) =>
-  sql.one<ChainHead>(`SELECT ${headColumns} FROM evidence_heads WHERE workspace_id = $1`, [workspaceId]);
+export const findChainHead = async (sql: Sql, workspaceId: string) =>
+  toHead(
+    await sql.one(`SELECT ${headColumns.select()} FROM evidence_heads WHERE workspace_id = $1`, [
+      workspaceId,
+    ]),
+  );
 
 /** What the signer checks of a head before it extends the chain (services/chain-guard.ts), in one read. */
 export interface HeadUnderCheck extends ChainHead {
@@ -38,9 +52,20 @@ export interface HeadUnderCheck extends ChainHead {
   published: { seq: number; hash: string; signedAt: string } | null;
 }
 
+/** The head with its freeze, the newest entry and the newest published checkpoint (computed). */
+const headChecked = columns({
+  ...headColumns.fields,
+  ...heads.pick('frozenSeq', 'frozenReason').fields,
+  lastSeq: nullable(integer('lastSeq')),
+  lastHash: nullable(text('lastHash')),
+  publishedSeq: nullable(integer('publishedSeq')),
+  publishedHash: nullable(text('publishedHash')),
+  publishedAt: nullable(text('publishedAt')),
+});
+
 export async function headUnderCheck(sql: Sql, workspaceId: string): Promise<HeadUnderCheck | undefined> {
-  const row = await sql.one<Record<string, unknown>>(
-    `SELECT ${headColumns}, frozen_seq AS "frozenSeq", frozen_reason AS "frozenReason",
+  const row = await sql.one(
+    `SELECT ${headColumns.select()}, ${heads.pick('frozenSeq', 'frozenReason').select()},
        (SELECT e.seq FROM evidence e WHERE e.workspace_id = $1 ORDER BY e.seq DESC LIMIT 1) AS "lastSeq",
        (SELECT e.hash FROM evidence e WHERE e.workspace_id = $1 ORDER BY e.seq DESC LIMIT 1) AS "lastHash",
        (SELECT c.seq FROM evidence_checkpoints c WHERE c.workspace_id = $1 ORDER BY c.seq DESC LIMIT 1) AS "publishedSeq",
@@ -50,53 +75,58 @@ export async function headUnderCheck(sql: Sql, workspaceId: string): Promise<Hea
     [workspaceId],
   );
   if (!row) return undefined;
-  const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+  const { publishedSeq, publishedHash, publishedAt, ...head } = headChecked.decode(row);
   return {
-    seq: Number(row.seq),
-    hash: String(row.hash),
-    signedAt: (row.signedAt as string | null) ?? null,
-    keyId: (row.keyId as string | null) ?? null,
-    signature: (row.signature as string | null) ?? null,
-    frozenSeq: number(row.frozenSeq),
-    frozenReason: (row.frozenReason as string | null) ?? null,
-    lastSeq: number(row.lastSeq),
-    lastHash: (row.lastHash as string | null) ?? null,
+    ...head,
     published:
-      row.publishedSeq === null || row.publishedSeq === undefined
-        ? null
-        : {
-            seq: Number(row.publishedSeq),
-            hash: String(row.publishedHash),
-            signedAt: String(row.publishedAt),
-          },
+      publishedSeq === null ? null : { seq: publishedSeq, hash: publishedHash!, signedAt: publishedAt! },
   };
 }
 
+/** Every column of `evidence`: a workspace's chain of entries, named as the SDK names an entry's. */
+const evidence = columns({
+  workspaceId: text('workspace_id'),
+  seq: integer('seq'),
+  prev_hash: text('prev_hash'),
+  type: text('type'),
+  occurred_at: text('occurred_at'),
+  /** Canonical JSON text, exactly what the hash covers: kept as text. */
+  data: text('data'),
+  hash: text('hash'),
+});
+
+const entryColumns = evidence.omit('workspaceId');
+
 /** The hash stored for entry `seq` (undefined: none). */
-export const entryHashAt = async (sql: Sql, workspaceId: string, seq: number) =>
-  (
-    await sql.one<{ hash: string }>('SELECT hash FROM evidence WHERE workspace_id = $1 AND seq = $2', [
-      workspaceId,
-      seq,
-    ])
-  )?.hash;
+export async function entryHashAt(sql: Sql, workspaceId: string, seq: number) {
+  const hash = evidence.pick('hash');
+  const row = await sql.one(`SELECT ${hash.select()} FROM evidence WHERE workspace_id = $1 AND seq = $2`, [
+    workspaceId,
+    seq,
+  ]);
+  return row && hash.decode(row).hash;
+}
 
 /** The newest entry of a type at or before `seq`, with when it was appended. */
-export const newestEntryOfType = (sql: Sql, workspaceId: string, type: string, atOrBefore: number) =>
-  sql.one<{ seq: number; occurred_at: string }>(
-    'SELECT seq, occurred_at FROM evidence WHERE workspace_id = $1 AND type = $2 AND seq <= $3 ORDER BY seq DESC LIMIT 1',
+export async function newestEntryOfType(sql: Sql, workspaceId: string, type: string, atOrBefore: number) {
+  const entry = evidence.pick('seq', 'occurred_at');
+  const row = await sql.one(
+    `SELECT ${entry.select()} FROM evidence WHERE workspace_id = $1 AND type = $2 AND seq <= $3 ORDER BY seq DESC LIMIT 1`,
     [workspaceId, type, atOrBefore],
   );
+  return row && entry.decode(row);
+}
 
 /** The break recorded when the chain was frozen, if it is. */
 export async function recordedFreeze(sql: Sql, workspaceId: string) {
-  const row = await sql.one<{ seq: number | null; reason: string | null }>(
-    'SELECT frozen_seq AS seq, frozen_reason AS reason FROM evidence_heads WHERE workspace_id = $1',
-    [workspaceId],
-  );
-  return row?.seq === null || row?.seq === undefined
+  const freeze = heads.pick('frozenSeq', 'frozenReason');
+  const row = await sql.one(`SELECT ${freeze.select()} FROM evidence_heads WHERE workspace_id = $1`, [
+    workspaceId,
+  ]);
+  const { frozenSeq, frozenReason } = row ? freeze.decode(row) : { frozenSeq: null, frozenReason: null };
+  return frozenSeq === null
     ? null
-    : { seq: Number(row.seq), reason: (row.reason ?? 'checkpoint_invalid') as InvalidReason };
+    : { seq: frozenSeq, reason: (frozenReason ?? 'checkpoint_invalid') as InvalidReason };
 }
 
 /** Marks a chain frozen (for every instance); 0 when it was already. */
@@ -113,13 +143,16 @@ export const unfreezeChain = (sql: Sql, workspaceId: string) =>
   );
 
 /** The workspaces whose chain is frozen in the database, or among `also` (ids), with their slugs. */
-export function frozenChains(sql: Sql, also: string[]) {
+const frozenChainRows = columns({ workspaceId: text('workspace_id'), slug: text('slug') });
+
+export async function frozenChains(sql: Sql, also: string[]) {
   const listed = also.map((_, i) => `$${i + 1}`).join(', ');
-  return sql.all<{ workspaceId: string; slug: string }>(
+  const rows = await sql.all(
     `SELECT h.workspace_id AS "workspaceId", w.slug FROM evidence_heads h JOIN workspaces w ON w.id = h.workspace_id
      WHERE h.frozen_at IS NOT NULL${listed ? ` OR h.workspace_id IN (${listed})` : ''} ORDER BY w.slug`,
     also,
   );
+  return frozenChainRows.decodeAll(rows);
 }
 
 /** The signed head of a chain; null for a chain without entries. */
@@ -140,25 +173,13 @@ export function appendEntriesStatements(
   entries: readonly StoredEntry[],
   head: ChainHead,
 ): Statement[] {
-  const values = entries.map((_, i) => `($1, ${[2, 3, 4, 5, 6, 7].map((n) => `$${n + i * 6}`).join(', ')})`);
+  const inserted = evidence.insert(...entries.map((entry) => ({ ...entry, workspaceId })));
+  const moved = headColumns.update(head, 2);
   return [
+    { text: `INSERT INTO evidence (${inserted.columns}) VALUES ${inserted.values}`, params: inserted.params },
     {
-      text: `INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ${values.join(', ')}`,
-      params: [
-        workspaceId,
-        ...entries.flatMap((entry) => [
-          entry.seq,
-          entry.prev_hash,
-          entry.type,
-          entry.occurred_at,
-          entry.data,
-          entry.hash,
-        ]),
-      ],
-    },
-    {
-      text: 'UPDATE evidence_heads SET seq = $2, hash = $3, signed_at = $4, key_id = $5, signature = $6 WHERE workspace_id = $1',
-      params: [workspaceId, head.seq, head.hash, head.signedAt, head.keyId, head.signature],
+      text: `UPDATE evidence_heads SET ${moved.set} WHERE workspace_id = $1`,
+      params: [workspaceId, ...moved.params],
     },
   ];
 }
@@ -175,25 +196,30 @@ export async function listEntries(
   to: number,
   limit: number,
 ): Promise<StoredEntry[]> {
-  const rows = await sql.all<Omit<StoredEntry, 'orgId'>>(
-    `SELECT seq, prev_hash, type, occurred_at, data, hash FROM evidence
+  const rows = await sql.all(
+    `SELECT ${entryColumns.select()} FROM evidence
      WHERE workspace_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
     [workspaceId, from, to, limit],
   );
-  return rows.map((row) => ({ ...row, orgId }));
+  return entryColumns.decodeAll(rows).map((row) => ({ ...row, orgId }));
 }
 
 /** The seq and type of up to `limit` entries from `from` on, without their data (which may be large). */
-export const entryTypesFrom = (sql: Sql, workspaceId: string, from: number, limit: number) =>
-  sql.all<{ seq: number; type: string }>(
-    'SELECT seq, type FROM evidence WHERE workspace_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3',
+export async function entryTypesFrom(sql: Sql, workspaceId: string, from: number, limit: number) {
+  const types = evidence.pick('seq', 'type');
+  const rows = await sql.all(
+    `SELECT ${types.select()} FROM evidence WHERE workspace_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`,
     [workspaceId, from, limit],
   );
+  return types.decodeAll(rows);
+}
 
 /**
  * The entries at these seqs as stored, each with the `prev_hash` of the entry after it (null for the
  * last one): one read by primary key, for checking that they are what the chain holds.
  */
+const entriesWithNext = columns({ ...entryColumns.fields, nextPrevHash: nullable(text('nextPrevHash')) });
+
 export async function entriesAt(
   sql: Sql,
   workspaceId: string,
@@ -201,20 +227,20 @@ export async function entriesAt(
 ): Promise<(Omit<StoredEntry, 'orgId'> & { nextPrevHash: string | null })[]> {
   if (seqs.length === 0) return [];
   const listed = seqs.map((_, i) => `$${i + 2}`).join(', ');
-  const rows = await sql.all<Omit<StoredEntry, 'orgId'> & { nextPrevHash: string | null }>(
-    `SELECT e.seq, e.prev_hash, e.type, e.occurred_at, e.data, e.hash,
+  const rows = await sql.all(
+    `SELECT ${entryColumns.select('e')},
        (SELECT n.prev_hash FROM evidence n WHERE n.workspace_id = e.workspace_id AND n.seq = e.seq + 1) AS "nextPrevHash"
      FROM evidence e WHERE e.workspace_id = $1 AND e.seq IN (${listed}) ORDER BY e.seq`,
     [workspaceId, ...seqs],
   );
-  return rows.map((row) => ({ ...row, seq: Number(row.seq), nextPrevHash: row.nextPrevHash ?? null }));
+  return entriesWithNext.decodeAll(rows);
 }
 
 /**
  * Entries of these types after `after` up to `upTo` whose data names the hold (the caller checks
  * `data.hold`): a range of the primary key, short where the hold's approval is recent.
  */
-export function holdEntriesBetween(
+export async function holdEntriesBetween(
   sql: Sql,
   workspaceId: string,
   holdId: string,
@@ -222,112 +248,146 @@ export function holdEntriesBetween(
   types: readonly string[],
 ) {
   const listed = types.map((_, i) => `$${i + 5}`).join(', ');
-  return sql.all<{ seq: number; type: string; data: string }>(
-    `SELECT seq, type, data FROM evidence WHERE workspace_id = $1 AND seq > $2 AND seq <= $3
+  const found = evidence.pick('seq', 'type', 'data');
+  const rows = await sql.all(
+    `SELECT ${found.select()} FROM evidence WHERE workspace_id = $1 AND seq > $2 AND seq <= $3
        AND data LIKE $4 AND type IN (${listed}) ORDER BY seq`,
     [workspaceId, range.after, range.upTo, `%"hold":"${holdId}"%`, ...types],
   );
+  return found.decodeAll(rows);
 }
 
 /** The data of the entry `seq`, as stored (JSON text). */
-export const entryDataAt = async (sql: Sql, workspaceId: string, seq: number) =>
-  (
-    await sql.one<{ data: string }>('SELECT data FROM evidence WHERE workspace_id = $1 AND seq = $2', [
-      workspaceId,
-      seq,
-    ])
-  )?.data;
+export async function entryDataAt(sql: Sql, workspaceId: string, seq: number) {
+  const data = evidence.pick('data');
+  const row = await sql.one(`SELECT ${data.select()} FROM evidence WHERE workspace_id = $1 AND seq = $2`, [
+    workspaceId,
+    seq,
+  ]);
+  return row && data.decode(row).data;
+}
 
 /** When the entry `seq` was appended (ISO text, which sorts as time does); undefined for none. */
 export async function entryTimeAt(sql: Sql, workspaceId: string, seq: number): Promise<string | undefined> {
-  const row = await sql.one<{ occurred_at: string }>(
-    'SELECT occurred_at FROM evidence WHERE workspace_id = $1 AND seq = $2',
-    [workspaceId, seq],
-  );
-  return row?.occurred_at;
+  const time = evidence.pick('occurred_at');
+  const row = await sql.one(`SELECT ${time.select()} FROM evidence WHERE workspace_id = $1 AND seq = $2`, [
+    workspaceId,
+    seq,
+  ]);
+  return row && time.decode(row).occurred_at;
 }
+
+const highest = columns({ seq: nullable(integer('seq')) });
 
 /** The highest seq stored, whatever the head says (0 for none). */
 export async function lastEntrySeq(sql: Sql, workspaceId: string): Promise<number> {
-  const row = await sql.one<{ seq: number | null }>(
-    'SELECT max(seq) AS seq FROM evidence WHERE workspace_id = $1',
-    [workspaceId],
-  );
-  return Number(row?.seq ?? 0);
+  const row = await sql.one('SELECT max(seq) AS seq FROM evidence WHERE workspace_id = $1', [workspaceId]);
+  return (row && highest.decode(row).seq) ?? 0;
 }
 
 /** A checkpoint published outside the database (the checkpoints API, the evidence.checkpoint event). */
 export type PublishedCheckpoint = Checkpoint & { published_at: number };
 
-const checkpointColumns = 'seq, hash, signed_at, key_id, signature, published_at';
+/** Every column of `evidence_checkpoints`, named as the API names a checkpoint's. */
+const checkpoints = columns({
+  workspaceId: text('workspace_id'),
+  seq: integer('seq'),
+  hash: text('hash'),
+  signed_at: text('signed_at'),
+  key_id: text('key_id'),
+  signature: text('signature'),
+  published_at: integer('published_at'),
+});
+
+const checkpointColumns = checkpoints.omit('workspaceId');
 
 export async function insertPublishedCheckpoint(
   sql: Sql,
   workspaceId: string,
   checkpoint: PublishedCheckpoint,
 ): Promise<void> {
-  const { seq, hash, signed_at, key_id, signature, published_at } = checkpoint;
-  await sql.run(
-    `INSERT INTO evidence_checkpoints (workspace_id, ${checkpointColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [workspaceId, seq, hash, signed_at, key_id, signature, published_at],
-  );
+  const row = checkpoints.insert({ ...checkpoint, workspaceId });
+  await sql.run(`INSERT INTO evidence_checkpoints (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
-export const newestPublishedCheckpoint = (sql: Sql, workspaceId: string) =>
-  sql.one<PublishedCheckpoint>(
-    `SELECT ${checkpointColumns} FROM evidence_checkpoints WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1`,
+export async function newestPublishedCheckpoint(
+  sql: Sql,
+  workspaceId: string,
+): Promise<PublishedCheckpoint | undefined> {
+  const row = await sql.one(
+    `SELECT ${checkpointColumns.select()} FROM evidence_checkpoints WHERE workspace_id = $1 ORDER BY seq DESC LIMIT 1`,
     [workspaceId],
   );
+  return row && checkpointColumns.decode(row);
+}
 
 /** Published checkpoints after `afterSeq`, or published at or after `sinceMs`, oldest first. */
-export const listPublishedCheckpoints = (
+export async function listPublishedCheckpoints(
   sql: Sql,
   workspaceId: string,
   since: { afterSeq: number } | { sinceMs: number },
   limit: number,
-) =>
-  sql.all<PublishedCheckpoint>(
-    `SELECT ${checkpointColumns} FROM evidence_checkpoints WHERE workspace_id = $1 AND ${
+): Promise<PublishedCheckpoint[]> {
+  const rows = await sql.all(
+    `SELECT ${checkpointColumns.select()} FROM evidence_checkpoints WHERE workspace_id = $1 AND ${
       'afterSeq' in since ? 'seq > $2' : 'published_at >= $2'
     } ORDER BY seq LIMIT $3`,
     [workspaceId, 'afterSeq' in since ? since.afterSeq : since.sinceMs, limit],
   );
+  return checkpointColumns.decodeAll(rows);
+}
+
+const chainIds = heads.pick('workspaceId');
 
 /**
  * Workspaces whose chain moved past their newest published checkpoint, published before
  * `publishedBefore` (or never), in pages by workspace id: the newest published checkpoint is found
  * through the primary key.
  */
-export const chainsToPublish = (sql: Sql, publishedBefore: number, afterWorkspace: string, limit: number) =>
-  sql.all<{ workspaceId: string }>(
-    `SELECT h.workspace_id AS "workspaceId" FROM evidence_heads h
+export const chainsToPublish = async (
+  sql: Sql,
+  publishedBefore: number,
+  afterWorkspace: string,
+  limit: number,
+) =>
+  chainIds.decodeAll(
+    await sql.all(
+      `SELECT ${chainIds.select('h')} FROM evidence_heads h
      WHERE h.workspace_id > $3 AND h.seq > COALESCE((SELECT c.seq FROM evidence_checkpoints c WHERE c.workspace_id = h.workspace_id
                              ORDER BY c.seq DESC LIMIT 1), 0)
        AND COALESCE((SELECT c.published_at FROM evidence_checkpoints c WHERE c.workspace_id = h.workspace_id
                      ORDER BY c.seq DESC LIMIT 1), 0) < $1
      ORDER BY h.workspace_id LIMIT $2`,
-    [publishedBefore, limit, afterWorkspace],
+      [publishedBefore, limit, afterWorkspace],
+    ),
   );
 
-export interface SigningKeyRow {
-  id: string;
-  privateKey: string | null;
-  publicKey: string;
-  createdAt: number;
+/** Every column of `signing_keys`: the service's evidence signing keys. */
+const signingKeys = columns({
+  id: text('id'),
+  /** Null for a key given by AUDIT_SIGNING_KEY, which is not stored. */
+  privateKey: nullable(text('private_key')),
+  publicKey: text('public_key'),
+  createdAt: integer('created_at'),
+});
+
+export type SigningKeyRow = RecordOf<typeof signingKeys.fields>;
+
+export const listSigningKeys = async (sql: Sql) =>
+  signingKeys.decodeAll(
+    await sql.all(`SELECT ${signingKeys.select()} FROM signing_keys ORDER BY created_at, id`),
+  );
+
+export async function findSigningKey(sql: Sql, id: string) {
+  const row = await sql.one(`SELECT ${signingKeys.select()} FROM signing_keys WHERE id = $1`, [id]);
+  return row && signingKeys.decode(row);
 }
-
-const keyColumns = 'id, private_key AS "privateKey", public_key AS "publicKey", created_at AS "createdAt"';
-
-export const listSigningKeys = (sql: Sql) =>
-  sql.all<SigningKeyRow>(`SELECT ${keyColumns} FROM signing_keys ORDER BY created_at, id`);
-
-export const findSigningKey = (sql: Sql, id: string) =>
-  sql.one<SigningKeyRow>(`SELECT ${keyColumns} FROM signing_keys WHERE id = $1`, [id]);
 
 /** Keeps an existing row: a key's id is derived from the key itself. */
 export async function insertSigningKey(sql: Sql, key: SigningKeyRow): Promise<void> {
+  const row = signingKeys.insert(key);
   await sql.run(
-    'INSERT INTO signing_keys (id, private_key, public_key, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING',
-    [key.id, key.privateKey, key.publicKey, key.createdAt],
+    `INSERT INTO signing_keys (${row.columns}) VALUES ${row.values} ON CONFLICT (id) DO NOTHING`,
+    row.params,
   );
 }

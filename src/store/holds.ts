@@ -106,7 +106,7 @@ export function insertHoldStatement(hold: Hold, submittedSeq: number | null = nu
     submittedSeq,
   });
   return {
-    text: `INSERT INTO holds (${written.columns}) VALUES (${written.values})`,
+    text: `INSERT INTO holds (${written.columns}) VALUES ${written.values}`,
     params: written.params,
   };
 }
@@ -238,7 +238,7 @@ export async function insertHoldDecision(
 ): Promise<void> {
   const { at, ...fields } = decision;
   const written = holdDecisions.insert({ ...fields, decidedAt: at });
-  await sql.run(`INSERT INTO hold_decisions (${written.columns}) VALUES (${written.values})`, written.params);
+  await sql.run(`INSERT INTO hold_decisions (${written.columns}) VALUES ${written.values}`, written.params);
 }
 
 const pastDecisions = holdDecisions.pick('memberId', 'onBehalfOf');
