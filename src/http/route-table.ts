@@ -146,7 +146,10 @@ export interface Route<
   handler: (call: Call<P, Q, B, A>, env: ApiEnv) => Promise<Answered | SentItself<A>>;
 }
 
-/** A route, its handler's types inferred from its schemas and answers. */
+/**
+ * A route, its handler's types inferred from its schemas and answers; checked here, it joins the table
+ * as a plain `Route` (the table holds routes of every shape).
+ */
 export function defineRoute<
   P extends z.ZodType | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,
