@@ -1,5 +1,6 @@
 import type { QuietHours } from '../domain/quiet-hours.ts';
-import type { Sql } from './db.ts';
+import { columns, integer, json, nullable, text } from './columns.ts';
+import type { Row, Sql } from './db.ts';
 import { endAccessOfMember } from './sessions.ts';
 
 export type Role = 'admin' | 'approver' | 'viewer';
@@ -32,62 +33,79 @@ export interface Member {
   createdAt: number;
 }
 
-const columnsOf = (t: string) =>
-  `${t}.id, ${t}.workspace_id AS "workspaceId", ${t}.email, ${t}.name, ${t}.role, ${t}.phone, ${t}.slack_user_id AS "slackUserId",
-   ${t}.teams_user_id AS "teamsUserId", ${t}.channels, ${t}.time_zone AS "timeZone", ${t}.quiet_hours AS "quietHours",
-   ${t}.agents, ${t}.delegate_id AS "delegateId", ${t}.delegate_from AS "delegateFrom", ${t}.delegate_until AS "delegateUntil",
-   ${t}.created_at AS "createdAt"`;
-const columns = columnsOf('members');
-
-type MemberRow = Omit<Member, 'channels' | 'quietHours' | 'agents' | 'delegation'> & {
-  channels: string;
-  quietHours: string | null;
-  agents: string;
-  delegateId: string | null;
-  delegateFrom: number | string | null;
-  delegateUntil: number | string | null;
-};
-
-const toMember = ({ delegateId, delegateFrom, delegateUntil, ...row }: MemberRow): Member => ({
-  ...row,
-  channels: JSON.parse(row.channels) as NotifyChannel[],
-  quietHours: row.quietHours === null ? null : (JSON.parse(row.quietHours) as QuietHours),
-  agents: JSON.parse(row.agents) as string[],
-  delegation:
-    delegateId === null ? null : { delegateId, from: Number(delegateFrom), until: Number(delegateUntil) },
+/** Every column of `members` read or written here. */
+const members = columns({
+  id: text('id'),
+  workspaceId: text('workspace_id'),
+  email: text('email'),
+  name: text('name'),
+  role: text<Role>('role'),
+  phone: nullable(text('phone')),
+  slackUserId: nullable(text('slack_user_id')),
+  teamsUserId: nullable(text('teams_user_id')),
+  channels: json<NotifyChannel[]>('channels'),
+  timeZone: nullable(text('time_zone')),
+  quietHours: nullable(json<QuietHours>('quiet_hours')),
+  agents: json<string[]>('agents'),
+  delegateId: nullable(text('delegate_id')),
+  delegateFrom: nullable(integer('delegate_from')),
+  delegateUntil: nullable(integer('delegate_until')),
+  createdAt: integer('created_at'),
+  /** Null while a member; a member removed and declared again keeps their row. */
+  removedAt: nullable(integer('removed_at')),
+  /** When the member first acted (see `markActed`). */
+  actedAt: nullable(integer('acted_at')),
 });
 
+/** What a Member is read from. */
+const memberColumns = members.omit('removedAt', 'actedAt');
+
+/** The member's columns; `members` names the table where a join has a second one with the same columns. */
+const columnsOf = (table = 'members') => memberColumns.select(table);
+
+function toMember(row: Row): Member {
+  const { delegateId, delegateFrom, delegateUntil, ...member } = memberColumns.decode(row);
+  return {
+    ...member,
+    delegation: delegateId === null ? null : { delegateId, from: delegateFrom!, until: delegateUntil! },
+  };
+}
+
 export async function listMembers(sql: Sql, workspaceId: string): Promise<Member[]> {
-  const rows = await sql.all<MemberRow>(
-    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND removed_at IS NULL ORDER BY email`,
+  const rows = await sql.all(
+    `SELECT ${columnsOf()} FROM members WHERE workspace_id = $1 AND removed_at IS NULL ORDER BY email`,
     [workspaceId],
   );
   return rows.map(toMember);
 }
+
+const memberInGroup = columns({ groupName: nullable(text('group_name')) });
 
 /** The workspace's members, each with the groups it is in: one statement. */
 export async function listMembersWithGroups(
   sql: Sql,
   workspaceId: string,
 ): Promise<{ member: Member; groups: string[] }[]> {
-  const rows = await sql.all<MemberRow & { groupName: string | null }>(
-    `SELECT ${columns}, g.group_name AS "groupName" FROM members
+  const rows = await sql.all(
+    `SELECT ${columnsOf()}, g.group_name AS "groupName" FROM members
      LEFT JOIN group_members g ON g.workspace_id = members.workspace_id AND g.member_id = members.id
      WHERE members.workspace_id = $1 AND members.removed_at IS NULL ORDER BY members.email, g.group_name`,
     [workspaceId],
   );
   const byId = new Map<string, { member: Member; groups: string[] }>();
-  for (const { groupName, ...row } of rows) {
-    const entry = byId.get(row.id) ?? { member: toMember(row), groups: [] };
+  for (const row of rows) {
+    const { groupName } = memberInGroup.decode(row);
+    const member = toMember(row);
+    const entry = byId.get(member.id) ?? { member, groups: [] };
     if (groupName !== null) entry.groups.push(groupName);
-    byId.set(row.id, entry);
+    byId.set(entry.member.id, entry);
   }
   return [...byId.values()];
 }
 
 export async function findMember(sql: Sql, workspaceId: string, id: string): Promise<Member | undefined> {
-  const row = await sql.one<MemberRow>(
-    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND id = $2 AND removed_at IS NULL`,
+  const row = await sql.one(
+    `SELECT ${columnsOf()} FROM members WHERE workspace_id = $1 AND id = $2 AND removed_at IS NULL`,
     [workspaceId, id],
   );
   return row && toMember(row);
@@ -98,8 +116,8 @@ export async function findMemberByEmail(
   workspaceId: string,
   email: string,
 ): Promise<Member | undefined> {
-  const row = await sql.one<MemberRow>(
-    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND email = $2 AND removed_at IS NULL`,
+  const row = await sql.one(
+    `SELECT ${columnsOf()} FROM members WHERE workspace_id = $1 AND email = $2 AND removed_at IS NULL`,
     [workspaceId, email.toLowerCase()],
   );
   return row && toMember(row);
@@ -110,10 +128,16 @@ export async function findMemberByEmail(
  * that had ended by then and is made to run again hands the waiting holds over again.
  */
 export async function upsertMember(sql: Sql, member: Member, now: number): Promise<void> {
+  const { delegation, ...fields } = member;
+  const row = members.omit('actedAt').insert({
+    ...fields,
+    delegateId: delegation?.delegateId ?? null,
+    delegateFrom: delegation?.from ?? null,
+    delegateUntil: delegation?.until ?? null,
+    removedAt: null,
+  });
   await sql.run(
-    `INSERT INTO members (id, workspace_id, email, name, role, phone, slack_user_id, channels, created_at, removed_at,
-       teams_user_id, time_zone, quiet_hours, agents, delegate_id, delegate_from, delegate_until)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $11, $12, $13, $14, $15, $16)
+    `INSERT INTO members (${row.columns}) VALUES ${row.values}
      ON CONFLICT (workspace_id, email) DO UPDATE SET name = excluded.name, role = excluded.role,
        phone = excluded.phone, slack_user_id = excluded.slack_user_id, channels = excluded.channels, removed_at = NULL,
        teams_user_id = excluded.teams_user_id, time_zone = excluded.time_zone, quiet_hours = excluded.quiet_hours,
@@ -124,29 +148,13 @@ export async function upsertMember(sql: Sql, member: Member, now: number): Promi
        delegate_handed_over_at = CASE
          WHEN members.delegate_id IS DISTINCT FROM excluded.delegate_id
            OR members.delegate_from IS DISTINCT FROM excluded.delegate_from
-           OR members.delegate_until <= $17 THEN NULL
+           OR members.delegate_until <= $${row.params.length + 1} THEN NULL
          ELSE members.delegate_handed_over_at END`,
-    [
-      member.id,
-      member.workspaceId,
-      member.email,
-      member.name,
-      member.role,
-      member.phone,
-      member.slackUserId,
-      JSON.stringify(member.channels),
-      member.createdAt,
-      member.teamsUserId,
-      member.timeZone,
-      member.quietHours && JSON.stringify(member.quietHours),
-      JSON.stringify(member.agents),
-      member.delegation?.delegateId ?? null,
-      member.delegation?.from ?? null,
-      member.delegation?.until ?? null,
-      now,
-    ],
+    [...row.params, now],
   );
 }
+
+const handoverMembers = columns({ workspaceId: text('workspace_id'), memberId: text('id') });
 
 /**
  * Members of every workspace whose delegation is in force and whose waiting holds have not been handed
@@ -159,8 +167,8 @@ export async function listDueHandovers(
 ): Promise<{ workspaceId: string; memberId: string }[]> {
   // Not while the delegate is away too (delegations do not chain) or no longer a member: then the
   // member is still the one asked, and the handover waits for the delegate's return.
-  return sql.all(
-    `SELECT m.workspace_id AS "workspaceId", m.id AS "memberId" FROM members m
+  const rows = await sql.all(
+    `SELECT ${handoverMembers.select('m')} FROM members m
      JOIN members d ON d.workspace_id = m.workspace_id AND d.id = m.delegate_id AND d.removed_at IS NULL
      WHERE m.delegate_id IS NOT NULL AND m.delegate_handed_over_at IS NULL AND m.removed_at IS NULL
        AND m.delegate_from <= $1 AND m.delegate_until > $1
@@ -169,6 +177,7 @@ export async function listDueHandovers(
      ORDER BY m.delegate_from LIMIT $2`,
     [now, limit],
   );
+  return handoverMembers.decodeAll(rows);
 }
 
 /** Records the handover of the member's waiting holds; false when it was done (or changed) meanwhile. */
@@ -208,26 +217,25 @@ export async function removeMembersExcept(sql: Sql, workspaceId: string, keepEma
   return removed;
 }
 
+const inWorkspace = columns({ workspaceName: text('name') });
+
 /** Every active membership of an e-mail address, across workspaces. */
 export async function findMembershipsByEmail(
   sql: Sql,
   email: string,
 ): Promise<(Member & { workspaceName: string })[]> {
-  const rows = await sql.all<MemberRow & { workspaceName: string }>(
+  const rows = await sql.all(
     `SELECT ${columnsOf('m')},
        w.name AS "workspaceName"
      FROM members m JOIN workspaces w ON w.id = m.workspace_id
      WHERE m.email = $1 AND m.removed_at IS NULL ORDER BY w.name`,
     [email.toLowerCase()],
   );
-  return rows.map((row) => ({ ...toMember(row), workspaceName: row.workspaceName }));
+  return rows.map((row) => ({ ...toMember(row), ...inWorkspace.decode(row) }));
 }
 
 export async function findMemberById(sql: Sql, id: string): Promise<Member | undefined> {
-  const row = await sql.one<MemberRow>(
-    `SELECT ${columns} FROM members WHERE id = $1 AND removed_at IS NULL`,
-    [id],
-  );
+  const row = await sql.one(`SELECT ${columnsOf()} FROM members WHERE id = $1 AND removed_at IS NULL`, [id]);
   return row && toMember(row);
 }
 
@@ -241,8 +249,8 @@ export async function findMemberByChatUser(
     'slackUserId' in chat
       ? ['slack_user_id', chat.slackUserId]
       : ['teams_user_id', chat.teamsUserId.toLowerCase()];
-  const row = await sql.one<MemberRow>(
-    `SELECT ${columns} FROM members WHERE workspace_id = $1 AND ${column} = $2 AND removed_at IS NULL`,
+  const row = await sql.one(
+    `SELECT ${columnsOf()} FROM members WHERE workspace_id = $1 AND ${column} = $2 AND removed_at IS NULL`,
     [workspaceId, value],
   );
   return row && toMember(row);
@@ -250,9 +258,10 @@ export async function findMemberByChatUser(
 
 /** Every active member with this phone number, across workspaces. */
 export const findMemberIdsByPhone = async (sql: Sql, phone: string) =>
-  (
-    await sql.all<{ id: string }>('SELECT id FROM members WHERE phone = $1 AND removed_at IS NULL', [phone])
-  ).map((row) => row.id);
+  members
+    .pick('id')
+    .decodeAll(await sql.all('SELECT id FROM members WHERE phone = $1 AND removed_at IS NULL', [phone]))
+    .map((row) => row.id);
 
 /**
  * Notes that the member has acted: used a credential of theirs (an app session, a decision made through
@@ -273,11 +282,12 @@ export async function markActed(
 
 /** Whether the member has ever acted (see `markActed`). */
 export async function hasActed(sql: Sql, member: Pick<Member, 'workspaceId' | 'id'>): Promise<boolean> {
-  const row = await sql.one<{ at: number | null }>(
-    'SELECT acted_at AS at FROM members WHERE workspace_id = $1 AND id = $2',
-    [member.workspaceId, member.id],
-  );
-  return row?.at !== null && row?.at !== undefined;
+  const acted = members.pick('actedAt');
+  const row = await sql.one(`SELECT ${acted.select()} FROM members WHERE workspace_id = $1 AND id = $2`, [
+    member.workspaceId,
+    member.id,
+  ]);
+  return !!row && acted.decode(row).actedAt !== null;
 }
 
 /** A member's delivery addresses: where their decision links, reply codes and chat messages go. */
@@ -295,18 +305,14 @@ export async function listAddressOwners(
   sql: Sql,
   workspaceId: string,
 ): Promise<Map<string, MemberAddresses & { id: string; acted: boolean; removed: boolean }>> {
-  const rows = await sql.all<
-    MemberAddresses & { id: string; email: string; actedAt: number | null; removedAt: number | null }
-  >(
-    `SELECT id, email, phone, slack_user_id AS "slackUserId", teams_user_id AS "teamsUserId",
-       acted_at AS "actedAt", removed_at AS "removedAt"
-     FROM members WHERE workspace_id = $1`,
-    [workspaceId],
-  );
+  const owners = members.pick('id', 'email', 'phone', 'slackUserId', 'teamsUserId', 'actedAt', 'removedAt');
+  const rows = await sql.all(`SELECT ${owners.select()} FROM members WHERE workspace_id = $1`, [workspaceId]);
   return new Map(
-    rows.map(({ email, actedAt, removedAt, ...row }) => [
-      email,
-      { ...row, acted: actedAt !== null, removed: removedAt !== null },
-    ]),
+    owners
+      .decodeAll(rows)
+      .map(({ email, actedAt, removedAt, ...row }) => [
+        email,
+        { ...row, acted: actedAt !== null, removed: removedAt !== null },
+      ]),
   );
 }
