@@ -11,9 +11,10 @@ import type { FieldIssue } from '../../services/errors.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { redirectWithNotice, takeNotice } from '../flash.ts';
 import { awayIssue, type MemberEntry, readAwayForm } from '../forms/away.ts';
+import { sameEmail } from '../forms/members.ts';
 import { ADDRESS_NAMES, readAddresses } from '../forms/settings.ts';
 import { type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
-import { sameEmail, type SettingsDraft, settingsView } from '../views/settings.ts';
+import { type SettingsDraft, settingsView } from '../views/settings.ts';
 import { adminPage, applyChange, currentConfig, describeIssue, readAtOf } from './admin/shared.ts';
 
 /** The page for the signed-in member, or a 404 once they are no longer a member. */

@@ -1,12 +1,11 @@
 /** The member's own settings page (`/app/settings`): where requests go, and away and quiet hours. */
 import type { AppSession } from '../../services/sign-in.ts';
 import { type AwayErrors, type AwayValues, awayValuesOf, type MemberEntry } from '../forms/away.ts';
+import { sameEmail } from '../forms/members.ts';
 import { type AddressName, type AddressValues, ADDRESS_NAMES, addressValuesOf } from '../forms/settings.ts';
 import { type Html, html, time, when } from '../html.ts';
 import { configFields, inputField, issueSummary, type VersionedConfig } from '../pages/admin/shared.ts';
 import { awayFields } from './away.ts';
-
-export const sameEmail = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /** What the form shows again after a refused save: as typed, with each field's problem. */
 export interface SettingsDraft {
