@@ -48,7 +48,7 @@ export function oauthRecords(ctx: ServiceContext, model: string) {
       const registeredFrom = model === 'Client' ? registrationSource() : null;
       const write = (sql: Sql) =>
         upsertOAuthRecord(sql, model, oauthRecordId(id), {
-          payload: JSON.stringify(stored),
+          payload: stored,
           // A grant is its own grant: revoking one deletes it with its tokens.
           grantId: model === 'Grant' ? id : typeof payload.grantId === 'string' ? payload.grantId : null,
           uid: typeof payload.uid === 'string' ? payload.uid : null,

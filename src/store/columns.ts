@@ -80,18 +80,24 @@ export class Columns<F extends Fields> {
     );
   }
 
-  /** The SELECT list, each column under its field's name; `table`: the alias of a join's table. */
-  select(table?: string): string {
+  /**
+   * The SELECT list, each column under its field's name. `table`: the alias of a join's table; `under`:
+   * where a join reads the same names from two tables, this one's are read as `under.field`.
+   */
+  select(table?: string, under?: string): string {
     const prefix = table ? `${table}.` : '';
     return this.entries()
-      .map(([key, { name }]) => (key === name ? `${prefix}${name}` : `${prefix}${name} AS "${key}"`))
+      .map(([key, { name }]) => {
+        const as = under ? `${under}.${key}` : key;
+        return as === name ? `${prefix}${name}` : `${prefix}${name} AS "${as}"`;
+      })
       .join(', ');
   }
 
-  /** A row read with `select()`. */
-  decode(row: Row): RecordOf<F> {
+  /** A row read with `select()`, with the same `under`. */
+  decode(row: Row, under?: string): RecordOf<F> {
     return Object.fromEntries(
-      this.entries().map(([key, { decode }]) => [key, decode(row[key])]),
+      this.entries().map(([key, { decode }]) => [key, decode(row[under ? `${under}.${key}` : key])]),
     ) as RecordOf<F>;
   }
 

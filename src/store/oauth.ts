@@ -3,61 +3,64 @@
  * object the OAuth library stores: clients, interactions, codes, tokens, its grants), and what
  * members allowed (`oauth_grants`: one client, one MCP server of one workspace).
  */
-import type { Sql } from './db.ts';
+import { boolean, columns, integer, json, nullable, type RecordOf, text } from './columns.ts';
+import type { Row, Sql } from './db.ts';
 import type { Role } from './members.ts';
-import { type Workspace, workspaceColumns } from './workspaces.ts';
+import { toWorkspace, type Workspace, workspaceColumns } from './workspaces.ts';
 
-export interface OAuthRecord {
-  payload: Record<string, unknown>;
-  consumedAt: number | null;
-}
+/** Every column of `oauth_records`: one object the OAuth library stores. */
+const records = columns({
+  model: text('model'),
+  id: text('id'),
+  /** The object as the library stores it. */
+  payload: json<Record<string, unknown>>('payload'),
+  grantId: nullable(text('grant_id')),
+  uid: nullable(text('uid')),
+  clientId: nullable(text('client_id')),
+  expiresAt: nullable(integer('expires_at')),
+  consumedAt: nullable(integer('consumed_at')),
+  createdAt: integer('created_at'),
+  /** A registered client: the address it registered from. */
+  registeredFrom: nullable(text('registered_from')),
+});
+
+const recordColumns = records.pick('payload', 'consumedAt');
+
+export type OAuthRecord = RecordOf<typeof recordColumns.fields>;
 
 export async function upsertOAuthRecord(
   sql: Sql,
   model: string,
   id: string,
-  record: {
-    payload: string;
-    grantId: string | null;
-    uid: string | null;
-    clientId: string | null;
-    expiresAt: number | null;
+  record: Pick<RecordOf<typeof records.fields>, 'payload' | 'grantId' | 'uid' | 'clientId' | 'expiresAt'> & {
     /** A registered client: the address it registered from. */
     registeredFrom?: string | null;
     now: number;
   },
 ): Promise<void> {
+  const { now, registeredFrom = null, ...fields } = record;
+  const row = records.insert({ ...fields, model, id, consumedAt: null, createdAt: now, registeredFrom });
   await sql.run(
-    `INSERT INTO oauth_records (model, id, payload, grant_id, uid, client_id, expires_at, consumed_at, created_at,
-       registered_from)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $9)
+    `INSERT INTO oauth_records (${row.columns}) VALUES ${row.values}
      ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
        uid = excluded.uid, client_id = excluded.client_id, expires_at = excluded.expires_at`,
-    [
-      model,
-      id,
-      record.payload,
-      record.grantId,
-      record.uid,
-      record.clientId,
-      record.expiresAt,
-      record.now,
-      record.registeredFrom ?? null,
-    ],
+    row.params,
   );
 }
+
+const unusedClients = columns({ count: integer('count'), soonest: nullable(integer('soonest')) });
 
 /**
  * The clients registered from `address` that no member has allowed yet and that have not expired:
  * how many, and when the first of them expires.
  */
 export async function countUnusedOAuthClients(sql: Sql, address: string, now: number) {
-  const row = await sql.one<{ count: number | string; soonest: number | string | null }>(
+  const row = await sql.one(
     `SELECT COUNT(*) AS count, MIN(expires_at) AS soonest FROM oauth_records
      WHERE model = 'Client' AND registered_from = $1 AND expires_at > $2`,
     [address, now],
   );
-  return { count: Number(row?.count ?? 0), soonest: row?.soonest == null ? null : Number(row.soonest) };
+  return unusedClients.decode(row!);
 }
 
 /** A member allowed the client: it no longer expires as one never used. */
@@ -67,18 +70,13 @@ export const keepOAuthClient = (sql: Sql, clientId: string) =>
     [clientId],
   );
 
-type RecordRow = { payload: string; consumedAt: number | null };
-const recordOf = (row: RecordRow | undefined): OAuthRecord | undefined =>
-  row && {
-    payload: JSON.parse(row.payload) as Record<string, unknown>,
-    consumedAt: row.consumedAt === null ? null : Number(row.consumedAt),
-  };
+const recordOf = (row: Row | undefined) => row && recordColumns.decode(row);
 
 /** The object, unless it has expired (`now` in ms). */
 export async function findOAuthRecord(sql: Sql, model: string, id: string, now: number) {
   return recordOf(
-    await sql.one<RecordRow>(
-      `SELECT payload, consumed_at AS "consumedAt" FROM oauth_records
+    await sql.one(
+      `SELECT ${recordColumns.select()} FROM oauth_records
        WHERE model = $1 AND id = $2 AND (expires_at IS NULL OR expires_at > $3)`,
       [model, id, now],
     ),
@@ -87,8 +85,8 @@ export async function findOAuthRecord(sql: Sql, model: string, id: string, now: 
 
 export async function findOAuthRecordByUid(sql: Sql, model: string, uid: string, now: number) {
   return recordOf(
-    await sql.one<RecordRow>(
-      `SELECT payload, consumed_at AS "consumedAt" FROM oauth_records
+    await sql.one(
+      `SELECT ${recordColumns.select()} FROM oauth_records
        WHERE model = $1 AND uid = $2 AND (expires_at IS NULL OR expires_at > $3)`,
       [model, uid, now],
     ),
@@ -104,13 +102,14 @@ export const consumeOAuthRecord = (sql: Sql, model: string, id: string, now: num
   ]);
 
 /** The grant an object belongs to, expired or used as it may be. */
-export const findOAuthRecordGrant = async (sql: Sql, model: string, id: string) =>
-  (
-    await sql.one<{ grantId: string | null }>(
-      'SELECT grant_id AS "grantId" FROM oauth_records WHERE model = $1 AND id = $2',
-      [model, id],
-    )
-  )?.grantId ?? null;
+export async function findOAuthRecordGrant(sql: Sql, model: string, id: string) {
+  const grant = records.pick('grantId');
+  const row = await sql.one(`SELECT ${grant.select()} FROM oauth_records WHERE model = $1 AND id = $2`, [
+    model,
+    id,
+  ]);
+  return (row && grant.decode(row).grantId) ?? null;
+}
 
 /** The objects of one model that belong to a grant (the library revokes model by model). */
 export const destroyOAuthRecordsOfGrant = (sql: Sql, model: string, grantId: string) =>
@@ -138,83 +137,87 @@ export const deleteUnusedOAuthClients = (sql: Sql, before: number, now: number) 
     [before, now],
   );
 
-export interface OAuthGrant {
-  id: string;
-  workspaceId: string;
-  mcpServerId: string;
-  memberId: string;
-  clientId: string;
-  clientName: string;
-  createdAt: number;
-  expiresAt: number;
-  lastUsedAt: number | null;
-  revokedAt: number | null;
-}
+/** Every column of `oauth_grants`: a member allowed a client one MCP server of the workspace. */
+const grants = columns({
+  id: text('id'),
+  workspaceId: text('workspace_id'),
+  mcpServerId: text('mcp_server_id'),
+  memberId: text('member_id'),
+  clientId: text('client_id'),
+  clientName: text('client_name'),
+  createdAt: integer('created_at'),
+  expiresAt: integer('expires_at'),
+  /** The authorization request it answers, which has one grant at most. */
+  interactionUid: text('interaction_uid'),
+  lastUsedAt: nullable(integer('last_used_at')),
+  revokedAt: nullable(integer('revoked_at')),
+});
 
-const grantColumns = `g.id, g.workspace_id AS "workspaceId", g.mcp_server_id AS "mcpServerId", g.member_id AS "memberId",
-  g.client_id AS "clientId", g.client_name AS "clientName", g.created_at AS "createdAt",
-  g.expires_at AS "expiresAt", g.last_used_at AS "lastUsedAt", g.revoked_at AS "revokedAt"`;
+const grantColumns = grants.omit('interactionUid');
+
+export type OAuthGrant = RecordOf<typeof grantColumns.fields>;
 
 /** `interactionUid`: the authorization request it answers, which has one grant at most. */
 export async function insertOAuthGrant(sql: Sql, grant: OAuthGrant, interactionUid: string): Promise<void> {
-  await sql.run(
-    `INSERT INTO oauth_grants (id, workspace_id, mcp_server_id, member_id, client_id, client_name, created_at,
-       expires_at, interaction_uid, last_used_at, revoked_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL)`,
-    [
-      grant.id,
-      grant.workspaceId,
-      grant.mcpServerId,
-      grant.memberId,
-      grant.clientId,
-      grant.clientName,
-      grant.createdAt,
-      grant.expiresAt,
-      interactionUid,
-    ],
-  );
+  const row = grants.insert({ ...grant, interactionUid, lastUsedAt: null, revokedAt: null });
+  await sql.run(`INSERT INTO oauth_grants (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
-export const findOAuthGrant = (sql: Sql, workspaceId: string, id: string) =>
-  sql.one<OAuthGrant>(`SELECT ${grantColumns} FROM oauth_grants g WHERE g.workspace_id = $1 AND g.id = $2`, [
-    workspaceId,
-    id,
-  ]);
+export async function findOAuthGrant(sql: Sql, workspaceId: string, id: string) {
+  const row = await sql.one(
+    `SELECT ${grantColumns.select('g')} FROM oauth_grants g WHERE g.workspace_id = $1 AND g.id = $2`,
+    [workspaceId, id],
+  );
+  return row && grantColumns.decode(row);
+}
 
 /** The workspace of a grant the OAuth library names by its id alone (it revoked the grant). */
-export const findOAuthGrantWorkspace = async (sql: Sql, id: string) =>
-  (
-    await sql.one<{ workspaceId: string }>(
-      'SELECT workspace_id AS "workspaceId" FROM oauth_grants WHERE id = $1',
-      [id],
-    )
-  )?.workspaceId;
-
-export interface OAuthGrantListed extends OAuthGrant {
-  memberName: string;
-  memberEmail: string;
-  serverSlug: string;
-  serverName: string;
+export async function findOAuthGrantWorkspace(sql: Sql, id: string) {
+  const workspace = grants.pick('workspaceId');
+  const row = await sql.one(`SELECT ${workspace.select()} FROM oauth_grants WHERE id = $1`, [id]);
+  return row && workspace.decode(row).workspaceId;
 }
 
+/** A grant's member and MCP server, by name. */
+const grantHolders = columns({
+  memberName: text('name'),
+  memberEmail: text('email'),
+  serverSlug: text('slug'),
+  serverName: text('name'),
+});
+
+export type OAuthGrantListed = OAuthGrant & RecordOf<typeof grantHolders.fields>;
+
 /** A workspace's grants in force at `now`, newest first, with the member and the MCP server named. */
-export const listOAuthGrants = (sql: Sql, workspaceId: string, now: number) =>
-  sql.all<OAuthGrantListed>(
-    `SELECT ${grantColumns}, m.name AS "memberName", m.email AS "memberEmail", s.slug AS "serverSlug",
+export const listOAuthGrants = async (sql: Sql, workspaceId: string, now: number) =>
+  (
+    await sql.all(
+      `SELECT ${grantColumns.select('g')}, m.name AS "memberName", m.email AS "memberEmail", s.slug AS "serverSlug",
        s.name AS "serverName"
      FROM oauth_grants g JOIN members m ON m.id = g.member_id JOIN mcp_servers s ON s.id = g.mcp_server_id
      WHERE g.workspace_id = $1 AND g.revoked_at IS NULL AND g.expires_at > $2 ORDER BY g.created_at DESC, g.id`,
-    [workspaceId, now],
-  );
+      [workspaceId, now],
+    )
+  ).map((row): OAuthGrantListed => ({ ...grantColumns.decode(row), ...grantHolders.decode(row) }));
+
+const grantsInForce = columns({
+  id: text('id'),
+  clientId: text('client_id'),
+  role: text<Role>('role'),
+  memberRemoved: boolean('memberRemoved'),
+  serverRemoved: boolean('serverRemoved'),
+});
 
 /** A workspace's grants in force, with what decides whether they still hold: their member and MCP server. */
-export const listOAuthGrantHolders = (sql: Sql, workspaceId: string, now: number) =>
-  sql.all<{ id: string; clientId: string; role: Role; memberRemoved: boolean; serverRemoved: boolean }>(
-    `SELECT g.id, g.client_id AS "clientId", m.role, m.removed_at IS NOT NULL AS "memberRemoved",
+export const listOAuthGrantHolders = async (sql: Sql, workspaceId: string, now: number) =>
+  grantsInForce.decodeAll(
+    await sql.all(
+      `SELECT g.id, g.client_id AS "clientId", m.role, m.removed_at IS NOT NULL AS "memberRemoved",
        s.removed_at IS NOT NULL AS "serverRemoved"
      FROM oauth_grants g JOIN members m ON m.id = g.member_id JOIN mcp_servers s ON s.id = g.mcp_server_id
      WHERE g.workspace_id = $1 AND g.revoked_at IS NULL AND g.expires_at > $2`,
-    [workspaceId, now],
+      [workspaceId, now],
+    ),
   );
 
 export const markOAuthGrantRevoked = (sql: Sql, workspaceId: string, id: string, now: number) =>
@@ -230,6 +233,9 @@ export const touchOAuthGrant = (sql: Sql, workspaceId: string, id: string, now: 
      WHERE workspace_id = $1 AND id = $2 AND (last_used_at IS NULL OR last_used_at < $4)`,
     [workspaceId, id, now, now - stepMs],
   );
+/** Whose a bearer is: the member who granted it and the MCP server it reaches. */
+const bearerOf = columns({ memberEmail: text('email'), memberName: text('name'), serverSlug: text('slug') });
+
 export interface OAuthBearer {
   /** The access token as the OAuth library stored it (`aud`, `scope`, `clientId`, …). */
   token: Record<string, unknown>;
@@ -249,26 +255,8 @@ export async function findOAuthBearer(
   tokenHash: string,
   now: number,
 ): Promise<OAuthBearer | undefined> {
-  const row = await sql.one<
-    Workspace & {
-      payload: string;
-      grantId: string;
-      grantServerId: string;
-      grantMemberId: string;
-      grantClientId: string;
-      grantClientName: string;
-      grantCreatedAt: number;
-      grantExpiresAt: number;
-      grantLastUsedAt: number | null;
-      memberEmail: string;
-      memberName: string;
-      serverSlug: string;
-    }
-  >(
-    `SELECT r.payload, g.id AS "grantId", g.mcp_server_id AS "grantServerId", g.member_id AS "grantMemberId",
-       g.client_id AS "grantClientId", g.client_name AS "grantClientName", g.created_at AS "grantCreatedAt",
-       g.expires_at AS "grantExpiresAt",
-       g.last_used_at AS "grantLastUsedAt", m.email AS "memberEmail", m.name AS "memberName",
+  const row = await sql.one(
+    `SELECT r.payload, ${grantColumns.select('g', 'grant')}, m.email AS "memberEmail", m.name AS "memberName",
        s.slug AS "serverSlug", ${workspaceColumns('w')}
      FROM oauth_records r
        JOIN oauth_grants g ON g.id = r.grant_id AND g.revoked_at IS NULL AND g.expires_at > $2
@@ -279,36 +267,11 @@ export async function findOAuthBearer(
     [tokenHash, now],
   );
   if (!row) return undefined;
-  const {
-    payload,
-    grantId,
-    grantServerId,
-    grantMemberId,
-    grantClientId,
-    grantClientName,
-    grantCreatedAt,
-    grantExpiresAt,
-    grantLastUsedAt,
-    memberEmail,
-    memberName,
-    serverSlug,
-    ...workspace
-  } = row;
+  const { memberEmail, memberName, serverSlug } = bearerOf.decode(row);
   return {
-    token: JSON.parse(payload) as Record<string, unknown>,
-    grant: {
-      id: grantId,
-      workspaceId: workspace.id,
-      mcpServerId: grantServerId,
-      memberId: grantMemberId,
-      clientId: grantClientId,
-      clientName: grantClientName,
-      createdAt: Number(grantCreatedAt),
-      expiresAt: Number(grantExpiresAt),
-      lastUsedAt: grantLastUsedAt === null ? null : Number(grantLastUsedAt),
-      revokedAt: null,
-    },
-    workspace,
+    token: records.pick('payload').decode(row).payload,
+    grant: grantColumns.decode(row, 'grant'),
+    workspace: toWorkspace(row),
     member: { email: memberEmail, name: memberName },
     serverSlug,
   };

@@ -1,66 +1,58 @@
-import type { Sql } from './db.ts';
+import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
+import type { Row, Sql } from './db.ts';
 
 export type Plan = 'standard' | 'legacy_free';
 export type KeyBinding = 'optional' | 'required';
 
-export interface Workspace {
-  id: string;
-  slug: string;
-  name: string;
-  plan: Plan;
-  logoUrl: string | null;
-  accentColor: string | null;
+/** Every column of `workspaces`. */
+const workspaces = columns({
+  id: text('id'),
+  slug: text('slug'),
+  name: text('name'),
+  plan: text<Plan>('plan'),
+  logoUrl: nullable(text('logo_url')),
+  accentColor: nullable(text('accent_color')),
   /** The Slack channel id (`C…`) the workspace's waiting holds are posted to; null: none. */
-  slackChannel: string | null;
+  slackChannel: nullable(text('slack_channel')),
   /**
    * The operator's override of the Core API quota (requests a minute per bucket) and of the MCP quota
    * (tool calls a minute per API key); null: the deployment's setting. Loaded with every authenticated
    * request, so the rate limits need no query of their own.
    */
-  apiRateLimit: number | null;
-  mcpRateLimit: number | null;
+  apiRateLimit: nullable(integer('api_rate_limit')),
+  mcpRateLimit: nullable(integer('mcp_rate_limit')),
   /** Who may allow an OAuth client to use the workspace's MCP servers: admins, or approvers too. */
-  oauthGrantRole: 'admin' | 'approver';
+  oauthGrantRole: text<'admin' | 'approver'>('oauth_grant_role'),
   /** `required`: holds from API keys not bound to an agent identity are refused (`keys.require_bound`). */
-  keyBinding: KeyBinding;
+  keyBinding: text<KeyBinding>('key_binding'),
   /** The default reminders (`remind` in the workspace file) as JSON; null: none. */
-  remind: string | null;
-  createdAt: number;
-}
+  remind: nullable(text('remind')),
+  createdAt: integer('created_at'),
+});
+
+export type Workspace = RecordOf<typeof workspaces.fields>;
 
 /** A workspace's columns, read from `table` (the table's name, or its alias in a join). */
-export const workspaceColumns = (table: string) =>
-  `${table}.id, ${table}.slug, ${table}.name, ${table}.plan, ${table}.logo_url AS "logoUrl",
-  ${table}.accent_color AS "accentColor", ${table}.slack_channel AS "slackChannel",
-  ${table}.api_rate_limit AS "apiRateLimit", ${table}.mcp_rate_limit AS "mcpRateLimit",
-  ${table}.oauth_grant_role AS "oauthGrantRole", ${table}.key_binding AS "keyBinding", ${table}.remind, ${table}.created_at AS "createdAt"`;
-const columns = workspaceColumns('workspaces');
+export const workspaceColumns = (table: string) => workspaces.select(table);
+
+/** A workspace read with `workspaceColumns`. */
+export const toWorkspace = (row: Row) => workspaces.decode(row);
 
 export async function insertWorkspace(sql: Sql, workspace: Workspace): Promise<void> {
-  await sql.run(
-    `INSERT INTO workspaces (id, slug, name, plan, logo_url, accent_color, slack_channel, api_rate_limit,
-       mcp_rate_limit, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [
-      workspace.id,
-      workspace.slug,
-      workspace.name,
-      workspace.plan,
-      workspace.logoUrl,
-      workspace.accentColor,
-      workspace.slackChannel,
-      workspace.apiRateLimit,
-      workspace.mcpRateLimit,
-      workspace.createdAt,
-    ],
-  );
+  // The others keep their defaults: a new workspace's settings are the deployment's.
+  const row = workspaces.omit('oauthGrantRole', 'keyBinding', 'remind').insert(workspace);
+  await sql.run(`INSERT INTO workspaces (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
-export const findWorkspaceBySlug = (sql: Sql, slug: string) =>
-  sql.one<Workspace>(`SELECT ${columns} FROM workspaces WHERE slug = $1`, [slug]);
+export async function findWorkspaceBySlug(sql: Sql, slug: string) {
+  const row = await sql.one(`SELECT ${workspaces.select()} FROM workspaces WHERE slug = $1`, [slug]);
+  return row && toWorkspace(row);
+}
 
-export const findWorkspace = (sql: Sql, id: string) =>
-  sql.one<Workspace>(`SELECT ${columns} FROM workspaces WHERE id = $1`, [id]);
+export async function findWorkspace(sql: Sql, id: string) {
+  const row = await sql.one(`SELECT ${workspaces.select()} FROM workspaces WHERE id = $1`, [id]);
+  return row && toWorkspace(row);
+}
 
 export async function updateWorkspaceProfile(
   sql: Sql,
@@ -101,18 +93,11 @@ export async function updateWorkspaceRateLimits(
   id: string,
   limits: { apiRateLimit?: number | null; mcpRateLimit?: number | null },
 ): Promise<void> {
-  const sets: string[] = [];
-  const params: unknown[] = [id];
-  for (const [column, value] of [
-    ['api_rate_limit', limits.apiRateLimit],
-    ['mcp_rate_limit', limits.mcpRateLimit],
-  ] as const) {
-    if (value === undefined) continue;
-    params.push(value);
-    sets.push(`${column} = $${params.length}`);
-  }
-  if (sets.length > 0) await sql.run(`UPDATE workspaces SET ${sets.join(', ')} WHERE id = $1`, params);
+  const { set, params } = workspaces.update(limits, 2);
+  if (params.length > 0) await sql.run(`UPDATE workspaces SET ${set} WHERE id = $1`, [id, ...params]);
 }
 
+const count = columns({ n: integer('n') });
+
 export const countWorkspaces = async (sql: Sql) =>
-  Number((await sql.one<{ n: number }>('SELECT COUNT(*) AS n FROM workspaces'))!.n);
+  count.decode((await sql.one('SELECT COUNT(*) AS n FROM workspaces'))!).n;
