@@ -33,7 +33,7 @@ const ADMIN_GETS = [
   '/app/admin/rules?new',
   '/app/admin/rules/x',
   '/app/admin/members',
-  '/app/admin/members/edit?email=admin%40acme.test',
+  '/app/admin/members/admin%40acme.test',
   '/app/admin/keys',
   '/app/admin/branding',
   '/app/admin/slack',
@@ -44,13 +44,16 @@ const ADMIN_POSTS = [
   '/app/admin/rules/x',
   '/app/admin/rules/x/delete',
   '/app/admin/tools',
-  '/app/admin/members/save',
-  '/app/admin/members/remove',
-  '/app/admin/members/invite',
-  '/app/admin/groups/save',
-  '/app/admin/groups/delete',
-  '/app/admin/keys/create',
-  '/app/admin/keys/revoke',
+  '/app/admin/members',
+  '/app/admin/members/admin%40acme.test',
+  '/app/admin/members/admin%40acme.test/delete',
+  '/app/admin/members/admin%40acme.test/invite',
+  '/app/admin/groups',
+  '/app/admin/groups/finance',
+  '/app/admin/groups/finance/delete',
+  '/app/admin/keys',
+  '/app/admin/keys/key_x/revoke',
+  '/app/admin/keys/grants/x/revoke',
   '/app/admin/branding',
   '/app/admin/slack',
 ];
@@ -157,15 +160,15 @@ for (const backend of backends) {
       const configBefore = await config();
       const checked = await evidence();
       for (const csrf of [null, '', 'wrong-token', approver.csrf]) {
-        const made = await post(admin, '/app/admin/keys/create', { env: 'live', name: 'x' }, csrf);
+        const made = await post(admin, '/app/admin/keys', { env: 'live', name: 'x' }, csrf);
         assert.equal(made.status, 403);
         assert.doesNotMatch(made.text, /svc_live_/);
         const branded = await post(admin, '/app/admin/branding', { name: 'Hijacked', action: 'save' }, csrf);
         assert.equal(branded.status, 403);
         const member = await post(
           admin,
-          '/app/admin/members/save',
-          { mode: 'add', email: 'evil@acme.test', name: 'Evil', role: 'admin', channels: 'email' },
+          '/app/admin/members',
+          { email: 'evil@acme.test', name: 'Evil', role: 'admin', channels: 'email' },
           csrf,
         );
         assert.equal(member.status, 403);
@@ -187,10 +190,10 @@ for (const backend of backends) {
     });
 
     test('an admin key made in the app reads the configuration over the API; an agent key may not', async () => {
-      const invalid = await post(admin, '/app/admin/keys/create', { env: 'live', scope: 'root', name: 'x' });
+      const invalid = await post(admin, '/app/admin/keys', { env: 'live', scope: 'root', name: 'x' });
       assert.equal(invalid.status, 422);
       assert.match(invalid.text, /Choose agent or admin/);
-      const made = await post(admin, '/app/admin/keys/create', { env: 'live', scope: 'admin', name: 'CI' });
+      const made = await post(admin, '/app/admin/keys', { env: 'live', scope: 'admin', name: 'CI' });
       assert.equal(made.status, 200);
       assert.match(made.text, /An <strong>admin<\/strong> key/);
       const plaintext = made.text.match(/id="new-key-value">(svc_live_[A-Za-z0-9_-]{43})</)?.[1];
@@ -200,15 +203,15 @@ for (const backend of backends) {
       assert.match((await get(admin, '/app/admin/keys')).text, /<td data-label="Scope">admin<\/td>/);
       assert.equal((await call(t.url, 'GET', '/api/v1/workspace/config', { key: plaintext })).status, 200);
       assert.equal((await call(t.url, 'GET', '/api/v1/workspace/config', { key })).status, 403);
-      await post(admin, '/app/admin/keys/revoke', { id: created.id, confirm: 'yes' });
+      await post(admin, `/app/admin/keys/${created.id}/revoke`, { confirm: 'yes' });
     });
 
     test('a new key is shown once, works at once, and stops working when revoked', async () => {
-      const invalid = await post(admin, '/app/admin/keys/create', { env: 'prod', name: 'x' });
+      const invalid = await post(admin, '/app/admin/keys', { env: 'prod', name: 'x' });
       assert.equal(invalid.status, 422);
       assert.match(invalid.text, /Choose live or test/);
 
-      const made = await post(admin, '/app/admin/keys/create', { env: 'test', name: 'CI <runner>' });
+      const made = await post(admin, '/app/admin/keys', { env: 'test', name: 'CI <runner>' });
       assert.equal(made.status, 200);
       const plaintext = made.text.match(
         /<p class="secret" id="new-key-value">(svc_test_[A-Za-z0-9_-]{43})<\/p>/,
@@ -234,32 +237,32 @@ for (const backend of backends) {
       );
 
       // Revoking asks first; the first step changes nothing.
-      const asked = await post(admin, '/app/admin/keys/revoke', { id: created.id });
+      const asked = await post(admin, `/app/admin/keys/${created.id}/revoke`, {});
       assert.equal(asked.status, 200);
       assert.match(asked.text, /Revoke this key\?/);
       assert.match(asked.text, /name="confirm" value="yes"/);
       assert.equal((await hold({ tool_name: 'key_check' }, plaintext)).status, 201);
 
-      const revoked = await post(admin, '/app/admin/keys/revoke', { id: created.id, confirm: 'yes' });
+      const revoked = await post(admin, `/app/admin/keys/${created.id}/revoke`, { confirm: 'yes' });
       assert.equal(revoked.status, 303);
-      assert.equal(revoked.location, '/app/admin/keys?notice=revoked');
+      assert.equal(revoked.location, '/app/admin/keys');
+      assert.equal(revoked.notice, 'revoked');
       assert.equal((await hold({ tool_name: 'key_check' }, plaintext)).status, 401);
-      const after = await get(admin, revoked.location!);
+      const after = await follow(admin, revoked);
       assert.match(after.text, /The key is revoked/);
       assert.match(after.text, /status rejected">revoked/);
 
       // Another workspace's key cannot be revoked from here.
       const other = await t.workspace();
       const [otherKey] = await listWorkspaceApiKeys(t.service.ctx, other.workspace);
-      const foreign = await post(admin, '/app/admin/keys/revoke', { id: otherKey!.id, confirm: 'yes' });
+      const foreign = await post(admin, `/app/admin/keys/${otherKey!.id}/revoke`, { confirm: 'yes' });
       assert.equal(foreign.status, 404);
       assert.equal((await hold({ tool_name: 'key_check' }, other.key)).status, 201);
     });
 
     test('members: add, edit and remove, with field errors shown in the page', async () => {
       let checked = await evidence();
-      const bad = await post(admin, '/app/admin/members/save', {
-        mode: 'add',
+      const bad = await post(admin, '/app/admin/members', {
         email: 'bob@acme.test',
         name: 'Bob',
         role: 'approver',
@@ -273,8 +276,7 @@ for (const backend of backends) {
       assert.ok(!(await config()).members!.some((m) => m.email === 'bob@acme.test'));
       assert.equal(await evidence(), checked);
 
-      const added = await post(admin, '/app/admin/members/save', {
-        mode: 'add',
+      const added = await post(admin, '/app/admin/members', {
         email: 'Bob@Acme.test',
         name: 'Bob Builder',
         role: 'approver',
@@ -282,7 +284,8 @@ for (const backend of backends) {
         slack_user_id: '',
         channels: ['email', 'sms'],
       });
-      await changed(added, checked++, /^\/app\/admin\/members\?notice=added$/);
+      await changed(added, checked++, /^\/app\/admin\/members$/);
+      assert.equal(added.notice, 'added');
       assert.deepEqual(
         (await config()).members!.find((m) => m.email === 'bob@acme.test'),
         {
@@ -293,12 +296,11 @@ for (const backend of backends) {
           channels: ['email', 'sms'],
         },
       );
-      const listed = await get(admin, '/app/admin/members?notice=added');
+      const listed = await follow(admin, added);
       assert.match(listed.text, /Member added/);
       assert.match(listed.text, /Bob Builder/);
 
-      const twice = await post(admin, '/app/admin/members/save', {
-        mode: 'add',
+      const twice = await post(admin, '/app/admin/members', {
         email: 'bob@acme.test',
         name: 'Bob again',
         role: 'viewer',
@@ -307,19 +309,22 @@ for (const backend of backends) {
       assert.equal(twice.status, 422);
       assert.match(twice.text, /Is already a member/);
 
-      const form = await get(admin, '/app/admin/members/edit?email=bob%40acme.test');
+      // The edit form's old address, bookmarked, leads to the member's own.
+      const old = await get(admin, '/app/admin/members/edit?email=bob%40acme.test');
+      assert.equal(old.status, 301);
+      assert.equal(old.location, '/app/admin/members/bob%40acme.test');
+      const form = await get(admin, '/app/admin/members/bob%40acme.test');
       assert.match(form.text, /value="Bob Builder"/);
       assert.match(form.text, /value="sms"\s+checked/);
-      const edited = await post(admin, '/app/admin/members/save', {
-        mode: 'edit',
-        email: 'bob@acme.test',
+      const edited = await post(admin, '/app/admin/members/bob%40acme.test', {
         name: 'Bobby',
         role: 'viewer',
         phone: '',
         slack_user_id: 'U0BOB',
         channels: 'slack',
       });
-      await changed(edited, checked++, /notice=updated$/);
+      await changed(edited, checked++, /^\/app\/admin\/members$/);
+      assert.equal(edited.notice, 'updated');
       assert.deepEqual(
         (await config()).members!.find((m) => m.email === 'bob@acme.test'),
         {
@@ -331,9 +336,7 @@ for (const backend of backends) {
         },
       );
 
-      const self = await post(admin, '/app/admin/members/save', {
-        mode: 'edit',
-        email: 'admin@acme.test',
+      const self = await post(admin, '/app/admin/members/admin%40acme.test', {
         name: 'Ada',
         role: 'viewer',
         channels: 'email',
@@ -341,27 +344,25 @@ for (const backend of backends) {
       assert.equal(self.status, 422);
       assert.match(self.text, /cannot change your own role/);
       assert.equal(
-        (await post(admin, '/app/admin/members/remove', { email: 'admin@acme.test', confirm: 'yes' })).status,
+        (await post(admin, '/app/admin/members/admin%40acme.test/delete', { confirm: 'yes' })).status,
         422,
       );
 
-      const asked = await post(admin, '/app/admin/members/remove', { email: 'bob@acme.test' });
+      const asked = await post(admin, '/app/admin/members/bob%40acme.test/delete', {});
       assert.equal(asked.status, 200);
       assert.match(asked.text, /Remove this member\?/);
       assert.ok((await config()).members!.some((m) => m.email === 'bob@acme.test'));
-      const removed = await post(admin, '/app/admin/members/remove', {
-        email: 'bob@acme.test',
-        confirm: 'yes',
-      });
-      await changed(removed, checked, /notice=removed$/);
+      const removed = await post(admin, '/app/admin/members/bob%40acme.test/delete', { confirm: 'yes' });
+      await changed(removed, checked, /^\/app\/admin\/members$/);
+      assert.equal(removed.notice, 'removed');
       assert.ok(!(await config()).members!.some((m) => m.email === 'bob@acme.test'));
       assert.deepEqual((await lastEntry()).data.members.removed, ['bob@acme.test']);
     });
 
     test('invite on Members makes a first one-time sign-in link, shown once with a copy button', async () => {
       const page = await get(admin, '/app/admin/members');
-      assert.match(page.text, /action="\/app\/admin\/members\/invite"[\s\S]*?value="second@acme\.test"/);
-      const made = await post(admin, '/app/admin/members/invite', { email: 'second@acme.test' });
+      assert.match(page.text, /action="\/app\/admin\/members\/second%40acme\.test\/invite"/);
+      const made = await post(admin, '/app/admin/members/second%40acme.test/invite', {});
       assert.equal(made.status, 200);
       assert.match(made.text, /Sign-in link for second@acme\.test/);
       const url = made.text.match(/<p class="secret" id="invite-link">([^<]+)<\/p>/)?.[1];
@@ -376,11 +377,11 @@ for (const backend of backends) {
       assert.notEqual(again.status, 303);
       assert.ok(!(await get(admin, '/app/admin/members')).text.includes(url), 'shown once');
       // Once signed in, a member's links go to their own e-mail only (none here): test/sign-in-links.test.ts.
-      const returning = await post(admin, '/app/admin/members/invite', { email: 'second@acme.test' });
+      const returning = await post(admin, '/app/admin/members/second%40acme.test/invite', {});
       assert.equal(returning.status, 409);
       assert.doesNotMatch(returning.text, /\/app\/login\/\w/);
 
-      const stranger = await post(admin, '/app/admin/members/invite', { email: 'nobody@acme.test' });
+      const stranger = await post(admin, '/app/admin/members/nobody%40acme.test/invite', {});
       assert.equal(stranger.status, 404);
       assert.doesNotMatch(stranger.text, /nobody@acme/);
       const script = await fetch(`${t.url}/app/static/copy.js`);
@@ -390,24 +391,23 @@ for (const backend of backends) {
 
     test('groups: create, set members, and delete; a rule that needs the group stops its deletion', async () => {
       let checked = await evidence();
-      const empty = await post(admin, '/app/admin/groups/save', { mode: 'create', name: 'finance' });
+      const empty = await post(admin, '/app/admin/groups', { name: 'finance' });
       assert.equal(empty.status, 422);
       assert.match(empty.text, /Choose at least one member/);
 
-      const created = await post(admin, '/app/admin/groups/save', {
-        mode: 'create',
+      const created = await post(admin, '/app/admin/groups', {
         name: 'finance',
         members: ['admin@acme.test', 'approver@acme.test'],
       });
-      await changed(created, checked++, /notice=group_saved/);
+      await changed(created, checked++, /^\/app\/admin\/members#groups$/);
+      assert.equal(created.notice, 'group_saved');
       assert.deepEqual((await config()).groups, { finance: ['admin@acme.test', 'approver@acme.test'] });
 
-      const set = await post(admin, '/app/admin/groups/save', {
-        mode: 'edit',
-        name: 'finance',
+      const set = await post(admin, '/app/admin/groups/finance', {
         members: ['approver@acme.test', 'second@acme.test'],
       });
-      await changed(set, checked++, /notice=group_saved/);
+      await changed(set, checked++, /^\/app\/admin\/members#groups$/);
+      assert.equal(set.notice, 'group_saved');
       assert.deepEqual((await config()).groups, { finance: ['approver@acme.test', 'second@acme.test'] });
       assert.match((await get(admin, '/app/admin/members')).text, /Save members of finance/);
 
@@ -431,14 +431,12 @@ for (const backend of backends) {
       assert.equal(rule.notice, 'saved');
 
       // Two approvals from a group of one: refused, with the rule named.
-      const shrink = await post(admin, '/app/admin/groups/save', {
-        mode: 'edit',
-        name: 'finance',
+      const shrink = await post(admin, '/app/admin/groups/finance', {
         members: ['approver@acme.test'],
       });
       assert.equal(shrink.status, 422);
       assert.match(shrink.text, /Finance approves refunds/);
-      const blocked = await post(admin, '/app/admin/groups/delete', { name: 'finance', confirm: 'yes' });
+      const blocked = await post(admin, '/app/admin/groups/finance/delete', { confirm: 'yes' });
       assert.equal(blocked.status, 422);
       assert.match(blocked.text, /Rule “Finance approves refunds”/);
       assert.match(blocked.text, /names no group/);
@@ -452,10 +450,11 @@ for (const backend of backends) {
       );
       await changed(deleteRule, checked++, /^\/app\/admin\/rules$/);
       assert.equal(deleteRule.notice, 'deleted');
-      const asked = await post(admin, '/app/admin/groups/delete', { name: 'finance' });
+      const asked = await post(admin, '/app/admin/groups/finance/delete', {});
       assert.match(asked.text, /Delete group finance\?/);
-      const deleted = await post(admin, '/app/admin/groups/delete', { name: 'finance', confirm: 'yes' });
-      await changed(deleted, checked, /notice=group_deleted/);
+      const deleted = await post(admin, '/app/admin/groups/finance/delete', { confirm: 'yes' });
+      await changed(deleted, checked, /^\/app\/admin\/members$/);
+      assert.equal(deleted.notice, 'group_deleted');
       assert.deepEqual((await config()).groups, {});
     });
 
@@ -938,7 +937,8 @@ for (const backend of backends) {
         picker_was: '#0a6e5c',
         action: 'save',
       });
-      await changed(saved, checked++, /notice=saved/);
+      await changed(saved, checked++, /^\/app\/admin\/branding$/);
+      assert.equal(saved.notice, 'saved');
       assert.deepEqual((await config()).branding, {
         logo_url: 'https://cdn.acme.test/logo.png',
         accent_color: '#123456',
@@ -958,7 +958,8 @@ for (const backend of backends) {
         picker_was: '#123456',
         action: 'save',
       });
-      await changed(picked, checked++, /notice=saved/);
+      await changed(picked, checked++, /^\/app\/admin\/branding$/);
+      assert.equal(picked.notice, 'saved');
       assert.deepEqual((await config()).branding, { logo_url: null, accent_color: '#ff0000' });
       const cleared = await post(admin, '/app/admin/branding', {
         name: 'Acme',
@@ -969,7 +970,8 @@ for (const backend of backends) {
         picker_was: '#ff0000',
         action: 'save',
       });
-      await changed(cleared, checked, /notice=saved/);
+      await changed(cleared, checked, /^\/app\/admin\/branding$/);
+      assert.equal(cleared.notice, 'saved');
       assert.equal((await config()).branding, undefined);
     });
 

@@ -9,7 +9,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
-import { appClient, lastEvidence, type Fields, type Session, unescapeHtml } from './support/app-client.ts';
+import {
+  appClient,
+  type Fields,
+  formFields,
+  lastEvidence,
+  type Session,
+  unescapeHtml,
+} from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { startTestService, TestClock, type TestService } from './support/service.ts';
@@ -47,33 +54,6 @@ const textOf = (page: string) =>
     .replace(/\s+/g, ' ')
     .replace(/ ([,.):])/g, '$1');
 
-const attributes = (tag: string) =>
-  Object.fromEntries(
-    [...tag.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].slice(1).map((m) => [m[1]!, unescapeHtml(m[2] ?? '')]),
-  );
-
-/** What a browser would send for the form posting to `action`: its inputs, choices and text as shown. */
-function formFields(page: string, action: string): [string, string][] {
-  const start = page.indexOf(`action="${action}"`);
-  assert.ok(start >= 0, `a form posting to ${action}`);
-  const form = page.slice(start, page.indexOf('</form>', start));
-  const sent: [string, string][] = [];
-  for (const [tag] of form.matchAll(/<input\b[^>]*>/g)) {
-    const a = attributes(tag);
-    if (!a.name || (['checkbox', 'radio'].includes(a.type!) && !('checked' in a))) continue;
-    sent.push([a.name, a.value ?? '']);
-  }
-  for (const [, open, options] of form.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/g)) {
-    const all = [...options!.matchAll(/<option\b([^>]*)>([^<]*)<\/option>/g)];
-    const chosen = all.find((o) => 'selected' in attributes(`<option ${o[1]}`)) ?? all[0]!;
-    const value = attributes(`<option ${chosen[1]}`).value ?? unescapeHtml(chosen[2]!.trim());
-    sent.push([attributes(`<select ${open}`).name!, value]);
-  }
-  for (const [, open, text] of form.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g))
-    sent.push([attributes(`<textarea ${open}`).name!, unescapeHtml(text!.replace(/^\n/, ''))]);
-  return sent.filter(([name]) => name !== '_csrf');
-}
-
 for (const backend of backends) {
   describe(
     `the app's follow-ups, delegation and quiet hours on ${backend.name}`,
@@ -83,7 +63,7 @@ for (const backend of backends) {
       let workspace: Workspace;
       let key: string;
       let admin: Session;
-      const { get, post, signIn } = appClient(() => t);
+      const { get, follow, post, signIn } = appClient(() => t);
 
       const config = () => exportConfig(t.service.ctx, workspace);
       const memberOf = async (email: string) => (await config()).members!.find((m) => m.email === email);
@@ -194,7 +174,8 @@ for (const backend of backends) {
         };
         const saved = await post(bob, '/app/settings', away);
         assert.equal(saved.status, 303, saved.text.slice(0, 1000));
-        assert.equal(saved.location, '/app/settings?notice=saved');
+        assert.equal(saved.location, '/app/settings');
+        assert.equal(saved.notice, 'saved');
         assert.deepEqual(await memberOf('bob@acme.test'), {
           email: 'bob@acme.test',
           name: 'Bob',
@@ -230,7 +211,7 @@ for (const backend of backends) {
         };
         assert.deepEqual(await delegationEvents('bob@acme.test'), [set]);
         // Shown back in his zone, as typed.
-        const shown = await get(bob, '/app/settings?notice=saved');
+        const shown = await follow(bob, saved);
         assert.match(shown.text, /Saved\./);
         assert.match(
           textOf(shown.text),
@@ -316,9 +297,7 @@ for (const backend of backends) {
         assert.equal(viewer?.time_zone, 'America/New_York');
         assert.deepEqual(viewer?.quiet_hours, { from: '22:00', to: '07:00', weekends: false });
         assert.equal(viewer?.delegate, undefined);
-        const edit = await post(bob, '/app/admin/members/save', {
-          mode: 'edit',
-          email: 'ann@acme.test',
+        const edit = await post(bob, '/app/admin/members/ann%40acme.test', {
           name: 'Ann',
           role: 'admin',
           channels: 'email',
@@ -328,16 +307,16 @@ for (const backend of backends) {
       });
 
       test('the admin Members page shows and round-trips Teams, time zone, quiet hours, agents and delegation', async () => {
-        const form = await get(admin, '/app/admin/members/edit?email=olga%40acme.test');
-        const fields = Object.fromEntries(formFields(form.text, '/app/admin/members/save'));
-        const missing = await post(admin, '/app/admin/members/save', {
+        const form = await get(admin, '/app/admin/members/olga%40acme.test');
+        const fields = Object.fromEntries(formFields(form.text, '/app/admin/members/olga%40acme.test'));
+        const missing = await post(admin, '/app/admin/members/olga%40acme.test', {
           ...fields,
           channels: ['email', 'teams'],
         });
         assert.equal(missing.status, 422);
         assert.match(missing.text, /id="m-teams_user_id-error">Teams needs a Teams user id\./);
 
-        const saved = await post(admin, '/app/admin/members/save', {
+        const saved = await post(admin, '/app/admin/members/olga%40acme.test', {
           ...fields,
           teams_user_id: '0f8fad5b-d9cb-469f-a165-70867728950e',
           channels: ['email', 'teams'],
@@ -387,7 +366,7 @@ for (const backend of backends) {
         assert.match(list, /away until 2026-11-25 18:00 UTC: Dan decides/);
 
         // The edit form shows it all again, the delegation in her zone now; sent back as is, nothing changes.
-        const again = await get(admin, '/app/admin/members/edit?email=olga%40acme.test');
+        const again = await get(admin, '/app/admin/members/olga%40acme.test');
         assert.match(again.text, /name="delegate_from"\s+type="datetime-local"\s+value="2026-11-26T04:00"/);
         assert.match(
           again.text,
@@ -395,8 +374,8 @@ for (const backend of backends) {
         );
         const resent = await post(
           admin,
-          '/app/admin/members/save',
-          formFields(again.text, '/app/admin/members/save'),
+          '/app/admin/members/olga%40acme.test',
+          formFields(again.text, '/app/admin/members/olga%40acme.test'),
         );
         assert.equal(resent.status, 303, resent.text.slice(0, 1000));
         assert.deepEqual(await memberOf('olga@acme.test'), expected);
@@ -491,6 +470,55 @@ for (const backend of backends) {
         );
         assert.equal(resaved.status, 303, resaved.text.slice(0, 1000));
         assert.equal((await lastEvidence(t, workspace)).data.delegations, undefined);
+      });
+
+      test('every member of a workspace file, saved unchanged through the admin form, stays as it was', async () => {
+        // Whole minutes from now: the form shows times to the second.
+        const at = (minutes: number) => iso((Math.floor(t.clock.now() / MIN) + minutes) * MIN);
+        const { workspace: full } = await t.workspace({
+          config: `
+members:
+  - email: Max@acme.test
+    name: Max Mustermann
+    role: admin
+    phone: '+15550100'
+    slack_user_id: U0MAX
+    teams_user_id: 0f8fad5b-d9cb-469f-a165-70867728950e
+    channels: [email, sms, slack, teams]
+    time_zone: Asia/Calcutta
+    quiet_hours: { from: '20:00', to: '07:30', weekends: true }
+    agents: [max-bot, max-cron]
+    delegate: { to: eve@acme.test, from: '${at(-60)}', until: '${at(600)}' }
+  - email: eve@acme.test
+    name: Eve
+    role: approver
+    channels: [sms]
+    phone: '+15550101'
+    quiet_hours: { from: '22:00', to: '06:00' }
+    delegate: { to: Max@acme.test, from: '${at(-600)}', until: '${at(-60)}' }
+  - email: fay@acme.test
+    name: Fay
+    role: approver
+    time_zone: America/New_York
+    delegate: { to: eve@acme.test, from: '${at(24 * 60)}', until: '${at(48 * 60)}' }
+  - { email: gus@acme.test, name: Gus, role: viewer, channels: [] }
+groups: { team: [eve@acme.test, fay@acme.test] }
+`,
+        });
+        const before = await exportConfig(t.service.ctx, full);
+        const max = await signIn(full, 'Max@acme.test');
+        for (const member of before.members!) {
+          const path = `/app/admin/members/${encodeURIComponent(member.email)}`;
+          const form = await get(max, path);
+          assert.equal(form.status, 200, member.email);
+          const saved = await post(max, path, formFields(form.text, path));
+          assert.equal(
+            saved.status,
+            303,
+            `${member.email}: ${saved.text.match(/error"[^]*?<\/(p|ul)>/)?.[0]}`,
+          );
+        }
+        assert.deepEqual(await exportConfig(t.service.ctx, full), before);
       });
     },
   );

@@ -126,6 +126,10 @@ export function describeIssue(issue: FieldIssue, config: WorkspaceConfig): strin
     return `Member ${member?.email ?? `#${Number(index) + 1}`}${where}: ${issue.message}`;
   }
   if (part === 'groups' && index !== undefined) return `Group “${index}”: ${issue.message}`;
+  if (part === 'mcp_servers' && index !== undefined) {
+    const server = config.mcp_servers?.[Number(index)];
+    return `Server “${server?.slug ?? `#${Number(index) + 1}`}”${where}: ${issue.message}`;
+  }
   return `${issue.field === '(change)' || issue.field === '(file)' ? '' : `${issue.field}: `}${issue.message}`;
 }
 
