@@ -187,6 +187,22 @@ for (const backend of backends) {
       assert.equal(hold.status, 415);
     });
 
+    test('a file that would break a stored rule: each issue is the field, the message and nothing else', async () => {
+      const config = await exportConfig(t.service.ctx, workspace);
+      const withoutAnn = await api('PUT', '/api/v1/workspace/config', {
+        key: adminKey,
+        raw: 'members:\n  - { email: admin@acme.test, name: Admin, role: admin }\n',
+        headers: { 'content-type': 'application/yaml' },
+      });
+      assert.equal(withoutAnn.status, 422);
+      assert.ok(withoutAnn.body.issues.length > 0);
+      for (const issue of withoutAnn.body.issues) {
+        assert.deepEqual(Object.keys(issue).sort(), ['field', 'message']);
+        assert.match(issue.message, /^\(stored rule "Payments"\) /);
+      }
+      assert.deepEqual(await exportConfig(t.service.ctx, workspace), config);
+    });
+
     test('hostile files are refused with 422, promptly, without repeating what they hold', async () => {
       const put = (raw: string, type = 'application/yaml') =>
         api('PUT', '/api/v1/workspace/config', { key: adminKey, raw, headers: { 'content-type': type } });

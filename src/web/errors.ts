@@ -54,7 +54,10 @@ export function sendValidationError(reply: FastifyReply, docsUrl: string, issues
   const [first] = issues;
   return sendError(reply, 422, 'validation_failed', {
     detail: first ? `${first.field}: ${first.message}` : 'the request is not valid',
-    issues,
+    // Each issue as the contract shapes it: the field, the message and, for a file, its line.
+    issues: issues.map(({ field, message, line }) =>
+      line === undefined ? { field, message } : { field, message, line },
+    ),
     docs: docsUrl,
   });
 }
