@@ -161,7 +161,7 @@ export async function oversightReport(
     perApprover(ctx.db, scope),
     unclassifiedTools(ctx.db, scope),
   ]);
-  const t = (name: string) => totals[name] ?? 0;
+  const t = (name: keyof typeof totals) => totals[name];
   return {
     ...heading,
     holds: t('holds'),

@@ -31,6 +31,9 @@ export const text = <T extends string = string>(name: string) => column(name, (v
 /** An integer: a count, a version, epoch milliseconds. */
 export const integer = (name: string) => column(name, Number);
 
+/** A count or a sum: nothing counted (the NULL of a SUM over no rows) is 0. */
+export const count = (name: string) => column(name, (value) => Number(value ?? 0));
+
 /** A boolean, stored as 0/1 (PostgreSQL's own booleans, of computed figures, read the same). */
 export const boolean = (name: string) =>
   column(

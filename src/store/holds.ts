@@ -14,7 +14,7 @@ import type { Statement } from './statements.ts';
 import { Where } from './where.ts';
 
 /** Every column of `holds`. */
-const holds = columns({
+export const holds = columns({
   id: text('id'),
   workspaceId: text('workspace_id'),
   environment: text<Environment>('environment'),
