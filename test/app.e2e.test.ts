@@ -232,7 +232,7 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
 
       await card.getByLabel('Comment (optional)').fill('Checked with finance');
       await card.getByRole('button', { name: 'Approve' }).click();
-      await page.waitForURL(/\/app\/inbox\?notice=approved$/);
+      await page.waitForURL(/\/app\/inbox$/);
       await page.getByText('Approved.').waitFor();
       assert.equal(await page.locator(`#line-${first}`).count(), 0);
       assert.equal(await page.locator(`#line-${second}`).count(), 1);
@@ -260,21 +260,23 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       // Four-eyes: Ada's approval shows up on Sam's line; it still waits for Sam.
       await ada.page.goto(`${t.url}/app/inbox?hold=${pay}`);
       await ada.page.locator(`#hold-${pay}`).getByRole('button', { name: 'Approve' }).click();
-      await ada.page.waitForURL(/notice=recorded/);
+      await ada.page
+        .locator('p.notice[role=status]', { hasText: 'Your approval is recorded; more are needed.' })
+        .waitFor();
       await sam.page.locator(`#line-${pay}`, { hasText: '1 of 2 · Ada Admin' }).waitFor();
       assert.equal(await sam.page.locator('#pending-count').innerText(), '2');
 
       // A single approval by Ada closes the invoice: on Sam's page it stays, greyed, saying who.
       await ada.page.goto(`${t.url}/app/inbox?hold=${invoice}`);
       await ada.page.locator(`#hold-${invoice}`).getByRole('button', { name: 'Approve' }).click();
-      await ada.page.waitForURL(/notice=approved/);
+      await ada.page.locator('p.notice[role=status]', { hasText: 'Approved.' }).waitFor();
       await sam.page.locator(`#line-${invoice}.left`, { hasText: 'Approved by Ada Admin' }).waitFor();
       await sam.page.locator('#pending-count', { hasText: /^1$/ }).waitFor();
       await sameDocument();
 
       await sam.page.goto(`${t.url}/app/inbox?hold=${pay}`);
       await sam.page.locator(`#hold-${pay}`).getByRole('button', { name: 'Approve' }).click();
-      await sam.page.waitForURL(/notice=approved/);
+      await sam.page.locator('p.notice[role=status]', { hasText: 'Approved.' }).waitFor();
       const body = await record(key, pay);
       assert.equal(body.status, 'approved');
       assert.deepEqual(body.approvals, { required: 2, received: 2 });
@@ -451,7 +453,7 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
       assert.notEqual(outline, 'none', 'keyboard focus is visible');
       await page.keyboard.press('Enter');
-      await page.waitForURL(/notice=approved/);
+      await page.locator('p.notice[role=status]', { hasText: 'Approved.' }).waitFor();
       const body = await record(key, id);
       assert.equal(body.status, 'approved');
       assert.equal(body.decision.channel, 'inbox');

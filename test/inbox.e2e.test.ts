@@ -91,7 +91,7 @@ describe('the inbox in a browser', { skip: browserSkip, concurrency: 1 }, () => 
     assert.match(await dialog.innerText(), /pay\(amount=102, currency="EUR", payee="Supplier 2"\)/);
     assert.match(await dialog.innerText(), /Requested by Billing bot/);
     await page.keyboard.press('Enter');
-    await page.waitForURL(/notice=approved/);
+    await page.locator('p.notice[role=status]', { hasText: 'Approved.' }).waitFor();
     // Back in the list where it was: the next hold is selected.
     assert.match(page.url(), new RegExp(`hold=${ids[3]}`));
     await page.getByText('Approved.').waitFor();
@@ -146,7 +146,7 @@ describe('the inbox in a browser', { skip: browserSkip, concurrency: 1 }, () => 
     assert.equal(await page.locator('#pending-count').innerText(), '5');
 
     await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-    await page.waitForURL(/notice=approved/);
+    await page.locator('p.notice[role=status]', { hasText: 'Approved.' }).waitFor();
     assert.equal(await statusOf(workspace, second!), 'approved');
     assert.equal(await statusOf(workspace, first!), 'pending');
     const body = await t.service.ctx.db.one<{ reason: string }>('SELECT reason FROM holds WHERE id = $1', [
@@ -185,7 +185,7 @@ describe('the inbox in a browser', { skip: browserSkip, concurrency: 1 }, () => 
       maxRedirects: 0,
     });
     assert.equal(answer.status(), 303);
-    assert.equal(answer.headers().location, `/app/inbox?hold=${second}&notice=closed`);
+    assert.equal(answer.headers().location, `/app/inbox?hold=${second}`);
     await page.goto(`${t.url}${answer.headers().location}`);
     await page.getByText('that hold was decided or expired before your answer').waitFor();
     assert.match(await page.locator(`#hold-${second}`).innerText(), /Outcome: Rejected, reject via inbox/);

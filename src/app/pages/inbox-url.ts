@@ -17,7 +17,6 @@ const InboxUrl = z.object({
   after: z.string().regex(CURSOR).optional(),
   before: z.string().regex(CURSOR).optional(),
   hold: z.string().regex(HOLD_REFERENCE_PATTERN).optional(),
-  notice: z.string().max(40).optional(),
 });
 export type InboxUrl = z.infer<typeof InboxUrl>;
 
@@ -32,7 +31,6 @@ const FIELD_NAMES: Record<string, string> = {
   after: 'Page',
   before: 'Page',
   hold: 'Hold',
-  notice: 'Notice',
 };
 
 /** The parsed URL, or which of its fields is not understood (named, never echoed). */

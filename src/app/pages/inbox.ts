@@ -23,6 +23,7 @@ import { blockerInWords } from '../views/four-eyes.ts';
 import { holdPanelView } from '../views/hold-panel.ts';
 import { DECISION_NOTICES, deskView, holdPageView, leftInWords, notDecidedView } from '../views/inbox.ts';
 import { inboxEvents } from './inbox-events.ts';
+import { redirectWithNotice, takeNotice } from '../flash.ts';
 import { cursorOf, filtersOf, inboxHref, parseInboxUrl, withQuery } from './inbox-url.ts';
 
 /** The decision form: where to return is a path of the app (anything else returns to the inbox). */
@@ -100,7 +101,7 @@ function deskPages(app: FastifyInstance, ctx: ServiceContext) {
     const back = inboxHref(url, { hold: undefined });
     const panel = chosen === null ? null : await panelOf(ctx, session, chosen, back, next);
     const body = deskView({ url, page, chosen, forWhom }, panel?.view ?? null, drawnAt);
-    const notice = DECISION_NOTICES[url.notice ?? ''];
+    const notice = DECISION_NOTICES[takeNotice(request, reply)?.key ?? ''];
     return sendPage(
       reply,
       layout({ title: 'Inbox', session, active: 'inbox', pending: page.waiting, notice }, body),
@@ -132,21 +133,18 @@ function deskPages(app: FastifyInstance, ctx: ServiceContext) {
 }
 
 function holdPages(app: FastifyInstance, ctx: ServiceContext) {
-  app.get<{ Params: { id: string }; Querystring: { notice?: unknown } }>(
-    '/app/holds/:id',
-    async (request, reply) => {
-      const session = request.appSession!;
-      const id = request.params.id;
-      const panel = HOLD_REFERENCE_PATTERN.test(id)
-        ? await panelOf(ctx, session, id, `/app/holds/${id}`, null)
-        : null;
-      if (!panel) return problemPage(reply, 404, 'Not found', 'No such hold.', session);
-      const notice = DECISION_NOTICES[String(request.query.notice ?? '')];
-      const pending = (await waitingIdsOf(ctx, session.member)).length;
-      const body = holdPageView(panel.view, ctx.now());
-      return sendPage(reply, layout({ title: panel.title, session, active: 'inbox', pending, notice }, body));
-    },
-  );
+  app.get<{ Params: { id: string } }>('/app/holds/:id', async (request, reply) => {
+    const session = request.appSession!;
+    const id = request.params.id;
+    const panel = HOLD_REFERENCE_PATTERN.test(id)
+      ? await panelOf(ctx, session, id, `/app/holds/${id}`, null)
+      : null;
+    if (!panel) return problemPage(reply, 404, 'Not found', 'No such hold.', session);
+    const notice = DECISION_NOTICES[takeNotice(request, reply)?.key ?? ''];
+    const pending = (await waitingIdsOf(ctx, session.member)).length;
+    const body = holdPageView(panel.view, ctx.now());
+    return sendPage(reply, layout({ title: panel.title, session, active: 'inbox', pending, notice }, body));
+  });
 
   app.get<{ Params: { id: string } }>('/app/holds/:id/arguments.json', async (request, reply) => {
     const session = request.appSession!;
@@ -219,9 +217,10 @@ async function decide(
       ? 'recorded'
       : result.hold.status;
   const select = decided ? holdId : next;
-  return reply.redirect(
-    withQuery(back, { notice, hold: back.startsWith('/app/inbox') ? select : null }),
-    303,
+  return redirectWithNotice(
+    reply,
+    withQuery(back, { hold: back.startsWith('/app/inbox') ? select : null }),
+    notice,
   );
 }
 

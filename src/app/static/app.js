@@ -44,7 +44,7 @@ async function refresh() {
   const params = new URLSearchParams();
   if ($('.desk')) {
     for (const [key, value] of new URLSearchParams(location.search)) {
-      if (!['after', 'before', 'hold', 'notice'].includes(key)) params.set(key, value);
+      if (!['after', 'before', 'hold'].includes(key)) params.set(key, value);
     }
   }
   params.set('shown', [...new Set($$('[data-waiting]').map((el) => el.dataset.hold))].join(','));

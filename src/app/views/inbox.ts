@@ -7,7 +7,7 @@ import { type Html, html, when } from '../html.ts';
 import { cursorText, inboxHref, type InboxUrl } from '../pages/inbox-url.ts';
 import { holdLineView } from './hold-line.ts';
 
-/** What a decision became, said on the page it returns to (`?notice=`). */
+/** What a decision became, said once on the page it returns to (a flash notice). */
 export const DECISION_NOTICES: Record<string, string> = {
   approved: 'Approved.',
   rejected: 'Rejected.',
