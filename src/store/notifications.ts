@@ -1,3 +1,4 @@
+import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
 import type { Sql } from './db.ts';
 import type { Statement } from './statements.ts';
 
@@ -6,32 +7,28 @@ export type NotificationChannel = 'email' | 'sms' | 'slack' | 'teams';
 export type NotificationKind = 'request' | 'reminder' | 'outcome' | 'refresh' | 'sign_in';
 export type NotificationState = 'pending' | 'sent' | 'skipped' | 'failed';
 
-export interface Notification {
-  id: string;
-  workspaceId: string;
+/** Every column of `notifications` read or written here: a job that sends one message. */
+const notifications = columns({
+  id: text('id'),
+  workspaceId: text('workspace_id'),
   /** Null for a sign-in mail. */
-  holdId: string | null;
+  holdId: nullable(text('hold_id')),
   /** Null for a post to the configured Slack channel. */
-  memberId: string | null;
-  channel: NotificationChannel;
-  kind: NotificationKind;
-  state: NotificationState;
-  attempts: number;
-  nextAttemptAt: number;
+  memberId: nullable(text('member_id')),
+  channel: text<NotificationChannel>('channel'),
+  kind: text<NotificationKind>('kind'),
+  state: text<NotificationState>('state'),
+  attempts: integer('attempts'),
+  nextAttemptAt: integer('next_attempt_at'),
   /** Set while a worker attempts it. */
-  claimedUntil: number | null;
-  messageRef: string | null;
-  replyCode: string | null;
-  createdAt: number;
-  sentAt: number | null;
-}
+  claimedUntil: nullable(integer('claimed_until')),
+  messageRef: nullable(text('message_ref')),
+  replyCode: nullable(text('reply_code')),
+  createdAt: integer('created_at'),
+  sentAt: nullable(integer('sent_at')),
+});
 
-const columnsOf = (t: string) =>
-  `${t}.id, ${t}.workspace_id AS "workspaceId", ${t}.hold_id AS "holdId", ${t}.member_id AS "memberId",
-   ${t}.channel, ${t}.kind, ${t}.state, ${t}.attempts, ${t}.next_attempt_at AS "nextAttemptAt", ${t}.claimed_until AS "claimedUntil",
-   ${t}.message_ref AS "messageRef", ${t}.reply_code AS "replyCode", ${t}.created_at AS "createdAt",
-   ${t}.sent_at AS "sentAt"`;
-const columns = columnsOf('notifications');
+export type Notification = RecordOf<typeof notifications.fields>;
 
 type NewNotification = Pick<
   Notification,
@@ -44,21 +41,11 @@ type NewNotification = Pick<
 
 /** A notification job to write, as a statement (`writeTogether` sends several as one). */
 export function insertNotificationStatement(row: NewNotification): Statement {
-  return {
-    text: `INSERT INTO notifications (id, workspace_id, hold_id, member_id, channel, kind, state, next_attempt_at, reply_code, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9)`,
-    params: [
-      row.id,
-      row.workspaceId,
-      row.holdId,
-      row.memberId,
-      row.channel,
-      row.kind,
-      row.dueAt ?? row.at,
-      row.replyCode,
-      row.at,
-    ],
-  };
+  const { at, dueAt, ...fields } = row;
+  const job = notifications
+    .omit('attempts', 'claimedUntil', 'messageRef', 'sentAt')
+    .insert({ ...fields, state: 'pending', nextAttemptAt: dueAt ?? at, createdAt: at });
+  return { text: `INSERT INTO notifications (${job.columns}) VALUES ${job.values}`, params: job.params };
 }
 
 export async function insertNotification(sql: Sql, row: NewNotification): Promise<void> {
@@ -66,13 +53,18 @@ export async function insertNotification(sql: Sql, row: NewNotification): Promis
   await sql.run(text, params);
 }
 
-export const findNotification = (sql: Sql, id: string) =>
-  sql.one<Notification>(`SELECT ${columns} FROM notifications WHERE id = $1`, [id]);
+export async function findNotification(sql: Sql, id: string) {
+  const row = await sql.one(`SELECT ${notifications.select()} FROM notifications WHERE id = $1`, [id]);
+  return row && notifications.decode(row);
+}
 
-export const listNotificationsOfHold = (sql: Sql, holdId: string) =>
-  sql.all<Notification>(`SELECT ${columns} FROM notifications WHERE hold_id = $1 ORDER BY created_at, id`, [
-    holdId,
-  ]);
+export const listNotificationsOfHold = async (sql: Sql, holdId: string) =>
+  notifications.decodeAll(
+    await sql.all(
+      `SELECT ${notifications.select()} FROM notifications WHERE hold_id = $1 ORDER BY created_at, id`,
+      [holdId],
+    ),
+  );
 
 export async function finishNotification(
   sql: Sql,
@@ -117,38 +109,46 @@ export async function postponeNotification(sql: Sql, id: string, until: number):
 }
 
 /** The open SMS request a member's reply code names (one per member and code while its hold waits). */
-export const findSmsRequestByCode = (sql: Sql, memberIds: string[], code: string) =>
-  memberIds.length === 0
-    ? Promise.resolve(undefined)
-    : sql.one<Notification & { holdId: string }>(
-        `SELECT ${columnsOf('n')} FROM notifications n JOIN holds h ON h.id = n.hold_id
-         WHERE n.channel = 'sms' AND n.kind IN ('request', 'reminder') AND n.reply_code = $1 AND h.status = 'pending'
-           AND n.member_id IN (${memberIds.map((_, i) => `$${i + 2}`).join(', ')})
-         ORDER BY n.created_at DESC LIMIT 1`,
-        [code, ...memberIds],
-      );
+export async function findSmsRequestByCode(sql: Sql, memberIds: string[], code: string) {
+  if (memberIds.length === 0) return undefined;
+  const row = await sql.one(
+    `SELECT ${notifications.select('n')} FROM notifications n JOIN holds h ON h.id = n.hold_id
+     WHERE n.channel = 'sms' AND n.kind IN ('request', 'reminder') AND n.reply_code = $1 AND h.status = 'pending'
+       AND n.member_id IN (${memberIds.map((_, i) => `$${i + 2}`).join(', ')})
+     ORDER BY n.created_at DESC LIMIT 1`,
+    [code, ...memberIds],
+  );
+  if (!row) return undefined;
+  const request = notifications.decode(row);
+  // Joined to its hold: an SMS request always has one.
+  return { ...request, holdId: request.holdId! };
+}
+
+const replyCodes = notifications.pick('replyCode');
 
 /** The reply code a member was texted for a hold, if any. */
-export const sentReplyCode = async (sql: Sql, workspaceId: string, holdId: string, memberId: string) =>
-  (
-    await sql.one<{ code: string }>(
-      `SELECT reply_code AS code FROM notifications
-       WHERE workspace_id = $1 AND hold_id = $2 AND member_id = $3 AND channel = 'sms' AND reply_code IS NOT NULL
-       LIMIT 1`,
-      [workspaceId, holdId, memberId],
-    )
-  )?.code ?? null;
+export async function sentReplyCode(sql: Sql, workspaceId: string, holdId: string, memberId: string) {
+  const row = await sql.one(
+    `SELECT ${replyCodes.select()} FROM notifications
+     WHERE workspace_id = $1 AND hold_id = $2 AND member_id = $3 AND channel = 'sms' AND reply_code IS NOT NULL
+     LIMIT 1`,
+    [workspaceId, holdId, memberId],
+  );
+  return (row && replyCodes.decode(row).replyCode) ?? null;
+}
 
 /** Codes of waiting holds sent to this phone number, whichever member (and workspace) it belongs to. */
 export const openReplyCodes = async (sql: Sql, phone: string) =>
-  (
-    await sql.all<{ code: string }>(
-      `SELECT n.reply_code AS code FROM notifications n JOIN holds h ON h.id = n.hold_id
+  replyCodes
+    .decodeAll(
+      await sql.all(
+        `SELECT ${replyCodes.select('n')} FROM notifications n JOIN holds h ON h.id = n.hold_id
        JOIN members m ON m.id = n.member_id
        WHERE m.phone = $1 AND n.channel = 'sms' AND n.reply_code IS NOT NULL AND h.status = 'pending'`,
-      [phone],
+        [phone],
+      ),
     )
-  ).map((row) => row.code);
+    .map((row) => row.replyCode!);
 
 /** Remembers a signed inbound callback; false when it was seen before (a replay). */
 export async function rememberInbound(sql: Sql, key: string, at: number): Promise<boolean> {
@@ -164,54 +164,63 @@ export async function pendingHoldsAskedOf(
   workspaceId: string,
   memberId: string,
 ): Promise<Set<string>> {
-  const rows = await sql.all<{ holdId: string }>(
-    `SELECT DISTINCT n.hold_id AS "holdId" FROM notifications n
+  const asked = notifications.pick('holdId');
+  const rows = await sql.all(
+    `SELECT DISTINCT ${asked.select('n')} FROM notifications n
      JOIN holds h ON h.id = n.hold_id AND h.workspace_id = n.workspace_id
      WHERE n.workspace_id = $1 AND n.member_id = $2 AND n.kind = 'request' AND h.status = 'pending'`,
     [workspaceId, memberId],
   );
-  return new Set(rows.map((row) => row.holdId));
+  return new Set(asked.decodeAll(rows).map((row) => row.holdId!));
 }
+
+/** Every column of `embed_tokens`: a member's sign-in to the embedded widget. */
+const embedTokens = columns({
+  tokenHash: text('token_hash'),
+  workspaceId: text('workspace_id'),
+  memberId: text('member_id'),
+  createdAt: integer('created_at'),
+  expiresAt: integer('expires_at'),
+  lastUsedAt: nullable(integer('last_used_at')),
+});
 
 export async function insertEmbedToken(
   sql: Sql,
-  row: { tokenHash: string; workspaceId: string; memberId: string; createdAt: number; expiresAt: number },
+  token: Omit<RecordOf<typeof embedTokens.fields>, 'lastUsedAt'>,
 ): Promise<void> {
-  await sql.run(
-    'INSERT INTO embed_tokens (token_hash, workspace_id, member_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
-    [row.tokenHash, row.workspaceId, row.memberId, row.createdAt, row.expiresAt],
-  );
+  const row = embedTokens.insert({ ...token, lastUsedAt: null });
+  await sql.run(`INSERT INTO embed_tokens (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
-export const findEmbedToken = (sql: Sql, tokenHash: string) =>
-  sql.one<{ workspaceId: string; memberId: string; expiresAt: number; lastUsedAt: number | null }>(
-    `SELECT workspace_id AS "workspaceId", member_id AS "memberId", expires_at AS "expiresAt",
-       last_used_at AS "lastUsedAt" FROM embed_tokens WHERE token_hash = $1`,
-    [tokenHash],
-  );
+const embedTokenUse = embedTokens.pick('workspaceId', 'memberId', 'expiresAt', 'lastUsedAt');
+
+export async function findEmbedToken(sql: Sql, tokenHash: string) {
+  const row = await sql.one(`SELECT ${embedTokenUse.select()} FROM embed_tokens WHERE token_hash = $1`, [
+    tokenHash,
+  ]);
+  return row && embedTokenUse.decode(row);
+}
 
 export async function touchEmbedToken(sql: Sql, tokenHash: string, at: number): Promise<void> {
   await sql.run('UPDATE embed_tokens SET last_used_at = $2 WHERE token_hash = $1', [tokenHash, at]);
 }
 
-export interface EmbedTokenSummary {
-  tokenHash: string;
-  memberId: string;
-  memberName: string;
-  createdAt: number;
-  expiresAt: number;
-  lastUsedAt: number | null;
-}
+const liveEmbedTokens = embedTokens.pick('tokenHash', 'memberId', 'createdAt', 'expiresAt', 'lastUsedAt');
+
+const memberNamed = columns({ memberName: text('name') });
+
+export type EmbedTokenSummary = RecordOf<typeof liveEmbedTokens.fields> & { memberName: string };
 
 /** The workspace's embed tokens that still work, newest first. */
-export const listLiveEmbedTokens = (sql: Sql, workspaceId: string, now: number) =>
-  sql.all<EmbedTokenSummary>(
-    `SELECT e.token_hash AS "tokenHash", e.member_id AS "memberId", m.name AS "memberName",
-       e.created_at AS "createdAt", e.expires_at AS "expiresAt", e.last_used_at AS "lastUsedAt"
-     FROM embed_tokens e JOIN members m ON m.id = e.member_id
-     WHERE e.workspace_id = $1 AND e.expires_at > $2 ORDER BY e.created_at DESC, e.token_hash`,
-    [workspaceId, now],
-  );
+export const listLiveEmbedTokens = async (sql: Sql, workspaceId: string, now: number) =>
+  (
+    await sql.all(
+      `SELECT ${liveEmbedTokens.select('e')}, m.name AS "memberName"
+       FROM embed_tokens e JOIN members m ON m.id = e.member_id
+       WHERE e.workspace_id = $1 AND e.expires_at > $2 ORDER BY e.created_at DESC, e.token_hash`,
+      [workspaceId, now],
+    )
+  ).map((row): EmbedTokenSummary => ({ ...liveEmbedTokens.decode(row), ...memberNamed.decode(row) }));
 
 export const deleteEmbedToken = (sql: Sql, tokenHash: string) =>
   sql.run('DELETE FROM embed_tokens WHERE token_hash = $1', [tokenHash]);
