@@ -1,31 +1,40 @@
 import type { FollowUpPlan } from '../domain/follow-ups.ts';
+import { columns, integer, json, nullable, type RecordOf, text } from './columns.ts';
 import type { Sql } from './db.ts';
+import { holds } from './holds.ts';
 import type { Statement } from './statements.ts';
 
-export interface FollowUp {
-  holdId: string;
-  workspaceId: string;
-  plan: FollowUpPlan;
-  escalationsDone: number;
-  remindedAt: number | null;
-  nextAt: number | null;
-}
+/** Every column of `follow_ups`: a pending hold's reminders and escalation steps, and where they are. */
+const followUps = columns({
+  holdId: text('hold_id'),
+  workspaceId: text('workspace_id'),
+  plan: json<FollowUpPlan>('plan'),
+  escalationsDone: integer('escalations_done'),
+  remindedAt: nullable(integer('reminded_at')),
+  nextAt: nullable(integer('next_at')),
+});
+
+export type FollowUp = RecordOf<typeof followUps.fields>;
 
 /** The follow-ups of a new pending hold, written with it. */
 export function insertFollowUpStatement(row: Omit<FollowUp, 'escalationsDone' | 'remindedAt'>): Statement {
+  const written = followUps.insert({ ...row, escalationsDone: 0, remindedAt: null });
   return {
-    text: `INSERT INTO follow_ups (hold_id, workspace_id, plan, escalations_done, reminded_at, next_at)
-     VALUES ($1, $2, $3, 0, NULL, $4)`,
-    params: [row.holdId, row.workspaceId, JSON.stringify(row.plan), row.nextAt],
+    text: `INSERT INTO follow_ups (${written.columns}) VALUES ${written.values}`,
+    params: written.params,
   };
 }
 
+const followUpIds = followUps.pick('holdId', 'workspaceId');
+
 /** Follow-ups due at `now`, across workspaces (the deadline worker's sweep), the longest due first. */
-export const listDueFollowUps = (sql: Sql, now: number, limit: number) =>
-  sql.all<{ holdId: string; workspaceId: string }>(
-    `SELECT hold_id AS "holdId", workspace_id AS "workspaceId" FROM follow_ups
-     WHERE next_at IS NOT NULL AND next_at <= $1 ORDER BY next_at LIMIT $2`,
-    [now, limit],
+export const listDueFollowUps = async (sql: Sql, now: number, limit: number) =>
+  followUpIds.decodeAll(
+    await sql.all(
+      `SELECT ${followUpIds.select()} FROM follow_ups
+       WHERE next_at IS NOT NULL AND next_at <= $1 ORDER BY next_at LIMIT $2`,
+      [now, limit],
+    ),
   );
 
 export async function findFollowUp(
@@ -33,23 +42,24 @@ export async function findFollowUp(
   workspaceId: string,
   holdId: string,
 ): Promise<FollowUp | undefined> {
-  const row = await sql.one<Omit<FollowUp, 'plan'> & { plan: string }>(
-    `SELECT hold_id AS "holdId", workspace_id AS "workspaceId", plan, escalations_done AS "escalationsDone",
-       reminded_at AS "remindedAt", next_at AS "nextAt" FROM follow_ups WHERE workspace_id = $1 AND hold_id = $2`,
+  const row = await sql.one(
+    `SELECT ${followUps.select()} FROM follow_ups WHERE workspace_id = $1 AND hold_id = $2`,
     [workspaceId, holdId],
   );
-  return row && { ...row, plan: JSON.parse(row.plan) as FollowUpPlan };
+  return row && followUps.decode(row);
 }
 
 export async function updateFollowUp(
   sql: Sql,
   row: Pick<FollowUp, 'workspaceId' | 'holdId' | 'escalationsDone' | 'remindedAt' | 'nextAt'>,
 ): Promise<void> {
-  await sql.run(
-    `UPDATE follow_ups SET escalations_done = $3, reminded_at = $4, next_at = $5
-     WHERE workspace_id = $1 AND hold_id = $2`,
-    [row.workspaceId, row.holdId, row.escalationsDone, row.remindedAt, row.nextAt],
-  );
+  const { workspaceId, holdId, ...progress } = row;
+  const { set, params } = followUps.update(progress, 3);
+  await sql.run(`UPDATE follow_ups SET ${set} WHERE workspace_id = $1 AND hold_id = $2`, [
+    workspaceId,
+    holdId,
+    ...params,
+  ]);
 }
 
 export async function postponeFollowUp(sql: Sql, workspaceId: string, holdId: string, until: number) {
@@ -62,21 +72,25 @@ export async function postponeFollowUp(sql: Sql, workspaceId: string, holdId: st
 
 export type FollowUpKind = 'reminder' | 'escalation' | 'handover';
 
-export interface FollowUpEvent {
-  holdId: string;
-  at: number;
-  kind: FollowUpKind;
-  detail: Record<string, unknown>;
-}
+/** Every column of `follow_up_events`: what the follow-ups of a hold did. */
+const followUpEvents = columns({
+  holdId: text('hold_id'),
+  workspaceId: text('workspace_id'),
+  at: integer('at'),
+  kind: text<FollowUpKind>('kind'),
+  detail: json<Record<string, unknown>>('detail'),
+});
+
+const eventColumns = followUpEvents.omit('workspaceId');
+
+export type FollowUpEvent = RecordOf<typeof eventColumns.fields>;
 
 export async function insertFollowUpEvent(
   sql: Sql,
   row: FollowUpEvent & { workspaceId: string },
 ): Promise<void> {
-  await sql.run(
-    'INSERT INTO follow_up_events (hold_id, workspace_id, at, kind, detail) VALUES ($1, $2, $3, $4, $5)',
-    [row.holdId, row.workspaceId, row.at, row.kind, JSON.stringify(row.detail)],
-  );
+  const written = followUpEvents.insert(row);
+  await sql.run(`INSERT INTO follow_up_events (${written.columns}) VALUES ${written.values}`, written.params);
 }
 
 /** What the follow-ups of a hold did, oldest first. */
@@ -85,11 +99,11 @@ export async function listFollowUpEvents(
   workspaceId: string,
   holdId: string,
 ): Promise<FollowUpEvent[]> {
-  const rows = await sql.all<Omit<FollowUpEvent, 'detail'> & { detail: string }>(
-    `SELECT hold_id AS "holdId", at, kind, detail FROM follow_up_events WHERE workspace_id = $1 AND hold_id = $2 ORDER BY at`,
+  const rows = await sql.all(
+    `SELECT ${eventColumns.select()} FROM follow_up_events WHERE workspace_id = $1 AND hold_id = $2 ORDER BY at`,
     [workspaceId, holdId],
   );
-  return rows.map((row) => ({ ...row, detail: JSON.parse(row.detail) as Record<string, unknown> }));
+  return eventColumns.decodeAll(rows);
 }
 
 /** The escalation steps and handovers of the workspace's holds after `since`: who they asked. */
@@ -98,12 +112,12 @@ export async function listAskingEventsSince(
   workspaceId: string,
   since: number,
 ): Promise<FollowUpEvent[]> {
-  const rows = await sql.all<Omit<FollowUpEvent, 'detail'> & { detail: string }>(
-    `SELECT hold_id AS "holdId", at, kind, detail FROM follow_up_events
+  const rows = await sql.all(
+    `SELECT ${eventColumns.select()} FROM follow_up_events
      WHERE workspace_id = $1 AND at > $2 AND kind IN ('escalation', 'handover')`,
     [workspaceId, since],
   );
-  return rows.map((row) => ({ ...row, detail: JSON.parse(row.detail) as Record<string, unknown> }));
+  return eventColumns.decodeAll(rows);
 }
 
 /** The waiting holds of the workspace handed over to this delegate (by e-mail) already. */
@@ -112,13 +126,19 @@ export async function pendingHoldsHandedTo(
   workspaceId: string,
   delegate: string,
 ): Promise<Set<string>> {
-  const rows = await sql.all<{ holdId: string; detail: string }>(
-    `SELECT e.hold_id AS "holdId", e.detail FROM follow_up_events e
+  const handovers = followUpEvents.pick('holdId', 'detail');
+  const rows = await sql.all(
+    `SELECT ${handovers.select('e')} FROM follow_up_events e
      JOIN holds h ON h.id = e.hold_id AND h.workspace_id = e.workspace_id
      WHERE e.workspace_id = $1 AND e.kind = 'handover' AND h.status = 'pending'`,
     [workspaceId],
   );
-  return new Set(rows.filter((row) => JSON.parse(row.detail).delegate === delegate).map((row) => row.holdId));
+  return new Set(
+    handovers
+      .decodeAll(rows)
+      .filter((row) => row.detail.delegate === delegate)
+      .map((row) => row.holdId),
+  );
 }
 
 /** The new approvers of a hold an escalation step added to. */
@@ -128,9 +148,10 @@ export async function updateHoldApprovers(
   holdId: string,
   approvers: string[],
 ): Promise<void> {
-  await sql.run('UPDATE holds SET approvers = $3 WHERE workspace_id = $1 AND id = $2', [
+  const { set, params } = holds.update({ approvers }, 3);
+  await sql.run(`UPDATE holds SET ${set} WHERE workspace_id = $1 AND id = $2`, [
     workspaceId,
     holdId,
-    JSON.stringify(approvers),
+    ...params,
   ]);
 }
