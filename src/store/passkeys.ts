@@ -1,62 +1,36 @@
 /** Members' passkeys (WebAuthn credentials), and the one-time challenges of ceremonies under way. */
-import type { Sql } from './db.ts';
+import { boolean, columns, integer, json, nullable, type RecordOf, text } from './columns.ts';
+import type { Row, Sql } from './db.ts';
 
-export interface Passkey {
+/** Every column of `passkeys`. */
+const passkeys = columns({
   /** The credential id, base64url. */
-  id: string;
-  workspaceId: string;
-  memberId: string;
+  id: text('id'),
+  workspaceId: text('workspace_id'),
+  memberId: text('member_id'),
   /** The COSE public key, base64url, as the library verifies with it. */
-  publicKey: string;
+  publicKey: text('public_key'),
   /** COSE algorithm: -7 ES256, -257 RS256, -8 EdDSA. */
-  algorithm: number;
-  counter: number;
-  transports: string[];
-  name: string;
-  createdAt: number;
-  lastUsedAt: number | null;
-}
-
-type PasskeyRow = Omit<Passkey, 'transports' | 'counter' | 'createdAt' | 'lastUsedAt'> & {
-  transports: string;
-  counter: number | string;
-  createdAt: number | string;
-  lastUsedAt: number | string | null;
-};
-
-const columns = `id, workspace_id AS "workspaceId", member_id AS "memberId", public_key AS "publicKey", algorithm,
-  counter, transports, name, created_at AS "createdAt", last_used_at AS "lastUsedAt"`;
-
-const toPasskey = (row: PasskeyRow): Passkey => ({
-  ...row,
-  algorithm: Number(row.algorithm),
-  counter: Number(row.counter),
-  transports: JSON.parse(row.transports) as string[],
-  createdAt: Number(row.createdAt),
-  lastUsedAt: row.lastUsedAt === null ? null : Number(row.lastUsedAt),
+  algorithm: integer('algorithm'),
+  counter: integer('counter'),
+  transports: json<string[]>('transports'),
+  name: text('name'),
+  createdAt: integer('created_at'),
+  lastUsedAt: nullable(integer('last_used_at')),
 });
 
+export type Passkey = RecordOf<typeof passkeys.fields>;
+
+const toPasskey = (row: Row): Passkey => passkeys.decode(row);
+
 export async function insertPasskey(sql: Sql, passkey: Passkey): Promise<void> {
-  await sql.run(
-    `INSERT INTO passkeys (id, workspace_id, member_id, public_key, algorithm, counter, transports, name, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [
-      passkey.id,
-      passkey.workspaceId,
-      passkey.memberId,
-      passkey.publicKey,
-      passkey.algorithm,
-      passkey.counter,
-      JSON.stringify(passkey.transports),
-      passkey.name,
-      passkey.createdAt,
-    ],
-  );
+  const row = passkeys.insert(passkey);
+  await sql.run(`INSERT INTO passkeys (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
 export async function listPasskeys(sql: Sql, workspaceId: string, memberId: string): Promise<Passkey[]> {
-  const rows = await sql.all<PasskeyRow>(
-    `SELECT ${columns} FROM passkeys WHERE workspace_id = $1 AND member_id = $2 ORDER BY created_at`,
+  const rows = await sql.all(
+    `SELECT ${passkeys.select()} FROM passkeys WHERE workspace_id = $1 AND member_id = $2 ORDER BY created_at`,
     [workspaceId, memberId],
   );
   return rows.map(toPasskey);
@@ -64,10 +38,10 @@ export async function listPasskeys(sql: Sql, workspaceId: string, memberId: stri
 
 /** A member's passkey by its credential id (a decision or a sign-in in a known workspace). */
 export async function findPasskey(sql: Sql, workspaceId: string, id: string): Promise<Passkey | undefined> {
-  const row = await sql.one<PasskeyRow>(
-    `SELECT ${columns} FROM passkeys WHERE workspace_id = $1 AND id = $2`,
-    [workspaceId, id],
-  );
+  const row = await sql.one(`SELECT ${passkeys.select()} FROM passkeys WHERE workspace_id = $1 AND id = $2`, [
+    workspaceId,
+    id,
+  ]);
   return row && toPasskey(row);
 }
 
@@ -76,7 +50,7 @@ export async function findPasskey(sql: Sql, workspaceId: string, id: string): Pr
  * known. The credential id is the authenticator's random handle, checked by the signature that follows.
  */
 export async function findPasskeyForSignIn(sql: Sql, id: string): Promise<Passkey | undefined> {
-  const row = await sql.one<PasskeyRow>(`SELECT ${columns} FROM passkeys WHERE id = $1`, [id]);
+  const row = await sql.one(`SELECT ${passkeys.select()} FROM passkeys WHERE id = $1`, [id]);
   return row && toPasskey(row);
 }
 
@@ -105,28 +79,40 @@ export async function deletePasskey(sql: Sql, workspaceId: string, memberId: str
   );
 }
 
+/** The column of `workspaces` that only passkeys read. */
+const passkeyRequired = columns({ requirePasskey: boolean('require_passkey') });
+
 /** Whether the workspace requires a passkey on every approval (`approvals.require_passkey`). */
 export async function findRequirePasskey(sql: Sql, workspaceId: string): Promise<boolean> {
-  const row = await sql.one<{ required: number | boolean }>(
-    'SELECT require_passkey AS required FROM workspaces WHERE id = $1',
-    [workspaceId],
-  );
-  return Number(row?.required ?? 0) === 1;
+  const row = await sql.one(`SELECT ${passkeyRequired.select()} FROM workspaces WHERE id = $1`, [
+    workspaceId,
+  ]);
+  return !!row && passkeyRequired.decode(row).requirePasskey;
 }
 
 export async function updateRequirePasskey(sql: Sql, workspaceId: string, required: boolean): Promise<void> {
-  await sql.run('UPDATE workspaces SET require_passkey = $2 WHERE id = $1', [workspaceId, required ? 1 : 0]);
+  const { set, params } = passkeyRequired.update({ requirePasskey: required }, 2);
+  await sql.run(`UPDATE workspaces SET ${set} WHERE id = $1`, [workspaceId, ...params]);
 }
+
+/** Every column of `webauthn_challenges`: one-time challenges of ceremonies under way. */
+const challenges = columns({
+  id: text('id'),
+  challenge: text('challenge'),
+  purpose: text('purpose'),
+  memberId: nullable(text('member_id')),
+  expiresAt: integer('expires_at'),
+});
 
 export async function insertChallenge(
   sql: Sql,
-  row: { id: string; challenge: string; purpose: string; memberId: string | null; expiresAt: number },
+  challenge: RecordOf<typeof challenges.fields>,
 ): Promise<void> {
-  await sql.run(
-    'INSERT INTO webauthn_challenges (id, challenge, purpose, member_id, expires_at) VALUES ($1, $2, $3, $4, $5)',
-    [row.id, row.challenge, row.purpose, row.memberId, row.expiresAt],
-  );
+  const row = challenges.insert(challenge);
+  await sql.run(`INSERT INTO webauthn_challenges (${row.columns}) VALUES ${row.values}`, row.params);
 }
+
+const taken = challenges.pick('challenge', 'memberId', 'expiresAt');
 
 /** Takes a challenge once: it is deleted as it is read, and only one of the same purpose, in time, counts. */
 export async function takeChallenge(
@@ -135,14 +121,13 @@ export async function takeChallenge(
   purpose: string,
   now: number,
 ): Promise<{ challenge: string; memberId: string | null } | undefined> {
-  const row = await sql.one<{ challenge: string; memberId: string | null; expiresAt: number | string }>(
-    `DELETE FROM webauthn_challenges WHERE id = $1 AND purpose = $2
-     RETURNING challenge, member_id AS "memberId", expires_at AS "expiresAt"`,
+  const row = await sql.one(
+    `DELETE FROM webauthn_challenges WHERE id = $1 AND purpose = $2 RETURNING ${taken.select()}`,
     [id, purpose],
   );
   // Old challenges nobody finished go with the next one taken.
   await sql.run('DELETE FROM webauthn_challenges WHERE expires_at <= $1', [now]);
-  return row && Number(row.expiresAt) > now
-    ? { challenge: row.challenge, memberId: row.memberId }
-    : undefined;
+  if (!row) return undefined;
+  const { expiresAt, ...challenge } = taken.decode(row);
+  return expiresAt > now ? challenge : undefined;
 }

@@ -1,29 +1,32 @@
+import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
 import type { Sql } from './db.ts';
 
-export interface SessionRow {
-  memberId: string;
-  workspaceId: string;
-  csrfToken: string;
-  expiresAt: number;
+/** Every column of `sessions`: a member signed in to the app. */
+const sessions = columns({
+  idHash: text('id_hash'),
+  memberId: text('member_id'),
+  workspaceId: text('workspace_id'),
+  csrfToken: text('csrf_token'),
+  createdAt: integer('created_at'),
+  expiresAt: integer('expires_at'),
+});
+
+const sessionColumns = sessions.pick('memberId', 'workspaceId', 'csrfToken', 'expiresAt');
+
+export type SessionRow = RecordOf<typeof sessionColumns.fields>;
+
+export async function insertSession(sql: Sql, session: RecordOf<typeof sessions.fields>): Promise<void> {
+  const row = sessions.insert(session);
+  await sql.run(`INSERT INTO sessions (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
-export async function insertSession(
-  sql: Sql,
-  row: SessionRow & { idHash: string; createdAt: number },
-): Promise<void> {
-  await sql.run(
-    `INSERT INTO sessions (id_hash, member_id, workspace_id, csrf_token, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6)`,
-    [row.idHash, row.memberId, row.workspaceId, row.csrfToken, row.createdAt, row.expiresAt],
-  );
-}
-
-export const findSession = (sql: Sql, idHash: string, now: number) =>
-  sql.one<SessionRow>(
-    `SELECT member_id AS "memberId", workspace_id AS "workspaceId", csrf_token AS "csrfToken", expires_at AS "expiresAt"
-     FROM sessions WHERE id_hash = $1 AND expires_at > $2`,
+export async function findSession(sql: Sql, idHash: string, now: number) {
+  const row = await sql.one(
+    `SELECT ${sessionColumns.select()} FROM sessions WHERE id_hash = $1 AND expires_at > $2`,
     [idHash, now],
   );
+  return row && sessionColumns.decode(row);
+}
 
 export async function deleteSession(sql: Sql, idHash: string): Promise<void> {
   await sql.run('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
@@ -49,14 +52,22 @@ export async function endAccessOfMember(sql: Sql, memberId: string): Promise<voi
 /** `sign_in`: a sign-in link; `enrol`: a link, sent to the member's own e-mail, to add a passkey. */
 export type LinkPurpose = 'sign_in' | 'enrol';
 
+/** Every column of `login_tokens`: a member's sign-in or enrolment link. */
+const loginTokens = columns({
+  tokenHash: text('token_hash'),
+  memberId: text('member_id'),
+  createdAt: integer('created_at'),
+  expiresAt: integer('expires_at'),
+  purpose: text<LinkPurpose>('purpose'),
+  usedAt: nullable(integer('used_at')),
+});
+
 export async function insertLoginToken(
   sql: Sql,
-  row: { tokenHash: string; memberId: string; createdAt: number; expiresAt: number; purpose?: LinkPurpose },
+  token: Omit<RecordOf<typeof loginTokens.fields>, 'purpose' | 'usedAt'> & { purpose?: LinkPurpose },
 ): Promise<void> {
-  await sql.run(
-    'INSERT INTO login_tokens (token_hash, member_id, created_at, expires_at, purpose) VALUES ($1, $2, $3, $4, $5)',
-    [row.tokenHash, row.memberId, row.createdAt, row.expiresAt, row.purpose ?? 'sign_in'],
-  );
+  const row = loginTokens.insert({ ...token, purpose: token.purpose ?? 'sign_in', usedAt: null });
+  await sql.run(`INSERT INTO login_tokens (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
 /** Marks a valid, unused token of that purpose used; returns its member, or nothing if it cannot be used. */
@@ -66,47 +77,55 @@ export async function useLoginToken(
   now: number,
   purpose: LinkPurpose = 'sign_in',
 ): Promise<string | undefined> {
-  const row = await sql.one<{ memberId: string }>(
+  const owner = loginTokens.pick('memberId');
+  const row = await sql.one(
     `UPDATE login_tokens SET used_at = $2
      WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 AND purpose = $3
-     RETURNING member_id AS "memberId"`,
+     RETURNING ${owner.select()}`,
     [tokenHash, now, purpose],
   );
-  return row?.memberId;
+  return row && owner.decode(row).memberId;
 }
 
-export const findLoginToken = (sql: Sql, tokenHash: string, purpose: LinkPurpose = 'sign_in') =>
-  sql.one<{ memberId: string; expiresAt: number; usedAt: number | null }>(
-    `SELECT member_id AS "memberId", expires_at AS "expiresAt", used_at AS "usedAt" FROM login_tokens
-     WHERE token_hash = $1 AND purpose = $2`,
+export async function findLoginToken(sql: Sql, tokenHash: string, purpose: LinkPurpose = 'sign_in') {
+  const token = loginTokens.pick('memberId', 'expiresAt', 'usedAt');
+  const row = await sql.one(
+    `SELECT ${token.select()} FROM login_tokens WHERE token_hash = $1 AND purpose = $2`,
     [tokenHash, purpose],
   );
-
-export interface DecisionTokenRow {
-  holdId: string;
-  memberId: string;
-  channel: string;
-  expiresAt: number;
-  usedAt: number | null;
+  return row && token.decode(row);
 }
+
+/** Every column of `decision_tokens`: a member's decision link on a hold. */
+const decisionTokens = columns({
+  tokenHash: text('token_hash'),
+  holdId: text('hold_id'),
+  memberId: text('member_id'),
+  channel: text('channel'),
+  createdAt: integer('created_at'),
+  expiresAt: integer('expires_at'),
+  usedAt: nullable(integer('used_at')),
+});
+
+const decisionTokenColumns = decisionTokens.omit('tokenHash', 'createdAt');
+
+export type DecisionTokenRow = RecordOf<typeof decisionTokenColumns.fields>;
 
 export async function insertDecisionToken(
   sql: Sql,
-  row: Omit<DecisionTokenRow, 'usedAt'> & { tokenHash: string; createdAt: number },
+  token: Omit<RecordOf<typeof decisionTokens.fields>, 'usedAt'>,
 ): Promise<void> {
-  await sql.run(
-    `INSERT INTO decision_tokens (token_hash, hold_id, member_id, channel, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6)`,
-    [row.tokenHash, row.holdId, row.memberId, row.channel, row.createdAt, row.expiresAt],
-  );
+  const row = decisionTokens.insert({ ...token, usedAt: null });
+  await sql.run(`INSERT INTO decision_tokens (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
-export const findDecisionToken = (sql: Sql, tokenHash: string, lock = false) =>
-  sql.one<DecisionTokenRow>(
-    `SELECT hold_id AS "holdId", member_id AS "memberId", channel, expires_at AS "expiresAt", used_at AS "usedAt"
-     FROM decision_tokens WHERE token_hash = $1${lock ? ' FOR UPDATE' : ''}`,
+export async function findDecisionToken(sql: Sql, tokenHash: string, lock = false) {
+  const row = await sql.one(
+    `SELECT ${decisionTokenColumns.select()} FROM decision_tokens WHERE token_hash = $1${lock ? ' FOR UPDATE' : ''}`,
     [tokenHash],
   );
+  return row && decisionTokenColumns.decode(row);
+}
 
 export async function markDecisionTokenUsed(sql: Sql, tokenHash: string, now: number): Promise<void> {
   await sql.run('UPDATE decision_tokens SET used_at = $2 WHERE token_hash = $1', [tokenHash, now]);
