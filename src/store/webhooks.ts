@@ -1,42 +1,36 @@
+import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
 import type { Sql } from './db.ts';
 import type { Statement } from './statements.ts';
 import { Where } from './where.ts';
 
-export interface WebhookEndpoint {
-  workspaceId: string;
-  url: string;
-  secretSealed: string;
-  previousSecretSealed: string | null;
-  previousUntil: number | null;
-  disabledAt: number | null;
-  createdAt: number;
-}
+/** Every column of `webhook_endpoints`: a workspace's one endpoint. */
+const endpoints = columns({
+  workspaceId: text('workspace_id'),
+  url: text('url'),
+  secretSealed: text('secret_sealed'),
+  previousSecretSealed: nullable(text('previous_secret_sealed')),
+  previousUntil: nullable(integer('previous_until')),
+  disabledAt: nullable(integer('disabled_at')),
+  createdAt: integer('created_at'),
+});
 
-const endpointColumns = `workspace_id AS "workspaceId", url, secret_sealed AS "secretSealed",
-  previous_secret_sealed AS "previousSecretSealed", previous_until AS "previousUntil", disabled_at AS "disabledAt",
-  created_at AS "createdAt"`;
+export type WebhookEndpoint = RecordOf<typeof endpoints.fields>;
 
-export const findWebhookEndpoint = (sql: Sql, workspaceId: string) =>
-  sql.one<WebhookEndpoint>(`SELECT ${endpointColumns} FROM webhook_endpoints WHERE workspace_id = $1`, [
+export async function findWebhookEndpoint(sql: Sql, workspaceId: string) {
+  const row = await sql.one(`SELECT ${endpoints.select()} FROM webhook_endpoints WHERE workspace_id = $1`, [
     workspaceId,
   ]);
+  return row && endpoints.decode(row);
+}
 
 export async function saveWebhookEndpoint(sql: Sql, endpoint: WebhookEndpoint): Promise<void> {
+  const row = endpoints.insert(endpoint);
   await sql.run(
-    `INSERT INTO webhook_endpoints (workspace_id, url, secret_sealed, previous_secret_sealed, previous_until, disabled_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO webhook_endpoints (${row.columns}) VALUES ${row.values}
      ON CONFLICT (workspace_id) DO UPDATE SET url = excluded.url, secret_sealed = excluded.secret_sealed,
        previous_secret_sealed = excluded.previous_secret_sealed, previous_until = excluded.previous_until,
        disabled_at = excluded.disabled_at`,
-    [
-      endpoint.workspaceId,
-      endpoint.url,
-      endpoint.secretSealed,
-      endpoint.previousSecretSealed,
-      endpoint.previousUntil,
-      endpoint.disabledAt,
-      endpoint.createdAt,
-    ],
+    row.params,
   );
 }
 
@@ -48,21 +42,21 @@ export async function disableWebhookEndpoint(sql: Sql, workspaceId: string, at: 
   await sql.run('UPDATE webhook_endpoints SET disabled_at = $2 WHERE workspace_id = $1', [workspaceId, at]);
 }
 
-export interface WebhookEventRow {
-  id: string;
-  workspaceId: string;
-  holdId: string;
-  event: string;
-  body: string;
-  createdAt: number;
-  state: 'pending' | 'delivered' | 'dead';
-  attempts: number;
-  nextAttemptAt: number;
-  deliveredAt: number | null;
-}
+/** Every column of `webhook_events` read or written here: the outbox of a workspace's events. */
+const events = columns({
+  id: text('id'),
+  workspaceId: text('workspace_id'),
+  holdId: text('hold_id'),
+  event: text('event'),
+  body: text('body'),
+  createdAt: integer('created_at'),
+  state: text<'pending' | 'delivered' | 'dead'>('state'),
+  attempts: integer('attempts'),
+  nextAttemptAt: integer('next_attempt_at'),
+  deliveredAt: nullable(integer('delivered_at')),
+});
 
-const eventColumns = `id, workspace_id AS "workspaceId", hold_id AS "holdId", event, body, created_at AS "createdAt",
-  state, attempts, next_attempt_at AS "nextAttemptAt", delivered_at AS "deliveredAt"`;
+export type WebhookEventRow = RecordOf<typeof events.fields>;
 
 type NewWebhookEvent = Pick<
   WebhookEventRow,
@@ -71,10 +65,12 @@ type NewWebhookEvent = Pick<
 
 /** An event for the outbox, as a statement (`writeTogether` sends it with the change that causes it). */
 export function insertWebhookEventStatement(row: NewWebhookEvent): Statement {
+  const written = events
+    .omit('deliveredAt')
+    .insert({ ...row, state: 'pending', attempts: 0, nextAttemptAt: row.createdAt });
   return {
-    text: `INSERT INTO webhook_events (id, workspace_id, hold_id, event, body, created_at, state, attempts, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $6)`,
-    params: [row.id, row.workspaceId, row.holdId, row.event, row.body, row.createdAt],
+    text: `INSERT INTO webhook_events (${written.columns}) VALUES ${written.values}`,
+    params: written.params,
   };
 }
 
@@ -83,8 +79,10 @@ export async function insertWebhookEvent(sql: Sql, row: NewWebhookEvent): Promis
   await sql.run(text, params);
 }
 
-export const findWebhookEvent = (sql: Sql, id: string) =>
-  sql.one<WebhookEventRow>(`SELECT ${eventColumns} FROM webhook_events WHERE id = $1`, [id]);
+export async function findWebhookEvent(sql: Sql, id: string) {
+  const row = await sql.one(`SELECT ${events.select()} FROM webhook_events WHERE id = $1`, [id]);
+  return row && events.decode(row);
+}
 
 export async function recordAttempt(
   sql: Sql,
@@ -118,23 +116,27 @@ export async function listWebhookEvents(
 ): Promise<WebhookEventRow[]> {
   const where = new Where('workspace_id = $1', [workspaceId]);
   if (filter.state) where.and('state = ?', filter.state);
-  return sql.all<WebhookEventRow>(
-    `SELECT ${eventColumns} FROM webhook_events WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${where.param(filter.limit)}`,
+  const rows = await sql.all(
+    `SELECT ${events.select()} FROM webhook_events WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${where.param(filter.limit)}`,
     where.params,
   );
+  return events.decodeAll(rows);
 }
 
-export const listAttempts = (sql: Sql, eventId: string) =>
-  sql.all<{
-    attempt: number;
-    startedAt: number;
-    durationMs: number;
-    statusCode: number | null;
-    error: string | null;
-  }>(
-    `SELECT attempt, started_at AS "startedAt", duration_ms AS "durationMs", status_code AS "statusCode", error
-     FROM webhook_attempts WHERE event_id = $1 ORDER BY attempt`,
-    [eventId],
+/** The columns of `webhook_attempts` read: the delivery log of an event. */
+const attempts = columns({
+  attempt: integer('attempt'),
+  startedAt: integer('started_at'),
+  durationMs: integer('duration_ms'),
+  statusCode: nullable(integer('status_code')),
+  error: nullable(text('error')),
+});
+
+export const listAttempts = async (sql: Sql, eventId: string) =>
+  attempts.decodeAll(
+    await sql.all(`SELECT ${attempts.select()} FROM webhook_attempts WHERE event_id = $1 ORDER BY attempt`, [
+      eventId,
+    ]),
   );
 
 /** Puts dead (or any) events back in the queue for a fresh round of attempts. */
