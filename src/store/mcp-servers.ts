@@ -1,53 +1,55 @@
+import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
 import type { Sql } from './db.ts';
 
-export interface McpServer {
-  id: string;
-  workspaceId: string;
-  slug: string;
-  name: string;
-  url: string;
-  headersSealed: string;
+/** Every column of `mcp_servers`. */
+const servers = columns({
+  id: text('id'),
+  workspaceId: text('workspace_id'),
+  slug: text('slug'),
+  name: text('name'),
+  url: text('url'),
+  headersSealed: text('headers_sealed'),
   /** How long a tools/call may wait for the upstream's answer; its progress restarts the clock. */
-  callTimeoutSeconds: number;
-  createdAt: number;
-}
+  callTimeoutSeconds: integer('call_timeout_seconds'),
+  createdAt: integer('created_at'),
+  /** Null while the workspace declares it. */
+  removedAt: nullable(integer('removed_at')),
+});
 
-const columns = `id, workspace_id AS "workspaceId", slug, name, url, headers_sealed AS "headersSealed",
-  call_timeout_seconds AS "callTimeoutSeconds", created_at AS "createdAt"`;
+const serverColumns = servers.omit('removedAt');
 
-export const listMcpServers = (sql: Sql, workspaceId: string) =>
-  sql.all<McpServer>(
-    `SELECT ${columns} FROM mcp_servers WHERE workspace_id = $1 AND removed_at IS NULL ORDER BY slug`,
-    [workspaceId],
+export type McpServer = RecordOf<typeof serverColumns.fields>;
+
+export const listMcpServers = async (sql: Sql, workspaceId: string) =>
+  serverColumns.decodeAll(
+    await sql.all(
+      `SELECT ${serverColumns.select()} FROM mcp_servers WHERE workspace_id = $1 AND removed_at IS NULL ORDER BY slug`,
+      [workspaceId],
+    ),
   );
 
-export const findMcpServerBySlug = (sql: Sql, workspaceId: string, slug: string) =>
-  sql.one<McpServer>(
-    `SELECT ${columns} FROM mcp_servers WHERE workspace_id = $1 AND slug = $2 AND removed_at IS NULL`,
+export async function findMcpServerBySlug(sql: Sql, workspaceId: string, slug: string) {
+  const row = await sql.one(
+    `SELECT ${serverColumns.select()} FROM mcp_servers WHERE workspace_id = $1 AND slug = $2 AND removed_at IS NULL`,
     [workspaceId, slug],
   );
+  return row && serverColumns.decode(row);
+}
 
-export const findMcpServer = (sql: Sql, id: string) =>
-  sql.one<McpServer>(`SELECT ${columns} FROM mcp_servers WHERE id = $1`, [id]);
+export async function findMcpServer(sql: Sql, id: string) {
+  const row = await sql.one(`SELECT ${serverColumns.select()} FROM mcp_servers WHERE id = $1`, [id]);
+  return row && serverColumns.decode(row);
+}
 
 /** Inserts or updates by slug; a removed server declared again comes back with its id. */
 export async function upsertMcpServer(sql: Sql, server: McpServer): Promise<void> {
+  const row = servers.insert({ ...server, removedAt: null });
   await sql.run(
-    `INSERT INTO mcp_servers (id, workspace_id, slug, name, url, headers_sealed, call_timeout_seconds, created_at, removed_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)
+    `INSERT INTO mcp_servers (${row.columns}) VALUES ${row.values}
      ON CONFLICT (workspace_id, slug) DO UPDATE SET name = excluded.name, url = excluded.url,
        headers_sealed = excluded.headers_sealed, call_timeout_seconds = excluded.call_timeout_seconds,
        removed_at = NULL`,
-    [
-      server.id,
-      server.workspaceId,
-      server.slug,
-      server.name,
-      server.url,
-      server.headersSealed,
-      server.callTimeoutSeconds,
-      server.createdAt,
-    ],
+    row.params,
   );
 }
 
@@ -60,21 +62,31 @@ export async function removeMcpServersExcept(sql: Sql, workspaceId: string, keep
   return removed;
 }
 
+/** Every column of `mcp_sessions`: an MCP client's session with one server. */
+const sessions = columns({
+  id: text('id'),
+  workspaceId: text('workspace_id'),
+  mcpServerId: text('mcp_server_id'),
+  protocolVersion: text('protocol_version'),
+  createdAt: integer('created_at'),
+  closedAt: nullable(integer('closed_at')),
+  logLevel: nullable(text('log_level')),
+});
+
 export async function insertMcpSession(
   sql: Sql,
-  row: { id: string; workspaceId: string; mcpServerId: string; protocolVersion: string; createdAt: number },
+  session: Omit<RecordOf<typeof sessions.fields>, 'closedAt' | 'logLevel'>,
 ): Promise<void> {
-  await sql.run(
-    'INSERT INTO mcp_sessions (id, workspace_id, mcp_server_id, protocol_version, created_at) VALUES ($1, $2, $3, $4, $5)',
-    [row.id, row.workspaceId, row.mcpServerId, row.protocolVersion, row.createdAt],
-  );
+  const row = sessions.omit('closedAt', 'logLevel').insert(session);
+  await sql.run(`INSERT INTO mcp_sessions (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
-export const findMcpSession = (sql: Sql, id: string) =>
-  sql.one<{ workspaceId: string; mcpServerId: string; closedAt: number | null; logLevel: string | null }>(
-    'SELECT workspace_id AS "workspaceId", mcp_server_id AS "mcpServerId", closed_at AS "closedAt", log_level AS "logLevel" FROM mcp_sessions WHERE id = $1',
-    [id],
-  );
+const sessionState = sessions.pick('workspaceId', 'mcpServerId', 'closedAt', 'logLevel');
+
+export async function findMcpSession(sql: Sql, id: string) {
+  const row = await sql.one(`SELECT ${sessionState.select()} FROM mcp_sessions WHERE id = $1`, [id]);
+  return row && sessionState.decode(row);
+}
 
 export async function setMcpSessionLogLevel(sql: Sql, id: string, level: string): Promise<void> {
   await sql.run('UPDATE mcp_sessions SET log_level = $2 WHERE id = $1', [id, level]);

@@ -1,39 +1,35 @@
 import type { Classification } from '../domain/policy.ts';
+import { columns, integer, json, nullable, type RecordOf, text } from './columns.ts';
 import type { Sql } from './db.ts';
 import type { Statement } from './statements.ts';
 
-export interface Tool {
-  workspaceId: string;
-  connection: string;
-  name: string;
-  classification: Classification;
-  firstSeenAt: number | null;
+/** Every column of `tools`: the tools a workspace's agents call, and how each is classified. */
+const tools = columns({
+  workspaceId: text('workspace_id'),
+  connection: text('connection'),
+  name: text('name'),
+  classification: text<Classification>('classification'),
+  firstSeenAt: nullable(integer('first_seen_at')),
   /** The MCP Tool object from the upstream's last tools/list (proxy connections only). */
-  definition: Record<string, unknown> | null;
-}
-
-const columns = `workspace_id AS "workspaceId", connection, name, classification, first_seen_at AS "firstSeenAt", definition`;
-
-type ToolRow = Omit<Tool, 'definition'> & { definition: string | null };
-const toTool = (row: ToolRow): Tool => ({
-  ...row,
-  definition: row.definition === null ? null : JSON.parse(row.definition),
+  definition: nullable(json<Record<string, unknown>>('definition')),
 });
 
+export type Tool = RecordOf<typeof tools.fields>;
+
 export async function findTool(sql: Sql, workspaceId: string, connection: string, name: string) {
-  const row = await sql.one<ToolRow>(
-    `SELECT ${columns} FROM tools WHERE workspace_id = $1 AND connection = $2 AND name = $3`,
+  const row = await sql.one(
+    `SELECT ${tools.select()} FROM tools WHERE workspace_id = $1 AND connection = $2 AND name = $3`,
     [workspaceId, connection, name],
   );
-  return row && toTool(row);
+  return row && tools.decode(row);
 }
 
 export async function listTools(sql: Sql, workspaceId: string) {
-  const rows = await sql.all<ToolRow>(
-    `SELECT ${columns} FROM tools WHERE workspace_id = $1 ORDER BY connection, name`,
+  const rows = await sql.all(
+    `SELECT ${tools.select()} FROM tools WHERE workspace_id = $1 ORDER BY connection, name`,
     [workspaceId],
   );
-  return rows.map(toTool);
+  return tools.decodeAll(rows);
 }
 
 /** A tool an upstream listed: registered as `new` when unknown; its description kept up to date. */
@@ -44,26 +40,43 @@ export async function recordDiscoveredTool(
   name: string,
   definition: Record<string, unknown>,
 ): Promise<void> {
+  const row = tools.insert({
+    workspaceId,
+    connection,
+    name,
+    classification: 'new',
+    firstSeenAt: null,
+    definition,
+  });
   await sql.run(
-    `INSERT INTO tools (workspace_id, connection, name, classification, first_seen_at, definition)
-     VALUES ($1, $2, $3, 'new', NULL, $4)
+    `INSERT INTO tools (${row.columns}) VALUES ${row.values}
      ON CONFLICT (workspace_id, connection, name) DO UPDATE SET definition = excluded.definition`,
-    [workspaceId, connection, name, JSON.stringify(definition)],
+    row.params,
   );
 }
 
-/** The first call of a tool registers it as `new`; a tool classified ahead of use only gets its first-seen time. */
 /** A tool named for the first time: registered as `new`, or its first sighting noted if classified before. */
-export const toolSeenStatement = (
+export function toolSeenStatement(
   workspaceId: string,
   connection: string,
   name: string,
   at: number,
-): Statement => ({
-  text: `INSERT INTO tools (workspace_id, connection, name, classification, first_seen_at) VALUES ($1, $2, $3, 'new', $4)
-     ON CONFLICT (workspace_id, connection, name) DO UPDATE SET first_seen_at = $4 WHERE tools.first_seen_at IS NULL`,
-  params: [workspaceId, connection, name, at],
-});
+): Statement {
+  const row = tools.insert({
+    workspaceId,
+    connection,
+    name,
+    classification: 'new',
+    firstSeenAt: at,
+    definition: null,
+  });
+  return {
+    text: `INSERT INTO tools (${row.columns}) VALUES ${row.values}
+     ON CONFLICT (workspace_id, connection, name) DO UPDATE SET first_seen_at = excluded.first_seen_at
+       WHERE tools.first_seen_at IS NULL`,
+    params: row.params,
+  };
+}
 
 export async function classifyTool(
   sql: Sql,
@@ -72,9 +85,17 @@ export async function classifyTool(
   name: string,
   classification: Classification,
 ) {
+  const row = tools.insert({
+    workspaceId,
+    connection,
+    name,
+    classification,
+    firstSeenAt: null,
+    definition: null,
+  });
   await sql.run(
-    `INSERT INTO tools (workspace_id, connection, name, classification, first_seen_at) VALUES ($1, $2, $3, $4, NULL)
-     ON CONFLICT (workspace_id, connection, name) DO UPDATE SET classification = $4`,
-    [workspaceId, connection, name, classification],
+    `INSERT INTO tools (${row.columns}) VALUES ${row.values}
+     ON CONFLICT (workspace_id, connection, name) DO UPDATE SET classification = excluded.classification`,
+    row.params,
   );
 }
