@@ -1,5 +1,6 @@
 /** First run: with no workspace yet, the app creates the first one with its admin and signs them in. */
 import { findMemberByEmail } from '../store/members.ts';
+import { countWorkspaces } from '../store/workspaces.ts';
 import { applyConfig } from './apply-config.ts';
 import type { ParsedConfig } from './config-file.ts';
 import type { ServiceContext } from './context.ts';
@@ -8,8 +9,7 @@ import { invalid } from './errors.ts';
 import { startSession } from './sign-in.ts';
 import { createWorkspace } from './workspaces.ts';
 
-export const hasWorkspaces = async (ctx: ServiceContext) =>
-  ((await ctx.db.one<{ n: number }>('SELECT COUNT(*) AS n FROM workspaces'))?.n ?? 0) > 0;
+export const hasWorkspaces = async (ctx: ServiceContext) => (await countWorkspaces(ctx.db)) > 0;
 
 export async function createFirstWorkspace(
   ctx: ServiceContext,

@@ -1,21 +1,26 @@
 /** The version of a workspace's configuration and the last change of each item (migration 022). */
+import { columns, integer, type RecordOf, text } from './columns.ts';
 import type { Sql } from './db.ts';
 
-export interface ItemChange {
-  item: string;
-  version: number;
-  changedBy: string;
-  changedAt: number;
-}
+/** Every column of `config_items`: the last change of each item of a workspace's configuration. */
+const configItems = columns({
+  workspaceId: text('workspace_id'),
+  item: text('item'),
+  version: integer('version'),
+  changedBy: text('changed_by'),
+  changedAt: integer('changed_at'),
+});
 
-const itemColumns = `item, version, changed_by AS "changedBy", changed_at AS "changedAt"`;
+const itemColumns = configItems.omit('workspaceId');
+
+export type ItemChange = RecordOf<typeof itemColumns.fields>;
+
+/** The column of `workspaces` that only this module reads and writes. */
+const configVersions = columns({ version: integer('config_version') });
 
 export async function configVersion(sql: Sql, workspaceId: string): Promise<number> {
-  const row = await sql.one<{ version: number }>(
-    'SELECT config_version AS version FROM workspaces WHERE id = $1',
-    [workspaceId],
-  );
-  return Number(row?.version ?? 0);
+  const row = await sql.one(`SELECT ${configVersions.select()} FROM workspaces WHERE id = $1`, [workspaceId]);
+  return row ? configVersions.decode(row).version : 0;
 }
 
 /** The items changed after `version`, oldest change first. */
@@ -24,11 +29,11 @@ export async function itemsChangedSince(
   workspaceId: string,
   version: number,
 ): Promise<ItemChange[]> {
-  const rows = await sql.all<ItemChange>(
-    `SELECT ${itemColumns} FROM config_items WHERE workspace_id = $1 AND version > $2 ORDER BY version, item`,
+  const rows = await sql.all(
+    `SELECT ${itemColumns.select()} FROM config_items WHERE workspace_id = $1 AND version > $2 ORDER BY version, item`,
     [workspaceId, version],
   );
-  return rows.map((row) => ({ ...row, version: Number(row.version), changedAt: Number(row.changedAt) }));
+  return itemColumns.decodeAll(rows);
 }
 
 /** Moves the workspace to `version` and marks `items` as changed in it. */
@@ -38,12 +43,14 @@ export async function recordConfigChange(
   change: { version: number; items: string[]; changedBy: string; changedAt: number },
 ): Promise<void> {
   await sql.run('UPDATE workspaces SET config_version = $2 WHERE id = $1', [workspaceId, change.version]);
-  for (const item of change.items) {
+  const { items, ...changed } = change;
+  for (const item of items) {
+    const row = configItems.insert({ ...changed, workspaceId, item });
     await sql.run(
-      `INSERT INTO config_items (workspace_id, item, version, changed_by, changed_at) VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO config_items (${row.columns}) VALUES ${row.values}
        ON CONFLICT (workspace_id, item) DO UPDATE SET version = excluded.version,
          changed_by = excluded.changed_by, changed_at = excluded.changed_at`,
-      [workspaceId, item, change.version, change.changedBy, change.changedAt],
+      row.params,
     );
   }
 }

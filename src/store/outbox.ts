@@ -3,7 +3,11 @@
  * claims due rows for a while, so that no other instance sends them meanwhile; a claim that runs out
  * (its instance died) makes the row due again, so every job is sent at least once.
  */
+import { columns, integer, text } from './columns.ts';
 import type { Sql } from './db.ts';
+
+/** What a claim answers of each row: the outboxes' columns are named alike. */
+const claimedRows = columns({ id: text('id'), nextAttemptAt: integer('next_attempt_at') });
 
 /** The outbox tables, and what else makes a row due. A fixed list: the names are written into the SQL. */
 const OUTBOXES = {
@@ -38,12 +42,15 @@ export async function claimDue(
   claim: { now: number; claimMs: number; limit: number },
 ): Promise<string[]> {
   const { table } = OUTBOXES[outbox];
-  const claimed = await sql.all<{ id: string; nextAttemptAt: number }>(
+  const rows = await sql.all(
     `UPDATE ${table} SET claimed_until = $2
      WHERE id IN (SELECT id FROM ${table} WHERE ${due(outbox)} ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-     RETURNING id, next_attempt_at AS "nextAttemptAt"`,
+     RETURNING ${claimedRows.select()}`,
     [claim.now, claim.now + claim.claimMs, claim.limit],
   );
   // RETURNING has no order of its own.
-  return claimed.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt).map((row) => row.id);
+  return claimedRows
+    .decodeAll(rows)
+    .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)
+    .map((row) => row.id);
 }
