@@ -20,7 +20,8 @@ export interface FieldIssue {
   line?: number;
   /**
    * The stored rule the issue is about, when a change that leaves the rules out would break it: `field`
-   * then holds its stored index, and `message` starts with `storedRuleNote(rule)` (services/config-file.ts).
+   * then holds its stored index, and `message` starts with `storedRuleNote(rule)`
+   * (services/config-cross-check.ts).
    */
   rule?: string;
 }

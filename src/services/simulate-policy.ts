@@ -19,7 +19,8 @@ import { listMembers } from '../store/members.ts';
 import { findRuleSet, listGroups } from '../store/rule-sets.ts';
 import { listTools } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
-import { configError, crossCheck, type ParsedConfig } from './config-file.ts';
+import { crossCheck } from './config-cross-check.ts';
+import { configError, type ParsedConfig } from './config-file.ts';
 import type { ServiceContext } from './context.ts';
 
 const EFFECT_OF_STATUS = { allowed: 'allow', pending: 'approval', denied: 'deny' } as const;

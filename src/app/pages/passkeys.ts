@@ -1,23 +1,25 @@
 /**
  * Passkeys (`/app/settings/passkeys`): a member enrols and removes their own passkeys, and signs in with
  * one on the sign-in page. The browser side is `static/passkey.js`; the WebAuthn checks are the
- * service's (`services/passkeys.ts`). Nobody manages another member's passkeys, admins included.
+ * service's (`services/passkey-enrolment.ts`, `services/passkey-sign-in.ts`). Nobody manages another
+ * member's passkeys, admins included.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ServiceContext } from '../../services/context.ts';
 import { ServiceError } from '../../services/errors.ts';
 import {
-  type AuthenticationResponseJSON,
   enrolmentLinkUsable,
   enrolmentOptions,
   enrolPasskey,
   listMemberPasskeys,
-  type RegistrationResponseJSON,
-  relyingParty,
   removePasskey,
   sendEnrolmentLink,
-  signInOptions,
-  signInWithPasskey,
+} from '../../services/passkey-enrolment.ts';
+import { signInOptions, signInWithPasskey } from '../../services/passkey-sign-in.ts';
+import {
+  type AuthenticationResponseJSON,
+  type RegistrationResponseJSON,
+  relyingParty,
 } from '../../services/passkeys.ts';
 import { type AppSession, SESSION_DAYS } from '../../services/sign-in.ts';
 import { redirectWithNotice, takeNotice } from '../flash.ts';

@@ -3,7 +3,8 @@
  * the sign-in page's passkey button. The browser side is `static/passkey.js`.
  */
 import type { ServiceContext } from '../../services/context.ts';
-import { type listMemberPasskeys, relyingParty } from '../../services/passkeys.ts';
+import type { listMemberPasskeys } from '../../services/passkey-enrolment.ts';
+import { relyingParty } from '../../services/passkeys.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { type Html, html, time, when } from '../html.ts';
 import { PASSKEY_SCRIPT as SCRIPT } from './passkey.ts';

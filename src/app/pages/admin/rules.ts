@@ -8,7 +8,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentConfigVersion } from '../../../services/apply-config.ts';
 import { toolsOf } from '../../../services/classify-tool.ts';
-import { crossCheck, type WorkspaceConfig } from '../../../services/config-file.ts';
+import { crossCheck } from '../../../services/config-cross-check.ts';
+import type { WorkspaceConfig } from '../../../services/config-file.ts';
 import type { ServiceContext } from '../../../services/context.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';

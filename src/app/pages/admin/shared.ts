@@ -6,7 +6,8 @@
  * refused with who changed it and when. Problems come back as field issues and are shown in the page.
  */
 import { currentConfigVersion, editConfig, exportConfig } from '../../../services/apply-config.ts';
-import { parseConfig, storedRuleNote, type WorkspaceConfig } from '../../../services/config-file.ts';
+import { storedRuleNote } from '../../../services/config-cross-check.ts';
+import { parseConfig, type WorkspaceConfig } from '../../../services/config-file.ts';
 import type { ServiceContext } from '../../../services/context.ts';
 import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import { waitingIdsOf } from '../../../services/inbox.ts';
