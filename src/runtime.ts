@@ -54,13 +54,8 @@ export async function startService(
   const lifecycle = { closing: false };
   const upstreams = new UpstreamPool({ sealer: ctx.sealer, allowPrivate: ctx.allowPrivateTargets });
   const mcpRelay = new McpRelay();
+  const redis = await openRedis(config, ctx);
   // Several instances count the same windows: in Redis when given, else in PostgreSQL. SQLite is one process.
-  const redis = config.redisUrl
-    ? await connectRedisRateCounter(config.redisUrl).catch(async (error: unknown) => {
-        await ctx.db.close();
-        throw error;
-      })
-    : null;
   const counter =
     redis ?? (ctx.db.dialect === 'postgres' ? new SharedRateCounter(ctx) : new MemoryRateCounter());
   const app = buildWebServer({
@@ -81,22 +76,7 @@ export async function startService(
     },
   });
   if (redis) redis.log = app.log;
-  ctx.executions.onError = (error) =>
-    app.log.warn(
-      describeSafely(error),
-      'results of allowed MCP calls could not be recorded (tried again while the database is unavailable)',
-    );
-  if (ctx.db.dialect === 'postgres' && !config.secretsKey)
-    app.log.warn(
-      'SECRETS_KEY is not set: credentials are sealed with a key file in DATA_DIR. Several instances ' +
-        'must share one key: set the same SECRETS_KEY on all of them (docs/settings.md).',
-    );
-  if (!ctx.signer.configured)
-    app.log.warn(
-      'AUDIT_SIGNING_KEY is not set: the key that signs evidence checkpoints is kept in the database, so ' +
-        'anyone who can write to the database can rewrite the evidence and sign it again. Set ' +
-        'AUDIT_SIGNING_KEY (docs/evidence.md, "The signing key").',
-    );
+  logTroubleTo(app.log, config, ctx);
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -139,6 +119,38 @@ export async function startService(
       return stopping;
     },
   };
+}
+
+/** The shared rate counter in Redis when REDIS_URL is set; storage closes if it cannot connect. */
+async function openRedis(config: Config, ctx: ServiceContext) {
+  if (!config.redisUrl) return null;
+  return connectRedisRateCounter(config.redisUrl).catch(async (error: unknown) => {
+    await ctx.db.close();
+    throw error;
+  });
+}
+
+/**
+ * What the operators should know: results that wait for the database, and keys left to defaults that
+ * are fine for one instance but weaken the service (said once at start).
+ */
+function logTroubleTo(log: FastifyInstance['log'], config: Config, ctx: ServiceContext) {
+  ctx.executions.onError = (error) =>
+    log.warn(
+      describeSafely(error),
+      'results of allowed MCP calls could not be recorded (tried again while the database is unavailable)',
+    );
+  if (ctx.db.dialect === 'postgres' && !config.secretsKey)
+    log.warn(
+      'SECRETS_KEY is not set: credentials are sealed with a key file in DATA_DIR. Several instances ' +
+        'must share one key: set the same SECRETS_KEY on all of them (docs/settings.md).',
+    );
+  if (!ctx.signer.configured)
+    log.warn(
+      'AUDIT_SIGNING_KEY is not set: the key that signs evidence checkpoints is kept in the database, so ' +
+        'anyone who can write to the database can rewrite the evidence and sign it again. Set ' +
+        'AUDIT_SIGNING_KEY (docs/evidence.md, "The signing key").',
+    );
 }
 
 /** The background work: deadlines, webhook deliveries, approved proxy calls, notifications, checkpoints. */

@@ -830,7 +830,7 @@ mcp_servers:
       async () => {
         const text = await pdfText(await pdf('oversight'));
         const unclassified = text.slice(text.indexOf('Tools still unclassified'));
-        // Known to fail with pdfkit 0.20 unless src/reports/pdf.ts `printable` replaces control characters.
+        // Known to fail with pdfkit 0.20 unless src/reports/pdf/text.ts `printable` replaces control characters.
         assert.doesNotMatch(
           unclassified,
           /read_balance/,

@@ -43,6 +43,32 @@ function errorCode(answer: HttpAnswer): string {
   return typeof code === 'string' && /^[\w.-]{1,60}$/.test(code) ? ` ${code}` : '';
 }
 
+/** A token for the Bot Connector (client credentials) and its lifetime in seconds. */
+async function requestToken(options: {
+  appId: string;
+  appPassword: string;
+  tokenUrl: string;
+  http: HttpClient;
+}): Promise<{ token: string; lifetime: number }> {
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: options.appId,
+    client_secret: options.appPassword,
+    scope: SCOPE,
+  });
+  const answer = await options.http.send(options.tokenUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+    timeoutMs: TIMEOUT_MS,
+  });
+  if (!answer.ok) throw new Error(`Teams token: HTTP ${answer.status}${errorCode(answer)}`);
+  const body = answerJson(answer) as { access_token?: unknown; expires_in?: unknown };
+  const lifetime = Number(body.expires_in);
+  if (typeof body.access_token !== 'string' || !(lifetime > 0)) throw new Error('Teams token: no token');
+  return { token: body.access_token, lifetime };
+}
+
 export function teamsClient(options: {
   appId: string;
   appPassword: string;
@@ -59,26 +85,11 @@ export function teamsClient(options: {
   let fetching: Promise<string> | null = null;
 
   async function fetchToken(): Promise<string> {
-    const form = new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: options.appId,
-      client_secret: options.appPassword,
-      scope: SCOPE,
-    });
-    const answer = await options.http.send(options.tokenUrl, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: form.toString(),
-      timeoutMs: TIMEOUT_MS,
-    });
-    if (!answer.ok) throw new Error(`Teams token: HTTP ${answer.status}${errorCode(answer)}`);
-    const body = answerJson(answer) as { access_token?: unknown; expires_in?: unknown };
-    const lifetime = Number(body.expires_in);
-    if (typeof body.access_token !== 'string' || !(lifetime > 0)) throw new Error('Teams token: no token');
+    const { token, lifetime } = await requestToken(options);
     // Renewed five minutes before it expires (half its life when that is shorter), so none expires in flight.
     const margin = Math.min(300, lifetime / 2);
-    cached = { token: body.access_token, renewAt: now() + (lifetime - margin) * 1000 };
-    return body.access_token;
+    cached = { token, renewAt: now() + (lifetime - margin) * 1000 };
+    return token;
   }
 
   async function token(): Promise<string> {
@@ -193,6 +204,29 @@ function decodeJson(segment: string): Record<string, unknown> | null {
   }
 }
 
+/** The RSA signing keys of a JWK set by `kid`; keys of another kind or use, or unreadable, are left out. */
+function signingKeys(set: Record<string, unknown>): Map<string, SigningKey> {
+  const byKid = new Map<string, SigningKey>();
+  for (const jwk of Array.isArray(set.keys) ? (set.keys as Record<string, unknown>[]) : []) {
+    if (jwk?.kty !== 'RSA' || typeof jwk.kid !== 'string' || (jwk.use !== undefined && jwk.use !== 'sig'))
+      continue;
+    try {
+      // Only the public parts: the document's own fields (endorsements, x5c) are not the key's.
+      const key = createPublicKey({
+        key: { kty: 'RSA', n: jwk.n as string, e: jwk.e as string },
+        format: 'jwk',
+      });
+      const endorsements = Array.isArray(jwk.endorsements)
+        ? jwk.endorsements.filter((e): e is string => typeof e === 'string')
+        : null;
+      byKid.set(jwk.kid, { key, endorsements });
+    } catch {
+      // a key we cannot read signs nothing we accept
+    }
+  }
+  return byKid;
+}
+
 export function teamsVerifier(options: {
   appId: string;
   openIdMetadataUrl: string;
@@ -214,25 +248,7 @@ export function teamsVerifier(options: {
     const metadata = await getJson(options.openIdMetadataUrl, 'OpenID metadata');
     if (typeof metadata.jwks_uri !== 'string') throw new Error('Teams OpenID metadata: no jwks_uri');
     const set = await getJson(metadata.jwks_uri, 'signing keys');
-    const byKid = new Map<string, SigningKey>();
-    for (const jwk of Array.isArray(set.keys) ? (set.keys as Record<string, unknown>[]) : []) {
-      if (jwk?.kty !== 'RSA' || typeof jwk.kid !== 'string' || (jwk.use !== undefined && jwk.use !== 'sig'))
-        continue;
-      try {
-        // Only the public parts: the document's own fields (endorsements, x5c) are not the key's.
-        const key = createPublicKey({
-          key: { kty: 'RSA', n: jwk.n as string, e: jwk.e as string },
-          format: 'jwk',
-        });
-        const endorsements = Array.isArray(jwk.endorsements)
-          ? jwk.endorsements.filter((e): e is string => typeof e === 'string')
-          : null;
-        byKid.set(jwk.kid, { key, endorsements });
-      } catch {
-        // a key we cannot read signs nothing we accept
-      }
-    }
-    keys = { byKid, fetchedAt: options.now() };
+    keys = { byKid: signingKeys(set), fetchedAt: options.now() };
   }
 
   async function reload() {

@@ -2,7 +2,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { activityCsv, oversightCsv } from '../reports/csv.ts';
-import { activityPdf, oversightPdf } from '../reports/pdf.ts';
+import { activityPdf } from '../reports/pdf/activity.ts';
+import { oversightPdf } from '../reports/pdf/oversight.ts';
 import type { ServiceContext } from '../services/context.ts';
 import {
   activityRows,

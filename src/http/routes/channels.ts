@@ -79,7 +79,12 @@ export async function channelRoutes(app: FastifyInstance, { ctx }: { ctx: Servic
     { parseAs: 'string', bodyLimit: FORM_LIMIT },
     (_request, body, done) => done(null, body),
   );
+  slackRoutes(app, ctx);
+  teamsRoutes(app, ctx);
+  smsRoutes(app, ctx);
+}
 
+function slackRoutes(app: FastifyInstance, ctx: ServiceContext) {
   app.post('/slack/interactions', async (request, reply) => {
     const slack = ctx.channels.slack;
     if (!slack) return sendError(reply, 404, 'not_found');
@@ -125,7 +130,9 @@ export async function channelRoutes(app: FastifyInstance, { ctx }: { ctx: Servic
     // Slack wants a quick 200; the messages themselves are updated by the notification worker.
     return reply.code(200).send();
   });
+}
 
+function teamsRoutes(app: FastifyInstance, ctx: ServiceContext) {
   // The Bot Connector's requests: every one carries its signed token (checked before anything is read).
   app.post('/teams/messages', { bodyLimit: FORM_LIMIT }, async (request, reply) => {
     const teams = ctx.channels.teams;
@@ -150,7 +157,9 @@ export async function channelRoutes(app: FastifyInstance, { ctx }: { ctx: Servic
     if (card) return reply.code(200).send(invokeAnswer.card(card));
     return reply.code(200).send(teamsAnswer(result));
   });
+}
 
+function smsRoutes(app: FastifyInstance, ctx: ServiceContext) {
   app.post('/sms/inbound', async (request, reply) => {
     const sms = ctx.channels.sms;
     if (!sms?.replies) return sendError(reply, 404, 'not_found');

@@ -34,6 +34,26 @@ const WIDGET_HOLDS = 100;
 
 const bearer = (request: FastifyRequest) => request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
 
+/** A waiting hold as the widget's JSON shows it. */
+function widgetHold(
+  ctx: ServiceContext,
+  { summary, ...hold }: Awaited<ReturnType<typeof waitingSummariesOf>>[number],
+) {
+  return {
+    id: hold.id,
+    connection: hold.connection,
+    tool_name: hold.toolName,
+    summary: summary.text,
+    // Not complete: no Approve or Reject, only a link to review it in full.
+    complete: summary.complete,
+    review_url: `${ctx.publicUrl}/app/holds/${hold.id}`,
+    agent: hold.agentLabel ?? hold.agentId,
+    expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
+    approvals_required: hold.approvalsRequired,
+    approvals_received: hold.approvalsReceived,
+  };
+}
+
 export async function widgetRoutes(
   app: FastifyInstance,
   { ctx, counter }: { ctx: ServiceContext; counter: RateCounter },
@@ -74,21 +94,7 @@ export async function widgetRoutes(
     const holds = await waitingSummariesOf(ctx, member, SUMMARY_LENGTH.widget, WIDGET_HOLDS);
     return reply.header('Cache-Control', 'no-store').send({
       member: { name: member.name },
-      holds: holds.map(({ summary, ...hold }) => {
-        return {
-          id: hold.id,
-          connection: hold.connection,
-          tool_name: hold.toolName,
-          summary: summary.text,
-          // Not complete: no Approve or Reject, only a link to review it in full.
-          complete: summary.complete,
-          review_url: `${ctx.publicUrl}/app/holds/${hold.id}`,
-          agent: hold.agentLabel ?? hold.agentId,
-          expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
-          approvals_required: hold.approvalsRequired,
-          approvals_received: hold.approvalsReceived,
-        };
-      }),
+      holds: holds.map((hold) => widgetHold(ctx, hold)),
     });
   });
 
