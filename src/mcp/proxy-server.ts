@@ -14,6 +14,7 @@ import {
   type ServerCapabilities,
   type Transport,
 } from '@modelcontextprotocol/server';
+import type { Client } from '@modelcontextprotocol/client';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
 import { ChainFrozenError, describeSafely, isStorageUnavailable } from '../services/errors.ts';
@@ -239,27 +240,39 @@ export function proxyServer(
   const server = new ProxyMcpServer({ name: 'approvals-proxy', version: '1' }, { capabilities });
   // Answers of this session's client to requests the proxy relayed to it during a call.
   if (mcpSession) server.takeAnswer = (answer) => relay.answer(mcpSession, answer);
-  const upstream = caller.server;
-  /** An upstream error keeps its code; an unreachable upstream says so (never "method not found"). */
-  const refuseUpstream = (error: unknown): never => {
-    if (error instanceof ProtocolError) throw error;
-    const { code, message } = describeFailure(error);
-    throw new ProtocolError(code, message);
-  };
-  const upstreamCall = <T>(
-    request: { id: unknown; signal: AbortSignal },
-    work: (signal: AbortSignal) => Promise<T>,
-  ) => live(relay, mcpSession, request, work);
   if (mcpSession) {
     server.setNotificationHandler('notifications/cancelled', (notification) =>
       relay.cancel(mcpSession, notification.params.requestId),
     );
   }
+  serveTools(server, ctx, upstreams, relay, proxied);
+  serveTasks(server, ctx, caller, legacy);
+  passThrough(server, capabilities, upstreams, relay, proxied);
+  if (capabilities.resources?.subscribe) serveSubscriptions(server, upstreams, relay, proxied);
+  if (capabilities.logging) serveLogLevel(server, ctx, relay, proxied);
+  return server;
+}
 
+/** An upstream error keeps its code; an unreachable upstream says so (never "method not found"). */
+function refuseUpstream(error: unknown): never {
+  if (error instanceof ProtocolError) throw error;
+  const { code, message } = describeFailure(error);
+  throw new ProtocolError(code, message);
+}
+
+/** tools/list: the upstream's tools and the status check; tools/call: through the rules. */
+function serveTools(
+  server: Server,
+  ctx: ServiceContext,
+  upstreams: UpstreamPool,
+  relay: McpRelay,
+  proxied: ProxyRequest,
+) {
+  const { caller, mcpSession, legacy } = proxied;
   server.setRequestHandler('tools/list', async (request, handler) => {
     const cursor = request.params?.cursor;
-    const listed = await upstreamCall(handler.mcpReq, (signal) =>
-      upstreams.use(upstream, (client) => client.listTools(cursor ? { cursor } : undefined, { signal })),
+    const listed = await live(relay, mcpSession, handler.mcpReq, (signal) =>
+      upstreams.use(caller.server, (client) => client.listTools(cursor ? { cursor } : undefined, { signal })),
     ).catch(refuseUpstream);
     await registerDiscoveredTools(ctx, caller, listed.tools as Record<string, unknown>[]);
     // Any call may wait for people: a 2025-era client may ask for a task for each (not the status check).
@@ -296,78 +309,89 @@ export function proxyServer(
     }
     return answer.result as never;
   });
+}
 
-  serveTasks(server, ctx, caller, legacy);
-
+/** The upstream's resources, prompts and completions, each request passed to it as it came. */
+function passThrough(
+  server: Server,
+  capabilities: ServerCapabilities,
+  upstreams: UpstreamPool,
+  relay: McpRelay,
+  { caller, mcpSession }: ProxyRequest,
+) {
+  const forward = <T>(
+    request: { id: unknown; signal: AbortSignal },
+    work: (client: Client, signal: AbortSignal) => Promise<T>,
+  ) =>
+    live(relay, mcpSession, request, (signal) =>
+      upstreams.use(caller.server, (client) => work(client, signal)),
+    ).catch(refuseUpstream);
   if (capabilities.resources) {
     server.setRequestHandler('resources/list', (r, h) =>
-      upstreamCall(h.mcpReq, (signal) =>
-        upstreams.use(upstream, (c) => c.listResources(r.params, { signal })),
-      ).catch(refuseUpstream),
+      forward(h.mcpReq, (c, signal) => c.listResources(r.params, { signal })),
     );
     server.setRequestHandler('resources/templates/list', (r, h) =>
-      upstreamCall(h.mcpReq, (signal) =>
-        upstreams.use(upstream, (c) => c.listResourceTemplates(r.params, { signal })),
-      ).catch(refuseUpstream),
+      forward(h.mcpReq, (c, signal) => c.listResourceTemplates(r.params, { signal })),
     );
     server.setRequestHandler('resources/read', (r, h) =>
-      upstreamCall(h.mcpReq, (signal) =>
-        upstreams.use(upstream, (c) => c.readResource(r.params, { signal })),
-      ).catch(refuseUpstream),
+      forward(h.mcpReq, (c, signal) => c.readResource(r.params, { signal })),
     );
-  }
-  if (capabilities.resources?.subscribe) {
-    // One upstream subscription per URI for this instance, whoever asked; updates go to the sessions
-    // that asked, on their stream.
-    server.setRequestHandler('resources/subscribe', async ({ params }) => {
-      if (mcpSession && relay.subscribe(upstream.id, mcpSession, params.uri)) {
-        await upstreams
-          .use(upstream, (c) => c.subscribeResource({ uri: params.uri }))
-          .catch((error: unknown) => {
-            relay.unsubscribe(upstream.id, mcpSession, params.uri);
-            refuseUpstream(error);
-          });
-      }
-      return {};
-    });
-    server.setRequestHandler('resources/unsubscribe', async ({ params }) => {
-      if (mcpSession && relay.unsubscribe(upstream.id, mcpSession, params.uri))
-        await upstreams
-          .use(upstream, (c) => c.unsubscribeResource({ uri: params.uri }))
-          .catch(refuseUpstream);
-      return {};
-    });
   }
   if (capabilities.prompts) {
     server.setRequestHandler('prompts/list', (r, h) =>
-      upstreamCall(h.mcpReq, (signal) =>
-        upstreams.use(upstream, (c) => c.listPrompts(r.params, { signal })),
-      ).catch(refuseUpstream),
+      forward(h.mcpReq, (c, signal) => c.listPrompts(r.params, { signal })),
     );
     server.setRequestHandler('prompts/get', (r, h) =>
-      upstreamCall(h.mcpReq, (signal) =>
-        upstreams.use(upstream, (c) => c.getPrompt(r.params, { signal })),
-      ).catch(refuseUpstream),
+      forward(h.mcpReq, (c, signal) => c.getPrompt(r.params, { signal })),
     );
   }
   if (capabilities.completions) {
     server.setRequestHandler('completion/complete', (r, h) =>
-      upstreamCall(h.mcpReq, (signal) =>
-        upstreams.use(upstream, (c) => c.complete(r.params, { signal })),
-      ).catch(refuseUpstream),
+      forward(h.mcpReq, (c, signal) => c.complete(r.params, { signal })),
     );
   }
-  if (capabilities.logging) {
-    // The upstream connection is shared by every client, so its level stays where it is; each
-    // session's level filters what its own stream receives.
-    server.setRequestHandler('logging/setLevel', async (request) => {
-      const { level } = request.params;
-      if (mcpSession && isLogLevel(level)) {
-        await setMcpSessionLevel(ctx, mcpSession, level);
-        relay.setLevel(mcpSession, level);
-      }
-      return {};
-    });
-  }
-  return server;
+}
+
+/**
+ * Resource subscriptions of a 2025-era session. One upstream subscription per URI for this instance,
+ * whoever asked; updates go to the sessions that asked, on their stream.
+ */
+function serveSubscriptions(
+  server: Server,
+  upstreams: UpstreamPool,
+  relay: McpRelay,
+  { caller, mcpSession }: ProxyRequest,
+) {
+  const upstream = caller.server;
+  server.setRequestHandler('resources/subscribe', async ({ params }) => {
+    if (mcpSession && relay.subscribe(upstream.id, mcpSession, params.uri)) {
+      await upstreams
+        .use(upstream, (c) => c.subscribeResource({ uri: params.uri }))
+        .catch((error: unknown) => {
+          relay.unsubscribe(upstream.id, mcpSession, params.uri);
+          refuseUpstream(error);
+        });
+    }
+    return {};
+  });
+  server.setRequestHandler('resources/unsubscribe', async ({ params }) => {
+    if (mcpSession && relay.unsubscribe(upstream.id, mcpSession, params.uri))
+      await upstreams.use(upstream, (c) => c.unsubscribeResource({ uri: params.uri })).catch(refuseUpstream);
+    return {};
+  });
+}
+
+/**
+ * logging/setLevel. The upstream connection is shared by every client, so its level stays where it
+ * is; each session's level filters what its own stream receives.
+ */
+function serveLogLevel(server: Server, ctx: ServiceContext, relay: McpRelay, { mcpSession }: ProxyRequest) {
+  server.setRequestHandler('logging/setLevel', async (request) => {
+    const { level } = request.params;
+    if (mcpSession && isLogLevel(level)) {
+      await setMcpSessionLevel(ctx, mcpSession, level);
+      relay.setLevel(mcpSession, level);
+    }
+    return {};
+  });
 }

@@ -77,6 +77,50 @@ function signingJwk(ctx: ServiceContext): JsonWebKey {
   return key.export({ format: 'jwk' });
 }
 
+/** Every endpoint of the library under /oauth, those it does not serve too (their features are off). */
+const ROUTES: Configuration['routes'] = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  registration: '/oauth/register',
+  revocation: '/oauth/revoke',
+  jwks: '/oauth/jwks',
+  end_session: '/oauth/session/end',
+  introspection: '/oauth/introspect',
+  userinfo: '/oauth/userinfo',
+  pushed_authorization_request: '/oauth/par',
+  device_authorization: '/oauth/device/auth',
+  code_verification: '/oauth/device',
+  backchannel_authentication: '/oauth/backchannel',
+  challenge: '/oauth/challenge',
+};
+
+/** Every token is for exactly one MCP server of this service, named as the `resource` (RFC 8707). */
+function resourceIndicators(
+  ctx: ServiceContext,
+): NonNullable<Configuration['features']>['resourceIndicators'] {
+  return {
+    enabled: true,
+    // A client must name the MCP server it wants: a token without one would be good nowhere.
+    defaultResource: async (_ctx, _client, oneOf) => {
+      if (oneOf) return oneOf;
+      throw new errors.InvalidTarget('the resource parameter is required: the URL of the MCP server');
+    },
+    useGrantedResource: async () => true,
+    getResourceServerInfo: async (oidc, resource) => {
+      if (Array.isArray(oidc.oidc.params?.resource))
+        throw new errors.InvalidTarget('name exactly one MCP server as the resource');
+      if (!(await resolveMcpResource(ctx, resource)))
+        throw new errors.InvalidTarget('the resource is not an MCP server of this service');
+      return {
+        scope: MCP_SCOPE,
+        audience: resource,
+        accessTokenFormat: 'opaque',
+        accessTokenTTL: ACCESS_TOKEN_SECONDS,
+      };
+    },
+  };
+}
+
 function configuration(ctx: ServiceContext): Configuration {
   return {
     adapter: (name: string) => oauthRecords(ctx, name),
@@ -85,21 +129,7 @@ function configuration(ctx: ServiceContext): Configuration {
       keys: [ctx.sealer.derive('oauth: cookie keys').toString('base64url')],
       names: { session: 'oauth_session', interaction: 'oauth_interaction', resume: 'oauth_resume' },
     },
-    routes: {
-      authorization: '/oauth/authorize',
-      token: '/oauth/token',
-      registration: '/oauth/register',
-      revocation: '/oauth/revoke',
-      jwks: '/oauth/jwks',
-      end_session: '/oauth/session/end',
-      introspection: '/oauth/introspect',
-      userinfo: '/oauth/userinfo',
-      pushed_authorization_request: '/oauth/par',
-      device_authorization: '/oauth/device/auth',
-      code_verification: '/oauth/device',
-      backchannel_authentication: '/oauth/backchannel',
-      challenge: '/oauth/challenge',
-    },
+    routes: ROUTES,
     responseTypes: ['code'],
     scopes: [MCP_SCOPE, 'offline_access'],
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
@@ -120,27 +150,7 @@ function configuration(ctx: ServiceContext): Configuration {
       revocation: { enabled: true },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
       clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
-      resourceIndicators: {
-        enabled: true,
-        // A client must name the MCP server it wants: a token without one would be good nowhere.
-        defaultResource: async (_ctx, _client, oneOf) => {
-          if (oneOf) return oneOf;
-          throw new errors.InvalidTarget('the resource parameter is required: the URL of the MCP server');
-        },
-        useGrantedResource: async () => true,
-        getResourceServerInfo: async (oidc, resource) => {
-          if (Array.isArray(oidc.oidc.params?.resource))
-            throw new errors.InvalidTarget('name exactly one MCP server as the resource');
-          if (!(await resolveMcpResource(ctx, resource)))
-            throw new errors.InvalidTarget('the resource is not an MCP server of this service');
-          return {
-            scope: MCP_SCOPE,
-            audience: resource,
-            accessTokenFormat: 'opaque',
-            accessTokenTTL: ACCESS_TOKEN_SECONDS,
-          };
-        },
-      },
+      resourceIndicators: resourceIndicators(ctx),
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     // A client that revokes any of its tokens ends its grant, as a member's revocation does: recorded,
@@ -188,59 +198,154 @@ export interface OAuthServer {
   provider(): Provider;
 }
 
+/**
+ * The library's object, as it serves behind the service: at PUBLIC_URL (see `oauthServer`'s
+ * `handleRequest`), the first leg of an authorization guarded, its events logged and recorded.
+ */
+function buildProvider(app: FastifyInstance, ctx: ServiceContext): Provider {
+  const built = new Provider(ctx.publicUrl, configuration(ctx));
+  // Behind the service's own view of its address: see `handleRequest`.
+  built.proxy = true;
+  built.use(firstLegOfAuthorization(ctx));
+  built.on('grant.revoked', (_koa: KoaContextWithOIDC, grantId: string) => {
+    oauthGrantRevokedByClient(ctx, grantId).catch((error: unknown) =>
+      app.log.error({ err: error }, 'a grant the OAuth server revoked could not be recorded'),
+    );
+  });
+  built.on('server_error', (_koa: KoaContextWithOIDC, error: Error) =>
+    app.log.error({ err: error }, 'OAuth server error'),
+  );
+  return built;
+}
+
+/**
+ * The library's middleware for the first leg of an authorization (not its resumption after consent,
+ * /oauth/authorize/<uid>): GET only, the scopes it asks for settled, and no redirect away from us.
+ */
+function firstLegOfAuthorization(ctx: ServiceContext): Parameters<Provider['use']>[0] {
+  return async (koa, next) => {
+    if (koa.path !== '/oauth/authorize') return next();
+    if (koa.method !== 'GET') {
+      koa.status = 405;
+      koa.set('Allow', 'GET');
+      return;
+    }
+    // Every request asks for the MCP server, plus the library's own scopes it names; nothing else
+    // (a client asking only `openid`, or a scope of its own, would get consent and no usable token).
+    const asked = String(koa.query.scope ?? '').split(' ');
+    const query: Record<string, unknown> = {
+      ...koa.query,
+      scope: [MCP_SCOPE, ...OIDC_SCOPES.filter((scope) => asked.includes(scope))].join(' '),
+    };
+    // Answers go back in the query of a redirect only (no auto-posting form), which is checked below.
+    delete query.response_mode;
+    koa.query = query as typeof koa.query;
+    await next();
+    // Anyone may register a client with any redirect URI, so the first leg never sends the browser
+    // there by itself (an error, `prompt=none`): our origin is nobody's redirector. The answer
+    // goes back to the client only after a member decided on the consent page.
+    const location = koa.response.get('location');
+    if (koa.status < 300 || koa.status >= 400 || !location) return;
+    const target = new URL(location, ctx.publicUrl);
+    if (target.origin === new URL(ctx.publicUrl).origin) return;
+    koa.remove('location');
+    koa.status = 400;
+    koa.type = 'html';
+    koa.body = errorPage(
+      target.searchParams.get('error') ?? 'invalid_request',
+      target.searchParams.get('error_description') ?? undefined,
+    );
+  };
+}
+
+/** A request the library is not given, as it is answered (RFC 6749's error shape). */
+interface Refusal {
+  status: number;
+  retryAfterSeconds?: number;
+  error: string;
+  description: string;
+}
+
+/**
+ * Registering and starting an authorization need no credential and write a row: an address gets a
+ * quota for them, apart from its other requests without a key. A registration comes from a client's
+ * server (a hosted assistant's, for all of its users) and gets more. Undefined: within the quota.
+ */
+async function quotaRefusal(
+  ctx: ServiceContext,
+  counter: RateCounter,
+  ip: string,
+  register: boolean,
+): Promise<Refusal | undefined> {
+  const limit = register
+    ? await checkLimit(counter, `ip:${ip}:oauth-register`, REGISTRATIONS_PER_MINUTE, ctx.now())
+    : await checkLimit(counter, `ip:${ip}:oauth-authorize`, ANONYMOUS_LIMIT, ctx.now());
+  if (!limit.allowed)
+    return {
+      status: 429,
+      retryAfterSeconds: limit.resetSeconds,
+      error: 'rate_limited',
+      description: 'too many requests from this address',
+    };
+}
+
+/** A registration the library is not given: without a short stated length, or once its address has no room. */
+async function registrationRefusal(
+  ctx: ServiceContext,
+  request: FastifyRequest,
+): Promise<Refusal | undefined> {
+  // Counted before the library reads it: a registration states its length, and a short one.
+  const length = request.headers['content-length'];
+  if (length === undefined)
+    return { status: 411, error: 'invalid_request', description: 'Content-Length is required' };
+  if (Number(length) > REGISTRATION_BYTES)
+    return { status: 413, error: 'invalid_request', description: 'the request is too large' };
+  // An address keeps only so many clients nobody has allowed yet (RFC 7591's error shape).
+  const room = await registrationRoom(ctx, request.ip);
+  if (!room.allowed)
+    return {
+      status: 429,
+      retryAfterSeconds: room.retryAfterSeconds,
+      error: 'too_many_registrations',
+      description: tooManyRegistrationsDescription(),
+    };
+}
+
+/** Not the reply from the checks above: it is thenable, and an async function returning it would wait for it to be sent. */
+function refuse(reply: FastifyReply, { status, retryAfterSeconds, error, description }: Refusal) {
+  reply.code(status);
+  if (retryAfterSeconds !== undefined) reply.header('Retry-After', String(retryAfterSeconds));
+  return reply.send({ error, error_description: description });
+}
+
+/** RFC 9728: what an MCP client reads first, from the 401 or from this well-known address. */
+function protectedResourceRoute(app: FastifyInstance, ctx: ServiceContext) {
+  app.get<{ Params: { workspace: string; server: string } }>(
+    '/.well-known/oauth-protected-resource/mcp/:workspace/:server',
+    async (request, reply) => {
+      const resource = mcpResourceUrl(ctx, request.params.workspace, request.params.server);
+      const found = await resolveMcpResource(ctx, resource);
+      reply.header('Access-Control-Allow-Origin', '*');
+      if (!found) return reply.code(404).send({ error: 'not_found' });
+      return reply.header('Cache-Control', 'public, max-age=300').send({
+        resource,
+        authorization_servers: [ctx.publicUrl],
+        scopes_supported: [MCP_SCOPE],
+        bearer_methods_supported: ['header'],
+        resource_name: `${found.server.name} (${found.workspace.name})`,
+      });
+    },
+  );
+}
+
 /** The authorization server's routes, and the library's object for the consent page. */
 export function oauthServer(app: FastifyInstance, ctx: ServiceContext, counter: RateCounter): OAuthServer {
   let provider: Provider | undefined;
   let handle: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
   const made = () => {
     if (provider) return { provider, handle: handle! };
-    const built = new Provider(ctx.publicUrl, configuration(ctx));
-    // Behind the service's own view of its address: see `handleRequest`.
-    built.proxy = true;
-    built.use(async (koa, next) => {
-      // The first leg of an authorization (not its resumption after consent, /oauth/authorize/<uid>).
-      if (koa.path !== '/oauth/authorize') return next();
-      if (koa.method !== 'GET') {
-        koa.status = 405;
-        koa.set('Allow', 'GET');
-        return;
-      }
-      // Every request asks for the MCP server, plus the library's own scopes it names; nothing else
-      // (a client asking only `openid`, or a scope of its own, would get consent and no usable token).
-      const asked = String(koa.query.scope ?? '').split(' ');
-      const query: Record<string, unknown> = {
-        ...koa.query,
-        scope: [MCP_SCOPE, ...OIDC_SCOPES.filter((scope) => asked.includes(scope))].join(' '),
-      };
-      // Answers go back in the query of a redirect only (no auto-posting form), which is checked below.
-      delete query.response_mode;
-      koa.query = query as typeof koa.query;
-      await next();
-      // Anyone may register a client with any redirect URI, so the first leg never sends the browser
-      // there by itself (an error, `prompt=none`): our origin is nobody's redirector. The answer
-      // goes back to the client only after a member decided on the consent page.
-      const location = koa.response.get('location');
-      if (koa.status < 300 || koa.status >= 400 || !location) return;
-      const target = new URL(location, ctx.publicUrl);
-      if (target.origin === new URL(ctx.publicUrl).origin) return;
-      koa.remove('location');
-      koa.status = 400;
-      koa.type = 'html';
-      koa.body = errorPage(
-        target.searchParams.get('error') ?? 'invalid_request',
-        target.searchParams.get('error_description') ?? undefined,
-      );
-    });
-    built.on('grant.revoked', (_koa: KoaContextWithOIDC, grantId: string) => {
-      oauthGrantRevokedByClient(ctx, grantId).catch((error: unknown) =>
-        app.log.error({ err: error }, 'a grant the OAuth server revoked could not be recorded'),
-      );
-    });
-    built.on('server_error', (_koa: KoaContextWithOIDC, error: Error) =>
-      app.log.error({ err: error }, 'OAuth server error'),
-    );
-    provider = built;
-    handle = built.callback() as typeof handle;
+    provider = buildProvider(app, ctx);
+    handle = provider.callback() as typeof handle;
     return { provider, handle: handle! };
   };
 
@@ -251,38 +356,12 @@ export function oauthServer(app: FastifyInstance, ctx: ServiceContext, counter: 
     // spelling, so the checks below (and the first leg's, in the library's middleware) see every request.
     if (path.startsWith('/oauth/') && !OAUTH_PATHS.test(path))
       return reply.code(404).send({ error: 'not_found' });
-    // Registering and starting an authorization need no credential and write a row: an address gets a
-    // quota for them, apart from its other requests without a key. A registration comes from a
-    // client's server (a hosted assistant's, for all of its users) and gets more.
     const register = path === '/oauth/register' && request.method === 'POST';
     if (register || path === '/oauth/authorize') {
-      const limit = register
-        ? await checkLimit(counter, `ip:${request.ip}:oauth-register`, REGISTRATIONS_PER_MINUTE, ctx.now())
-        : await checkLimit(counter, `ip:${request.ip}:oauth-authorize`, ANONYMOUS_LIMIT, ctx.now());
-      if (!limit.allowed)
-        return reply
-          .code(429)
-          .header('Retry-After', String(limit.resetSeconds))
-          .send({ error: 'rate_limited', error_description: 'too many requests from this address' });
-    }
-    if (register) {
-      // Counted before the library reads it: a registration states its length, and a short one.
-      const length = request.headers['content-length'];
-      if (length === undefined)
-        return reply
-          .code(411)
-          .send({ error: 'invalid_request', error_description: 'Content-Length is required' });
-      if (Number(length) > REGISTRATION_BYTES)
-        return reply
-          .code(413)
-          .send({ error: 'invalid_request', error_description: 'the request is too large' });
-      // An address keeps only so many clients nobody has allowed yet (RFC 7591's error shape).
-      const room = await registrationRoom(ctx, request.ip);
-      if (!room.allowed)
-        return reply.code(429).header('Retry-After', String(room.retryAfterSeconds)).send({
-          error: 'too_many_registrations',
-          error_description: tooManyRegistrationsDescription(),
-        });
+      const refusal =
+        (await quotaRefusal(ctx, counter, request.ip, register)) ??
+        (register ? await registrationRefusal(ctx, request) : undefined);
+      if (refusal) return refuse(reply, refusal);
     }
     const publicUrl = new URL(ctx.publicUrl);
     request.raw.headers['x-forwarded-host'] = publicUrl.host;
@@ -308,24 +387,7 @@ export function oauthServer(app: FastifyInstance, ctx: ServiceContext, counter: 
     ])
       scope.route({ method: ['GET', 'POST', 'OPTIONS'], url, handler: handleRequest });
   });
-
-  // RFC 9728: what an MCP client reads first, from the 401 or from this well-known address.
-  app.get<{ Params: { workspace: string; server: string } }>(
-    '/.well-known/oauth-protected-resource/mcp/:workspace/:server',
-    async (request, reply) => {
-      const resource = mcpResourceUrl(ctx, request.params.workspace, request.params.server);
-      const found = await resolveMcpResource(ctx, resource);
-      reply.header('Access-Control-Allow-Origin', '*');
-      if (!found) return reply.code(404).send({ error: 'not_found' });
-      return reply.header('Cache-Control', 'public, max-age=300').send({
-        resource,
-        authorization_servers: [ctx.publicUrl],
-        scopes_supported: [MCP_SCOPE],
-        bearer_methods_supported: ['header'],
-        resource_name: `${found.server.name} (${found.workspace.name})`,
-      });
-    },
-  );
+  protectedResourceRoute(app, ctx);
 
   return { provider: () => made().provider };
 }
