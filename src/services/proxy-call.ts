@@ -204,21 +204,7 @@ export async function callThroughProxy(
   relay: CallRelay = {},
 ): Promise<ProxyAnswer> {
   if (name === CHECK_STATUS_TOOL) return { result: await checkStatus(ctx, caller, args) };
-  // The Core API's limits: a tool name is stored with the hold, arguments are hashed and stored.
-  if (name.length < 1 || name.length > 200)
-    refuse({ kind: 'invalid_arguments', problem: 'The tool name must be 1-200 characters' });
-  if (jsonDepth(args) > MAX_JSON_DEPTH)
-    refuse({
-      kind: 'invalid_arguments',
-      problem: `Arguments must not be nested deeper than ${MAX_JSON_DEPTH} levels`,
-    });
-  // `1e400` parses as Infinity, which no hash or store can hold: named, never repeated.
-  const nonFinite = nonFiniteNumberPath(args);
-  if (nonFinite)
-    refuse({
-      kind: 'invalid_arguments',
-      problem: `${['arguments', ...nonFinite].join('.')}: ${NON_FINITE_MESSAGE}`,
-    });
+  checkCallLimits(name, args);
   const { workspace, server } = caller;
   // A name the upstream does not have is refused as the upstream would (no hold, nobody paged).
   if (!(await upstreamHasTool(ctx, upstreams, caller, name, relay.signal))) refuse({ kind: 'unknown_tool' });
@@ -271,7 +257,35 @@ export async function callThroughProxy(
       hold,
     };
   }
-  // Allowed: run it now and answer with the upstream's own result; the result is recorded right after.
+  return runAllowedCall(ctx, upstreams, server, hold, { name, args, relay });
+}
+
+/** The Core API's limits: a tool name is stored with the hold, arguments are hashed and stored. */
+function checkCallLimits(name: string, args: Record<string, unknown>) {
+  if (name.length < 1 || name.length > 200)
+    refuse({ kind: 'invalid_arguments', problem: 'The tool name must be 1-200 characters' });
+  if (jsonDepth(args) > MAX_JSON_DEPTH)
+    refuse({
+      kind: 'invalid_arguments',
+      problem: `Arguments must not be nested deeper than ${MAX_JSON_DEPTH} levels`,
+    });
+  // `1e400` parses as Infinity, which no hash or store can hold: named, never repeated.
+  const nonFinite = nonFiniteNumberPath(args);
+  if (nonFinite)
+    refuse({
+      kind: 'invalid_arguments',
+      problem: `${['arguments', ...nonFinite].join('.')}: ${NON_FINITE_MESSAGE}`,
+    });
+}
+
+/** Allowed: run it now and answer with the upstream's own result; the result is recorded right after. */
+async function runAllowedCall(
+  ctx: ServiceContext,
+  upstreams: Upstreams,
+  server: McpServer,
+  hold: Hold,
+  { name, args, relay }: { name: string; args: Record<string, unknown>; relay: CallRelay },
+): Promise<ProxyAnswer> {
   const startedAt = hold.execution?.startedAt ?? ctx.now();
   const renewing = renewingOnProgress(ctx, hold);
   const onProgress: CallRelay['onProgress'] = (progress) => {

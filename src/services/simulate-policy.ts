@@ -20,7 +20,7 @@ import { findRuleSet, listGroups } from '../store/rule-sets.ts';
 import { listTools } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import { crossCheck } from './config-cross-check.ts';
-import { configError, type ParsedConfig } from './config-file.ts';
+import { configError, type ParsedConfig, type WorkspaceConfig } from './config-file.ts';
 import type { ServiceContext } from './context.ts';
 
 const EFFECT_OF_STATUS = { allowed: 'allow', pending: 'approval', denied: 'deny' } as const;
@@ -186,14 +186,12 @@ function firstAfter(list: number[], t: number): number {
   return low;
 }
 
-export async function simulatePolicy(
+/** The stored workspace the draft replaces, with the draft checked against it; its current rule set. */
+async function checkedAgainstStored(
   ctx: ServiceContext,
   workspace: Workspace,
   { config, lineOf }: ParsedConfig,
-  options: { sinceMs: number },
-): Promise<SimulationReport> {
-  const to = ctx.now();
-  const from = to - options.sinceMs;
+) {
   const storedMembers = await listMembers(ctx.db, workspace.id);
   const emailOf = new Map(storedMembers.map((m) => [m.id, m.email]));
   const storedGroups = new Map(
@@ -209,9 +207,11 @@ export async function simulatePolicy(
     lineOf,
   );
   if (issues.length > 0) throw configError(issues);
+  return current;
+}
 
-  const draftRules: RuleDefinition[] = config.rules ?? current.rules;
-  const compiled = draftRules.map(compileRule);
+/** Each tool's classification as the draft would have it, by connection and tool name. */
+async function draftClassifications(ctx: ServiceContext, workspace: Workspace, config: WorkspaceConfig) {
   const classification = new Map<string, Classification>(
     (await listTools(ctx.db, workspace.id)).map((tool) => [
       `${tool.connection}\u0000${tool.name}`,
@@ -220,13 +220,95 @@ export async function simulatePolicy(
   );
   for (const tool of config.tools ?? [])
     classification.set(`${tool.connection}\u0000${tool.tool}`, tool.classification);
-  // The draft's default reminders; left out of it, the workspace's.
-  const defaultRemind: RemindDefinition | null =
-    config.remind !== undefined
-      ? config.remind
-      : workspace.remind
-        ? (JSON.parse(workspace.remind) as RemindDefinition)
-        : null;
+  return classification;
+}
+
+/** The draft as the replay applies it, and what the replay has seen so far. */
+interface Draft {
+  compiled: ReturnType<typeof compileRule>[];
+  classification: Map<string, Classification>;
+  /** The draft's default reminders; left out of it, the workspace's. */
+  defaultRemind: RemindDefinition | null;
+  history: History;
+  /** A rule's follow-ups are the same for every call it makes pending: kept once per rule. */
+  pending: Map<string, SimulationReport['pending'][number]>;
+}
+
+/** What the draft decides for one call, counting the calls before it in its `history`. */
+function draftDecisionOf(call: ReplayedCall, draft: Draft): DraftDecision {
+  const matches = matchRules(draft.compiled, call);
+  const counts = new Map<string, number>();
+  for (const { scope } of matches)
+    if (scope) counts.set(scopeKey(scope), draft.history.count(scope, call.createdAt) + 1);
+  const known = draft.classification.get(`${call.connection}\u0000${call.toolName}`) ?? 'new';
+  const outcome = decide({ classification: known, matches, counts });
+  let followUps = NO_FOLLOW_UPS;
+  if (outcome.effect === 'approval') {
+    const rule = outcome.ruleName;
+    const seen = draft.pending.get(rule) ?? {
+      rule,
+      holds: 0,
+      ...draftFollowUps(outcome, draft.defaultRemind),
+    };
+    seen.holds += 1;
+    draft.pending.set(rule, seen);
+    followUps = seen;
+  }
+  return draftDecision(outcome, followUps);
+}
+
+/** Counts a replayed call in the report: unchanged, or changed (its transition, and an example). */
+function tally(
+  report: SimulationReport,
+  transitions: Map<string, number>,
+  call: ReplayedCall,
+  draft: DraftDecision,
+) {
+  const actual = actualDecision(call);
+  report.holds += 1;
+  if (!differs(actual, draft)) {
+    report.unchanged += 1;
+    return;
+  }
+  report.changed += 1;
+  const key = `${actual.effect}\u0000${draft.effect}`;
+  transitions.set(key, (transitions.get(key) ?? 0) + 1);
+  if (report.examples.length < MAX_EXAMPLES) {
+    report.examples.push({
+      id: call.id,
+      created_at: new Date(call.createdAt).toISOString(),
+      connection: call.connection,
+      tool_name: call.toolName,
+      agent: call.agentId,
+      actual,
+      draft,
+    });
+  }
+}
+
+export async function simulatePolicy(
+  ctx: ServiceContext,
+  workspace: Workspace,
+  parsed: ParsedConfig,
+  options: { sinceMs: number },
+): Promise<SimulationReport> {
+  const to = ctx.now();
+  const from = to - options.sinceMs;
+  const { config } = parsed;
+  const current = await checkedAgainstStored(ctx, workspace, parsed);
+  const draftRules: RuleDefinition[] = config.rules ?? current.rules;
+  const draft: Draft = {
+    compiled: draftRules.map(compileRule),
+    classification: await draftClassifications(ctx, workspace, config),
+    defaultRemind:
+      config.remind !== undefined
+        ? config.remind
+        : workspace.remind
+          ? (JSON.parse(workspace.remind) as RemindDefinition)
+          : null,
+    history: new History(),
+    pending: new Map(),
+  };
 
   const report: SimulationReport = {
     period: { from: new Date(from).toISOString(), to: new Date(to).toISOString() },
@@ -239,9 +321,6 @@ export async function simulatePolicy(
     examples: [],
   };
   const transitions = new Map<string, number>();
-  // A rule's follow-ups are the same for every call it makes pending: kept once per rule.
-  const pending = new Map<string, SimulationReport['pending'][number]>();
-  const history = new History();
   // Calls just before the period count toward frequency rules of the first calls in it.
   let cursor: { createdAt: number; id: string } | null = null;
   for (;;) {
@@ -253,44 +332,8 @@ export async function simulatePolicy(
       PAGE,
     );
     for (const call of page) {
-      if (call.createdAt >= from) {
-        const matches = matchRules(compiled, call);
-        const counts = new Map<string, number>();
-        for (const { scope } of matches)
-          if (scope) counts.set(scopeKey(scope), history.count(scope, call.createdAt) + 1);
-        const known = classification.get(`${call.connection}\u0000${call.toolName}`) ?? 'new';
-        const outcome = decide({ classification: known, matches, counts });
-        let followUps = NO_FOLLOW_UPS;
-        if (outcome.effect === 'approval') {
-          const rule = outcome.ruleName;
-          const seen = pending.get(rule) ?? { rule, holds: 0, ...draftFollowUps(outcome, defaultRemind) };
-          seen.holds += 1;
-          pending.set(rule, seen);
-          followUps = seen;
-        }
-        const draft = draftDecision(outcome, followUps);
-        const actual = actualDecision(call);
-        report.holds += 1;
-        if (differs(actual, draft)) {
-          report.changed += 1;
-          const key = `${actual.effect}\u0000${draft.effect}`;
-          transitions.set(key, (transitions.get(key) ?? 0) + 1);
-          if (report.examples.length < MAX_EXAMPLES) {
-            report.examples.push({
-              id: call.id,
-              created_at: new Date(call.createdAt).toISOString(),
-              connection: call.connection,
-              tool_name: call.toolName,
-              agent: call.agentId,
-              actual,
-              draft,
-            });
-          }
-        } else {
-          report.unchanged += 1;
-        }
-      }
-      history.add(call);
+      if (call.createdAt >= from) tally(report, transitions, call, draftDecisionOf(call, draft));
+      draft.history.add(call);
     }
     if (page.length < PAGE) break;
     const last = page[page.length - 1]!;
@@ -302,6 +345,6 @@ export async function simulatePolicy(
       return { from: fromEffect, to: toEffect, count };
     })
     .sort((a, b) => b.count - a.count);
-  report.pending = [...pending.values()].sort((a, b) => b.holds - a.holds);
+  report.pending = [...draft.pending.values()].sort((a, b) => b.holds - a.holds);
   return report;
 }

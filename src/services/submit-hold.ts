@@ -4,10 +4,10 @@ import { type Environment, type Hold, SDK_CONNECTION, type SubmitStatus } from '
 import { newHoldReference } from '../domain/ids.ts';
 import type { Outcome } from '../domain/policy.ts';
 import { scopeKey } from '../domain/rules.ts';
-import { UniqueViolationError } from '../store/db.ts';
+import { type Sql, UniqueViolationError } from '../store/db.ts';
 import { findHold, findHoldByIdempotencyKey, insertHoldStatement } from '../store/holds.ts';
 import { writeTogether } from '../store/statements.ts';
-import { lockForSubmission } from '../store/submissions.ts';
+import { lockForSubmission, type SubmissionState } from '../store/submissions.ts';
 import { toolSeenStatement } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
@@ -130,7 +130,6 @@ export async function submitHold(
   checkRequester(workspace, caller.requester, submission.agent.id);
   const owner = requestedFor(caller.requester);
   const fingerprint = actionFingerprint(submission);
-  const { proxy } = submission;
   const call = {
     connection: submission.connection,
     toolName: submission.toolName,
@@ -149,7 +148,7 @@ export async function submitHold(
         const state = await lockForSubmission(tx, ctx.db.dialect, {
           workspaceId: workspace.id,
           idempotencyKey: submission.idempotencyKey,
-          callKey: proxy?.callKey ?? null,
+          callKey: submission.proxy?.callKey ?? null,
           connection: submission.connection,
           toolName: submission.toolName,
           countSince: workspace.plan === 'legacy_free' ? startOfMonth(ctx.now()) : null,
@@ -178,50 +177,7 @@ export async function submitHold(
           fingerprint,
           now,
         });
-        const chain = await chainAfter(tx, ctx, workspace.id, state.head);
-        const followUps = hold.status === 'pending' ? followUpsOf(outcome, workspace) : null;
-        if (!tool) {
-          chain.append('tool.registered', {
-            connection: submission.connection,
-            tool_name: submission.toolName,
-            classification: 'new',
-          });
-        }
-        const submittedEntry = chain.append('hold.submitted', {
-          hold: hold.id,
-          environment: hold.environment,
-          connection: hold.connection,
-          tool_name: hold.toolName,
-          agent: { id: hold.agentId, label: hold.agentLabel },
-          ...owner?.evidence,
-          arguments: hold.arguments,
-          context: hold.context,
-          status: hold.status,
-          rule: outcome.ruleName,
-          effect: outcome.effect,
-          facts: outcome.facts,
-          approvers: outcome.approvers,
-          approvals_required: outcome.approvalsRequired,
-          expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
-          reason: hold.reason,
-          // Reminders and escalation steps, as the rule (or the workspace's default) gave them.
-          ...followUps,
-        });
-        // A hold that waits for people reads who they are (one round trip); then all is written in
-        // one: the hold, its evidence, the webhook's event and the approvers' notification jobs.
-        const event = state.webhook ? holdEventStatement(ctx, hold) : null;
-        const schedule = followUpStatement(hold, followUps);
-        await writeTogether(tx, ctx.db.dialect, [
-          ...(tool?.firstSeenAt
-            ? []
-            : [toolSeenStatement(workspace.id, submission.connection, submission.toolName, now)]),
-          // Where its entry is: an approved call is run only as that entry has it (hold-evidence.ts).
-          insertHoldStatement(hold, submittedEntry.seq),
-          ...chain.writes(),
-          ...(event ? [event] : []),
-          ...(schedule ? [schedule] : []),
-          ...(await approverNotifications(tx, ctx, workspace, hold)),
-        ]);
+        await writeNewHold(tx, ctx, state, { workspace, submission, hold, outcome, owner, now });
         return result(ctx, hold, true);
       },
       { batch: workspace.id },
@@ -242,6 +198,81 @@ export async function submitHold(
     }
     throw error;
   }
+}
+
+/**
+ * The new hold's writes, in the submission's second round trip: a tool seen for the first time, the
+ * hold, its evidence, the webhook's event, its follow-ups and the approvers' notification jobs.
+ */
+async function writeNewHold(
+  tx: Sql,
+  ctx: ServiceContext,
+  state: SubmissionState,
+  made: {
+    workspace: Workspace;
+    submission: HoldRequest;
+    hold: Hold;
+    outcome: Outcome;
+    owner: ReturnType<typeof requestedFor>;
+    now: number;
+  },
+) {
+  const { workspace, submission, hold, outcome, owner, now } = made;
+  const { tool } = state;
+  const chain = await chainAfter(tx, ctx, workspace.id, state.head);
+  const followUps = hold.status === 'pending' ? followUpsOf(outcome, workspace) : null;
+  if (!tool) {
+    chain.append('tool.registered', {
+      connection: submission.connection,
+      tool_name: submission.toolName,
+      classification: 'new',
+    });
+  }
+  const submittedEntry = chain.append('hold.submitted', submittedEvidence(hold, outcome, owner, followUps));
+  // A hold that waits for people reads who they are (one round trip); then all is written in
+  // one: the hold, its evidence, the webhook's event and the approvers' notification jobs.
+  const event = state.webhook ? holdEventStatement(ctx, hold) : null;
+  const schedule = followUpStatement(hold, followUps);
+  await writeTogether(tx, ctx.db.dialect, [
+    ...(tool?.firstSeenAt
+      ? []
+      : [toolSeenStatement(workspace.id, submission.connection, submission.toolName, now)]),
+    // Where its entry is: an approved call is run only as that entry has it (hold-evidence.ts).
+    insertHoldStatement(hold, submittedEntry.seq),
+    ...chain.writes(),
+    ...(event ? [event] : []),
+    ...(schedule ? [schedule] : []),
+    ...(await approverNotifications(tx, ctx, workspace, hold)),
+  ]);
+}
+
+/** The `hold.submitted` entry: the action, who it is requested for, and what the rules decided. */
+function submittedEvidence(
+  hold: Hold,
+  outcome: Outcome,
+  owner: ReturnType<typeof requestedFor>,
+  followUps: ReturnType<typeof followUpsOf> | null,
+) {
+  return {
+    hold: hold.id,
+    environment: hold.environment,
+    connection: hold.connection,
+    tool_name: hold.toolName,
+    agent: { id: hold.agentId, label: hold.agentLabel },
+    ...owner?.evidence,
+    arguments: hold.arguments,
+    context: hold.context,
+    status: hold.status,
+    rule: outcome.ruleName,
+    effect: outcome.effect,
+    facts: outcome.facts,
+    approvers: outcome.approvers,
+    approvals_required: outcome.approvalsRequired,
+    expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
+    reason: hold.reason,
+    // Reminders and escalation steps, as the rule (or the workspace's default) gave them.
+    ...followUps,
+  };
 }
 
 /** A submission as the Core API reads it (`holdSubmissionSchema`), from an SDK. */
