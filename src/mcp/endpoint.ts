@@ -1,8 +1,8 @@
 /**
  * The MCP proxy endpoint `{base_url}/mcp/<slug>` (streamable HTTP). Authenticates with the workspace's
- * API key (`admission.ts`), keeps 2025-era sessions in the database (any instance can serve any request), serves
- * every request with a fresh MCP server (`proxy-server.ts`) but a session's plain tools/call, which
- * is answered directly (`tool-call.ts`), and streams answers as they come.
+ * API key (`admission.ts`), keeps 2025-era sessions in the database (any instance can serve any
+ * request), serves every request with a fresh MCP server (`proxy-server.ts`) but a session's plain
+ * tools/call, which is answered directly (`tool-call.ts`), and streams answers as they come.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {

@@ -140,54 +140,148 @@ export async function callToolOverHttp(
 ): Promise<CallToolResult> {
   // Already cancelled (while its hold was stored, say): nothing is sent.
   if (options.signal?.aborted) throw options.signal.reason;
+  return new ToolCallExchange(http, session, id, options).run(params);
+}
+
+/** The call's exchange with the upstream, from its POST to its answer, and what it left waiting after. */
+class ToolCallExchange {
+  readonly #http: HttpClient;
+  readonly #session: UpstreamSession;
+  readonly #id: string;
+  readonly #options: UpstreamCallOptions;
   /** Aborted when the call is given up (its timeout, or its client): its requests upstream end. */
-  const ended = new AbortController();
+  readonly #ended = new AbortController();
   /** Aborted when the call is over, however: what it left waiting (the upstream's requests) ends. */
-  const over = new AbortController();
-  const stop = (reason: unknown) => ended.abort(reason);
-  let timedOut = false;
-  // The error is made only when it happens: an error's stack costs more than a whole call's parsing.
-  const timeUp = () => {
-    timedOut = true;
-    stop(new SdkError(SdkErrorCode.RequestTimeout, 'the upstream did not answer in time'));
-  };
-  const timer = setTimeout(timeUp, options.timeoutMs);
-  const restartTimer = () => timer.refresh();
-  const cancelled = () => stop(options.signal!.reason);
-  options.signal?.addEventListener('abort', cancelled, { once: true });
-  const post = (message: object, signal?: AbortSignal) =>
-    http.open(session.url, {
+  readonly #over = new AbortController();
+  #timedOut = false;
+  readonly #timer: NodeJS.Timeout;
+  /** The upstream's requests being answered, by their id as JSON: the upstream may cancel them. */
+  readonly #asked = new Map<string, AbortController>();
+  /** The wait before a stream is resumed: the upstream's last word on it (`retry`), else a second. */
+  #resumeWaitMs = RESUME_WAIT_MS;
+  /** The last event id the upstream gave, on any of the call's streams: where the next one resumes. */
+  #lastEventId: string | undefined;
+
+  constructor(http: HttpClient, session: UpstreamSession, id: string, options: UpstreamCallOptions) {
+    this.#http = http;
+    this.#session = session;
+    this.#id = id;
+    this.#options = options;
+    // The error is made only when it happens: an error's stack costs more than a whole call's parsing.
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      this.#ended.abort(new SdkError(SdkErrorCode.RequestTimeout, 'the upstream did not answer in time'));
+    }, options.timeoutMs);
+    options.signal?.addEventListener('abort', this.#cancelled, { once: true });
+  }
+
+  readonly #cancelled = () => this.#ended.abort(this.#options.signal!.reason);
+
+  async run(params: { name: string; arguments: Record<string, unknown> }): Promise<CallToolResult> {
+    try {
+      let answer = await this.#send(params);
+      // From here the upstream has the call and may be running it: whatever fails now is a connection
+      // lost before the answer, never a call that did not get there (which would be sent again).
+      let quietResumptions = 0;
+      for (;;) {
+        const outcome = await this.#read(answer).catch(this.#lost);
+        if ('answer' in outcome) return outcome.answer;
+        quietResumptions = outcome.heard ? 0 : quietResumptions + 1;
+        if (this.#lastEventId === undefined || quietResumptions > RESUMPTIONS)
+          throw new SdkError(
+            SdkErrorCode.ConnectionClosed,
+            'the upstream ended the stream before it answered',
+          );
+        answer = await this.#resume(this.#lastEventId);
+      }
+    } catch (error) {
+      // Given up (its timeout, or its client): the upstream is told, and the reason is the failure.
+      if (this.#ended.signal.aborted) {
+        this.#reply({
+          method: 'notifications/cancelled',
+          params: { requestId: this.#id, reason: this.#timedOut ? 'timed out' : 'cancelled' },
+        });
+        throw this.#ended.signal.reason;
+      }
+      throw error;
+    } finally {
+      clearTimeout(this.#timer);
+      this.#options.signal?.removeEventListener('abort', this.#cancelled);
+      this.#over.abort(this.#ended.signal.aborted ? this.#ended.signal.reason : CALL_ENDED);
+    }
+  }
+
+  #post(message: object, signal?: AbortSignal) {
+    return this.#http.open(this.#session.url, {
       method: 'POST',
       headers: {
-        ...session.headers,
+        ...this.#session.headers,
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
       },
       body: JSON.stringify({ jsonrpc: '2.0', ...message }),
       signal,
     });
+  }
+
   /** Answers to the upstream's own requests and cancellations, sent as they are ready, each bounded. */
-  const reply = (message: object) =>
-    void post(message, AbortSignal.timeout(REPLY_TIMEOUT_MS))
+  #reply(message: object) {
+    void this.#post(message, AbortSignal.timeout(REPLY_TIMEOUT_MS))
       .then((answer) => answer.body.dump())
       .catch(() => undefined);
-  const asked = new Map<string, AbortController>();
-  /** The wait before a stream is resumed: the upstream's last word on it (`retry`), else a second. */
-  let resumeWaitMs = RESUME_WAIT_MS;
-  /** The last event id the upstream gave, on any of the call's streams: where the next one resumes. */
-  let lastEventId: string | undefined;
+  }
+
+  /** The call's POST; an HTTP refusal means the upstream does not have the call. */
+  async #send(params: { name: string; arguments: Record<string, unknown> }): Promise<HttpStream> {
+    const answer = await this.#post(
+      { id: this.#id, method: 'tools/call', params: { ...params, _meta: { progressToken: this.#id } } },
+      this.#ended.signal,
+    );
+    if (answer.status < 200 || answer.status > 299) {
+      await answer.body.dump().catch(() => undefined);
+      throw new SdkError(SdkErrorCode.SendFailed, `the upstream answered HTTP ${answer.status}`, {
+        status: answer.status,
+      });
+    }
+    return answer;
+  }
+
+  /** After the wait the upstream asked for, its stream again from the last event it gave. */
+  async #resume(lastEventId: string): Promise<HttpStream> {
+    const ended = this.#ended.signal;
+    await new Promise((resolve, reject) => {
+      const resume = setTimeout(resolve, this.#resumeWaitMs);
+      ended.addEventListener('abort', () => (clearTimeout(resume), reject(ended.reason)), { once: true });
+    });
+    const answer = await this.#http
+      .open(this.#session.url, {
+        method: 'GET',
+        headers: { ...this.#session.headers, accept: 'text/event-stream', 'last-event-id': lastEventId },
+        signal: ended,
+      })
+      .catch(this.#lost);
+    if (answer.status < 200 || answer.status > 299) {
+      await answer.body.dump().catch(() => undefined);
+      throw new SdkError(
+        SdkErrorCode.ConnectionClosed,
+        `the stream could not be resumed (HTTP ${answer.status})`,
+      );
+    }
+    return answer;
+  }
 
   /** A failure once the call was accepted: as it is when the call was given up or answered with an error. */
-  const lost = (error: unknown): never => {
-    if (ended.signal.aborted || error instanceof ProtocolError || error instanceof SdkError) throw error;
+  readonly #lost = (error: unknown): never => {
+    if (this.#ended.signal.aborted || error instanceof ProtocolError || error instanceof SdkError)
+      throw error;
     throw new SdkError(SdkErrorCode.ConnectionClosed, 'the connection to the upstream was lost', undefined, {
       cause: error,
     });
   };
 
   /** One message of the upstream's; the call's answer when it is one. */
-  const route = (message: Message): { answer: CallToolResult } | undefined => {
-    if (message.id === id && (message.result !== undefined || message.error !== undefined)) {
+  #route(message: Message): { answer: CallToolResult } | undefined {
+    if (message.id === this.#id && (message.result !== undefined || message.error !== undefined)) {
       if (message.error) {
         const { code, message: text, data } = message.error;
         if (typeof code !== 'number')
@@ -198,71 +292,87 @@ export async function callToolOverHttp(
     }
     if (message.method === undefined) return;
     if (message.id !== undefined && message.id !== null) {
-      const requestId = message.id;
-      const controller = new AbortController();
-      const key = JSON.stringify(requestId);
-      asked.set(key, controller);
-      const signal = AbortSignal.any([controller.signal, over.signal]);
-      const answered =
-        message.method === 'ping'
-          ? Promise.resolve({})
-          : ['sampling/createMessage', 'elicitation/create', 'roots/list'].includes(message.method)
-            ? options.onRequest(
-                { method: message.method, params: message.params } as ClientFeatureRequest,
-                signal,
-              )
-            : Promise.reject(new ProtocolError(-32601, 'Method not found'));
-      void answered
-        .then(
-          (result) => reply({ id: requestId, result }),
-          (error: { code?: unknown; message?: unknown; data?: unknown }) =>
-            reply({
-              id: requestId,
-              error: {
-                code: typeof error.code === 'number' ? error.code : -32603,
-                message: String(error.message ?? 'Internal error'),
-                ...(error.data !== undefined ? { data: error.data } : {}),
-              },
-            }),
-        )
-        .finally(() => asked.delete(key));
+      this.#answerRequest(message.id, message.method, message.params);
       return;
     }
-    if (message.method === 'notifications/progress' && message.params?.progressToken === id) {
-      restartTimer();
+    if (message.method === 'notifications/progress' && message.params?.progressToken === this.#id) {
+      this.#timer.refresh();
       const progress = { ...message.params } as { progress: number; progressToken?: unknown };
       delete progress.progressToken;
-      options.onProgress(progress);
+      this.#options.onProgress(progress);
       return;
     }
     if (message.method === 'notifications/cancelled') {
-      asked.get(JSON.stringify(message.params?.requestId))?.abort(new Error('cancelled by the upstream'));
+      this.#asked
+        .get(JSON.stringify(message.params?.requestId))
+        ?.abort(new Error('cancelled by the upstream'));
       return;
     }
-    options.onNotification({ method: message.method, ...(message.params ? { params: message.params } : {}) });
-  };
+    this.#options.onNotification({
+      method: message.method,
+      ...(message.params ? { params: message.params } : {}),
+    });
+  }
+
+  /**
+   * A request of the upstream's to a client during the call, answered in a POST of its own: a ping
+   * at once, sampling, elicitation and roots with what `onRequest` gives, anything else not found.
+   */
+  #answerRequest(requestId: string | number, method: string, params: Record<string, unknown> | undefined) {
+    const controller = new AbortController();
+    const key = JSON.stringify(requestId);
+    this.#asked.set(key, controller);
+    const signal = AbortSignal.any([controller.signal, this.#over.signal]);
+    const answered =
+      method === 'ping'
+        ? Promise.resolve({})
+        : ['sampling/createMessage', 'elicitation/create', 'roots/list'].includes(method)
+          ? this.#options.onRequest({ method, params } as ClientFeatureRequest, signal)
+          : Promise.reject(new ProtocolError(-32601, 'Method not found'));
+    void answered
+      .then(
+        (result) => this.#reply({ id: requestId, result }),
+        (error: { code?: unknown; message?: unknown; data?: unknown }) =>
+          this.#reply({
+            id: requestId,
+            error: {
+              code: typeof error.code === 'number' ? error.code : -32603,
+              message: String(error.message ?? 'Internal error'),
+              ...(error.data !== undefined ? { data: error.data } : {}),
+            },
+          }),
+      )
+      .finally(() => this.#asked.delete(key));
+  }
 
   /** Reads one answer to the end; the call's answer if it came, and where to resume if not. */
-  const read = async (answer: HttpStream): Promise<Reading> => {
+  async #read(answer: HttpStream): Promise<Reading> {
     const type = String(answer.headers['content-type'] ?? '');
-    if (!type.includes('text/event-stream')) {
-      const chunks: Buffer[] = [];
-      for await (const chunk of answer.body) chunks.push(chunk);
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        throw new SdkError(SdkErrorCode.InvalidResult, 'the answer is not JSON');
-      }
-      for (const message of Array.isArray(body) ? body : [body]) {
-        const routed = isJsonObject(message) ? route(message as Message) : undefined;
-        if (routed) return routed;
-      }
-      return { heard: true };
+    return type.includes('text/event-stream') ? this.#readEvents(answer) : this.#readJson(answer);
+  }
+
+  async #readJson(answer: HttpStream): Promise<Reading> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of answer.body) chunks.push(chunk);
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      throw new SdkError(SdkErrorCode.InvalidResult, 'the answer is not JSON');
     }
-    // Read with listeners, not an iterator: leaving an iterator early would destroy the stream and
-    // its connection. After the answer, the rest is read and dropped so the connection is kept for
-    // the next call (the upstream ends the stream after its answer), but not for long.
+    for (const message of Array.isArray(body) ? body : [body]) {
+      const routed = isJsonObject(message) ? this.#route(message as Message) : undefined;
+      if (routed) return routed;
+    }
+    return { heard: true };
+  }
+
+  /**
+   * Read with listeners, not an iterator: leaving an iterator early would destroy the stream and its
+   * connection. After the answer, the rest is read and dropped so the connection is kept for the next
+   * call (the upstream ends the stream after its answer), but not for long.
+   */
+  #readEvents(answer: HttpStream): Promise<Reading> {
     return new Promise<Reading>((resolve, reject) => {
       const body = answer.body;
       let heard = false;
@@ -271,19 +381,13 @@ export async function callToolOverHttp(
       const parse = eventParser((event) => {
         if (settled) return;
         heard = true;
-        if (event.id !== undefined) lastEventId = event.id;
-        if (event.retry !== undefined) resumeWaitMs = Math.min(event.retry, LONGEST_RESUME_WAIT_MS);
-        if (!event.data) return;
-        let message: unknown;
-        try {
-          message = JSON.parse(event.data);
-        } catch {
-          return;
-        }
-        if (!isJsonObject(message)) return;
+        if (event.id !== undefined) this.#lastEventId = event.id;
+        if (event.retry !== undefined) this.#resumeWaitMs = Math.min(event.retry, LONGEST_RESUME_WAIT_MS);
+        const message = event.data ? messageOf(event.data) : undefined;
+        if (!message) return;
         let routed: Reading | undefined;
         try {
-          routed = route(message as Message);
+          routed = this.#route(message);
         } catch (error) {
           settled = true;
           body.destroy();
@@ -312,62 +416,16 @@ export async function callToolOverHttp(
         }
       });
     });
-  };
-
-  try {
-    let answer = await post(
-      { id, method: 'tools/call', params: { ...params, _meta: { progressToken: id } } },
-      ended.signal,
-    );
-    if (answer.status < 200 || answer.status > 299) {
-      await answer.body.dump().catch(() => undefined);
-      throw new SdkError(SdkErrorCode.SendFailed, `the upstream answered HTTP ${answer.status}`, {
-        status: answer.status,
-      });
-    }
-    // From here the upstream has the call and may be running it: whatever fails now is a connection
-    // lost before the answer, never a call that did not get there (which would be sent again).
-    let quietResumptions = 0;
-    for (;;) {
-      const outcome = await read(answer).catch(lost);
-      if ('answer' in outcome) return outcome.answer;
-      quietResumptions = outcome.heard ? 0 : quietResumptions + 1;
-      if (lastEventId === undefined || quietResumptions > RESUMPTIONS)
-        throw new SdkError(SdkErrorCode.ConnectionClosed, 'the upstream ended the stream before it answered');
-      await new Promise((resolve, reject) => {
-        const resume = setTimeout(resolve, resumeWaitMs);
-        ended.signal.addEventListener('abort', () => (clearTimeout(resume), reject(ended.signal.reason)), {
-          once: true,
-        });
-      });
-      answer = await http
-        .open(session.url, {
-          method: 'GET',
-          headers: { ...session.headers, accept: 'text/event-stream', 'last-event-id': lastEventId },
-          signal: ended.signal,
-        })
-        .catch(lost);
-      if (answer.status < 200 || answer.status > 299) {
-        await answer.body.dump().catch(() => undefined);
-        throw new SdkError(
-          SdkErrorCode.ConnectionClosed,
-          `the stream could not be resumed (HTTP ${answer.status})`,
-        );
-      }
-    }
-  } catch (error) {
-    // Given up (its timeout, or its client): the upstream is told, and the reason is the failure.
-    if (ended.signal.aborted) {
-      reply({
-        method: 'notifications/cancelled',
-        params: { requestId: id, reason: timedOut ? 'timed out' : 'cancelled' },
-      });
-      throw ended.signal.reason;
-    }
-    throw error;
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', cancelled);
-    over.abort(ended.signal.aborted ? ended.signal.reason : CALL_ENDED);
   }
+}
+
+/** An event's data as a message of the upstream's; undefined when it is no JSON object. */
+function messageOf(data: string): Message | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  return isJsonObject(message) ? (message as Message) : undefined;
 }

@@ -289,7 +289,10 @@ async function quotaRefusal(
     };
 }
 
-/** A registration the library is not given: without a short stated length, or once its address has no room. */
+/**
+ * A registration the library is not given: one without a short stated length, or from an address
+ * with no room left for another.
+ */
 async function registrationRefusal(
   ctx: ServiceContext,
   request: FastifyRequest,
@@ -311,7 +314,10 @@ async function registrationRefusal(
     };
 }
 
-/** Not the reply from the checks above: it is thenable, and an async function returning it would wait for it to be sent. */
+/**
+ * A refusal sent. The checks above return what to send, not the reply: it is thenable, and an async
+ * function returning it would wait for it to be sent (and resolve to nothing).
+ */
 function refuse(reply: FastifyReply, { status, retryAfterSeconds, error, description }: Refusal) {
   reply.code(status);
   if (retryAfterSeconds !== undefined) reply.header('Retry-After', String(retryAfterSeconds));
