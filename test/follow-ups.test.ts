@@ -725,6 +725,13 @@ tools: [{ connection: SDK, tool: pay, classification: approval }]
       assert.equal(await nextTry(), T0 + 225 * MIN);
       await t.clock.advanceTo(T0 + 225 * MIN);
       assert.equal(await nextTry(), T0 + 245 * MIN);
+      // The count is stored with the hold, so a restart or another instance goes on with the same waits
+      // (back to 0 once it succeeds: the handover test below).
+      const stored = await t.service.ctx.db.one<{ n: number }>(
+        'SELECT failures AS n FROM follow_ups WHERE hold_id = $1',
+        [failing],
+      );
+      assert.equal(Number(stored?.n), 3);
     });
 
     test('a handover that fails is tried again 5 minutes later and holds up no other', async (tc) => {
@@ -764,6 +771,15 @@ rules:
       assert.deepEqual(await jobsOf(t, failing), ['request ann@acme.test']);
       await t.clock.advanceTo(T0 + 15 * MIN);
       assert.deepEqual(await jobsOf(t, failing), ['request ann@acme.test', 'request dan@acme.test']);
+      const stored = await t.service.ctx.db.one<{ failures: number; after: number | null }>(
+        `SELECT delegate_handover_failures AS failures, delegate_handover_after AS after FROM members
+         WHERE workspace_id = $1 AND email = 'ann@acme.test'`,
+        [broken.workspace.id],
+      );
+      assert.deepEqual(
+        { failures: Number(stored?.failures), after: stored?.after ?? null },
+        { failures: 0, after: null },
+      );
     });
 
     test('webhooks: hold.escalated, hold.reminded, delegation.changed, and both names on a delegate decision', async (tc) => {

@@ -9,36 +9,31 @@ import type { ServiceContext } from './context.ts';
 const DUE_WORK_RETRIES: Backoff = { firstMs: 5 * 60_000, longestMs: 60 * 60_000 };
 
 /** A kind of due work: where its items are stored, and how one is done. */
-export interface DueWork<Item> {
-  /** Up to `limit` items due at `now`, most overdue first. */
+export interface DueWork<Item extends { failures: number }> {
+  /** Up to `limit` items due at `now`, most overdue first, with their failures in a row. */
   listDue(ctx: ServiceContext, now: number, limit: number): Promise<Item[]>;
-  /** What names an item across sweeps. */
-  keyOf(item: Item): string;
   run(ctx: ServiceContext, item: Item): Promise<void>;
-  /** Stores that the item is not due before `until`. */
-  postpone(ctx: ServiceContext, item: Item, until: number): Promise<void>;
+  /** Stores the item's failures in a row and, after a failure, when it is tried again (else null). */
+  recordFailures(ctx: ServiceContext, item: Item, failures: number, retryAt: number | null): Promise<void>;
 }
 
 /**
  * The sweep of one kind of due work: acts on up to `batch` items that came due and returns how many it
- * looked at; the first failure is thrown at the end, for the worker's log. Failures in a row are
- * counted by this sweep (a restarted service begins again at the first wait).
+ * looked at; the first failure is thrown at the end, for the worker's log. The failures in a row are
+ * stored with each item, so the waits go on across restarts and instances.
  */
-export function dueWorkSweep<Item>(work: DueWork<Item>) {
-  const failures = new Map<string, number>();
+export function dueWorkSweep<Item extends { failures: number }>(work: DueWork<Item>) {
   return async (ctx: ServiceContext, batch: number): Promise<number> => {
     const due = await work.listDue(ctx, ctx.now(), batch);
     let failure: unknown = null;
     for (const item of due) {
-      const key = work.keyOf(item);
       try {
         await work.run(ctx, item);
-        failures.delete(key);
+        if (item.failures > 0) await work.recordFailures(ctx, item, 0, null);
       } catch (error) {
         failure ??= error;
-        const count = (failures.get(key) ?? 0) + 1;
-        failures.set(key, count);
-        await work.postpone(ctx, item, ctx.now() + backoffDelay(DUE_WORK_RETRIES, count));
+        const failures = item.failures + 1;
+        await work.recordFailures(ctx, item, failures, ctx.now() + backoffDelay(DUE_WORK_RETRIES, failures));
       }
     }
     if (failure) throw failure;

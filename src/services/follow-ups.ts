@@ -19,7 +19,7 @@ import {
   insertFollowUpEvent,
   insertFollowUpStatement,
   listDueFollowUps,
-  postponeFollowUp,
+  recordFollowUpFailures,
   updateFollowUp,
   updateHoldApprovers,
 } from '../store/follow-ups.ts';
@@ -57,11 +57,11 @@ export function followUpStatement(hold: Hold, followUps: ReturnType<typeof follo
 }
 
 /** Holds whose follow-ups came due: one whose follow-up fails is tried again later (due-work.ts). */
-export const dueFollowUpWork: DueWork<{ holdId: string; workspaceId: string }> = {
+export const dueFollowUpWork: DueWork<{ holdId: string; workspaceId: string; failures: number }> = {
   listDue: (ctx, now, limit) => listDueFollowUps(ctx.db, now, limit),
-  keyOf: ({ holdId }) => holdId,
   run: (ctx, { workspaceId, holdId }) => followUp(ctx, workspaceId, holdId),
-  postpone: (ctx, { workspaceId, holdId }, until) => postponeFollowUp(ctx.db, workspaceId, holdId, until),
+  recordFailures: (ctx, { workspaceId, holdId }, failures, retryAt) =>
+    recordFollowUpFailures(ctx.db, workspaceId, holdId, failures, retryAt),
 };
 
 async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string): Promise<void> {

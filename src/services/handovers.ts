@@ -6,7 +6,7 @@
  */
 import { findHold, listPendingLines, pendingDecisions } from '../store/holds.ts';
 import { insertFollowUpEvent, pendingHoldsHandedTo } from '../store/follow-ups.ts';
-import { listDueHandovers, markHandedOver, postponeHandover } from '../store/members.ts';
+import { listDueHandovers, markHandedOver, recordHandoverFailures } from '../store/members.ts';
 import { pendingHoldsAskedOf } from '../store/notifications.ts';
 import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
@@ -23,11 +23,11 @@ const HOLDS_PER_TRANSACTION = 100;
  * Members whose delegation came into force: their waiting holds are handed over. One whose handover
  * fails is tried again later (due-work.ts).
  */
-export const dueHandoverWork: DueWork<{ workspaceId: string; memberId: string }> = {
+export const dueHandoverWork: DueWork<{ workspaceId: string; memberId: string; failures: number }> = {
   listDue: (ctx, now, limit) => listDueHandovers(ctx.db, now, limit),
-  keyOf: ({ memberId }) => memberId,
   run: (ctx, { workspaceId, memberId }) => handOver(ctx, workspaceId, memberId),
-  postpone: (ctx, { workspaceId, memberId }, until) => postponeHandover(ctx.db, workspaceId, memberId, until),
+  recordFailures: (ctx, { workspaceId, memberId }, failures, retryAt) =>
+    recordHandoverFailures(ctx.db, workspaceId, memberId, failures, retryAt),
 };
 
 /**

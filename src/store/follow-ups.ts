@@ -12,20 +12,24 @@ const followUps = columns({
   escalationsDone: integer('escalations_done'),
   remindedAt: nullable(integer('reminded_at')),
   nextAt: nullable(integer('next_at')),
+  /** Failures in a row of its due work (services/due-work.ts); 0 once it succeeds. */
+  failures: integer('failures'),
 });
 
 export type FollowUp = RecordOf<typeof followUps.fields>;
 
 /** The follow-ups of a new pending hold, written with it. */
-export function insertFollowUpStatement(row: Omit<FollowUp, 'escalationsDone' | 'remindedAt'>): Statement {
-  const written = followUps.insert({ ...row, escalationsDone: 0, remindedAt: null });
+export function insertFollowUpStatement(
+  row: Omit<FollowUp, 'escalationsDone' | 'remindedAt' | 'failures'>,
+): Statement {
+  const written = followUps.insert({ ...row, escalationsDone: 0, remindedAt: null, failures: 0 });
   return {
     text: `INSERT INTO follow_ups (${written.columns}) VALUES ${written.values}`,
     params: written.params,
   };
 }
 
-const followUpIds = followUps.pick('holdId', 'workspaceId');
+const followUpIds = followUps.pick('holdId', 'workspaceId', 'failures');
 
 /** Follow-ups due at `now`, across workspaces (the deadline worker's sweep), the longest due first. */
 export const listDueFollowUps = async (sql: Sql, now: number, limit: number) =>
@@ -62,11 +66,25 @@ export async function updateFollowUp(
   ]);
 }
 
-export async function postponeFollowUp(sql: Sql, workspaceId: string, holdId: string, until: number) {
-  await sql.run('UPDATE follow_ups SET next_at = $3 WHERE workspace_id = $1 AND hold_id = $2', [
+/**
+ * The failures in a row of a hold's follow-ups: after a failure, with the time they are tried again;
+ * after a success (`retryAt` null), 0 and the time the follow-ups set themselves.
+ */
+export async function recordFollowUpFailures(
+  sql: Sql,
+  workspaceId: string,
+  holdId: string,
+  failures: number,
+  retryAt: number | null,
+) {
+  const { set, params } = followUps.update(
+    retryAt === null ? { failures } : { failures, nextAt: retryAt },
+    3,
+  );
+  await sql.run(`UPDATE follow_ups SET ${set} WHERE workspace_id = $1 AND hold_id = $2`, [
     workspaceId,
     holdId,
-    until,
+    ...params,
   ]);
 }
 

@@ -154,7 +154,11 @@ export async function upsertMember(sql: Sql, member: Member, now: number): Promi
   );
 }
 
-const handoverMembers = columns({ workspaceId: text('workspace_id'), memberId: text('id') });
+const handoverMembers = columns({
+  workspaceId: text('workspace_id'),
+  memberId: text('id'),
+  failures: integer('delegate_handover_failures'),
+});
 
 /**
  * Members of every workspace whose delegation is in force and whose waiting holds have not been handed
@@ -164,7 +168,7 @@ export async function listDueHandovers(
   sql: Sql,
   now: number,
   limit: number,
-): Promise<{ workspaceId: string; memberId: string }[]> {
+): Promise<{ workspaceId: string; memberId: string; failures: number }[]> {
   // Not while the delegate is away too (delegations do not chain) or no longer a member: then the
   // member is still the one asked, and the handover waits for the delegate's return.
   const rows = await sql.all(
@@ -196,13 +200,19 @@ export async function markHandedOver(
   return changed > 0;
 }
 
-/** A handover that failed: tried again at `at`. */
-export async function postponeHandover(sql: Sql, workspaceId: string, memberId: string, at: number) {
-  await sql.run('UPDATE members SET delegate_handover_after = $3 WHERE workspace_id = $1 AND id = $2', [
-    workspaceId,
-    memberId,
-    at,
-  ]);
+/** The failures in a row of a member's handover, and when it is tried again (null: as soon as due). */
+export async function recordHandoverFailures(
+  sql: Sql,
+  workspaceId: string,
+  memberId: string,
+  failures: number,
+  retryAt: number | null,
+) {
+  await sql.run(
+    `UPDATE members SET delegate_handover_failures = $3, delegate_handover_after = $4
+     WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, memberId, failures, retryAt],
+  );
 }
 
 export async function removeMembersExcept(sql: Sql, workspaceId: string, keepEmails: string[], at: number) {
