@@ -1,4 +1,5 @@
-// Passkeys (src/services/passkeys.ts): enrolling one, signing in with one, and approving with one.
+// Passkeys (src/services/passkey-enrolment.ts, passkey-sign-in.ts, passkeys.ts): enrolling one, signing in with
+// one, and approving with one.
 // No library: the server's WebAuthn options are JSON with bytes in base64url, and what the authenticator
 // answers goes back to the server the same way, in a hidden field of an ordinary form post.
 //
