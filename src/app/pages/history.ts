@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { HOLD_REFERENCE_PREFIX } from '../../domain/ids.ts';
 import { historyOf, waitingIdsOf } from '../../services/inbox.ts';
-import type { HoldFilters } from '../../store/holds.ts';
+import type { HoldFilters } from '../../store/hold-lines.ts';
 import type { Html } from '../html.ts';
 import { layout } from '../layout.ts';
 import { type PageDeps, sendPage } from '../respond.ts';

@@ -2,7 +2,7 @@
 import { isTimeZone, timeZoneChoices } from '../../domain/time-zones.ts';
 import type { AwayErrors, AwayValues } from '../forms/away.ts';
 import { type Html, html } from '../html.ts';
-import { checked, describedBy, fieldError, selected } from '../pages/admin/shared.ts';
+import { checked, describedBy, fieldError, selected } from './form-fields.ts';
 
 /** The choices of the time zone select: the runtime's IANA zones (UTC is the empty choice). */
 const ZONES = timeZoneChoices().filter((zone) => zone !== 'UTC');

@@ -3,7 +3,7 @@ import type { AppSession } from '../../services/sign-in.ts';
 import { type BrandingValues, HEX_COLOUR } from '../forms/branding.ts';
 import type { FieldErrors } from '../forms/form.ts';
 import { type Html, html, when } from '../html.ts';
-import { configFields, describedBy, fieldError } from '../pages/admin/shared.ts';
+import { configFields, describedBy, fieldError } from './form-fields.ts';
 
 const DEFAULT_ACCENT = '#0a6e5c';
 

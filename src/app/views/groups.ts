@@ -5,13 +5,7 @@ import type { FieldErrors } from '../forms/form.ts';
 import type { GroupValues } from '../forms/groups.ts';
 import { sameEmail } from '../forms/members.ts';
 import { type Html, html, when } from '../html.ts';
-import {
-  checked,
-  configFields,
-  describedBy,
-  fieldError,
-  type VersionedConfig,
-} from '../pages/admin/shared.ts';
+import { checked, configFields, describedBy, fieldError, type VersionedConfig } from './form-fields.ts';
 
 /** A group's own URL (`/delete` below it). */
 export const groupPath = (name: string) => `/app/admin/groups/${encodeURIComponent(name)}`;

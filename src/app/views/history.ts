@@ -2,7 +2,7 @@
  * The History page (`/app/history`): its filter form, one row per hold, and the pages both ways. What
  * the URL asks for is read in `pages/history.ts`.
  */
-import type { HoldLine } from '../../store/holds.ts';
+import type { HoldLine } from '../../store/hold-lines.ts';
 import { type Html, html, time, when } from '../html.ts';
 
 export const STATUSES = ['pending', 'approved', 'rejected', 'expired', 'auto_allowed', 'executed', 'failed'];

@@ -3,7 +3,8 @@
  * the rule, approvals so far and the deadline. The whole line is one link that selects the hold.
  */
 import { showHidden } from '../../domain/summary.ts';
-import type { HoldDecisionRow, HoldLine } from '../../store/holds.ts';
+import type { HoldDecisionRow } from '../../store/hold-decisions.ts';
+import type { HoldLine } from '../../store/hold-lines.ts';
 import { countdown, type Html, html, when } from '../html.ts';
 
 export type LineDecision = Pick<HoldDecisionRow, 'name' | 'verdict'>;

@@ -6,7 +6,7 @@ import { copyable } from '../copyable.ts';
 import type { FieldErrors } from '../forms/form.ts';
 import type { NewKeyValues } from '../forms/keys.ts';
 import { type Html, html, time, when } from '../html.ts';
-import { checked, csrfField, describedBy, fieldError } from '../pages/admin/shared.ts';
+import { checked, csrfField, describedBy, fieldError } from './form-fields.ts';
 
 /** A key's own URL (`/revoke` below it). */
 export const keyPath = (id: string) => `/app/admin/keys/${encodeURIComponent(id)}`;

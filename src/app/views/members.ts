@@ -14,7 +14,7 @@ import {
   inputField,
   selected,
   type VersionedConfig,
-} from '../pages/admin/shared.ts';
+} from './form-fields.ts';
 import { awayFields } from './away.ts';
 
 const CHANNEL_NAMES: Record<string, string> = { email: 'e-mail', sms: 'SMS', slack: 'Slack', teams: 'Teams' };

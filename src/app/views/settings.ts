@@ -4,7 +4,7 @@ import { type AwayErrors, type AwayValues, awayValuesOf, type MemberEntry } from
 import { sameEmail } from '../forms/members.ts';
 import { type AddressName, type AddressValues, ADDRESS_NAMES, addressValuesOf } from '../forms/settings.ts';
 import { type Html, html, time, when } from '../html.ts';
-import { configFields, inputField, issueSummary, type VersionedConfig } from '../pages/admin/shared.ts';
+import { configFields, inputField, issueSummary, type VersionedConfig } from './form-fields.ts';
 import { awayFields } from './away.ts';
 
 /** What the form shows again after a refused save: as typed, with each field's problem. */

@@ -1,7 +1,7 @@
 /** The Slack page's form: the channel id. */
 import type { AppSession } from '../../services/sign-in.ts';
 import { type Html, html } from '../html.ts';
-import { configFields, describedBy, fieldError } from '../pages/admin/shared.ts';
+import { configFields, describedBy, fieldError } from './form-fields.ts';
 
 export function slackForm(
   session: AppSession,

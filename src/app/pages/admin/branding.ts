@@ -14,9 +14,9 @@ import {
   checkConfig,
   currentConfig,
   describeIssue,
-  issueSummary,
   readAtOf,
 } from './shared.ts';
+import { issueSummary } from '../../views/form-fields.ts';
 
 type Ctx = PageDeps['ctx'];
 

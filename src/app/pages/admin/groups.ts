@@ -18,12 +18,12 @@ import {
   ADMIN,
   adminPage,
   applyChange,
-  confirmCard,
   currentConfig,
   describeIssue,
   readAtOf,
   versionPassedOn,
 } from './shared.ts';
+import { confirmCard } from '../../views/form-fields.ts';
 
 type Ctx = PageDeps['ctx'];
 type NameRequest = FastifyRequest<{ Params: { name: string }; Body: Form }>;

@@ -14,7 +14,8 @@ import { blankKey, keyIssueErrors, type NewKeyValues, parseNewKeyForm } from '..
 import { type Html, html } from '../../html.ts';
 import { field, type Form, type PageDeps, sendPage } from '../../respond.ts';
 import { grantTable, keyPath, keyTable, newKeyCard, newKeyForm } from '../../views/keys.ts';
-import { ADMIN, adminPage, confirmCard } from './shared.ts';
+import { ADMIN, adminPage } from './shared.ts';
+import { confirmCard } from '../../views/form-fields.ts';
 
 const NOTICES: Record<string, string> = {
   revoked: 'The key is revoked. Calls with it are refused from now on.',

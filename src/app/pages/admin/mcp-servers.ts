@@ -35,12 +35,12 @@ import {
   ADMIN,
   adminPage,
   applyChange,
-  confirmCard,
   currentConfig,
   describeIssue,
   readAtOf,
   versionPassedOn,
 } from './shared.ts';
+import { confirmCard } from '../../views/form-fields.ts';
 
 const LIST = '/app/admin/mcp-servers';
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

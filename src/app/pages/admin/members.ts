@@ -24,13 +24,12 @@ import {
   ADMIN,
   adminPage,
   applyChange,
-  confirmCard,
   currentConfig,
   describeIssue,
-  issueSummary,
   readAtOf,
   versionPassedOn,
 } from './shared.ts';
+import { confirmCard, issueSummary } from '../../views/form-fields.ts';
 
 const NOTICES: Record<string, string> = {
   added: 'Member added. Send them a sign-in link: npx approvals users invite.',

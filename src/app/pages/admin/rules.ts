@@ -41,12 +41,12 @@ import {
   adminPage,
   applyChange,
   checkConfig,
-  confirmCard,
   currentConfig,
   describeIssue,
   readAtOf,
   versionPassedOn,
 } from './shared.ts';
+import { confirmCard } from '../../views/form-fields.ts';
 import { classifyTool } from './tools.ts';
 
 const LIST = '/app/admin/rules';

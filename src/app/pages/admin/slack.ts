@@ -7,15 +7,8 @@ import { parseSlackForm } from '../../forms/slack.ts';
 import { html, when } from '../../html.ts';
 import { type Form, type PageDeps, sendPage } from '../../respond.ts';
 import { slackForm } from '../../views/slack.ts';
-import {
-  ADMIN,
-  adminPage,
-  applyChange,
-  currentConfig,
-  describeIssue,
-  issueSummary,
-  readAtOf,
-} from './shared.ts';
+import { ADMIN, adminPage, applyChange, currentConfig, describeIssue, readAtOf } from './shared.ts';
+import { issueSummary } from '../../views/form-fields.ts';
 
 type Ctx = PageDeps['ctx'];
 

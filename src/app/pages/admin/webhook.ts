@@ -33,15 +33,8 @@ import {
   webhookBody,
   webhookNotice,
 } from '../../views/webhook/page.ts';
-import {
-  ADMIN,
-  adminPage,
-  applyChange,
-  confirmCard,
-  describeIssue,
-  readAtOf,
-  versionPassedOn,
-} from './shared.ts';
+import { ADMIN, adminPage, applyChange, describeIssue, readAtOf, versionPassedOn } from './shared.ts';
+import { confirmCard } from '../../views/form-fields.ts';
 
 const EVENT_ID = /^msg_[A-Za-z0-9_-]{1,60}$/;
 

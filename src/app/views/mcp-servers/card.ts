@@ -8,7 +8,7 @@ import type { AppSession } from '../../../services/sign-in.ts';
 import type { McpServer } from '../../../store/mcp-servers.ts';
 import type { Tool } from '../../../store/tools.ts';
 import { type Html, html, time, when } from '../../html.ts';
-import { configFields } from '../../pages/admin/shared.ts';
+import { configFields } from '../form-fields.ts';
 
 const DESCRIPTION_SHOWN = 160;
 

@@ -6,7 +6,7 @@ import { DEFAULT_CALL_TIMEOUT_SECONDS, MAX_CALL_TIMEOUT_SECONDS } from '../../..
 import type { AppSession } from '../../../services/sign-in.ts';
 import type { FieldErrors } from '../../forms/form.ts';
 import { type Html, html, when } from '../../html.ts';
-import { checked, configFields, describedBy, fieldError, inputField } from '../../pages/admin/shared.ts';
+import { checked, configFields, describedBy, fieldError, inputField } from '../form-fields.ts';
 import { codeList, durationText, serverPath } from './card.ts';
 
 export interface ServerFormValues {

@@ -2,7 +2,7 @@
 import type { AppSession } from '../../../services/sign-in.ts';
 import type { FieldErrors } from '../../forms/form.ts';
 import { type Html, html } from '../../html.ts';
-import { issueSummary } from '../../pages/admin/shared.ts';
+import { issueSummary } from '../form-fields.ts';
 import { type ServerCard, serverCard } from './card.ts';
 import { serverForm, type ServerFormValues } from './form.ts';
 

@@ -8,7 +8,7 @@ import type { AppSession } from '../../../services/sign-in.ts';
 import { type FieldErrors } from '../../forms/form.ts';
 import { type ConditionRow, PERIODS, type RuleValues } from '../../forms/rules.ts';
 import { type Html, html } from '../../html.ts';
-import { configFields, describedBy, fieldError, inputField, selected } from '../../pages/admin/shared.ts';
+import { configFields, describedBy, fieldError, inputField, selected } from '../form-fields.ts';
 
 export const PREVIEW_DAYS = 30;
 const EMPTY_ROWS = 3;

@@ -3,7 +3,7 @@ import { type Classification, DEFAULT_TIMEOUT_MINUTES } from '../../../domain/po
 import type { RuleDefinition } from '../../../domain/rules.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { type Html, html, when } from '../../html.ts';
-import { configFields } from '../../pages/admin/shared.ts';
+import { configFields } from '../form-fields.ts';
 import { VERB } from '../conditions.ts';
 
 export const ruleUrl = (name: string) => `/app/admin/rules/${encodeURIComponent(name)}`;

@@ -6,7 +6,7 @@ import type { Tool } from '../../../store/tools.ts';
 import type { FieldErrors } from '../../forms/form.ts';
 import type { RuleValues } from '../../forms/rules.ts';
 import { type Html, html, when } from '../../html.ts';
-import { issueSummary } from '../../pages/admin/shared.ts';
+import { issueSummary } from '../form-fields.ts';
 import { labelOf, type RuleChoices, ruleForm } from './form.ts';
 import { ruleTable } from './list.ts';
 import { previewReport } from './preview.ts';

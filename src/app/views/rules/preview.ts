@@ -7,7 +7,7 @@ import type { AppSession } from '../../../services/sign-in.ts';
 import { followUpsText, type SimulationReport } from '../../../services/simulate-policy.ts';
 import type { RuleValues } from '../../forms/rules.ts';
 import { type Html, html, time, when } from '../../html.ts';
-import { configFields } from '../../pages/admin/shared.ts';
+import { configFields } from '../form-fields.ts';
 import { hiddenFields, PREVIEW_DAYS, ruleAction } from './form.ts';
 import { effectBadge } from './list.ts';
 

@@ -5,7 +5,7 @@
 import type { AppSession } from '../../../services/sign-in.ts';
 import type { Tool } from '../../../store/tools.ts';
 import { type Html, html, time, when } from '../../html.ts';
-import { configFields, selected } from '../../pages/admin/shared.ts';
+import { configFields, selected } from '../form-fields.ts';
 import { effectBadge } from './list.ts';
 
 /** Where a tool's classification is set: the tool is named in the form (it may not have been called yet). */

@@ -7,7 +7,7 @@ import type { WebhookEndpoint } from '../../../store/webhooks.ts';
 import { copyable } from '../../copyable.ts';
 import type { FieldErrors } from '../../forms/form.ts';
 import { type Html, html, time, when } from '../../html.ts';
-import { configFields, describedBy, fieldError } from '../../pages/admin/shared.ts';
+import { configFields, describedBy, fieldError } from '../form-fields.ts';
 import { WEBHOOK_PAGE } from './log.ts';
 
 export interface EndpointCard {

@@ -6,7 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type { deliveryLog } from '../../../services/webhooks.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { type Html, html, time, when } from '../../html.ts';
-import { csrfField, selected } from '../../pages/admin/shared.ts';
+import { csrfField, selected } from '../form-fields.ts';
 
 export const WEBHOOK_PAGE = '/app/admin/webhook';
 export const DELIVERY_STATES = ['pending', 'delivered', 'dead'] as const;

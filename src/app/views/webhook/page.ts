@@ -1,7 +1,7 @@
 /** The webhook page's body, its notices, and the questions asked before a rotation or a removal. */
 import type { AppSession } from '../../../services/sign-in.ts';
 import { type Html, html, time } from '../../html.ts';
-import { issueSummary } from '../../pages/admin/shared.ts';
+import { issueSummary } from '../form-fields.ts';
 import { type EndpointCard, endpointCard } from './endpoint.ts';
 import { type DeliveryLog, logSection } from './log.ts';
 
