@@ -175,8 +175,10 @@ class ToolCallExchange {
     options.signal?.addEventListener('abort', this.#cancelled, { once: true });
   }
 
+  /** The call's client is gone or cancelled it. */
   readonly #cancelled = () => this.#ended.abort(this.#options.signal!.reason);
 
+  /** Sends the call and reads its answer, resuming the stream it comes on when the upstream ends it early. */
   async run(params: { name: string; arguments: Record<string, unknown> }): Promise<CallToolResult> {
     try {
       let answer = await this.#send(params);
