@@ -160,6 +160,27 @@ for (const backend of backends) {
       }
     });
 
+    test('authorization requests from one address: 20 a minute, then 429 with Retry-After; another address goes on', async () => {
+      const authorize = (address: string) =>
+        fetch(`${t.url}/oauth/authorize?client_id=unknown&response_type=code`, {
+          headers: { 'x-forwarded-for': address },
+          redirect: 'manual',
+        });
+      const address = '198.51.100.20';
+      for (let i = 0; i < 20; i++) {
+        const answer = await authorize(address);
+        await answer.body?.cancel();
+        assert.notEqual(answer.status, 429, `request ${i + 1}`);
+      }
+      const refused = await authorize(address);
+      assert.equal(refused.status, 429);
+      assert.ok(Number(refused.headers.get('retry-after')) > 0);
+      assert.equal(((await refused.json()) as { error: string }).error, 'rate_limited');
+      const other = await authorize('198.51.100.21');
+      await other.body?.cancel();
+      assert.notEqual(other.status, 429);
+    });
+
     test('IPv6 addresses count by their /64: a network shares one bound, the next network has its own', async () => {
       // One attacker with a /64 can send from 2^64 addresses: they count as one.
       for (let i = 1; i <= 20; i++)
