@@ -211,7 +211,8 @@ export const SINGLES: Layer[] = [
 export const SHARED_RECORD_TYPES: { module: string; types: string[] }[] = [
   { module: 'src/store/workspaces.ts', types: ['Workspace'] },
   { module: 'src/store/members.ts', types: ['Role'] },
-  { module: 'src/store/holds.ts', types: ['HoldLine', 'HoldFilters', 'HoldDecisionRow'] },
+  { module: 'src/store/hold-lines.ts', types: ['HoldLine', 'HoldFilters'] },
+  { module: 'src/store/hold-decisions.ts', types: ['HoldDecisionRow'] },
   { module: 'src/store/notifications.ts', types: ['EmbedTokenSummary'] },
   { module: 'src/store/mcp-servers.ts', types: ['McpServer'] },
   { module: 'src/store/tools.ts', types: ['Tool'] },

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
-import { listHoldDecisions } from '../src/store/holds.ts';
+import { listHoldDecisions } from '../src/store/hold-decisions.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { verifiedEvidence } from './support/app-client.ts';
 import { type Backend, backends } from './support/backends.ts';

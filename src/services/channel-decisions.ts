@@ -10,7 +10,8 @@ import type { Hold, Verdict } from '../domain/hold.ts';
 import { base64url, randomBytes } from '../domain/ids.ts';
 import type { TeamsCard } from '../channels/teams.ts';
 import { teamsCard } from '../channels/teams-card.ts';
-import { findHold, findHoldByReference, listHoldDecisions } from '../store/holds.ts';
+import { listHoldDecisions } from '../store/hold-decisions.ts';
+import { findHold, findHoldByReference } from '../store/holds.ts';
 import { findMember, findMemberByChatUser, findMemberIdsByPhone, type Member } from '../store/members.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import {

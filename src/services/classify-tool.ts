@@ -6,7 +6,7 @@
 import type { ServiceContext } from './context.ts';
 import { decideHold } from './decide-hold.ts';
 import { findTool, listTools } from '../store/tools.ts';
-import { pendingHoldIdsOfTool } from '../store/holds.ts';
+import { pendingHoldIdsOfTool } from '../store/hold-sweeps.ts';
 
 /** Enough for any real backlog; a larger one is decided in the inbox. */
 const MOST = 500;

@@ -2,11 +2,10 @@
 import { applyDecision, type DecisionChannel, type Hold, type Verdict } from '../domain/hold.ts';
 import type { Sql } from '../store/db.ts';
 import { markActed } from '../store/members.ts';
+import { insertHoldDecision, listPastDecisions } from '../store/hold-decisions.ts';
 import {
   approvalSeqsOf,
   findHold,
-  insertHoldDecision,
-  listPastDecisions,
   setApprovalSeqs,
   setApprovedSeq,
   updateHoldState,

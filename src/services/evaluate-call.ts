@@ -9,7 +9,7 @@ import {
   scopeKey,
 } from '../domain/rules.ts';
 import type { Sql } from '../store/db.ts';
-import { countRecentCalls } from '../store/holds.ts';
+import { countRecentCalls } from '../store/hold-calls.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
 

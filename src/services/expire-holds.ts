@@ -1,6 +1,7 @@
 /** Deadlines: a pending hold past `expires_at` becomes expired, with its evidence entry. */
 import { expireHold as expired, type Hold } from '../domain/hold.ts';
-import { findHold, listOverdueHolds, updateHoldState } from '../store/holds.ts';
+import { listOverdueHolds } from '../store/hold-sweeps.ts';
+import { findHold, updateHoldState } from '../store/holds.ts';
 import type { ServiceContext } from './context.ts';
 import { openChain } from './evidence.ts';
 import { notifyChange } from './notifications.ts';

@@ -13,7 +13,8 @@ import {
 } from '../domain/follow-ups.ts';
 import type { Hold } from '../domain/hold.ts';
 import type { Outcome } from '../domain/policy.ts';
-import { findHold, listHoldDecisions } from '../store/holds.ts';
+import { listHoldDecisions } from '../store/hold-decisions.ts';
+import { findHold } from '../store/holds.ts';
 import {
   findFollowUp,
   insertFollowUpEvent,

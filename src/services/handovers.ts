@@ -4,7 +4,9 @@
  * delegate at once: notifications.ts `waitingFor`). The deadline worker sweeps `dueHandoverWork`; each member's
  * handover is done once, in one transaction under the workspace's chain lock.
  */
-import { findHold, listPendingLines, pendingDecisions } from '../store/holds.ts';
+import { pendingDecisions } from '../store/hold-decisions.ts';
+import { listPendingLines } from '../store/hold-lines.ts';
+import { findHold } from '../store/holds.ts';
 import { insertFollowUpEvent, pendingHoldsHandedTo } from '../store/follow-ups.ts';
 import { listDueHandovers, markHandedOver, recordHandoverFailures } from '../store/members.ts';
 import { pendingHoldsAskedOf } from '../store/notifications.ts';

@@ -6,7 +6,7 @@ import type { DecisionBlocker } from '../domain/four-eyes.ts';
 import type { Hold } from '../domain/hold.ts';
 import type { HoldFacts } from '../domain/hold-facts.ts';
 import { entryDataAt, entryTimeAt, entryTypesFrom, lastEntrySeq } from '../store/evidence.ts';
-import { type HoldDecisionRow, listDecisionsOfHolds, listHoldDecisions } from '../store/holds.ts';
+import { type HoldDecisionRow, listDecisionsOfHolds, listHoldDecisions } from '../store/hold-decisions.ts';
 import type { Member } from '../store/members.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';

@@ -4,17 +4,19 @@ import { compileGlob } from '../domain/rules.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import {
   type HoldDecisionRow,
-  type HoldFilters,
-  type HoldLine,
   listDecisionsOfHolds,
   listHoldDecisions,
+  pendingDecisions,
+} from '../store/hold-decisions.ts';
+import {
+  type HoldFilters,
+  type HoldLine,
   listArgumentsById,
   listHolds,
   listLinesById,
   listPendingApprovers,
   listPendingLines,
-  pendingDecisions,
-} from '../store/holds.ts';
+} from '../store/hold-lines.ts';
 import { listAskingEventsSince } from '../store/follow-ups.ts';
 import type { Member } from '../store/members.ts';
 import type { ServiceContext } from './context.ts';

@@ -18,7 +18,8 @@ import { teamsCard } from '../channels/teams-card.ts';
 import { type Backoff, backoffDelay } from '../domain/backoff.ts';
 import { outcomeUnknown } from '../domain/envelope.ts';
 import type { Hold } from '../domain/hold.ts';
-import { findHoldByReference, listHoldDecisions, listPastDecisions } from '../store/holds.ts';
+import { listHoldDecisions, listPastDecisions } from '../store/hold-decisions.ts';
+import { findHoldByReference } from '../store/holds.ts';
 import { findMemberById, type Member } from '../store/members.ts';
 import {
   findNotification,

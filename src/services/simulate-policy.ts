@@ -14,7 +14,7 @@ import {
   scopeKey,
   type TypeMismatch,
 } from '../domain/rules.ts';
-import { listCallsForReplay, type ReplayedCall } from '../store/holds.ts';
+import { listCallsForReplay, type ReplayedCall } from '../store/hold-calls.ts';
 import { listMembers } from '../store/members.ts';
 import { findRuleSet, listGroups } from '../store/rule-sets.ts';
 import { listTools } from '../store/tools.ts';

@@ -87,63 +87,61 @@ function executor(query: Query, afterCommit: Sql['afterCommit'] = (then) => then
   };
 }
 
-export function openPostgres(url: string, options: { max?: number } = {}): Db {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.max ?? 10,
-    types,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-  });
-  // An idle client whose server went away must not crash the process; the next query reconnects.
-  pool.on('error', () => {});
-  /** One transaction on a connection of its own. */
-  async function runAlone<T>(work: (tx: Sql) => Promise<T>, lazy = false): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw mapError(error);
-    }
-    // A connection lost while checked out is reported on the client, not the pool: the query in
-    // flight fails anyway, so the event itself must not crash the process.
-    const ignore = () => {};
-    client.on('error', ignore);
-    const query = oneAtATime(client);
-    try {
-      // Lazy: committed without waiting for the disk (one round trip with the BEGIN, as its text).
-      await query(lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN');
-      const committed: (() => void)[] = [];
-      const result = await work(executor(query, (then) => committed.push(then)));
-      // A statement that failed inside (and was caught there) leaves an aborted transaction, which
-      // COMMIT ends as a ROLLBACK without an error: never answered as committed.
-      const ended = await query('COMMIT');
-      if (ended.command !== 'COMMIT')
-        throw new Error('the transaction was rolled back: a statement in it failed');
-      client.off('error', ignore);
-      client.release();
-      for (const then of committed) then();
-      return result;
-    } catch (error) {
-      await query('ROLLBACK').catch(() => undefined);
-      client.off('error', ignore);
-      client.release(error instanceof StorageUnavailableError);
-      throw error;
-    }
+/** One transaction on a connection of its own. */
+async function runAlone<T>(pool: pg.Pool, work: (tx: Sql) => Promise<T>, lazy = false): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw mapError(error);
   }
+  // A connection lost while checked out is reported on the client, not the pool: the query in
+  // flight fails anyway, so the event itself must not crash the process.
+  const ignore = () => {};
+  client.on('error', ignore);
+  const query = oneAtATime(client);
+  try {
+    // Lazy: committed without waiting for the disk (one round trip with the BEGIN, as its text).
+    await query(lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN');
+    const committed: (() => void)[] = [];
+    const result = await work(executor(query, (then) => committed.push(then)));
+    // A statement that failed inside (and was caught there) leaves an aborted transaction, which
+    // COMMIT ends as a ROLLBACK without an error: never answered as committed.
+    const ended = await query('COMMIT');
+    if (ended.command !== 'COMMIT')
+      throw new Error('the transaction was rolled back: a statement in it failed');
+    client.off('error', ignore);
+    client.release();
+    for (const then of committed) then();
+    return result;
+  } catch (error) {
+    await query('ROLLBACK').catch(() => undefined);
+    client.off('error', ignore);
+    client.release(error instanceof StorageUnavailableError);
+    throw error;
+  }
+}
 
-  interface Queued {
-    work: (tx: Sql) => Promise<unknown>;
-    lazy: boolean;
-    /** When it was queued (a transaction of its own waits for a connection at most CONNECT_TIMEOUT_MS). */
-    since: number;
-    resolve: (result: unknown) => void;
-    reject: (error: unknown) => void;
-  }
+/** A transaction waiting behind its batch key. */
+interface Queued {
+  work: (tx: Sql) => Promise<unknown>;
+  lazy: boolean;
+  /** When it was queued (a transaction of its own waits for a connection at most CONNECT_TIMEOUT_MS). */
+  since: number;
+  resolve: (result: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The port's `transaction` on `pool`: alone, or with a batch key in a queue per key whose transactions
+ * share one commit.
+ */
+function transactions(pool: pg.Pool): Db['transaction'] {
   /** Per batch key, the transactions waiting for the one running. */
   const batches = new Map<string, Queued[]>();
 
   const runQueued = (queued: Queued) =>
-    runAlone(queued.work, queued.lazy).then(queued.resolve, queued.reject);
+    runAlone(pool, queued.work, queued.lazy).then(queued.resolve, queued.reject);
 
   /**
    * Runs `batch` in one transaction, one after the other (each sees the writes of those before it),
@@ -166,6 +164,7 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
         return done;
       };
       const results = await runAlone(
+        pool,
         work,
         batch.every((queued) => queued.lazy),
       );
@@ -200,28 +199,43 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
     batches.delete(key);
   }
 
+  return function transaction<T>(
+    work: (tx: Sql) => Promise<T>,
+    options: { lazy?: boolean; batch?: string } = {},
+  ) {
+    const key = options.batch;
+    if (key === undefined) return runAlone(pool, work, options.lazy);
+    return new Promise<T>((resolve, reject) => {
+      const lazy = options.lazy === true;
+      const queued = {
+        work,
+        lazy,
+        since: Date.now(),
+        resolve: resolve as (result: unknown) => void,
+        reject,
+      };
+      const waiting = batches.get(key);
+      if (waiting) return void waiting.push(queued);
+      const started = [queued];
+      batches.set(key, started);
+      void runBatches(key, started);
+    });
+  };
+}
+
+export function openPostgres(url: string, options: { max?: number } = {}): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    types,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  // An idle client whose server went away must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
   return {
     dialect: 'postgres',
     ...executor(sender(pool)),
-    transaction<T>(work: (tx: Sql) => Promise<T>, options: { lazy?: boolean; batch?: string } = {}) {
-      const key = options.batch;
-      if (key === undefined) return runAlone(work, options.lazy);
-      return new Promise<T>((resolve, reject) => {
-        const lazy = options.lazy === true;
-        const queued = {
-          work,
-          lazy,
-          since: Date.now(),
-          resolve: resolve as (result: unknown) => void,
-          reject,
-        };
-        const waiting = batches.get(key);
-        if (waiting) return void waiting.push(queued);
-        const started = [queued];
-        batches.set(key, started);
-        void runBatches(key, started);
-      });
-    },
+    transaction: transactions(pool),
     close: () => pool.end(),
   };
 }

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { type Db, type Sql, StorageUnavailableError, UniqueViolationError } from './db.ts';
-import { walSync } from './wal-sync.ts';
+import { type WalSync, walSync } from './wal-sync.ts';
 
 /** `$1` → `?1`; row locks are PostgreSQL's (SQLite's write transactions are exclusive already). */
 function translate(text: string): string {
@@ -18,6 +18,72 @@ function mapError(error: unknown): unknown {
   const primary = (code ?? 0) & 0xff;
   if ([5, 10, 13, 14].includes(primary)) return new StorageUnavailableError(error);
   return error;
+}
+
+/** Runs `work` with SQLite's errors mapped to the port's. */
+const guard = <T>(work: () => T): T => {
+  try {
+    return work();
+  } catch (error) {
+    throw mapError(error);
+  }
+};
+
+/** A transaction waiting for the next group commit. */
+interface Queued {
+  work: (tx: Sql) => Promise<unknown>;
+  lazy: boolean;
+  resolve: (result: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: the transactions begun in one turn of the event loop share one BEGIN…COMMIT, each
+ * in a savepoint of its own; one that fails is rolled back alone. None is answered before the
+ * shared COMMIT is on disk (a lazy one: before it is in the log), and while the log is synced the
+ * connection goes on with the next batch, which the next sync covers.
+ */
+async function commitTogether(db: DatabaseSync, direct: Sql, wal: WalSync, waiting: Queued[]) {
+  while (waiting.length > 0) {
+    try {
+      guard(() => db.exec('BEGIN IMMEDIATE'));
+    } catch (error) {
+      for (const item of waiting) item.reject(error);
+      return;
+    }
+    const done: { item: Queued; result: unknown; committed: (() => void)[] }[] = [];
+    let lost: unknown;
+    while (waiting.length > 0 && lost === undefined) {
+      const item = waiting.shift()!;
+      const committed: (() => void)[] = [];
+      db.exec('SAVEPOINT tx');
+      try {
+        const result = await item.work({ ...direct, afterCommit: (then) => committed.push(then) });
+        db.exec('RELEASE tx');
+        done.push({ item, result, committed });
+      } catch (error) {
+        item.reject(error);
+        if (db.isTransaction) db.exec('ROLLBACK TO tx; RELEASE tx');
+        // Some errors (a full disk, an I/O error) end the whole transaction: the others wait for a new one.
+        else lost = error;
+      }
+    }
+    try {
+      if (lost !== undefined) throw lost;
+      guard(() => db.exec('COMMIT'));
+    } catch (error) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      for (const { item } of done) item.reject(error);
+      continue;
+    }
+    for (const then of done.flatMap(({ committed }) => committed)) then();
+    const durable = done.some(({ item }) => !item.lazy) ? wal.committed() : null;
+    if (!durable) wal.committedLazily();
+    for (const { item, result } of done) {
+      if (item.lazy || !durable) item.resolve(result);
+      else durable.then(() => item.resolve(result), item.reject);
+    }
+  }
 }
 
 export function openSqlite(file: string): Db {
@@ -39,13 +105,6 @@ export function openSqlite(file: string): Db {
     }
     return statement;
   };
-  const guard = <T>(work: () => T): T => {
-    try {
-      return work();
-    } catch (error) {
-      throw mapError(error);
-    }
-  };
   const direct: Sql = {
     all: async <T>(text: string, params: unknown[] = []) =>
       guard(() => prepare(text).all(...(params as SQLInputValue[])) as T[]),
@@ -65,60 +124,11 @@ export function openSqlite(file: string): Db {
     return result;
   };
 
-  // Group commit: the transactions begun in one turn of the event loop share one BEGIN…COMMIT, each
-  // in a savepoint of its own; one that fails is rolled back alone. None is answered before the
-  // shared COMMIT is on disk (a lazy one: before it is in the log), and while the log is synced the
-  // connection goes on with the next batch, which the next sync covers.
-  interface Queued {
-    work: (tx: Sql) => Promise<unknown>;
-    lazy: boolean;
-    resolve: (result: unknown) => void;
-    reject: (error: unknown) => void;
-  }
   let batch: Queued[] = [];
-  const commitBatch = async () => {
+  const commitBatch = () => {
     const waiting = batch;
     batch = [];
-    while (waiting.length > 0) {
-      try {
-        guard(() => db.exec('BEGIN IMMEDIATE'));
-      } catch (error) {
-        for (const item of waiting) item.reject(error);
-        return;
-      }
-      const done: { item: Queued; result: unknown; committed: (() => void)[] }[] = [];
-      let lost: unknown;
-      while (waiting.length > 0 && lost === undefined) {
-        const item = waiting.shift()!;
-        const committed: (() => void)[] = [];
-        db.exec('SAVEPOINT tx');
-        try {
-          const result = await item.work({ ...direct, afterCommit: (then) => committed.push(then) });
-          db.exec('RELEASE tx');
-          done.push({ item, result, committed });
-        } catch (error) {
-          item.reject(error);
-          if (db.isTransaction) db.exec('ROLLBACK TO tx; RELEASE tx');
-          // Some errors (a full disk, an I/O error) end the whole transaction: the others wait for a new one.
-          else lost = error;
-        }
-      }
-      try {
-        if (lost !== undefined) throw lost;
-        guard(() => db.exec('COMMIT'));
-      } catch (error) {
-        if (db.isTransaction) db.exec('ROLLBACK');
-        for (const { item } of done) item.reject(error);
-        continue;
-      }
-      for (const then of done.flatMap(({ committed }) => committed)) then();
-      const durable = done.some(({ item }) => !item.lazy) ? wal.committed() : null;
-      if (!durable) wal.committedLazily();
-      for (const { item, result } of done) {
-        if (item.lazy || !durable) item.resolve(result);
-        else durable.then(() => item.resolve(result), item.reject);
-      }
-    }
+    return commitTogether(db, direct, wal, waiting);
   };
   /** A write outside a transaction (it commits by itself) is answered once it is on disk too. */
   const written = async <T>(result: T) => {

@@ -12,7 +12,8 @@
 import type { Classification } from '../domain/policy.ts';
 import { boolean, columns, integer, nullable, text } from './columns.ts';
 import type { Sql } from './db.ts';
-import { type CallScope, openProxyHoldWhere, recentCallsCount } from './holds.ts';
+import { type CallScope, recentCallsCount } from './hold-calls.ts';
+import { openProxyHoldWhere } from './holds.ts';
 
 export interface SubmissionState {
   head: { seq: number; hash: string };

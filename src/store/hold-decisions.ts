@@ -1,0 +1,92 @@
+/** The `hold_decisions` table: each member's decision on a hold. */
+import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
+import type { Sql } from './db.ts';
+
+/** Every column of `hold_decisions`: a member's decision on a hold. */
+const holdDecisions = columns({
+  holdId: text('hold_id'),
+  memberId: text('member_id'),
+  verdict: text('verdict'),
+  comment: nullable(text('comment')),
+  channel: text('channel'),
+  decidedAt: integer('decided_at'),
+  /** The member a delegate decided for. */
+  onBehalfOf: nullable(text('on_behalf_of')),
+});
+
+export async function insertHoldDecision(
+  sql: Sql,
+  decision: Omit<RecordOf<typeof holdDecisions.fields>, 'decidedAt'> & { at: number },
+): Promise<void> {
+  const { at, ...fields } = decision;
+  const written = holdDecisions.insert({ ...fields, decidedAt: at });
+  await sql.run(`INSERT INTO hold_decisions (${written.columns}) VALUES ${written.values}`, written.params);
+}
+
+const pastDecisions = holdDecisions.pick('memberId', 'onBehalfOf');
+
+/** Who decided the hold so far, and for whom (a delegate). */
+export const listPastDecisions = async (sql: Sql, holdId: string) =>
+  pastDecisions.decodeAll(
+    await sql.all(`SELECT ${pastDecisions.select()} FROM hold_decisions WHERE hold_id = $1`, [holdId]),
+  );
+
+/** Hold decisions `d`, with their member `m` and the member `p` a delegate decided for. */
+const decisionColumns = `d.member_id AS "memberId", m.name, m.email, d.verdict, d.comment, d.channel,
+  d.decided_at AS "decidedAt", d.on_behalf_of AS "onBehalfOf", p.name AS "onBehalfOfName"`;
+
+const decisionLines = columns({
+  ...holdDecisions.omit('holdId').fields,
+  name: text('name'),
+  email: text('email'),
+  /** The member a delegate decided for, by name; null when members decided themselves. */
+  onBehalfOfName: nullable(text('name')),
+});
+
+export type HoldDecisionRow = RecordOf<typeof decisionLines.fields>;
+
+const decisionLinesOfHolds = columns({ ...decisionLines.fields, holdId: text('hold_id') });
+
+/** The member decisions of these holds, oldest first. */
+export async function listDecisionsOfHolds(
+  sql: Sql,
+  holdIds: readonly string[],
+): Promise<(HoldDecisionRow & { holdId: string })[]> {
+  if (holdIds.length === 0) return [];
+  const rows = await sql.all(
+    `SELECT d.hold_id AS "holdId", ${decisionColumns}
+     FROM hold_decisions d JOIN members m ON m.id = d.member_id LEFT JOIN members p ON p.id = d.on_behalf_of
+     WHERE d.hold_id IN (${holdIds.map((_, i) => `$${i + 1}`).join(', ')}) ORDER BY d.decided_at`,
+    [...holdIds],
+  );
+  return decisionLinesOfHolds.decodeAll(rows);
+}
+
+export const listHoldDecisions = async (sql: Sql, holdId: string) =>
+  decisionLines.decodeAll(
+    await sql.all(
+      `SELECT ${decisionColumns}
+       FROM hold_decisions d JOIN members m ON m.id = d.member_id LEFT JOIN members p ON p.id = d.on_behalf_of
+       WHERE d.hold_id = $1 ORDER BY d.decided_at`,
+      [holdId],
+    ),
+  );
+
+const pendingDecisionColumns = holdDecisions.pick('holdId', 'memberId', 'onBehalfOf');
+
+/** The decisions so far of a workspace's pending holds, by hold: who decided, and for whom. */
+export async function pendingDecisions(
+  sql: Sql,
+  workspaceId: string,
+): Promise<Map<string, { memberId: string; onBehalfOf: string | null }[]>> {
+  const rows = await sql.all(
+    `SELECT ${pendingDecisionColumns.select('d')}
+     FROM hold_decisions d JOIN holds h ON h.id = d.hold_id
+     WHERE h.workspace_id = $1 AND h.status = 'pending'`,
+    [workspaceId],
+  );
+  const byHold = new Map<string, { memberId: string; onBehalfOf: string | null }[]>();
+  for (const { holdId, ...decision } of pendingDecisionColumns.decodeAll(rows))
+    byHold.set(holdId, [...(byHold.get(holdId) ?? []), decision]);
+  return byHold;
+}
