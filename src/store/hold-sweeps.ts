@@ -42,9 +42,9 @@ export const listHoldsToExecute = async (sql: Sql, limit: number) =>
     ),
   );
 
-/** A tool's pending holds, oldest first (deciding them when the tool is classified). */
 const holdOnlyIds = holds.pick('id');
 
+/** A tool's pending holds, oldest first (deciding them when the tool is classified). */
 export const pendingHoldIdsOfTool = async (
   sql: Sql,
   workspaceId: string,
