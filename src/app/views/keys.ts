@@ -6,7 +6,7 @@ import { copyable } from '../copyable.ts';
 import type { FieldErrors } from '../forms/form.ts';
 import type { NewKeyValues } from '../forms/keys.ts';
 import { type Html, html, time, when } from '../html.ts';
-import { checked, csrfField, describedBy, fieldError } from './form-fields.ts';
+import { checked, csrfField, fieldError, inputField } from './form-fields.ts';
 
 /** A key's own URL (`/revoke` below it). */
 export const keyPath = (id: string) => `/app/admin/keys/${encodeURIComponent(id)}`;
@@ -154,42 +154,39 @@ export function newKeyForm(session: AppSession, values: NewKeyValues, errors: Fi
         </div>
       </fieldset>
       ${fieldError('key-scope', errors.scope)}
-      <label for="key-name">Name (optional, up to 100 characters)</label>
-      <input
-        id="key-name"
-        name="name"
-        type="text"
-        maxlength="100"
-        value="${values.name}"
-        ${describedBy('key-name', errors.name)}
-      />
-      ${fieldError('key-name', errors.name)}
+      ${inputField({
+        id: 'key-name',
+        name: 'name',
+        label: 'Name (optional, up to 100 characters)',
+        type: 'text',
+        value: values.name,
+        error: errors.name,
+        extra: html`maxlength="100"`,
+      })}
       <fieldset class="plain">
         <legend><strong>Bind to an agent</strong> (optional)</legend>
         <p class="muted">
           A bound key's holds carry this agent identity; a call naming another is refused. Its owner may not
           approve them: they are the owner's own requests.
         </p>
-        <label for="key-agent">Agent identity</label>
-        <input
-          id="key-agent"
-          name="agent"
-          type="text"
-          maxlength="200"
-          value="${values.agent}"
-          ${describedBy('key-agent', errors.agent)}
-        />
-        ${fieldError('key-agent', errors.agent)}
-        <label for="key-owner">Owner (a member's e-mail)</label>
-        <input
-          id="key-owner"
-          name="owner"
-          type="email"
-          maxlength="254"
-          value="${values.owner}"
-          ${describedBy('key-owner', errors.owner)}
-        />
-        ${fieldError('key-owner', errors.owner)}
+        ${inputField({
+          id: 'key-agent',
+          name: 'agent',
+          label: 'Agent identity',
+          type: 'text',
+          value: values.agent,
+          error: errors.agent,
+          extra: html`maxlength="200"`,
+        })}
+        ${inputField({
+          id: 'key-owner',
+          name: 'owner',
+          label: "Owner (a member's e-mail)",
+          type: 'email',
+          value: values.owner,
+          error: errors.owner,
+          extra: html`maxlength="254"`,
+        })}
       </fieldset>
       <div class="buttons"><button type="submit">Create key</button></div>
     </form>
