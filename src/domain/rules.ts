@@ -58,6 +58,20 @@ export interface RuleDefinition {
   escalate?: EscalationDefinition[];
   /** Each approval must carry the approver's passkey signature over the exact action (approval only). */
   signed?: boolean;
+  /**
+   * Whether its holds may be approved together with others (approval only). Default: yes, but not
+   * for four-eyes or passkey-signed rules (bulk.ts).
+   */
+  bulk?: boolean;
+  /** What "I'm on it" does on its holds (approval only). */
+  claim?: ClaimDefinition;
+}
+
+/** A claim marks a hold as taken by one member: released after `minutes` (default 30) or by hand. */
+export interface ClaimDefinition {
+  minutes?: number;
+  /** While claimed, escalation steps wait (as an acknowledged page does). */
+  halts_escalation?: boolean;
 }
 
 export interface Call {

@@ -104,6 +104,14 @@ const rule = z
     escalate: escalate.optional(),
     // Each approval carries the approver's passkey signature over the exact action.
     signed: z.boolean().optional(),
+    // Whether its holds may be approved in bulk; default true unless four-eyes or signed.
+    bulk: z.boolean().optional(),
+    claim: z
+      .strictObject({
+        minutes: z.int().min(1).max(1440).optional(),
+        halts_escalation: z.boolean().optional(),
+      })
+      .optional(),
   })
   .superRefine((r, ctx) => {
     if (r.effect !== 'approval') {
@@ -114,6 +122,8 @@ const rule = z
         'remind',
         'escalate',
         'signed',
+        'bulk',
+        'claim',
       ] as const) {
         if (r[field] !== undefined) {
           ctx.addIssue({ code: 'custom', path: [field], message: `only an approval rule has ${field}` });

@@ -6,6 +6,7 @@ import type { InboxChanges, InboxPage } from '../../services/inbox.ts';
 import { type Html, html, when } from '../html.ts';
 import { cursorText, inboxHref, type InboxUrl } from '../pages/inbox-url.ts';
 import { holdLineView } from './hold-line.ts';
+import { keysDialog } from './inbox-keys.ts';
 
 /** What a decision became, said once on the page it returns to (a flash notice). */
 export const DECISION_NOTICES: Record<string, string> = {
@@ -88,38 +89,6 @@ function filterForm(url: InboxUrl, page: InboxPage): Html {
     </details>
   </form>`;
 }
-
-/** The keyboard's keys, opened with `?` (app.js), and the confirmation of a decision made with them. */
-const keysDialog = () =>
-  html`<dialog id="keys" aria-labelledby="keys-title">
-      <h2 id="keys-title">Keyboard</h2>
-      <dl class="keys">
-        <dt><kbd>j</kbd> / <kbd>k</kbd></dt>
-        <dd>next / previous hold</dd>
-        <dt><kbd>Enter</kbd></dt>
-        <dd>open the hold</dd>
-        <dt><kbd>a</kbd></dt>
-        <dd>approve the open hold (asks first)</dd>
-        <dt><kbd>r</kbd></dt>
-        <dd>reject the open hold (asks first)</dd>
-        <dt><kbd>c</kbd></dt>
-        <dd>write a comment</dd>
-        <dt><kbd>?</kbd></dt>
-        <dd>this list</dd>
-      </dl>
-      <form method="dialog"><button type="submit">Close</button></form>
-    </dialog>
-    <dialog id="confirm" aria-labelledby="confirm-title">
-      <form method="dialog">
-        <h2 id="confirm-title"></h2>
-        <p class="confirm-action"><code></code></p>
-        <p class="muted confirm-agent"></p>
-        <div class="buttons">
-          <button type="submit" value="yes" class="confirm-yes"></button>
-          <button type="submit" value="no" class="secondary">Cancel</button>
-        </div>
-      </form>
-    </dialog>`;
 
 export interface Desk {
   url: InboxUrl;
