@@ -44,6 +44,7 @@ export async function createWorkspace(
     logoUrl: null,
     accentColor: null,
     slackChannel: null,
+    teamsChannel: null,
     apiRateLimit: null,
     mcpRateLimit: null,
     oauthGrantRole: 'admin',

@@ -14,6 +14,8 @@ const workspaces = columns({
   accentColor: nullable(text('accent_color')),
   /** The Slack channel id (`C…`) the workspace's waiting holds are posted to; null: none. */
   slackChannel: nullable(text('slack_channel')),
+  /** The Teams channel (`19:…@thread.tacv2`) the workspace's waiting holds are posted to; null: none. */
+  teamsChannel: nullable(text('teams_channel')),
   /**
    * The operator's override of the Core API quota (requests a minute per bucket) and of the MCP quota
    * (tool calls a minute per API key); null: the deployment's setting. Loaded with every authenticated
@@ -85,6 +87,14 @@ export async function updateWorkspaceSlackChannel(
   channel: string | null,
 ): Promise<void> {
   await sql.run('UPDATE workspaces SET slack_channel = $2 WHERE id = $1', [id, channel]);
+}
+
+export async function updateWorkspaceTeamsChannel(
+  sql: Sql,
+  id: string,
+  channel: string | null,
+): Promise<void> {
+  await sql.run('UPDATE workspaces SET teams_channel = $2 WHERE id = $1', [id, channel]);
 }
 
 /** Sets the rate-limit overrides given (null: back to the deployment's setting); others stay. */
