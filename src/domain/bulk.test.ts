@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { BULK_ACTION_LENGTH, bulkApprovalAllowed, bulkApprovalSkip, bulkSkip, bulkTotals } from './bulk.ts';
+
+const single = { approvalsRequired: 1 };
+const fourEyes = { approvalsRequired: 2 };
+
+test('bulk approval: allowed by default, not for four-eyes or signed rules, the rule may say otherwise', () => {
+  assert.equal(bulkApprovalAllowed(single, {}, false), true);
+  assert.equal(bulkApprovalSkip(fourEyes, {}, false), 'four_eyes');
+  assert.equal(bulkApprovalSkip(single, { signed: true }, false), 'signed');
+  assert.equal(bulkApprovalSkip(single, { bulk: false }, false), 'not_in_bulk');
+  assert.equal(bulkApprovalAllowed(fourEyes, { bulk: true }, false), true, 'the rule lets four eyes in');
+  // A signature is made one approval at a time, whatever the rule says; so is the workspace's.
+  assert.equal(bulkApprovalSkip(single, { bulk: true, signed: true }, false), 'signed');
+  assert.equal(bulkApprovalSkip(single, { bulk: true }, true), 'signed');
+});
+
+test('holds with no rule follow their own approvals required', () => {
+  assert.equal(bulkApprovalAllowed(single, undefined, false), true);
+  assert.equal(bulkApprovalSkip(fourEyes, undefined, false), 'four_eyes');
+  assert.equal(bulkApprovalSkip(single, undefined, true), 'signed');
+});
+
+test('bulk reject is always offered; the decision’s own refusals apply to both verdicts', () => {
+  const hold = { toolName: 'pay', approvalsRequired: 2 };
+  const base = { hold, args: { amount: 1 }, rule: { signed: true }, workspaceRequiresPasskey: true };
+  assert.equal(bulkSkip({ ...base, verdict: 'reject', blocker: null }), null);
+  assert.equal(bulkSkip({ ...base, verdict: 'approve', blocker: null }), 'signed');
+  for (const verdict of ['approve', 'reject'] as const) {
+    assert.equal(bulkSkip({ ...base, verdict, blocker: 'own_request' }), 'own_request');
+    assert.equal(bulkSkip({ ...base, verdict, blocker: 'closed' }), 'closed');
+    assert.equal(bulkSkip({ ...base, verdict, blocker: 'viewer' }), 'not_an_approver');
+  }
+});
+
+test('an action too long to show whole in the list is not approved in bulk, but may be rejected', () => {
+  const hold = { toolName: 'pay', approvalsRequired: 1 };
+  const base = { hold, rule: undefined, workspaceRequiresPasskey: false, blocker: null };
+  const memo = 'x'.repeat(BULK_ACTION_LENGTH);
+  assert.equal(bulkSkip({ ...base, verdict: 'approve', args: { amount: 1 } }), null);
+  assert.equal(bulkSkip({ ...base, verdict: 'approve', args: { amount: 1, memo } }), 'too_long');
+  assert.equal(bulkSkip({ ...base, verdict: 'approve', args: null }), 'too_long', 'arguments not read');
+  assert.equal(bulkSkip({ ...base, verdict: 'reject', args: { memo } }), null);
+});
+
+test('totals: the count, and amounts summed per currency without float noise', () => {
+  const totals = bulkTotals([
+    { amount: 0.1, currency: 'EUR' },
+    { amount: 0.2, currency: 'EUR' },
+    { amount: 1200, currency: 'USD' },
+    { amount: 5, currency: 'CHF' },
+    { amount: 1e-7, currency: 'CHF' },
+    { amount: '12', currency: 'EUR' },
+    { amount: 3 },
+    { amount: Infinity, currency: 'EUR' },
+    {},
+    null,
+  ]);
+  assert.deepEqual(totals, {
+    count: 10,
+    amounts: [
+      { currency: 'CHF', total: 5.0000001 },
+      { currency: 'EUR', total: 0.3 },
+      { currency: 'USD', total: 1200 },
+    ],
+    withoutAmount: 5,
+  });
+  assert.deepEqual(bulkTotals([]), { count: 0, amounts: [], withoutAmount: 0 });
+});
