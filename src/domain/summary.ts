@@ -37,10 +37,13 @@ const CUT = 40;
 /** Room kept for `, +999 more fields`. */
 const TAIL = 20;
 
-const fieldsOf = (args: Record<string, unknown>) =>
-  Object.entries(args).map(([key, value]) => `${nameText(key)}=${jsonLine(value)}`);
+const fieldText = ([key, value]: [string, unknown]) => `${nameText(key)}=${jsonLine(value)}`;
 
-const cut = (text: string, length: number) => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
+const fieldsOf = (args: Record<string, unknown>) => Object.entries(args).map(fieldText);
+
+/** Text cut to `length` characters, the last one `…` when something was cut. */
+export const cut = (text: string, length: number) =>
+  text.length > length ? `${text.slice(0, length - 1)}…` : text;
 
 /** As many fields as fit in `budget` characters, long values cut, and how many were left out. */
 function fieldsWithin(fields: string[], budget: number): string {
@@ -71,7 +74,12 @@ export function summarizeAction(tool: string, args: Record<string, unknown>, bud
 
 /** The arguments alone, as `summarizeAction` writes them inside the parentheses: `amount=1200, to="acme"`. */
 export function summarizeArguments(args: Record<string, unknown>, budget: number): ActionSummary {
-  const fields = fieldsOf(args);
+  return summarizeEntries(Object.entries(args), budget);
+}
+
+/** Arguments as `summarizeArguments` writes them, in the order of `entries` (an object cannot keep `"2"` after `"b"`). */
+export function summarizeEntries(entries: [string, unknown][], budget: number): ActionSummary {
+  const fields = entries.map(fieldText);
   const full = fields.join(', ');
   if (full.length <= budget) return { text: full, complete: true };
   return { text: fieldsWithin(fields, budget), complete: false };
