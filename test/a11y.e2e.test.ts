@@ -108,7 +108,7 @@ describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1, timeou
   /** Serious and critical violations on the page as it is now, as lines a person can act on. */
   async function violations(opened: TestPage, where: string): Promise<string[]> {
     const result = await new AxeBuilder({ page: opened.page })
-      .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+      .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'])
       .analyze();
     return result.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
