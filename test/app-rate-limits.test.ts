@@ -5,9 +5,13 @@
  * reaches them in a few requests; the test clock moves windows on, nothing waits.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { mintEmbedToken } from '../src/services/channel-decisions.ts';
+import { mintDecisionLink } from '../src/services/decision-links.ts';
+import { inviteLink } from '../src/services/sign-in.ts';
+import { findHold } from '../src/store/holds.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { appClient, type Session } from './support/app-client.ts';
@@ -18,6 +22,7 @@ import { startTestService, type TestService } from './support/service.ts';
 const APP_LIMIT = 8;
 const WIDGET_LIMIT = 5;
 const UNKNOWN_HOLD = `svc_pa_${'A'.repeat(22)}`;
+const randomToken = () => randomBytes(32).toString('base64url');
 
 const CONFIG = `members:
   - { email: admin@acme.test, name: Admin, role: admin }
@@ -238,3 +243,102 @@ describe('APP_RATE_LIMIT and WIDGET_RATE_LIMIT', { skip: sqlite.skip }, () => {
     }
   });
 });
+
+/**
+ * Issue 39: approvers behind one address (an office network) are not throttled. Only failed guesses at
+ * a link's secret (unknown decision-link tokens, bad sign-in links) count against the 20 a minute per
+ * address; while an address is over, every link from it is refused, valid or not, so a guesser cannot
+ * tell a good token by its answer.
+ */
+async function guessesOnly(t: TestService) {
+  const { workspace, key } = await t.workspace();
+  const { ctx } = t.service;
+  const admin = (await findMemberByEmail(ctx.db, workspace.id, 'admin@acme.test'))!;
+  const send = async (method: 'GET' | 'POST', path: string, form?: Record<string, string>) => {
+    const answer = await fetch(t.url + path, {
+      method,
+      redirect: 'manual',
+      ...(form && {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+      }),
+    });
+    return { status: answer.status, headers: answer.headers, text: await answer.text() };
+  };
+  const pendingLink = async () => {
+    const held = await call(t.url, 'POST', '/api/v1/holds', { key, body: submission() });
+    assert.equal(held.body.status, 'pending', held.text);
+    const hold = (await findHold(ctx.db, workspace.id, held.body.id))!;
+    const url = await mintDecisionLink(ctx, { hold, memberId: admin.id, channel: 'email' });
+    return { id: hold.id, path: new URL(url).pathname };
+  };
+  const links = [];
+  for (let i = 0; i < 30; i++) links.push(await pendingLink());
+  const spare = await pendingLink();
+  const signInPaths = [];
+  for (let i = 0; i < 15; i++)
+    signInPaths.push(new URL((await inviteLink(ctx, workspace, 'admin@acme.test')).url).pathname);
+  t.clock.advance(60_000 - (t.clock.now() % 60_000));
+
+  // 30 decisions (each opened, then decided) and 15 sign-ins (each opened, then used) within a minute.
+  const statuses = [];
+  for (const { path } of links) {
+    statuses.push(
+      (await send('GET', path)).status,
+      (await send('POST', path, { verdict: 'approve' })).status,
+    );
+  }
+  for (const path of signInPaths)
+    statuses.push((await send('GET', path)).status, (await send('POST', path)).status);
+  assert.deepEqual(statuses, [...Array(60).fill(200), ...Array(15).fill([200, 303]).flat()]);
+  for (const { id } of links)
+    assert.equal((await call(t.url, 'GET', `/api/v1/holds/${id}`, { key })).body.status, 'approved');
+
+  // Guessing is still stopped: 20 failed guesses (decision links and sign-in links alike), then 429.
+  const guesses = [];
+  for (let i = 0; i < 10; i++) guesses.push((await send('GET', `/d/${randomToken()}`)).status);
+  for (let i = 0; i < 5; i++)
+    guesses.push((await send('POST', `/d/${randomToken()}`, { verdict: 'approve' })).status);
+  for (let i = 0; i < 5; i++) guesses.push((await send('POST', `/app/login/${randomToken()}`)).status);
+  assert.deepEqual(guesses, [...Array(15).fill(404), ...Array(5).fill(410)]);
+  const over = await send('GET', `/d/${randomToken()}`);
+  assert.equal(over.status, 429);
+  assert.ok(Number(over.headers.get('retry-after')) >= 1, 'Retry-After');
+  assert.match(over.text, /<h1>Too many requests<\/h1>/);
+  // While the address is over, a valid link is refused too, and nothing is decided.
+  assert.equal((await send('POST', spare.path, { verdict: 'approve' })).status, 429);
+  assert.equal((await call(t.url, 'GET', `/api/v1/holds/${spare.id}`, { key })).body.status, 'pending');
+  // The next window lets it through.
+  t.clock.advance(60_000);
+  assert.equal((await send('POST', spare.path, { verdict: 'approve' })).status, 200);
+}
+
+for (const backend of backends) {
+  describe(`link guesses per address on ${backend.name}`, { skip: backend.skip }, () => {
+    test('valid decision links and sign-ins from one address are not counted; failed guesses are', async () => {
+      const t = await startTestService(backend);
+      try {
+        await guessesOnly(t);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+describe(
+  'link guesses counted in Redis',
+  { skip: redisUrl ? undefined : 'TEST_REDIS_URL is not set' },
+  () => {
+    test('valid decision links and sign-ins from one address are not counted; failed guesses are', async () => {
+      const t = await startTestService(sqlite, { env: { REDIS_URL: redisUrl! } });
+      try {
+        await guessesOnly(t);
+      } finally {
+        await t.close();
+      }
+    });
+  },
+);

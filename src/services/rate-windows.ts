@@ -5,9 +5,9 @@
 import { hitRateWindow, pruneRateWindows } from '../store/rate-windows.ts';
 import type { ServiceContext } from './context.ts';
 
-/** Counts one hit of `key` in the window that began at `windowStart`; answers the window's count so far. */
-export const countRateHit = (ctx: ServiceContext, key: string, windowStart: number) =>
-  hitRateWindow(ctx.db, key, windowStart);
+/** Counts `by` hits of `key` in the window that began at `windowStart`; answers the window's count so far. */
+export const countRateHit = (ctx: ServiceContext, key: string, windowStart: number, by = 1) =>
+  hitRateWindow(ctx.db, key, windowStart, by);
 
 /** Drops the windows that began before `before`. */
 export const dropRateWindowsBefore = (ctx: ServiceContext, before: number) =>

@@ -3,12 +3,12 @@ import type { Sql } from './db.ts';
 
 const counted = columns({ count: count('count') });
 
-/** Counts one hit in the window and answers the window's count so far. */
-export async function hitRateWindow(sql: Sql, key: string, windowStart: number): Promise<number> {
+/** Adds `by` hits to the window and answers the window's count so far (`by` 0 reads it). */
+export async function hitRateWindow(sql: Sql, key: string, windowStart: number, by = 1): Promise<number> {
   const row = await sql.one(
-    `INSERT INTO rate_windows (key, window_start, count) VALUES ($1, $2, 1)
-     ON CONFLICT (key, window_start) DO UPDATE SET count = rate_windows.count + 1 RETURNING count`,
-    [key, windowStart],
+    `INSERT INTO rate_windows (key, window_start, count) VALUES ($1, $2, $3)
+     ON CONFLICT (key, window_start) DO UPDATE SET count = rate_windows.count + $3 RETURNING count`,
+    [key, windowStart, by],
   );
   return counted.decode(row!).count;
 }

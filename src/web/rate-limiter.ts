@@ -13,20 +13,21 @@ export interface WindowCount {
 }
 
 export interface RateCounter {
-  hit(key: string, windowMs: number, now: number): Promise<WindowCount>;
+  /** Adds `by` (1 unless given) to the key's count in the current window and answers the count; 0 reads it. */
+  hit(key: string, windowMs: number, now: number, by?: number): Promise<WindowCount>;
 }
 
 export class MemoryRateCounter implements RateCounter {
   private readonly windows = new Map<string, { start: number; count: number }>();
   private lastSweep = 0;
 
-  async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
+  async hit(key: string, windowMs: number, now: number, by = 1): Promise<WindowCount> {
     const start = now - (now % windowMs);
     if (start !== this.lastSweep) this.sweep(start);
     const window = this.windows.get(key);
     const current = window && window.start === start ? window : { start, count: 0 };
-    current.count += 1;
-    this.windows.set(key, current);
+    current.count += by;
+    if (by > 0) this.windows.set(key, current);
     return { count: current.count, resetMs: start + windowMs - now };
   }
 
@@ -46,14 +47,14 @@ export class SharedRateCounter implements RateCounter {
     this.ctx = ctx;
   }
 
-  async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
+  async hit(key: string, windowMs: number, now: number, by = 1): Promise<WindowCount> {
     const start = now - (now % windowMs);
     if (start !== this.lastSweep) {
       this.lastSweep = start;
       // Ended windows go, once per window per instance; a failure here only delays the cleanup.
       void dropRateWindowsBefore(this.ctx, start - windowMs).catch(() => {});
     }
-    return { count: await countRateHit(this.ctx, key, start), resetMs: start + windowMs - now };
+    return { count: await countRateHit(this.ctx, key, start, by), resetMs: start + windowMs - now };
   }
 }
 
@@ -64,19 +65,22 @@ export interface Limit {
   resetSeconds: number;
 }
 
-export async function checkLimit(
+/** Counts one request (`by` 1), or reads the count before one (`by` 0), against `limit`. */
+async function windowLimit(
   counter: RateCounter,
   key: string,
   limit: number,
   now: number,
-  windowMs = 60_000,
+  { windowMs, by }: { windowMs: number; by: 0 | 1 },
 ): Promise<Limit> {
   try {
-    const { count, resetMs } = await counter.hit(key, windowMs, now);
+    const { count, resetMs } = await counter.hit(key, windowMs, now, by);
+    // A read asks whether one more would still be within the limit.
+    const used = count + 1 - by;
     return {
-      allowed: count <= limit,
+      allowed: used <= limit,
       limit,
-      remaining: Math.max(0, limit - count),
+      remaining: Math.max(0, limit - used),
       resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
     };
   } catch {
@@ -84,3 +88,27 @@ export async function checkLimit(
     return { allowed: true, limit, remaining: limit, resetSeconds: Math.ceil(windowMs / 1000) };
   }
 }
+
+export const checkLimit = (
+  counter: RateCounter,
+  key: string,
+  limit: number,
+  now: number,
+  windowMs = 60_000,
+) => windowLimit(counter, key, limit, now, { windowMs, by: 1 });
+
+/**
+ * Guesses at a secret in a link (a decision link's or sign-in link's token) from one address: only a
+ * failed guess counts (`countFailedGuess`), so any number of people behind one address can use their
+ * valid links. This reads, counting nothing: whether the address may try again. While it may not, a
+ * valid link from it is refused as well, so its answers tell a guesser nothing about its tokens.
+ */
+export const checkGuesses = (counter: RateCounter, key: string, limit: number, now: number) =>
+  windowLimit(counter, key, limit, now, { windowMs: 60_000, by: 0 });
+
+/** Counts a failed guess for `checkGuesses`; a counter that fails counts nothing (fail open). */
+export const countFailedGuess = (counter: RateCounter, key: string, now: number) =>
+  counter.hit(key, 60_000, now).then(
+    () => {},
+    () => {},
+  );

@@ -1,5 +1,5 @@
 /**
- * Rate-limit windows counted in Redis (`REDIS_URL`): one INCR and one PEXPIRE per hit, pipelined. Commands
+ * Rate-limit windows counted in Redis (`REDIS_URL`): one INCRBY and one PEXPIRE per hit, pipelined. Commands
  * fail at once while Redis is unreachable (no offline queue), so requests pass instead of waiting: the
  * contract lets requests through when counting fails.
  */
@@ -34,12 +34,12 @@ export async function connectRedisRateCounter(url: string): Promise<RedisRateCou
   });
   const counter: RedisRateCounter = {
     log: null,
-    async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
+    async hit(key: string, windowMs: number, now: number, by = 1): Promise<WindowCount> {
       const start = now - (now % windowMs);
       const name = `approvals:rate:${key}:${start}`;
       const counted = client
         .multi()
-        .incr(name)
+        .incrBy(name, by)
         .pExpire(name, 2 * windowMs)
         .exec();
       let timer: NodeJS.Timeout | undefined;

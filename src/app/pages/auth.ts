@@ -1,11 +1,12 @@
 /** Sign-in by one-time link, sign-out, and the first run's setup form. */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../../services/context.ts';
 import { describeSafely, ServiceError } from '../../services/errors.ts';
 import { createFirstWorkspace, hasWorkspaces } from '../../services/first-run.ts';
 import { queueSignInMail, SESSION_DAYS, signIn, signInLinkUsable, signOut } from '../../services/sign-in.ts';
 import { appPath } from '../app-path.ts';
 import { readLoginForm, readSetupForm } from '../forms/auth.ts';
+import { countBadLink, mayTryLink } from '../guesses.ts';
 import {
   type Form,
   type PageDeps,
@@ -89,26 +90,30 @@ function loginPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
   });
 }
 
-function signInLinkPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
-  const linkGone = (reply: FastifyReply) =>
-    problemPage(
+function signInLinkPages(app: FastifyInstance, deps: PageDeps) {
+  const { ctx } = deps;
+  // Unknown, used and expired links look the same here, and all count as a failed guess.
+  const linkGone = async (request: FastifyRequest, reply: FastifyReply) => {
+    await countBadLink(deps, request);
+    return problemPage(
       reply,
       410,
       'Link used or expired',
       'This sign-in link has been used or has expired. Ask for a new one.',
     );
+  };
 
   // Opening the link shows a button: mail scanners that fetch links do not use it up.
   app.get<{ Params: { token: string } }>('/app/login/:token', publicRoute, async (request, reply) => {
-    if (!(await limitAnonymous(request, reply))) return reply;
-    if (!(await signInLinkUsable(ctx, request.params.token))) return linkGone(reply);
+    if (!(await mayTryLink(deps, request, reply))) return reply;
+    if (!(await signInLinkUsable(ctx, request.params.token))) return linkGone(request, reply);
     return sendPage(reply, signInLinkPage(request.params.token));
   });
 
   app.post<{ Params: { token: string } }>('/app/login/:token', publicRoute, async (request, reply) => {
-    if (!(await limitAnonymous(request, reply))) return reply;
+    if (!(await mayTryLink(deps, request, reply))) return reply;
     const session = await signIn(ctx, request.params.token);
-    if (!session) return linkGone(reply);
+    if (!session) return linkGone(request, reply);
     const kept = readCookie(request, NEXT_COOKIE);
     const cookies = [sessionCookie(ctx, session.sessionId, SESSION_SECONDS)];
     if (kept !== undefined) cookies.push(nextCookie(ctx, '', 0));

@@ -12,6 +12,7 @@ import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
 import { passkeyPrompt } from '../../services/passkeys.ts';
 import type { Html } from '../html.ts';
 import { holdArguments, TOO_LARGE_TO_APPROVE } from '../views/hold.ts';
+import { countBadLink, mayTryLink } from '../guesses.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import {
@@ -39,12 +40,14 @@ const invalid = (reply: FastifyReply) =>
 
 /** The link of the request, or null once a refusal was sent (over quota, invalid, someone else's). */
 async function usableLink(
-  { ctx, limitAnonymous }: PageDeps,
+  deps: PageDeps,
   request: TokenRequest,
   reply: FastifyReply,
 ): Promise<UsableLink | null> {
-  if (!(await limitAnonymous(request, reply))) return null;
-  const link = await openDecisionLink(ctx, request.params.token);
+  if (!(await mayTryLink(deps, request, reply))) return null;
+  const link = await openDecisionLink(deps.ctx, request.params.token);
+  // Only an unknown token is a failed guess: a used or expired link is real and shows its outcome.
+  if (link.state === 'invalid') await countBadLink(deps, request);
   // Signed in to another workspace: the link is as unknown there as any of its objects.
   const session = request.appSession;
   if (link.state === 'invalid' || (session && session.workspace.id !== link.member.workspaceId)) {
