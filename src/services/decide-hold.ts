@@ -33,6 +33,8 @@ export interface DecisionInput {
    * required where a rule or the workspace says so.
    */
   passkey?: unknown;
+  /** Decided together with other holds (the inbox's bulk decisions): said in the evidence entry. */
+  bulk?: boolean;
 }
 
 export type DecisionResult =
@@ -112,6 +114,7 @@ export async function recordDecision(
     verdict: input.verdict,
     comment,
     channel: input.channel,
+    ...(input.bulk ? { bulk: true } : {}),
     approvals: { required: next.approvalsRequired, received: next.approvalsReceived },
     // The seqs of the earlier approvals' `hold.approval_recorded` entries (hold-evidence.ts checks them).
     ...(counted && next.status === 'approved' ? { approvals_before: before } : {}),

@@ -7,8 +7,11 @@
 import {
   dueFollowUps,
   type EscalationDefinition,
+  type FollowUpPlan,
+  type FollowUpState,
   followUpPlan,
   nextFollowUpAt,
+  nextReminderAt,
   type RemindDefinition,
 } from '../domain/follow-ups.ts';
 import type { Hold } from '../domain/hold.ts';
@@ -27,6 +30,7 @@ import {
 import type { Statement } from '../store/statements.ts';
 import { writeTogether } from '../store/statements.ts';
 import type { Workspace } from '../store/workspaces.ts';
+import { escalationHaltedUntil } from './claims.ts';
 import type { ServiceContext } from './context.ts';
 import type { DueWork } from './due-work.ts';
 import { openChain } from './evidence.ts';
@@ -65,6 +69,14 @@ export const dueFollowUpWork: DueWork<{ holdId: string; workspaceId: string; fai
     recordFollowUpFailures(ctx.db, workspaceId, holdId, failures, retryAt),
 };
 
+/** While escalation waits for a claim, the follow-ups run next at the next reminder or the claim's end. */
+const nextWhileHalted = (
+  plan: FollowUpPlan,
+  window: { createdAt: number; expiresAt: number },
+  state: FollowUpState,
+  until: number,
+) => Math.min(until, nextReminderAt(plan, window, state.remindedAt ?? window.createdAt) ?? Infinity);
+
 async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string): Promise<void> {
   const changed = await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, workspaceId);
@@ -79,10 +91,14 @@ async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string
     }
     const window = { createdAt: hold.createdAt, expiresAt: hold.expiresAt };
     const due = dueFollowUps(row.plan, window, row, now);
+    // A claim whose rule says so halts escalation, as an acknowledged page does: its steps wait until
+    // the claim is released or runs out (then the ones that came due are taken), reminders go on.
+    const haltedUntil = await escalationHaltedUntil(tx, workspaceId, hold.id, now);
+    const steps = haltedUntil === null ? due.steps : [];
     const decisions = await listHoldDecisions(tx, hold.id);
     let current = hold;
     const asked = new Set<string>();
-    for (const step of due.steps) {
+    for (const step of steps) {
       const { to, after } = row.plan.escalate[step]!;
       const before = new Set((await waitingFor(tx, ctx, current, decisions)).map((member) => member.id));
       const added = to.filter(
@@ -124,16 +140,19 @@ async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string
       }
     }
     const state = {
-      escalationsDone: row.escalationsDone + due.steps.length,
+      escalationsDone: row.escalationsDone + steps.length,
       remindedAt: due.remind ? now : row.remindedAt,
     };
     await updateFollowUp(tx, {
       workspaceId,
       holdId: hold.id,
       ...state,
-      nextAt: nextFollowUpAt(row.plan, window, state),
+      nextAt:
+        haltedUntil === null
+          ? nextFollowUpAt(row.plan, window, state)
+          : nextWhileHalted(row.plan, window, state, haltedUntil),
     });
-    return due.steps.length > 0 || due.remind;
+    return steps.length > 0 || due.remind;
   });
   // The app's pages and the notification worker hear of it at once.
   if (changed) ctx.holdEvents.publish(holdId, workspaceId);
