@@ -1,35 +1,38 @@
 /**
- * History: every hold of the workspace, newest first, filtered (status, tool glob, agent id or label,
- * dates) and paged both ways by keyset cursors in the URL. Each row summarizes the hold's arguments
- * from the summary stored beside them; the arguments themselves are never read here.
+ * History: every hold of the workspace, newest first, filtered (status, substrings of the tool, the
+ * agent, a decider, the arguments or comments; dates), counted by outcome, paged by number, and as a CSV
+ * of every matching hold. What the URL asks for is read here; the page is drawn in views/history.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import { HOLD_REFERENCE_PREFIX } from '../../domain/ids.ts';
-import { historyOf, waitingIdsOf } from '../../services/inbox.ts';
-import type { HoldFilters } from '../../store/hold-lines.ts';
+import { type HistoryCursor, type HistoryFilters, historyPage } from '../../services/history.ts';
+import { waitingIdsOf } from '../../services/inbox.ts';
+import { sendHistoryCsv } from '../../web/history-download.ts';
 import type { Html } from '../html.ts';
 import { layout } from '../layout.ts';
 import { type PageDeps, sendPage } from '../respond.ts';
+import { historyResultsView } from '../views/history-table.ts';
 import {
-  type Cursor,
   FILTER_LENGTH,
-  historyLinesView,
   type HistoryValues,
   historyView,
+  LABELS,
   notUnderstoodView,
   STATUSES,
+  TEXT_FIELDS,
 } from '../views/history.ts';
 
-const HISTORY_PAGE_SIZE = 50;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const CURSOR = new RegExp(`^(\\d{1,16})_(${HOLD_REFERENCE_PREFIX}[A-Za-z0-9_-]{1,64})$`);
+/** Page numbers go this far: 50 million holds. */
+const PAGE = /^[1-9]\d{0,5}$/;
 
 /** What the URL asks for: the filters as given (those understood), the page, and what was not understood. */
 interface HistoryUrl {
   values: HistoryValues;
-  filters: HoldFilters;
-  before: Cursor | null;
-  after: Cursor | null;
+  filters: Omit<HistoryFilters, 'upto'>;
+  page: number;
+  upto: HistoryCursor | null;
   /** Why the URL is refused, each naming a field and never quoting its value. */
   problems: string[];
 }
@@ -40,35 +43,36 @@ const epochOfDay = (value: string) => {
   return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value ? undefined : ms;
 };
 
-function cursorOf(value: string): Cursor | undefined {
+function cursorOf(value: string): HistoryCursor | undefined {
   const match = CURSOR.exec(value);
   const createdAt = Number(match?.[1]);
   return match && Number.isSafeInteger(createdAt) ? { createdAt, id: match[2]! } : undefined;
 }
 
+const FILTER_OF = { tool: 'tool', agent: 'agent', decided_by: 'decidedBy', text: 'text' } as const;
+
 function parseHistoryUrl(query: Record<string, unknown>): HistoryUrl {
-  const url: HistoryUrl = { values: {}, filters: {}, before: null, after: null, problems: [] };
+  const url: HistoryUrl = { values: {}, filters: {}, page: 1, upto: null, problems: [] };
+  const label = (name: string) => LABELS[name as keyof typeof LABELS] ?? 'Page';
   // A repeated parameter arrives as a list: one value per name is all the page takes.
   const single = (name: string): string | undefined => {
     const value = query[name];
     if (value === undefined) return undefined;
     if (typeof value === 'string') return value.trim();
-    url.problems.push(
-      `${name === 'before' || name === 'after' ? 'Page' : label(name)}: given more than once.`,
-    );
+    url.problems.push(`${label(name)}: given more than once.`);
     return undefined;
   };
   const status = single('status');
   if (status && !STATUSES.includes(status)) url.problems.push('Status: not one of the statuses listed.');
   else if (status) url.values.status = url.filters.status = status;
-  for (const name of ['tool', 'agent'] as const) {
+  for (const name of TEXT_FIELDS) {
     const value = single(name);
     if (!value) continue;
     if (value.length > FILTER_LENGTH)
       url.problems.push(`${label(name)}: at most ${FILTER_LENGTH} characters.`);
-    // No name can hold a NUL: PostgreSQL stores none, nor takes one to compare.
+    // PostgreSQL stores no NUL, nor takes one to compare.
     else if (value.includes('\u0000')) url.problems.push(`${label(name)}: contains a NUL character.`);
-    else url.values[name] = url.filters[name] = value;
+    else url.values[name] = url.filters[FILTER_OF[name]] = value;
   }
   for (const name of ['from', 'to'] as const) {
     const value = single(name);
@@ -81,26 +85,17 @@ function parseHistoryUrl(query: Record<string, unknown>): HistoryUrl {
       url.filters[name] = name === 'to' ? ms + 86_400_000 : ms;
     }
   }
-  for (const name of ['before', 'after'] as const) {
-    const value = single(name);
-    if (!value) continue;
-    const cursor = cursorOf(value);
-    if (cursor) url[name] = cursor;
-    else url.problems.push('Page: the link to this page is not valid. Start again from the newest holds.');
-  }
-  if (url.before && url.after) url.problems.push('Page: a page is either newer or older, not both.');
+  const page = single('page');
+  if (page && !PAGE.test(page)) url.problems.push('Page: not a page number.');
+  else if (page) url.page = Number(page);
+  const upto = single('upto');
+  const cursor = upto ? cursorOf(upto) : undefined;
+  if (upto && !cursor)
+    url.problems.push('Page: the link to this page is not valid. Start again from the newest holds.');
+  else if (cursor) url.upto = cursor;
   url.problems = [...new Set(url.problems)];
   return url;
 }
-
-const LABELS: Record<string, string> = {
-  status: 'Status',
-  tool: 'Tool',
-  agent: 'Agent',
-  from: 'From',
-  to: 'To',
-};
-const label = (name: string) => LABELS[name] ?? 'A field';
 
 export function historyPages(app: FastifyInstance, { ctx }: PageDeps) {
   app.get<{ Querystring: Record<string, unknown> }>('/app/history', async (request, reply) => {
@@ -115,13 +110,19 @@ export function historyPages(app: FastifyInstance, { ctx }: PageDeps) {
       );
     // No hold is listed for a URL not understood; the form keeps only the values that were.
     if (url.problems.length > 0) return page(notUnderstoodView(url.values, url.problems), 400);
-    const { lines, newer, older } = await historyOf(
-      ctx,
-      session.workspace.id,
-      url.filters,
-      { before: url.before, after: url.after },
-      HISTORY_PAGE_SIZE,
-    );
-    return page(historyLinesView(url.values, lines, { newer, older, olderPage: !!url.before }));
+    const found = await historyPage(ctx, session.workspace.id, url.filters, url);
+    return page(historyResultsView(url.values, found));
+  });
+
+  // The CSV of the same filters: every matching hold up to `upto` when the link carries it.
+  app.get<{ Querystring: Record<string, unknown> }>('/app/history.csv', async (request, reply) => {
+    const session = request.appSession!;
+    const url = parseHistoryUrl(request.query ?? {});
+    if (url.problems.length > 0) {
+      const pending = (await waitingIdsOf(ctx, session.member)).length;
+      const body = historyView(url.values, notUnderstoodView(url.values, url.problems));
+      return sendPage(reply, layout({ title: 'History', session, active: 'history', pending }, body), 400);
+    }
+    return sendHistoryCsv(ctx, reply, session.workspace, { ...url.filters, upto: url.upto ?? undefined });
   });
 }

@@ -1,60 +1,75 @@
 /**
- * The History page (`/app/history`): its filter form, one row per hold, and the pages both ways. What
- * the URL asks for is read in `pages/history.ts`.
+ * The History page (`/app/history`): its filter form, then the holds (views/history-table.ts). What the
+ * URL asks for is read in `pages/history.ts`.
  */
-import type { HoldLine } from '../../store/hold-lines.ts';
-import { type Html, html, time, when } from '../html.ts';
+import type { HistoryCursor } from '../../services/history.ts';
+import { type Html, html, when } from '../html.ts';
 
 export const STATUSES = ['pending', 'approved', 'rejected', 'expired', 'auto_allowed', 'executed', 'failed'];
-/** The longest tool glob or agent a filter takes: ids, labels and tool names are at most 200 characters. */
+/** The longest filter value: ids, labels, names and tool names are at most 200 characters. */
 export const FILTER_LENGTH = 200;
 
-export type Cursor = Pick<HoldLine, 'createdAt' | 'id'>;
-type Field = 'status' | 'tool' | 'agent' | 'from' | 'to';
-export const FIELDS: Field[] = ['status', 'tool', 'agent', 'from', 'to'];
-/** The filters as the form shows them again and the page links keep them: only the ones understood. */
+/** The substring filters, as the URL names them. */
+export const TEXT_FIELDS = ['tool', 'agent', 'decided_by', 'text'] as const;
+type Field = 'status' | (typeof TEXT_FIELDS)[number] | 'from' | 'to';
+const FIELDS: Field[] = ['status', ...TEXT_FIELDS, 'from', 'to'];
+/** The filters as the form shows them again and the links keep them: only the ones understood. */
 export type HistoryValues = Partial<Record<Field, string>>;
 
-const cursorText = (cursor: Cursor) => `${cursor.createdAt}_${cursor.id}`;
+export const LABELS: Record<Field, string> = {
+  status: 'Status',
+  tool: 'Tool',
+  agent: 'Agent',
+  decided_by: 'Decided by',
+  text: 'Text',
+  from: 'From',
+  to: 'To',
+};
 
-/** `/app/history` with the understood filters and, when given, a page cursor. */
-export function historyHref(values: HistoryValues, page: { before?: Cursor; after?: Cursor } = {}): string {
+export const isFiltered = (values: HistoryValues) => FIELDS.some((name) => values[name]);
+
+/**
+ * `/app/history` (or its CSV) with the understood filters and, when given, a page and the newest hold
+ * the listing includes.
+ */
+export function historyHref(
+  values: HistoryValues,
+  { page, upto, csv = false }: { page?: number; upto?: HistoryCursor | null; csv?: boolean } = {},
+): string {
   const query = new URLSearchParams();
   for (const name of FIELDS) if (values[name]) query.set(name, values[name]);
-  if (page.before) query.set('before', cursorText(page.before));
-  if (page.after) query.set('after', cursorText(page.after));
+  if (upto) query.set('upto', `${upto.createdAt}_${upto.id}`);
+  if (page && page > 1) query.set('page', String(page));
   const text = query.toString();
-  return text ? `/app/history?${text}` : '/app/history';
+  const path = csv ? '/app/history.csv' : '/app/history';
+  return text ? `${path}?${text}` : path;
 }
 
-const statusBadge = (status: string) =>
-  html`<span class="status ${status}">${status.replace('_', ' ')}</span>`;
-
-/** `1.2 MB`: the size of large arguments, so a short summary of a huge payload does not mislead. */
-const size = (characters: number) =>
-  characters >= 1_000_000
-    ? `${(characters / 1_000_000).toFixed(1)} MB`
-    : `${Math.round(characters / 1000)} kB`;
+const HINTS: Record<(typeof TEXT_FIELDS)[number], [hint: string, example: string]> = {
+  tool: ['(contains)', 'payments'],
+  agent: ['(id or label contains)', 'billing'],
+  decided_by: ['(name or e-mail contains)', 'ada'],
+  text: ['(in arguments or comments)', 'invoice 42'],
+};
 
 function filterForm(values: HistoryValues): Html {
-  const text = (name: 'tool' | 'agent', title: string, hint: string, example: string) =>
+  const text = (name: (typeof TEXT_FIELDS)[number]) =>
     html`<div>
-      <label for="f-${name}">${title} <span class="muted">${hint}</span></label
+      <label for="f-${name}">${LABELS[name]} <span class="muted">${HINTS[name][0]}</span></label
       ><input
         id="f-${name}"
         name="${name}"
         type="text"
         value="${values[name] ?? ''}"
         maxlength="${FILTER_LENGTH}"
-        placeholder="${example}"
+        placeholder="${HINTS[name][1]}"
       />
     </div>`;
-  const day = (name: 'from' | 'to', title: string) =>
+  const day = (name: 'from' | 'to') =>
     html`<div>
-      <label for="f-${name}">${title}</label
+      <label for="f-${name}">${LABELS[name]}</label
       ><input id="f-${name}" name="${name}" type="date" value="${values[name] ?? ''}" />
     </div>`;
-  const filtered = FIELDS.some((name) => values[name]);
   return html`<form
     method="get"
     action="/app/history"
@@ -74,53 +89,14 @@ function filterForm(values: HistoryValues): Html {
         )}
       </select>
     </div>
-    ${text('tool', 'Tool', '(glob)', 'payments.*')} ${text('agent', 'Agent', '(id or label)', 'billing-bot')}
-    ${day('from', 'From')} ${day('to', 'To')}
+    ${TEXT_FIELDS.map(text)} ${day('from')} ${day('to')}
     <div class="filter-buttons">
-      <button type="submit">Filter</button>${when(filtered, () => html` <a href="/app/history">Clear</a>`)}
+      <button type="submit">Filter</button>${when(
+        isFiltered(values),
+        () => html` <a href="/app/history">Clear</a>`,
+      )}
     </div>
   </form>`;
-}
-
-function row(line: HoldLine): Html {
-  // Each value in one element: on a phone a cell is a grid of its label and its value.
-  return html`<tr>
-    <td data-label="Requested">${time(line.createdAt)}</td>
-    <td data-label="Tool" class="tool">
-      <div>
-        <a href="/app/holds/${line.id}">${line.toolName}</a> <span class="muted">${line.connection}</span>
-      </div>
-    </td>
-    <td data-label="Agent" title="${line.agentId}">${line.agentLabel ?? line.agentId}</td>
-    <td data-label="Arguments" class="summary">
-      <div>
-        ${line.argumentsSummary === '' ? html`<span class="muted">none</span>` : line.argumentsSummary}${when(
-          line.argumentsSize >= 10_000,
-          () => html` <span class="muted">(${size(line.argumentsSize)})</span>`,
-        )}
-      </div>
-    </td>
-    <td data-label="Status"><div>${statusBadge(line.status)}</div></td>
-    <td data-label="Decided">${time(line.decidedAt)}</td>
-  </tr>`;
-}
-
-function table(lines: HoldLine[]): Html {
-  return html`<table class="responsive history">
-    <thead>
-      <tr>
-        <th scope="col">Requested</th>
-        <th scope="col">Tool</th>
-        <th scope="col">Agent</th>
-        <th scope="col">Arguments</th>
-        <th scope="col">Status</th>
-        <th scope="col">Decided</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${lines.map(row)}
-    </tbody>
-  </table>`;
 }
 
 /** The page's body: the form, then `content` (the holds, or why none are listed). */
@@ -130,7 +106,7 @@ export const historyView = (values: HistoryValues, content: Html) =>
 
 /** Why a URL not understood lists no hold, and the way to the newest holds with the filters that were. */
 export function notUnderstoodView(values: HistoryValues, problems: string[]): Html {
-  const way = FIELDS.some((name) => values[name])
+  const way = isFiltered(values)
     ? 'Show the newest holds with the filters understood'
     : 'Show the newest holds';
   return html`<div class="error" role="alert">
@@ -140,25 +116,4 @@ export function notUnderstoodView(values: HistoryValues, problems: string[]): Ht
     </ul>
     <p><a href="${historyHref(values)}">${way}</a></p>
   </div>`;
-}
-
-/** The holds of one page, or why there are none, with the links to the pages before and after. */
-export function historyLinesView(
-  values: HistoryValues,
-  lines: HoldLine[],
-  { newer, older, olderPage }: { newer: Cursor | null; older: Cursor | null; olderPage: boolean },
-): Html {
-  const pager = when(
-    newer || older,
-    () =>
-      html`<nav class="pager" aria-label="History pages">
-        ${newer ? html`<a href="${historyHref(values, { after: newer })}" rel="prev">← Newer</a>` : html`<span></span>`}
-        ${when(older, () => html`<a href="${historyHref(values, { before: older! })}" rel="next">Older →</a>`)}
-      </nav>`,
-  );
-  if (lines.length > 0) return html`${table(lines)} ${pager}`;
-  return html`<p class="empty card">
-      ${olderPage ? 'No older holds match.' : FIELDS.some((n) => values[n]) ? 'No holds match these filters.' : 'No holds yet.'}
-    </p>
-    ${pager}`;
 }
