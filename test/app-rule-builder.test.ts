@@ -51,10 +51,20 @@ rules:
       - { after: 15m, to: [group:oncall] }
       - { after: 1h, to: [role:admin] }
     signed: true
+    bulk: true
+    claim: { minutes: 45, halts_escalation: true }
   - { name: Signed off, tool: "wire.*", effect: approval, signed: false, remind: [5m] }
   - { name: Denied with a reason, tool: shell.run, agent: ops, effect: deny, reason: "Not from agents" }
   - { name: Denied plainly, connection: Files, tool: files.delete, effect: deny }
   - { name: "Refunds / chargebacks? 100% #1 & more", tool: refund, effect: approval, timeout_minutes: 5 }
+  - name: Four eyes in bulk
+    tool: "bulk.*"
+    effect: approval
+    approvers: [group:finance]
+    approvals_required: 2
+    bulk: true
+    claim: { minutes: 30 }
+  - { name: One at a time, tool: single, effect: approval, bulk: false, claim: { halts_escalation: false } }
   - name: Allowed by day
     tool: report.export
     when: [{ arg: rows, op: lt, value: 100 }]
@@ -80,7 +90,7 @@ for (const backend of backends) {
 
     test('every rule, saved through the form as shown, leaves the export as it was', async () => {
       const before = await config();
-      assert.equal(before.rules?.length, 6);
+      assert.equal(before.rules?.length, 8);
       assert.equal(before.rules?.[0]?.when?.length, 16);
       for (const rule of before.rules!) {
         const form = await get(admin, ruleUrl(rule.name));
@@ -91,6 +101,20 @@ for (const backend of backends) {
         assert.equal(saved.notice, 'saved');
       }
       assert.deepEqual(await config(), before);
+    });
+
+    test('changing only the deadline keeps reminders, escalation, signing, bulk and claim', async () => {
+      const name = 'Every field of an approval rule';
+      const before = (await config()).rules!.find((rule) => rule.name === name)!;
+      const form = await get(admin, ruleUrl(name));
+      const fields = formFields(form.text, ruleUrl(name)).map(([field, value]): [string, string] => [
+        field,
+        field === 'timeout_minutes' ? '180' : value,
+      ]);
+      const saved = await post(admin, ruleUrl(name), [...fields, ['action', 'save']]);
+      assert.equal(saved.status, 303, saved.text.slice(0, 3000));
+      const after = (await config()).rules!.find((rule) => rule.name === name)!;
+      assert.deepEqual(after, { ...before, timeout_minutes: 180 });
     });
 
     test("the builder's old addresses answer with the new ones; a rule named like one is edited", async () => {

@@ -7,17 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import {
-  applyConfig,
-  currentConfigVersion,
-  exportConfig,
-  parseConfig,
-} from '../src/services/apply-config.ts';
+import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { decideFromSlack, mintEmbedToken } from '../src/services/channel-decisions.ts';
 import { findHold } from '../src/store/holds.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
-import { appClient, lastEvidence, type Session } from './support/app-client.ts';
+import { appClient, formFields, lastEvidence, type Session } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { startSlackStub, startSmsStub } from './support/provider-stub.ts';
@@ -99,23 +94,11 @@ for (const backend of backends) {
       await applyConfig(t.service.ctx, workspace, parseConfig('approvals: { require_passkey: false }\n'));
     });
 
-    test('the rules form keeps signed (and the reminders) it does not show', async () => {
-      const version = await currentConfigVersion(t.service.ctx, workspace);
-      const saved = await app.post(admin, '/app/admin/rules/Transfers', {
-        config_version: String(version),
-        name: 'Transfers',
-        connection: '',
-        tool: 'transfer',
-        agent: '',
-        freq_more_than: '',
-        freq_per: '',
-        freq_by: 'tool',
-        effect: 'approval',
-        approvers: ['ann@acme.test'],
-        approvals_required: '',
-        timeout_minutes: '',
-        reason: '',
-      });
+    test('the rules form shows and keeps signed and the reminders', async () => {
+      const url = '/app/admin/rules/Transfers';
+      const form = await app.get(admin, url);
+      assert.match(form.text, /<option value="true"\s+selected>Required by this rule<\/option>/);
+      const saved = await app.post(admin, url, [...formFields(form.text, url), ['action', 'save']]);
       assert.equal(saved.status, 303, saved.text.slice(0, 500));
       const rule = (await exportConfig(t.service.ctx, workspace)).rules?.find((r) => r.name === 'Transfers');
       assert.equal(rule?.signed, true);

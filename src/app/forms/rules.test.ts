@@ -6,15 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RuleDefinition } from '../../domain/rules.ts';
 import type { FieldErrors } from './form.ts';
-import {
-  attachRuleIssues,
-  blankRule,
-  draftRule,
-  keepUnshown,
-  readRuleForm,
-  type RuleValues,
-  valuesOfRule,
-} from './rules.ts';
+import { attachRuleIssues } from './rule-issues.ts';
+import { blankRule, draftRule, readRuleForm, type RuleValues, valuesOfRule } from './rules.ts';
 
 const values = (changes: Partial<RuleValues>): RuleValues => ({
   ...blankRule,
@@ -78,7 +71,24 @@ test('every condition and field a person can write reads back as the stored rule
       approvers: ['role:admin', 'group:finance'],
       approvals_required: 2,
       timeout_minutes: 30,
+      remind: { before: ['20m', '5m'], every: '10m' },
+      escalate: [
+        { after: '10m', to: ['group:oncall'] },
+        { after: '15m', to: ['role:admin', 'ann@acme.test'] },
+      ],
+      signed: true,
+      bulk: false,
+      claim: { minutes: 20, halts_escalation: true },
     },
+    {
+      name: 'Said no',
+      tool: 'z',
+      effect: 'approval',
+      signed: false,
+      bulk: true,
+      claim: { halts_escalation: false },
+    },
+    { name: 'Every only', tool: 'z', effect: 'approval', remind: { every: '1h' }, claim: { minutes: 1440 } },
     { name: 'Deny', tool: 'x', effect: 'deny', reason: 'No.' },
     { name: 'Allow', tool: 'y', effect: 'allow' },
   ];
@@ -132,43 +142,99 @@ test('each problem on its field, the row as shown; rows that cannot be read are 
   assert.deepEqual(deny.rule, { name: 'R', tool: 't', effect: 'deny' });
 });
 
-test("the service's issues about the edited rule land on the form's fields; the others come back", () => {
+test("the service's issues about the edited rule land on the form's fields, in words; the others come back", () => {
   const errors: FieldErrors = { name: 'Typed wrong.' };
   const issues = [
     { field: 'rules.2.when.0.value', message: 'must be a list for in' },
     { field: 'rules.2.approvers.1', message: 'is not a member of the workspace' },
     { field: 'rules.2.frequency', message: 'is wrong' },
     { field: 'rules.2.name', message: 'is used by another rule' },
-    { field: 'rules.2.remind.before.0', message: 'must be shorter than timeout_minutes' },
+    { field: 'rules.2.approvals_required', message: 'Too big: expected number to be <=20' },
+    { field: 'rules.2.remind.before.1', message: 'must be shorter than timeout_minutes' },
+    { field: 'rules.2.escalate.1.to.0', message: 'names no group of the workspace' },
+    { field: 'rules.2.escalate.0.to', message: 'Too small: expected array to have >=1 items' },
+    { field: 'rules.2.claim.minutes', message: 'Too big: expected number to be <=1440' },
+    { field: 'rules.2.reason', message: 'Too big: expected string to have <=500 characters' },
+    { field: 'rules.2', message: 'needs 2 distinct approvers' },
     { field: 'rules.1.name', message: 'is used by another rule' },
     { field: 'members.0.email', message: 'is listed twice' },
   ];
   const rest = attachRuleIssues(issues, 2, [3], errors);
   assert.deepEqual(errors, {
     name: 'Typed wrong.',
-    'when.3.value': 'must be a list for in',
-    approvers: 'is not a member of the workspace',
-    'frequency.more_than': 'is wrong',
+    'when.3.value': 'Must be a list for in.',
+    approvers: 'Is not a member of the workspace.',
+    'frequency.more_than': 'Is wrong.',
+    approvals_required: 'Must be a whole number from 1 to 20.',
+    'remind.before': 'Must be shorter than the deadline.',
+    'escalate.1.to': 'Names no group of the workspace.',
+    'escalate.0.to': 'Choose at least one approver to add.',
+    'claim.minutes': 'Must be a whole number of minutes from 1 to 1440.',
+    reason: 'Must be at most 500 characters.',
   });
-  assert.deepEqual(rest, issues.slice(4));
+  assert.deepEqual(rest, issues.slice(10));
+  const named: FieldErrors = {};
+  attachRuleIssues(
+    [{ field: 'rules.0.name', message: 'Too small: expected string to have >=1 characters' }],
+    0,
+    [],
+    named,
+  );
+  assert.deepEqual(named, { name: 'Name is required.' });
 });
 
-test('what the form does not show is kept from the stored rule, for an approval rule only', () => {
-  const stored: RuleDefinition = {
+test('reminders, escalation steps, signing, bulk and claim: read as posted, each problem on its field', () => {
+  const read = readRuleForm({
+    effect: 'approval',
+    remind_before: ' 30m , 5m ',
+    esc_after_0: '',
+    esc_after_1: '15m',
+    esc_to_1: ['group:oncall', 'role:admin'],
+    esc_after_3: '1h',
+    esc_to_3: 'ann@acme.test',
+    signed: 'true',
+    bulk: 'false',
+    claim_minutes: '45',
+    claim_halts: '',
+  });
+  assert.deepEqual(read.steps, [
+    { after: '15m', to: ['group:oncall', 'role:admin'] },
+    { after: '1h', to: ['ann@acme.test'] },
+  ]);
+  const draft = draftRule({ ...read, name: 'R', tool: 't' });
+  assert.deepEqual(draft.errors, {});
+  assert.deepEqual(draft.rule, {
     name: 'R',
     tool: 't',
     effect: 'approval',
-    remind: { before: ['10m'] },
-    escalate: [{ after: '15m', to: ['role:admin'] }],
-    signed: false,
-  };
-  const edited: RuleDefinition = { name: 'R2', tool: 't', effect: 'approval', timeout_minutes: 60 };
-  assert.deepEqual(keepUnshown(stored, edited), {
-    ...edited,
-    remind: { before: ['10m'] },
-    escalate: [{ after: '15m', to: ['role:admin'] }],
-    signed: false,
+    remind: { before: ['30m', '5m'] },
+    escalate: read.steps,
+    signed: true,
+    bulk: false,
+    claim: { minutes: 45 },
   });
-  assert.deepEqual(keepUnshown(stored, { ...edited, effect: 'deny' }), { ...edited, effect: 'deny' });
-  assert.deepEqual(keepUnshown(undefined, edited), edited);
+  const wrong = draftRule(
+    values({
+      effect: 'approval',
+      remind_before: '30m, soon',
+      remind_every: '1 hour',
+      steps: [{ after: 'later', to: [] }],
+      signed: 'maybe',
+      claim_minutes: '0',
+    }),
+  );
+  assert.deepEqual(Object.keys(wrong.errors), [
+    'remind.before',
+    'remind.every',
+    'escalate.0.after',
+    'escalate.0.to',
+    'claim.minutes',
+    'signed',
+  ]);
+  assert.equal(wrong.errors['claim.minutes'], 'Must be a whole number of minutes from 1 to 1440.');
+  // Only an approval rule has them: another effect leaves them out.
+  const deny = draftRule(
+    values({ effect: 'deny', remind_every: '1h', steps: [{ after: '1h', to: ['x'] }], bulk: 'true' }),
+  );
+  assert.deepEqual(deny.rule, { name: 'R', tool: 't', effect: 'deny' });
 });

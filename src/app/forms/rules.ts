@@ -5,9 +5,15 @@
  */
 import { z } from 'zod';
 import { OPERATORS, type RuleDefinition } from '../../domain/rules.ts';
-import type { FieldIssue } from '../../services/errors.ts';
 import type { Form } from '../respond.ts';
 import { type FieldErrors, list, parseForm, text } from './form.ts';
+import {
+  blankFollowUps,
+  draftFollowUps,
+  type FollowUpValues,
+  readFollowUps,
+  valuesOfFollowUps,
+} from './rule-follow-ups.ts';
 
 export const PERIODS = ['minute', 'hour', 'day'] as const;
 export const COUNTED_BY = ['tool', 'agent', 'tool_and_agent'] as const;
@@ -28,7 +34,7 @@ export interface ConditionRow {
 }
 
 /** The rule form as typed: strings, kept as they are so a refused form comes back unchanged. */
-export interface RuleValues {
+export interface RuleValues extends FollowUpValues {
   name: string;
   connection: string;
   tool: string;
@@ -58,6 +64,7 @@ export const blankRule: RuleValues = {
   approvals_required: '',
   timeout_minutes: '',
   reason: '',
+  ...blankFollowUps,
 };
 
 /** A field as typed, untrimmed: a pattern or a text may start or end with a space. */
@@ -107,7 +114,8 @@ export function readRuleForm(form: Form | undefined): RuleValues {
     if (condition.arg || condition.value) conditions.push(condition);
   }
   const { freq_more_than, freq_per, freq_by, ...rest } = typed;
-  return { ...rest, conditions, more_than: freq_more_than, per: freq_per, by: freq_by };
+  const followUps = readFollowUps(form);
+  return { ...rest, conditions, more_than: freq_more_than, per: freq_per, by: freq_by, ...followUps };
 }
 
 /** A stored rule as the form shows it. */
@@ -125,6 +133,7 @@ export const valuesOfRule = (rule: RuleDefinition): RuleValues => ({
   approvals_required: rule.approvals_required === undefined ? '' : String(rule.approvals_required),
   timeout_minutes: rule.timeout_minutes === undefined ? '' : String(rule.timeout_minutes),
   reason: rule.reason ?? '',
+  ...valuesOfFollowUps(rule),
 });
 
 /**
@@ -265,63 +274,7 @@ export function draftRule(values: RuleValues): RuleDraft {
     ...(approvals_required !== undefined && { approvals_required }),
     ...(timeout_minutes !== undefined && { timeout_minutes }),
     ...(values.reason !== '' && { reason: values.reason }),
+    ...draftFollowUps(values, approval, errors),
   };
   return { rule, errors, rowOf };
-}
-
-/**
- * The edited rule with what the form does not show (reminders, escalation, `signed`) kept from the rule
- * as stored: a form never drops a field it does not show. They belong to approval rules only.
- */
-export function keepUnshown(stored: RuleDefinition | undefined, edited: RuleDefinition): RuleDefinition {
-  if (!stored || edited.effect !== 'approval') return edited;
-  const { remind, escalate, signed } = stored;
-  return {
-    ...edited,
-    ...(remind !== undefined && { remind }),
-    ...(escalate !== undefined && { escalate }),
-    ...(signed !== undefined && { signed }),
-  };
-}
-
-const SHOWN = [
-  'name',
-  'connection',
-  'tool',
-  'agent',
-  'effect',
-  'approvals_required',
-  'timeout_minutes',
-  'reason',
-];
-
-/** The form field a path within the edited rule points at (`when.2.value`, `approvers`), or null. */
-function formFieldOf([part, index, sub]: string[], rowOf: number[]): string | null {
-  if (part === 'when') {
-    const row = index === undefined ? undefined : rowOf[Number(index)];
-    return row === undefined ? 'when' : `when.${row}.${sub ?? 'value'}`;
-  }
-  if (part === 'frequency') return `frequency.${index ?? 'more_than'}`;
-  if (part === 'approvers') return 'approvers';
-  return part !== undefined && SHOWN.includes(part) ? part : null;
-}
-
-/**
- * Attaches the issues the service raised about the rule at `rules.<index>` of a workspace file to the
- * form's fields; returns those that belong to no field shown, for the page's summary.
- */
-export function attachRuleIssues(
-  issues: readonly FieldIssue[],
-  index: number,
-  rowOf: number[],
-  errors: FieldErrors,
-): FieldIssue[] {
-  const prefix = `rules.${index}.`;
-  return issues.filter((issue) => {
-    const field = issue.field.startsWith(prefix)
-      ? formFieldOf(issue.field.slice(prefix.length).split('.'), rowOf)
-      : null;
-    if (field) errors[field] ??= issue.message;
-    return !field;
-  });
 }

@@ -17,7 +17,7 @@ export const configFields = (session: AppSession, version: number | undefined) =
   )}`;
 
 /** The problems that stopped a change, at the top of a page; it takes the focus, so it is read first. */
-export const issueSummary = (messages: string[]) =>
+export const issueSummary = (messages: (string | Html)[]) =>
   when(
     messages.length > 0,
     () =>

@@ -15,14 +15,8 @@ import { type FieldIssue, ServiceError } from '../../../services/errors.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { simulatePolicy } from '../../../services/simulate-policy.ts';
 import { redirectWithNotice, takeNotice } from '../../flash.ts';
-import {
-  attachRuleIssues,
-  blankRule,
-  draftRule,
-  keepUnshown,
-  readRuleForm,
-  valuesOfRule,
-} from '../../forms/rules.ts';
+import { attachRuleIssues } from '../../forms/rule-issues.ts';
+import { blankRule, draftRule, readRuleForm, valuesOfRule } from '../../forms/rules.ts';
 import { html } from '../../html.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../../respond.ts';
 import { PREVIEW_DAYS } from '../../views/rules/form.ts';
@@ -148,7 +142,7 @@ async function saveRule(ctx: ServiceContext, request: Request, reply: FastifyRep
     const problem = `The rule “${original}” was deleted or renamed meanwhile. Saving now adds this rule as a new one.`;
     return formPage(ctx, reply, { ...freshForm('', state.version, values), problems: [problem] }, 409);
   }
-  rules[index] = keepUnshown(rules[index], rule);
+  rules[index] = rule;
   const draft: WorkspaceConfig = { rules };
   const take = (issues: FieldIssue[]) =>
     state.problems.push(
@@ -164,7 +158,7 @@ async function saveRule(ctx: ServiceContext, request: Request, reply: FastifyRep
     const stored = [...(now.rules ?? [])];
     const found = stored.findIndex((r) => r.name === (original || rule.name));
     index = found >= 0 ? found : stored.length;
-    stored[index] = keepUnshown(stored[index], rule);
+    stored[index] = rule;
     return { rules: stored };
   });
   if (!issues) return redirectWithNotice(reply, LIST, 'saved');

@@ -1,6 +1,6 @@
 /**
  * The rule form: every part of the rule language a person writes (docs/rules.md), each field with its
- * own error. What it does not show (reminders, escalation, `signed`) is kept by the handler.
+ * own error; a form never drops what a rule says, so it shows all of it.
  */
 import { DEFAULT_TIMEOUT_MINUTES } from '../../../domain/policy.ts';
 import { OPERATORS } from '../../../domain/rules.ts';
@@ -9,6 +9,8 @@ import { type FieldErrors } from '../../forms/form.ts';
 import { type ConditionRow, PERIODS, type RuleValues } from '../../forms/rules.ts';
 import { type Html, html } from '../../html.ts';
 import { configFields, describedBy, fieldError, inputField, selected } from '../form-fields.ts';
+import { approverSelect, type RuleChoices } from './fields.ts';
+import { approving, followUps } from './follow-ups.ts';
 
 export const PREVIEW_DAYS = 30;
 const EMPTY_ROWS = 3;
@@ -38,30 +40,6 @@ const EFFECTS = { allow: 'allow', approval: 'needs approval', deny: 'deny' };
 export const ruleAction = (original: string) =>
   original ? `/app/admin/rules/${encodeURIComponent(original)}` : '/app/admin/rules';
 
-/** What the form offers to choose from, read from the workspace. */
-export interface RuleChoices {
-  connections: string[];
-  toolNames: string[];
-  approvers: { value: string; label: string }[];
-}
-
-/** Words for a form field, for the summary above the form. */
-export function labelOf(field: string): string {
-  const condition = field.match(/^when\.(\d+)\.(\w+)$/);
-  if (condition)
-    return `Condition ${Number(condition[1]) + 1}, ${condition[2] === 'arg' ? 'argument' : condition[2]}`;
-  return (
-    {
-      when: 'Conditions',
-      'frequency.more_than': 'Frequency, more than',
-      'frequency.per': 'Frequency, per',
-      'frequency.by': 'Frequency, counted by',
-      approvals_required: 'Approvals required',
-      timeout_minutes: 'Deadline',
-    }[field] ?? field.charAt(0).toUpperCase() + field.slice(1)
-  );
-}
-
 function conditionRow(row: ConditionRow, index: number, errors: FieldErrors): Html {
   const id = (part: string) => `c${index}-${part}`;
   const error = (part: string) => errors[`when.${index}.${part}`];
@@ -80,7 +58,7 @@ function conditionRow(row: ConditionRow, index: number, errors: FieldErrors): Ht
       />
       ${fieldError(id('arg'), error('arg'))}
     </div>
-    <div>
+    <div class="op">
       <label for="${id('op')}">Operator</label>
       <select id="${id('op')}" name="cond_op_${index}" ${describedBy(id('op'), error('op'))}>
         ${OPERATORS.map((op) => html`<option value="${op}" ${selected(row.op === op)}>${OP_LABELS[op]}</option>`)}
@@ -125,7 +103,14 @@ export function hiddenFields(values: RuleValues): Html {
   ${hidden('freq_by', values.by)} ${hidden('effect', values.effect)}
   ${values.approvers.map((a) => hidden('approvers', a))}
   ${hidden('approvals_required', values.approvals_required)}
-  ${hidden('timeout_minutes', values.timeout_minutes)} ${hidden('reason', values.reason)}`;
+  ${hidden('timeout_minutes', values.timeout_minutes)} ${hidden('reason', values.reason)}
+  ${hidden('remind_before', values.remind_before)} ${hidden('remind_every', values.remind_every)}
+  ${values.steps.map(
+    (step, i) =>
+      html`${hidden(`esc_after_${i}`, step.after)}${step.to.map((to) => hidden(`esc_to_${i}`, to))}`,
+  )}
+  ${hidden('signed', values.signed)} ${hidden('bulk', values.bulk)}
+  ${hidden('claim_minutes', values.claim_minutes)} ${hidden('claim_halts', values.claim_halts)}`;
 }
 
 const textField = (
@@ -181,7 +166,7 @@ function conditions(values: RuleValues, errors: FieldErrors): Html {
     ...values.conditions,
     ...Array.from({ length: EMPTY_ROWS }, () => ({ arg: '', op: 'eq', type: 'text', value: '' })),
   ];
-  return html`<fieldset class="box" aria-describedby="conditions-help">
+  return html`<fieldset class="box" id="r-when" aria-describedby="conditions-help">
     <legend><strong>Conditions on the arguments</strong> <span class="muted">(all must hold)</span></legend>
     <p class="muted" id="conditions-help">
       The argument is a dotted path, like <code>amount</code>, <code>customer.country</code> or
@@ -227,35 +212,13 @@ function frequency(values: RuleValues, errors: FieldErrors): Html {
 }
 
 function approvers(values: RuleValues, errors: FieldErrors, choices: RuleChoices): Html {
-  // The rule's approvers first, in its order: a browser sends the chosen options in the page's order.
-  const options = [
-    ...values.approvers.map(
-      (a) =>
-        choices.approvers.find((o) => o.value === a) ?? { value: a, label: `${a} (not a current approver)` },
-    ),
-    ...choices.approvers.filter((o) => !values.approvers.includes(o.value)),
-  ];
   return html`<div class="filters">
     <div style="flex:2">
       <label for="r-approvers"
         >Approvers
         <span class="muted">(approval only; Ctrl/⌘-click for several; none: role:admin)</span></label
       >
-      <select
-        id="r-approvers"
-        name="approvers"
-        multiple
-        size="${Math.min(Math.max(options.length, 3), 8)}"
-        ${describedBy('r-approvers', errors.approvers)}
-      >
-        ${options.map(
-          (o) =>
-            html`<option value="${o.value}" ${selected(values.approvers.includes(o.value))}>
-              ${o.label}
-            </option>`,
-        )}
-      </select>
-      ${fieldError('r-approvers', errors.approvers)}
+      ${approverSelect({ id: 'r-approvers', name: 'approvers' }, values.approvers, choices, errors.approvers)}
     </div>
     <div>
       ${numberField({ id: 'r-approvals', name: 'approvals_required', label: 'Approvals required (empty: 1)', value: values.approvals_required, error: errors.approvals_required }, html`max="20"`)}
@@ -301,11 +264,16 @@ export function ruleForm(
   choices: RuleChoices,
 ): Html {
   const { values, errors } = form;
-  return html`<form method="post" action="${ruleAction(form.original)}" class="decide card" id="rule-form">
+  return html`<form
+    method="post"
+    action="${ruleAction(form.original)}"
+    class="decide card rule-form"
+    id="rule-form"
+  >
     ${configFields(session, form.version)}
     ${textField(values, errors, 'name', 'Name', html`required maxlength="200"`)}
     ${whichCalls(values, errors, choices)} ${conditions(values, errors)} ${frequency(values, errors)}
-    ${whatHappens(values, errors, choices)}
+    ${whatHappens(values, errors, choices)} ${followUps(values, errors, choices)} ${approving(values, errors)}
     <div class="buttons">
       <button type="submit" name="action" value="preview" class="secondary">
         Preview on the last ${PREVIEW_DAYS} days

@@ -7,7 +7,8 @@ import type { FieldErrors } from '../../forms/form.ts';
 import type { RuleValues } from '../../forms/rules.ts';
 import { type Html, html, when } from '../../html.ts';
 import { issueSummary } from '../form-fields.ts';
-import { labelOf, type RuleChoices, ruleForm } from './form.ts';
+import { problemLinks, type RuleChoices } from './fields.ts';
+import { ruleForm } from './form.ts';
 import { ruleTable } from './list.ts';
 import { previewReport } from './preview.ts';
 import { allTools, toClassify } from './tools.ts';
@@ -101,10 +102,7 @@ export const freshForm = (
 export const ruleFormTitle = (original: string) => (original ? `Edit rule “${original}”` : 'New rule');
 
 export function ruleFormPage(session: AppSession, state: RuleFormState, choices: RuleChoices): Html {
-  const summary = [
-    ...Object.entries(state.errors).map(([field, message]) => `${labelOf(field)}: ${message}`),
-    ...state.problems,
-  ];
+  const summary = [...problemLinks(state.values, state.errors), ...state.problems];
   return html`<p><a href="/app/admin/rules">← Rules</a></p>
     <h1>${ruleFormTitle(state.original)}</h1>
     ${issueSummary(summary)} ${when(state.report, () => previewReport(session, state, state.report!))}
