@@ -17,6 +17,7 @@ import {
   updateWorkspaceProfile,
   updateWorkspaceRemind,
   updateWorkspaceSlackChannel,
+  updateWorkspaceTeamsChannel,
   type Workspace,
 } from '../store/workspaces.ts';
 import { type Actor, type AddressChanges, applyMembers } from './apply-members.ts';
@@ -169,6 +170,10 @@ async function applySettings(
   if (config.slack !== undefined) {
     await updateWorkspaceSlackChannel(tx, workspace.id, config.slack?.channel ?? null);
     changes.slack = config.slack;
+  }
+  if (config.teams !== undefined) {
+    await updateWorkspaceTeamsChannel(tx, workspace.id, config.teams?.channel ?? null);
+    changes.teams = config.teams;
   }
   if (config.oauth !== undefined) {
     await updateWorkspaceOAuthGrantRole(tx, workspace.id, config.oauth.grant_role);

@@ -255,6 +255,18 @@ export const configSchema = z.strictObject({
     })
     .nullable()
     .optional(),
+  // The Teams channel (a `19:…@thread.tacv2` conversation id) its waiting holds are posted to; null: none.
+  teams: z
+    .strictObject({
+      channel: z
+        .string()
+        .regex(
+          /^19:[A-Za-z0-9_-]{1,200}@thread\.(?:tacv2|skype)$/,
+          'must be a Teams channel id like 19:…@thread.tacv2',
+        ),
+    })
+    .nullable()
+    .optional(),
   // `require_passkey: true`: every approval carries the approver's passkey signature over the action.
   approvals: z.strictObject({ require_passkey: z.boolean() }).optional(),
   // Who may allow an OAuth client (a hosted assistant) to call the workspace's MCP servers.

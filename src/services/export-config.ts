@@ -59,6 +59,7 @@ export async function exportFrom(sql: Sql, workspace: Workspace): Promise<Worksp
   const webhook = await findWebhookEndpoint(sql, workspace.id);
   if (webhook) config.webhook = { url: webhook.url };
   if (current.slackChannel) config.slack = { channel: current.slackChannel };
+  if (current.teamsChannel) config.teams = { channel: current.teamsChannel };
   if (current.oauthGrantRole !== 'admin') config.oauth = { grant_role: current.oauthGrantRole };
   if (current.keyBinding === 'required') config.keys = { require_bound: true };
   if (await findRequirePasskey(sql, workspace.id)) config.approvals = { require_passkey: true };

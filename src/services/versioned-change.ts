@@ -77,6 +77,7 @@ async function itemsOf(sql: Sql, workspace: Workspace): Promise<Map<string, stri
   const put = (key: string, value: unknown) => items.set(key, canonicalJson(value ?? null));
   put('profile', { name: config.name, branding: config.branding });
   put('slack', config.slack);
+  put('teams', config.teams);
   put('oauth', config.oauth ?? { grant_role: 'admin' });
   put('keys', config.keys ?? { require_bound: false });
   put('approvals', config.approvals ?? { require_passkey: false });

@@ -9,6 +9,7 @@ import type { ServiceContext } from '../../services/context.ts';
 import { decideByLink, type LinkState, openDecisionLink } from '../../services/decision-links.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
+import { inboxPage } from '../../services/inbox.ts';
 import { passkeyPrompt } from '../../services/passkeys.ts';
 import type { Html } from '../html.ts';
 import { holdArguments, TOO_LARGE_TO_APPROVE } from '../views/hold.ts';
@@ -22,6 +23,7 @@ import {
   decisionForm,
   linkPageView,
   notDecidedNotice,
+  onwardView,
 } from '../views/decision-link.ts';
 import { blockerInWords } from '../views/four-eyes.ts';
 
@@ -62,38 +64,41 @@ async function usableLink(
   return link;
 }
 
+/** A link page's heading (a title, a heading and perhaps a comment), its status and notice. */
+type LinkView = { title: string; top: Html; status?: number; notice?: string | null };
+
+/** The link member's next waiting hold besides `holdId` (soonest deadline first), and how many wait. */
+async function nextWaiting(ctx: ServiceContext, member: UsableLink['member'], holdId: string) {
+  const { lines, waiting } = await inboxPage(ctx, member, { filters: {}, order: 'deadline', limit: 2 });
+  const next = lines.find((line) => line.id !== holdId) ?? null;
+  return { next, waiting: waiting - (lines.some((line) => line.id === holdId) ? 1 : 0) };
+}
+
 /**
- * The link's page for `hold`: `top` (a heading, a comment) over the hold in full and the `form`.
- * `reader` shows why the link's member cannot decide, if so.
+ * The link's page for `hold`, the hold in full under a heading. While the link's member may still
+ * answer, `ask` (the question and the form; `reader` says why they cannot decide, if so). Otherwise
+ * `settled`, which says what became of it, with the way on: the member's next waiting hold, the inbox.
  */
 async function sendLinkPage(
   ctx: ServiceContext,
   reply: FastifyReply,
-  token: string,
-  link: UsableLink,
-  hold: Hold,
-  {
-    title,
-    top,
-    status = 200,
-    notice = null as string | null,
-    reader = false,
-    form = null as Html | null,
-  }: {
-    title: string;
-    top: Html;
-    status?: number;
-    notice?: string | null;
-    reader?: boolean;
-    form?: Html | null;
-  },
+  { token, link, hold }: { token: string; link: UsableLink; hold: Hold },
+  settled: LinkView,
+  ask?: LinkView & { form: Html },
 ) {
   const [facts, fourEyes] = await Promise.all([
     submissionFacts(ctx, hold),
     fourEyesOf(ctx, hold, link.member),
   ]);
+  // A member who answered already (in the app, say) is not asked again.
+  const asking = ask && fourEyes.blocker !== 'already_decided' ? ask : null;
+  const onward = asking ? null : onwardView(await nextWaiting(ctx, link.member, hold.id));
+  const { title, top, status = 200, notice = null } = asking ?? settled;
   const shown = holdArguments(hold, { facts, fullJsonHref: `/d/${token}/arguments.json` });
-  const body = linkPageView({ token, hold, facts, fourEyes, shown, reader, form }, top);
+  const body = linkPageView(
+    { token, hold, facts, fourEyes, shown, reader: asking !== null, form: asking?.form ?? null, onward },
+    top,
+  );
   return sendPage(reply, layout({ title, brand: link.workspace, notice }, body), status);
 }
 
@@ -141,16 +146,16 @@ async function decide(
       // Nothing decided: back to the link's page as it stands now, saying why.
       const hold = result.outcome === 'used' ? link.hold : result.hold;
       const notice = notDecidedNotice(result.outcome, hold);
-      return sendLinkPage(ctx, reply, token, link, hold, {
-        title: ALREADY,
-        top: closedTop(hold),
-        status: 409,
-        notice,
-      });
+      return sendLinkPage(
+        ctx,
+        reply,
+        { token, link, hold },
+        { title: ALREADY, top: closedTop(hold), status: 409, notice },
+      );
     }
   }
   const top = decidedTop(verdict, result.hold, comment);
-  return sendLinkPage(ctx, reply, token, link, result.hold, { title: 'Decided', top });
+  return sendLinkPage(ctx, reply, { token, link, hold: result.hold }, { title: 'Decided', top });
 }
 
 export function decisionLinkPages(app: FastifyInstance, deps: PageDeps) {
@@ -162,12 +167,11 @@ export function decisionLinkPages(app: FastifyInstance, deps: PageDeps) {
     if (!link) return reply;
     const { token } = request.params;
     const { hold } = link;
-    if (link.state === 'closed')
-      return sendLinkPage(ctx, reply, token, link, hold, { title: ALREADY, top: closedTop(hold) });
-    return sendLinkPage(ctx, reply, token, link, hold, {
+    const settled = { title: ALREADY, top: closedTop(hold) };
+    if (link.state === 'closed') return sendLinkPage(ctx, reply, { token, link, hold }, settled);
+    return sendLinkPage(ctx, reply, { token, link, hold }, settled, {
       title: `Approve ${hold.toolName}?`,
       top: askTop(hold, link.member.name),
-      reader: true,
       form: decisionForm(token, await passkeyPrompt(ctx, hold, link.member)),
     });
   });

@@ -53,6 +53,26 @@ export const decidedTop = (verdict: 'approve' | 'reject', hold: Hold, comment: s
     }
   </div>`;
 
+/**
+ * The way on from a link whose hold is settled for its reader: their next waiting hold (in the app,
+ * which asks them to sign in first) and the inbox. Nothing of the next hold is shown here, as a link
+ * forwarded to someone else must not tell them about it.
+ */
+export const onwardView = ({ next, waiting }: { next: { id: string } | null; waiting: number }) =>
+  html`<nav class="onward" aria-label="Next">
+    <ul>
+      ${
+        next
+          ? html`<li>
+              <a href="/app/holds/${next.id}">Next hold waiting for you</a>
+              <span class="muted">(${waiting} waiting)</span>
+            </li>`
+          : html`<li>Nothing else is waiting for you.</li>`
+      }
+      <li><a href="/app/inbox">Open the inbox</a></li>
+    </ul>
+  </nav>`;
+
 const comment = html`<label for="comment">Comment (optional)</label
   ><textarea id="comment" name="comment" maxlength="2000"></textarea>`;
 
@@ -84,13 +104,15 @@ export interface LinkPage {
   /** Whether to say why the link's member cannot decide, if so. */
   reader: boolean;
   form: Html | null;
+  /** Where to go next (`onwardView`), once the hold is settled for the reader. */
+  onward: Html | null;
 }
 
 export function linkPageView(page: LinkPage, top: Html): Html {
   const { token, hold, facts, fourEyes, shown, form } = page;
   const fullJsonHref = `/d/${token}/arguments.json`;
   return html`<div class="narrow card decision-link">
-    ${top} ${conditionsView(facts, hold.ruleName)}
+    ${top} ${page.onward} ${conditionsView(facts, hold.ruleName)}
     ${fourEyesView({ hold, ...fourEyes, blocker: page.reader ? fourEyes.blocker : null })}
     ${holdFacts(hold, { withTool: true, facts, fullJsonHref, shown })}
     ${form && !shown.complete ? rejectOnly(token, fullJsonHref) : form}
