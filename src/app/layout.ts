@@ -32,6 +32,7 @@ const NAV: [string, string, (session: AppSession) => boolean][] = [
   ['mcp', 'MCP servers', (s) => s.member.role === 'admin'],
   ['webhook', 'Webhook', (s) => s.member.role === 'admin'],
   ['slack', 'Slack', (s) => s.member.role === 'admin'],
+  ['teams', 'Teams', (s) => s.member.role === 'admin'],
   ['branding', 'Branding', (s) => s.member.role === 'admin'],
 ];
 
@@ -48,6 +49,7 @@ const HREF: Record<string, string> = {
   mcp: '/app/admin/mcp-servers',
   webhook: '/app/admin/webhook',
   slack: '/app/admin/slack',
+  teams: '/app/admin/teams',
   branding: '/app/admin/branding',
 };
 

@@ -8,13 +8,15 @@
  */
 import { durationText } from '../domain/follow-ups.ts';
 import { outcomeText } from '../domain/outcome-text.ts';
-import { fourEyesLine } from '../domain/four-eyes.ts';
 import type { Hold } from '../domain/hold.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import { utcText } from '../domain/time-text.ts';
 import { html } from '../markup/html.ts';
 import type { MailMessage } from './email.ts';
 import type { SlackMessage } from './slack.ts';
+import { type Principal, type Reminder, requestTitle, type Why } from './titles.ts';
+
+export type { Principal, Reminder };
 
 export interface Branding {
   name: string;
@@ -38,7 +40,7 @@ const NOT_IN_FULL = 'Not every argument fits here: review it in full before deci
 const headline = (hold: Hold) =>
   `${nameText(hold.agentLabel ?? hold.agentId)} wants to run ${nameText(hold.toolName)} on ${nameText(hold.connection)}`;
 
-const deadline = (hold: Hold) =>
+export const deadline = (hold: Hold) =>
   hold.expiresAt === null ? 'no deadline' : `decide by ${utcText(hold.expiresAt)}`;
 
 /** Room for the action in a subject line; the mail itself shows it whole. */
@@ -48,7 +50,7 @@ const SUBJECT_SUMMARY = 120;
 const subjectAction = (hold: Hold) =>
   `${summarizeAction(hold.toolName, hold.arguments, SUBJECT_SUMMARY).text} on ${nameText(hold.connection)}`;
 
-function frame(brand: Branding, title: string, body: ReturnType<typeof html>) {
+export function frame(brand: Branding, title: string, body: ReturnType<typeof html>) {
   const accent =
     brand.accentColor && /^#[0-9a-fA-F]{6}$/.test(brand.accentColor) ? brand.accentColor : '#1f4fd1';
   return html`<!doctype html>
@@ -68,12 +70,6 @@ function frame(brand: Branding, title: string, body: ReturnType<typeof html>) {
     </html>`.toString();
 }
 
-/** A reminder: how long is left to decide and who approved so far (members' names, not agent text). */
-export interface Reminder {
-  leftMs: number;
-  approvedBy: string[];
-}
-
 /** `Reminder: 25 min left · approved so far by Ada Admin`. */
 export const reminderLine = (reminder: Reminder) =>
   `Reminder: ${durationText(reminder.leftMs)} left to decide${
@@ -82,18 +78,8 @@ export const reminderLine = (reminder: Reminder) =>
       : ' · nobody has approved yet'
   }`;
 
-/** The member a delegate decides for, and when their delegation ends (a member's name, not agent text). */
-export interface Principal {
-  name: string;
-  until: number;
-}
-
-/** What a request or reminder tells its reader besides the hold. */
-export interface Asking {
-  /** A reminder: how long is left, who approved so far. */
-  reminder?: Reminder;
-  /** To a delegate: the member they decide for. */
-  forWhom?: Principal;
+/** What a request or reminder tells its reader besides the hold: why it is theirs (titles.ts), and more. */
+export interface Asking extends Why {
   /**
    * The approval must carry the approver's passkey signature (a rule's `signed`, the workspace's
    * `require_passkey`), which a button or a reply code cannot: the message links to the page instead.
@@ -123,7 +109,7 @@ export function requestMail(
   asking: Asking = {},
 ): Omit<MailMessage, 'to'> {
   const summary = fullAction(hold);
-  const subject = `${askingLead(asking)}: ${subjectAction(hold)} · ${fourEyesLine(hold)}`;
+  const subject = requestTitle(hold, asking);
   const above = askingLines(asking);
   const text = [
     ...(above.length > 0 ? [...above, ''] : []),
@@ -304,7 +290,7 @@ export function addressesChangedMail(
 }
 
 /** Slack mrkdwn: `&`, `<` and `>` are control characters and must be escaped. */
-const mrkdwn = (text: string) =>
+export const mrkdwn = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 
 /** Inside a code block: a zero-width space after each backtick, so agent text cannot close the block. */
@@ -329,10 +315,11 @@ export function slackMessage(
   const blocks: unknown[] = [
     { type: 'section', text: { type: 'mrkdwn', text: `*${mrkdwn(head)}*\n${codeBlock(summary.text)}` } },
   ];
-  // Only while it waits: once decided, the message shows the outcome like every other.
+  // Only while it waits: once decided, the message shows the outcome like every other. The title says
+  // what and why at a glance (issue 39).
   if (hold.status === 'pending')
     blocks.unshift(
-      ...askingLines(asking).map((line) => ({
+      ...[requestTitle(hold, asking), ...askingLines(asking)].map((line) => ({
         type: 'section',
         text: { type: 'mrkdwn', text: `*${mrkdwn(line)}*` },
       })),
@@ -391,7 +378,7 @@ export function slackMessage(
   }
   // The notification text is mrkdwn too: escaped, so no `<!channel>` or disguised link gets through.
   const text = mrkdwn(
-    hold.status === 'pending' ? `${askingLead(asking)}: ${head}` : `${outcomeText(hold)}: ${head}`,
+    hold.status === 'pending' ? requestTitle(hold, asking) : `${outcomeText(hold)}: ${head}`,
   );
   return { text, blocks };
 }

@@ -14,12 +14,14 @@ import { type Hold, isApprover } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
 import { quietUntil } from '../domain/quiet-hours.ts';
 import type { Sql } from '../store/db.ts';
+import { findDigestMinutes, openWindowCloses } from '../store/digests.ts';
 import { listMembersWithGroups, type Member } from '../store/members.ts';
 import {
   insertNotification,
   insertNotificationStatement,
   listNotificationsOfHold,
   type NotificationChannel,
+  type NotificationReason,
   openReplyCodes,
   sentReplyCode,
 } from '../store/notifications.ts';
@@ -27,7 +29,9 @@ import type { Statement } from '../store/statements.ts';
 import { countWorkspaces, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
+import { collects, digestWindowMs } from './digests.ts';
 import { passkeyRequired } from './passkeys.ts';
+import { teamsChannelOf } from './teams-channel.ts';
 
 /** The channels this deployment can send on (each needs its settings). */
 export interface NotificationChannels {
@@ -101,7 +105,9 @@ async function replyCodeFor(
 
 /**
  * The jobs that ask `members` to decide the hold (`request`) or remind them (`reminder`): one per member
- * and channel of theirs, each due when the member's quiet hours allow.
+ * and channel of theirs, each due when the member's quiet hours allow. Unless urgent, each is collected
+ * for the member's digest of that channel (digests.ts) rather than sent on its own. `reason`: why the
+ * members are asked besides the rule (an escalation step brought them in).
  */
 export async function askMembers(
   tx: Sql,
@@ -109,6 +115,7 @@ export async function askMembers(
   hold: Hold,
   members: readonly Member[],
   kind: 'request' | 'reminder',
+  reason: NotificationReason | null = null,
 ): Promise<Statement[]> {
   const at = ctx.now();
   // No reply code for a text that cannot show every argument: it decides nothing blind.
@@ -117,13 +124,21 @@ export async function askMembers(
     ctx.channels.sms?.replies === true &&
     channelSummary(hold, 'sms').complete &&
     !(await passkeyRequired(tx, hold));
+  const workspaceMinutes = members.length > 0 ? await findDigestMinutes(tx, hold.workspaceId) : 0;
   const jobs: Statement[] = [];
   const issued = new Set<string>();
   for (const member of members) {
-    const dueAt = sendableAt(member, hold, at);
+    const sendable = sendableAt(member, hold, at);
+    const windowMs = digestWindowMs(member, workspaceMinutes);
+    const collected = collects(hold, windowMs, at);
     for (const channel of new Set(member.channels)) {
       if (!reachable(ctx, member, channel)) continue;
-      const replyCode = channel === 'sms' && replies ? await replyCodeFor(tx, hold, member, issued) : null;
+      // A digest's text carries no reply code: it names no one hold.
+      const replyCode =
+        channel === 'sms' && replies && !collected ? await replyCodeFor(tx, hold, member, issued) : null;
+      const dueAt = collected
+        ? Math.max(sendable, (await openWindowCloses(tx, member.id, channel, at)) ?? at + windowMs)
+        : sendable;
       jobs.push(
         insertNotificationStatement({
           workspaceId: hold.workspaceId,
@@ -135,6 +150,8 @@ export async function askMembers(
           memberId: member.id,
           channel,
           replyCode,
+          collected,
+          reason,
         }),
       );
     }
@@ -178,17 +195,20 @@ export async function approverNotifications(
   const at = ctx.now();
   const base = { workspaceId: hold.workspaceId, holdId: hold.id, kind: 'request' as const, at };
   const jobs = await askMembers(tx, ctx, hold, await waitingFor(tx, ctx, hold), 'request');
-  if (await slackChannelOf(tx, ctx, workspace)) {
+  // The workspace's own channels: a post each, for no member.
+  const posts: NotificationChannel[] = [];
+  if (await slackChannelOf(tx, ctx, workspace)) posts.push('slack');
+  if (teamsChannelOf(ctx, workspace)) posts.push('teams');
+  for (const channel of posts)
     jobs.push(
       insertNotificationStatement({
         ...base,
         id: randomId('ntf_', 16),
         memberId: null,
-        channel: 'slack',
+        channel,
         replyCode: null,
       }),
     );
-  }
   return jobs;
 }
 
@@ -203,7 +223,10 @@ export async function notifyChange(tx: Sql, ctx: ServiceContext, hold: Hold): Pr
   if (hold.status === 'pending') return;
   const base = { workspaceId: hold.workspaceId, holdId: hold.id, at: ctx.now(), replyCode: null };
   const asked = new Set(
-    sent.filter((job) => job.channel === 'email' && job.kind === 'request').map((job) => job.memberId!),
+    sent
+      // A request still collected for a digest was never seen: its hold is left out of the digest.
+      .filter((job) => job.channel === 'email' && job.kind === 'request' && job.state !== 'collected')
+      .map((job) => job.memberId!),
   );
   for (const memberId of asked) {
     await insertNotification(tx, {

@@ -12,6 +12,13 @@ import {
   smsText,
   unknownOutcomeMail,
 } from '../channels/messages.ts';
+import {
+  type DigestEntry,
+  digestMail,
+  slackDigest,
+  smsDigest,
+  teamsDigest,
+} from '../channels/digest-messages.ts';
 import type { SlackPosted } from '../channels/slack.ts';
 import type { TeamsPosted } from '../channels/teams.ts';
 import { teamsCard } from '../channels/teams-card.ts';
@@ -29,6 +36,7 @@ import {
   postponeNotification,
   retryNotification,
 } from '../store/notifications.ts';
+import { listDigestItems } from '../store/digests.ts';
 import { anyDue, claimDue } from '../store/outbox.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
@@ -37,6 +45,7 @@ import { mintDecisionLink } from './decision-links.ts';
 import { slackChannelOf } from './notifications.ts';
 import { passkeyRequired } from './passkeys.ts';
 import { mailSignInLinks } from './sign-in.ts';
+import { teamsRecipient } from './teams-channel.ts';
 
 const CLAIM_MS = 60_000;
 export const MAX_NOTIFICATION_ATTEMPTS = 10;
@@ -76,10 +85,17 @@ export async function sendNotification(ctx: ServiceContext, id: string): Promise
   }
 }
 
+/** A reminder's line: how long is left to decide, who approved so far. */
+const reminderOf = (ctx: ServiceContext, job: Notification, hold: Hold, approvedBy: string[]) =>
+  job.kind === 'reminder' && hold.expiresAt !== null
+    ? { leftMs: hold.expiresAt - ctx.now(), approvedBy }
+    : undefined;
+
 type Attempt = { state: 'sent' | 'skipped'; messageRef?: string } | 'postpone';
 
 async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt> {
-  // Only sign-in mails are about no hold.
+  if (job.kind === 'digest') return sendDigest(ctx, job);
+  // Only sign-in mails and digests are about no hold.
   if (job.holdId === null) return { state: await mailSignInLinks(ctx, job.memberId) };
   const hold = await findHoldByReference(ctx.db, job.holdId);
   const workspace = hold && (await findWorkspace(ctx.db, hold.workspaceId));
@@ -93,11 +109,9 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
   if (reader && !reader.mayDecide) return { state: 'skipped' };
   const approvedBy = asks || job.kind === 'refresh' ? await approverNames(ctx, hold.id) : [];
   const asking: Asking = {
-    reminder:
-      job.kind === 'reminder' && hold.expiresAt !== null
-        ? { leftMs: hold.expiresAt - ctx.now(), approvedBy }
-        : undefined,
+    reminder: reminderOf(ctx, job, hold, approvedBy),
     forWhom: reader?.forWhom,
+    escalated: job.reason === 'escalated',
     // Buttons and reply codes cannot carry a passkey signature: such a hold's messages link to its page.
     signed: hold.status === 'pending' && (await passkeyRequired(ctx.db, hold)),
   };
@@ -133,9 +147,9 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     const card = (link: string | null) =>
       teamsCard(workspace, hold, { approvedBy, reviewUrl, link, ...asking });
     if (asks) {
-      if (!member?.teamsUserId) return { state: 'skipped' };
-      const link = await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'teams' });
-      const posted = await teams.client.post({ userId: member.teamsUserId }, card(link));
+      const to = await teamsRecipient(ctx, job, hold, workspace, member);
+      if (!to) return { state: 'skipped' };
+      const posted = await teams.client.post(to.target, card(to.link));
       return { state: 'sent', messageRef: JSON.stringify(posted) };
     }
     const posts = await postsToRefresh(ctx, job, hold.id);
@@ -165,6 +179,60 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
     );
   }
   return { state: 'sent' };
+}
+
+/**
+ * A digest: the holds of its items that still wait for its member, each with a decision link of its
+ * own, in one message; a hold decided (or no longer theirs) since it was collected is left out.
+ */
+async function sendDigest(ctx: ServiceContext, job: Notification): Promise<Attempt> {
+  const member = await findMemberById(ctx.db, job.memberId!);
+  const workspace = member && (await findWorkspace(ctx.db, member.workspaceId));
+  if (!member || !workspace) return { state: 'skipped' };
+  const channel = job.channel;
+  const entries: DigestEntry[] = [];
+  for (const item of await listDigestItems(ctx.db, job.id)) {
+    const hold = await findHoldByReference(ctx.db, item.holdId!);
+    if (hold?.status !== 'pending') continue;
+    const reader = await readerOf(ctx, hold, member);
+    if (!reader.mayDecide) continue;
+    const reminder =
+      item.kind === 'reminder' ? reminderOf(ctx, item, hold, await approverNames(ctx, hold.id)) : undefined;
+    const link = await mintDecisionLink(ctx, { hold, memberId: member.id, channel });
+    entries.push({
+      hold,
+      link,
+      asking: { reminder, forWhom: reader.forWhom, escalated: item.reason === 'escalated' },
+    });
+  }
+  if (entries.length === 0) return { state: 'skipped' };
+  const inboxUrl = `${ctx.publicUrl}/app/inbox`;
+  const shown = [workspace, entries] as const;
+  const at = [ctx.now(), member.timeZone] as const;
+  if (channel === 'email') {
+    if (!ctx.mailer) return { state: 'skipped' };
+    await ctx.mailer.send({ to: member.email, ...digestMail(...shown, ...at) });
+    return { state: 'sent' };
+  }
+  if (channel === 'sms') {
+    if (!ctx.channels.sms || !member.phone) return { state: 'skipped' };
+    const sent = await ctx.channels.sms.client.send(member.phone, smsDigest(entries, inboxUrl, ...at));
+    return { state: 'sent', messageRef: JSON.stringify({ sid: sent.sid }) };
+  }
+  if (channel === 'teams') {
+    if (!ctx.channels.teams || !member.teamsUserId) return { state: 'skipped' };
+    const card = teamsDigest(...shown, inboxUrl, ...at);
+    return {
+      state: 'sent',
+      messageRef: JSON.stringify(await ctx.channels.teams.client.post({ userId: member.teamsUserId }, card)),
+    };
+  }
+  if (!ctx.channels.slack || !member.slackUserId) return { state: 'skipped' };
+  const message = slackDigest(...shown, inboxUrl, ...at);
+  return {
+    state: 'sent',
+    messageRef: JSON.stringify(await ctx.channels.slack.client.post(member.slackUserId, message)),
+  };
 }
 
 /** Whether the member may still decide the hold as the message goes out, and for whom as a delegate. */

@@ -4,14 +4,20 @@ import type { Statement } from './statements.ts';
 
 export type NotificationChannel = 'email' | 'sms' | 'slack' | 'teams';
 /** `sign_in`: a member asked for sign-in links (about no hold); `reminder`: a request again, before the deadline. */
-export type NotificationKind = 'request' | 'reminder' | 'outcome' | 'refresh' | 'sign_in';
-export type NotificationState = 'pending' | 'sent' | 'skipped' | 'failed';
+export type NotificationKind = 'request' | 'reminder' | 'outcome' | 'refresh' | 'sign_in' | 'digest';
+/**
+ * `collected`: a request or reminder waiting for its member's digest window to close (not sent on its
+ * own); `digested`: it went out in the digest job `digestId` (store/digests.ts).
+ */
+export type NotificationState = 'pending' | 'sent' | 'skipped' | 'failed' | 'collected' | 'digested';
+/** Why the reader is asked besides the rule: an escalation step brought them in. */
+export type NotificationReason = 'escalated';
 
 /** Every column of `notifications` read or written here: a job that sends one message. */
-const notifications = columns({
+export const notifications = columns({
   id: text('id'),
   workspaceId: text('workspace_id'),
-  /** Null for a sign-in mail. */
+  /** Null for a sign-in mail and a digest. */
   holdId: nullable(text('hold_id')),
   /** Null for a post to the configured Slack channel. */
   memberId: nullable(text('member_id')),
@@ -26,6 +32,8 @@ const notifications = columns({
   replyCode: nullable(text('reply_code')),
   createdAt: integer('created_at'),
   sentAt: nullable(integer('sent_at')),
+  digestId: nullable(text('digest_id')),
+  reason: nullable(text<NotificationReason>('reason')),
 });
 
 export type Notification = RecordOf<typeof notifications.fields>;
@@ -35,16 +43,23 @@ type NewNotification = Pick<
   'id' | 'workspaceId' | 'holdId' | 'memberId' | 'channel' | 'kind' | 'replyCode'
 > & {
   at: number;
-  /** When it may be sent, if later than `at` (the member's quiet hours). */
+  /** When it may be sent, if later than `at` (the member's quiet hours, or when its digest closes). */
   dueAt?: number;
+  /** Collected for the member's digest rather than sent on its own. */
+  collected?: boolean;
+  reason?: NotificationReason | null;
 };
 
 /** A notification job to write, as a statement (`writeTogether` sends several as one). */
 export function insertNotificationStatement(row: NewNotification): Statement {
-  const { at, dueAt, ...fields } = row;
-  const job = notifications
-    .omit('attempts', 'claimedUntil', 'messageRef', 'sentAt')
-    .insert({ ...fields, state: 'pending', nextAttemptAt: dueAt ?? at, createdAt: at });
+  const { at, dueAt, collected, reason, ...fields } = row;
+  const job = notifications.omit('attempts', 'claimedUntil', 'messageRef', 'sentAt', 'digestId').insert({
+    ...fields,
+    state: collected ? 'collected' : 'pending',
+    nextAttemptAt: dueAt ?? at,
+    createdAt: at,
+    reason: reason ?? null,
+  });
   return { text: `INSERT INTO notifications (${job.columns}) VALUES ${job.values}`, params: job.params };
 }
 

@@ -8,6 +8,7 @@ import { mcpServerPages } from './admin/mcp-servers.ts';
 import { memberPages } from './admin/members.ts';
 import { rulePages } from './admin/rules.ts';
 import { slackPages } from './admin/slack.ts';
+import { teamsPages } from './admin/teams.ts';
 import { webhookPages } from './admin/webhook.ts';
 
 export function adminPages(app: FastifyInstance, deps: PageDeps) {
@@ -19,4 +20,5 @@ export function adminPages(app: FastifyInstance, deps: PageDeps) {
   mcpServerPages(app, deps);
   webhookPages(app, deps);
   slackPages(app, deps);
+  teamsPages(app, deps);
 }

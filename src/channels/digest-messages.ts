@@ -1,0 +1,185 @@
+/**
+ * A digest (issue 39): the holds a member was asked to decide within their digest window, in one
+ * message per channel. Each hold is a line with its deciding values, why it is the reader's, its
+ * deadline and its own decision link (`/d/<token>`: it decides that hold and no other). A line is a
+ * summary, so no channel offers a one-click decision on it (decisions.md, "No decision on a summary"):
+ * every line links to the hold's decision page. An SMS has room for the count and the inbox only.
+ */
+import { decidingText } from '../domain/deciding-values.ts';
+import type { Hold } from '../domain/hold.ts';
+import { nameText, showHidden } from '../domain/summary.ts';
+import { utcText } from '../domain/time-text.ts';
+import { html } from '../markup/html.ts';
+import type { MailMessage } from './email.ts';
+import { type Asking, type Branding, deadline, frame, mrkdwn } from './messages.ts';
+import type { SlackMessage } from './slack.ts';
+import type { TeamsCard } from './teams.ts';
+import { actionTitle, reasonText } from './titles.ts';
+
+/** One hold of a digest, with its reader's decision link and why it is theirs. */
+export interface DigestEntry {
+  hold: Hold;
+  link: string;
+  asking: Asking;
+}
+
+/** Characters of the arguments each line shows (in deciding order: the amount before a memo). */
+const LINE_ARGUMENTS = 200;
+
+/** Lines a Slack message or Teams card lists (Slack takes 50 blocks); the inbox has the rest. */
+export const CHAT_LINES = 20;
+
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+/** `10:40 UTC`, with the date when it is a day or more away; in the reader's zone when they set one. */
+function clockText(at: number, now: number, zone: string | null): string {
+  if (!zone) return at - now >= DAY ? utcText(at) : `${utcText(at).slice(11)}`;
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    ...(at - now >= DAY ? { year: 'numeric', month: '2-digit', day: '2-digit' } : {}),
+    hour: '2-digit',
+    minute: '2-digit',
+  }).format(at);
+  return `${parts.replace(',', '')} ${zone}`;
+}
+
+/** `5 holds wait for you — 3 escalated, 1 reminder, due from 10:40 UTC`. */
+export function digestTitle(entries: DigestEntry[], now: number, zone: string | null): string {
+  const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+  const escalated = entries.filter((entry) => entry.asking.escalated).length;
+  const reminders = entries.filter((entry) => entry.asking.reminder).length;
+  const deadlines = entries.flatMap(({ hold }) => (hold.expiresAt === null ? [] : [hold.expiresAt]));
+  const parts = [
+    escalated > 0 ? `${escalated} escalated` : null,
+    reminders > 0 ? count(reminders, 'reminder') : null,
+    deadlines.length > 0 ? `due from ${clockText(Math.min(...deadlines), now, zone)}` : null,
+  ].filter(Boolean);
+  const lead = `${count(entries.length, 'hold')} ${entries.length === 1 ? 'waits' : 'wait'} for you`;
+  return parts.length > 0 ? `${lead} — ${parts.join(', ')}` : lead;
+}
+
+/** The arguments in deciding order, cut to a line: `amount=31496.75, currency="EUR", memo="…"`. */
+const argumentsLine = (hold: Hold) => decidingText(hold.arguments, [], LINE_ARGUMENTS).text;
+
+/** `"Billing bot" on SDK`: who asks and where, agent text quoted unless a plain name. */
+const askedBy = (hold: Hold) =>
+  `${nameText(hold.agentLabel ?? hold.agentId)} on ${nameText(hold.connection)}`;
+
+export function digestMail(
+  brand: Branding,
+  entries: DigestEntry[],
+  now: number,
+  zone: string | null,
+): Omit<MailMessage, 'to'> {
+  const subject = digestTitle(entries, now, zone);
+  const text = [
+    `${subject}. Each link opens one of them, to approve or reject it (opening decides nothing).`,
+    ...entries.flatMap(({ hold, link, asking }) => [
+      '',
+      `${actionTitle(hold)} — ${reasonText(hold, asking)}`,
+      `${askedBy(hold)}: ${argumentsLine(hold)}`,
+      `${deadline(hold)}: ${link}`,
+    ]),
+    '',
+    `— ${brand.name}`,
+  ].join('\n');
+  const body = html`<p>
+      Each link opens one of them, to approve or reject it. Opening a link decides nothing.
+    </p>
+    <ol>
+      ${entries.map(
+        ({ hold, link, asking }) =>
+          html`<li style="margin-bottom: 0.75rem">
+            <a href="${link}" style="font-weight: bold">${actionTitle(hold)}</a> —
+            ${reasonText(hold, asking)}<br />
+            <span style="color: #444">${askedBy(hold)}: <code>${argumentsLine(hold)}</code></span
+            ><br />
+            <span style="color: #666; font-size: 0.875rem">${deadline(hold)}</span>
+          </li>`,
+      )}
+    </ol>`;
+  return { subject, text, html: frame(brand, subject, body) };
+}
+
+/** The lines a chat message lists, and how many more the inbox has. */
+const chatLines = (entries: DigestEntry[]) => ({
+  shown: entries.slice(0, CHAT_LINES),
+  more: Math.max(0, entries.length - CHAT_LINES),
+});
+
+/** Slack: the title, then a line per hold linking to its decision page (no buttons: each is a summary). */
+export function slackDigest(
+  brand: Branding,
+  entries: DigestEntry[],
+  inboxUrl: string,
+  now: number,
+  zone: string | null,
+): SlackMessage {
+  const title = digestTitle(entries, now, zone);
+  const { shown, more } = chatLines(entries);
+  const section = (text: string) => ({ type: 'section', text: { type: 'mrkdwn', text } });
+  // A link's label is escaped mrkdwn, and `|` ends no label there once `>` cannot appear in it.
+  const line = ({ hold, link, asking }: DigestEntry) =>
+    section(
+      `<${link}|${mrkdwn(actionTitle(hold)).replaceAll('|', '¦')}> — ${mrkdwn(reasonText(hold, asking))}\n` +
+        `${mrkdwn(askedBy(hold))} · ${mrkdwn(deadline(hold))}`,
+    );
+  const blocks: unknown[] = [section(`*${mrkdwn(title)}*`), ...shown.map(line)];
+  if (more > 0) blocks.push(section(`<${inboxUrl}|${more} more in your inbox>`));
+  blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: mrkdwn(brand.name) }] });
+  return { text: mrkdwn(title), blocks };
+}
+
+/** Teams: the same lines on a card, each opening its hold's decision page. */
+export function teamsDigest(
+  brand: Branding,
+  entries: DigestEntry[],
+  inboxUrl: string,
+  now: number,
+  zone: string | null,
+): TeamsCard {
+  const { shown, more } = chatLines(entries);
+  // Plain text runs: agent text is never read as markdown, and `{{` starts no function.
+  const run = (text: string, style: Record<string, unknown> = {}) => ({
+    type: 'TextRun',
+    text: showHidden(text).replaceAll('{{', '{\u200b{'),
+    ...style,
+  });
+  const paragraph = (...inlines: ReturnType<typeof run>[]) => ({ type: 'RichTextBlock', inlines });
+  const body: unknown[] = [paragraph(run(digestTitle(entries, now, zone), { weight: 'Bolder' }))];
+  for (const { hold, link, asking } of shown) {
+    body.push(
+      paragraph(
+        run(actionTitle(hold), { weight: 'Bolder', selectAction: { type: 'Action.OpenUrl', url: link } }),
+        run(` — ${reasonText(hold, asking)}`),
+      ),
+      paragraph(run(`${askedBy(hold)} · ${deadline(hold)}`, { isSubtle: true })),
+    );
+  }
+  body.push(paragraph(run(brand.name, { isSubtle: true })));
+  return {
+    type: 'AdaptiveCard',
+    $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+    version: '1.4',
+    body,
+    actions: [
+      {
+        type: 'Action.OpenUrl',
+        title: more > 0 ? `${more} more: open your inbox` : 'Open your inbox',
+        url: inboxUrl,
+      },
+    ],
+  };
+}
+
+/** SMS: the count and the inbox (a text cannot list twenty holds). */
+export function smsDigest(
+  entries: DigestEntry[],
+  inboxUrl: string,
+  now: number,
+  zone: string | null,
+): string {
+  return `${digestTitle(entries, now, zone)}. Open your inbox: ${inboxUrl}`;
+}

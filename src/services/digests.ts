@@ -1,0 +1,40 @@
+/**
+ * Digests (issue 39: an escalation wave sent 89 mails in a minute). A member's requests and reminders
+ * within their digest window are collected (notifications.ts writes them with the hold change, in
+ * state `collected`) and go as one message per channel when the window closes: the deadline worker
+ * sweeps the closed windows (`dueDigestWork`) and makes each one digest job of the notification
+ * outbox, which send-notifications.ts sends like any other. What cannot wait goes at once.
+ */
+import { randomId } from '../domain/ids.ts';
+import type { Hold } from '../domain/hold.ts';
+import { type DueDigest, listDueDigests, recordDigestFailures, takeDigest } from '../store/digests.ts';
+import type { Member } from '../store/members.ts';
+import type { DueWork } from './due-work.ts';
+
+const MINUTE = 60_000;
+
+/** A deadline this close is urgent whatever the window: a quarter of an hour to decide is little. */
+export const URGENT_MS = 15 * MINUTE;
+
+/** The member's digest window: their own, else the workspace's (`notifications: { digest_minutes }`). */
+export const digestWindowMs = (member: Pick<Member, 'digestMinutes'>, workspaceMinutes: number) =>
+  (member.digestMinutes ?? workspaceMinutes) * MINUTE;
+
+/**
+ * Whether a request or reminder for the hold waits for the member's digest: not with no window, not
+ * for a four-eyes second (the hold has an approval and waits for another: someone is waiting on it),
+ * and not when the deadline comes within twice the window or within `URGENT_MS`.
+ */
+export function collects(hold: Pick<Hold, 'approvalsReceived' | 'expiresAt'>, windowMs: number, now: number) {
+  if (windowMs === 0 || hold.approvalsReceived > 0) return false;
+  return hold.expiresAt === null || hold.expiresAt - now > Math.max(2 * windowMs, URGENT_MS);
+}
+
+/** Members' channels whose digest window closed: each becomes one digest job (or its one item's own job). */
+export const dueDigestWork: DueWork<DueDigest> = {
+  listDue: (ctx, now, limit) => listDueDigests(ctx.db, now, limit),
+  async run(ctx, digest) {
+    await ctx.db.transaction((tx) => takeDigest(tx, digest, randomId('ntf_', 16)));
+  },
+  recordFailures: (ctx, digest, failures, retryAt) => recordDigestFailures(ctx.db, digest, failures, retryAt),
+};

@@ -1,0 +1,123 @@
+/**
+ * Digests (issue 39): a member's requests and reminders collected within a window, as notification
+ * rows in state `collected` due when the window closes. When it has closed, they are taken together
+ * into one digest job of the notification outbox (`digested`, pointing at it), or, alone, become the
+ * ordinary job they are. Written in the transaction of the hold change that causes them, like any job.
+ */
+import { columns, integer, text } from './columns.ts';
+import type { Sql } from './db.ts';
+import { insertNotification, type NotificationChannel, notifications } from './notifications.ts';
+
+/**
+ * When the member's open window on `channel` closes: the latest due time of what is collected for
+ * them there and not due yet; null when none is open.
+ */
+export async function openWindowCloses(
+  sql: Sql,
+  memberId: string,
+  channel: NotificationChannel,
+  now: number,
+): Promise<number | null> {
+  const row = await sql.one<{ closes: unknown }>(
+    `SELECT MAX(next_attempt_at) AS closes FROM notifications
+     WHERE state = 'collected' AND member_id = $1 AND channel = $2 AND next_attempt_at > $3`,
+    [memberId, channel, now],
+  );
+  return row?.closes === null || row?.closes === undefined ? null : Number(row.closes);
+}
+
+/** A member's channel whose collected items are due: one digest to make. */
+const dueDigests = columns({
+  workspaceId: text('workspace_id'),
+  memberId: text('member_id'),
+  channel: text<NotificationChannel>('channel'),
+  failures: integer('failures'),
+});
+export type DueDigest = ReturnType<typeof dueDigests.decode> & { at: number };
+
+/** Up to `limit` members' channels whose collected items are due at `now`, longest due first. */
+export async function listDueDigests(sql: Sql, now: number, limit: number): Promise<DueDigest[]> {
+  const rows = await sql.all(
+    `SELECT workspace_id, member_id, channel, MAX(attempts) AS failures FROM notifications
+     WHERE state = 'collected' AND next_attempt_at <= $1
+     GROUP BY workspace_id, member_id, channel ORDER BY MIN(next_attempt_at) LIMIT $2`,
+    [now, limit],
+  );
+  return dueDigests.decodeAll(rows).map((digest) => ({ ...digest, at: now }));
+}
+
+const taken = notifications.pick('id');
+
+/**
+ * Makes the digest job `id` of what is collected and due for the member's channel (each row taken
+ * once, even by two instances at the same time). One item alone becomes the ordinary job it is.
+ * Returns how many items it took.
+ */
+export async function takeDigest(sql: Sql, digest: DueDigest, id: string): Promise<number> {
+  const items = taken.decodeAll(
+    await sql.all(
+      `UPDATE notifications SET state = 'digested', digest_id = $4
+       WHERE state = 'collected' AND member_id = $1 AND channel = $2 AND next_attempt_at <= $3
+       RETURNING id`,
+      [digest.memberId, digest.channel, digest.at, id],
+    ),
+  );
+  if (items.length === 1) {
+    await sql.run(
+      `UPDATE notifications SET state = 'pending', digest_id = NULL, attempts = 0, next_attempt_at = $2
+       WHERE id = $1`,
+      [items[0]!.id, digest.at],
+    );
+  } else if (items.length > 1) {
+    await insertNotification(sql, {
+      id,
+      workspaceId: digest.workspaceId,
+      holdId: null,
+      memberId: digest.memberId,
+      channel: digest.channel,
+      kind: 'digest',
+      replyCode: null,
+      at: digest.at,
+    });
+  }
+  return items.length;
+}
+
+/** A failed attempt at making a digest: its items wait until `retryAt` (none: they stay due). */
+export async function recordDigestFailures(
+  sql: Sql,
+  digest: DueDigest,
+  failures: number,
+  retryAt: number | null,
+): Promise<void> {
+  await sql.run(
+    `UPDATE notifications SET attempts = $4, next_attempt_at = COALESCE($5, next_attempt_at)
+     WHERE state = 'collected' AND member_id = $1 AND channel = $2 AND next_attempt_at <= $3`,
+    [digest.memberId, digest.channel, digest.at, failures, retryAt],
+  );
+}
+
+/** The items a digest job carries, oldest first. */
+export const listDigestItems = async (sql: Sql, digestId: string) =>
+  notifications.decodeAll(
+    await sql.all(
+      `SELECT ${notifications.select()} FROM notifications WHERE digest_id = $1 ORDER BY created_at, id`,
+      [digestId],
+    ),
+  );
+
+/** A workspace's digest window when its file names none. */
+export const DEFAULT_DIGEST_MINUTES = 5;
+
+/** The workspace's digest window in minutes (`notifications: { digest_minutes }`). */
+export async function findDigestMinutes(sql: Sql, workspaceId: string): Promise<number> {
+  const row = await sql.one<{ minutes: unknown }>(
+    'SELECT digest_minutes AS minutes FROM workspaces WHERE id = $1',
+    [workspaceId],
+  );
+  return row ? Number(row.minutes) : DEFAULT_DIGEST_MINUTES;
+}
+
+export async function updateDigestMinutes(sql: Sql, workspaceId: string, minutes: number): Promise<void> {
+  await sql.run('UPDATE workspaces SET digest_minutes = $2 WHERE id = $1', [workspaceId, minutes]);
+}
