@@ -5,6 +5,7 @@
 import { randomId } from '../domain/ids.ts';
 import { DEFAULT_CALL_TIMEOUT_SECONDS } from '../domain/mcp-servers.ts';
 import type { Sql } from '../store/db.ts';
+import { updateDigestMinutes } from '../store/digests.ts';
 import { listMcpServers, removeMcpServersExcept, upsertMcpServer } from '../store/mcp-servers.ts';
 import { listMembers } from '../store/members.ts';
 import { updateRequirePasskey } from '../store/passkeys.ts';
@@ -182,6 +183,10 @@ async function applySettings(
   if (config.keys !== undefined) {
     await updateWorkspaceKeyBinding(tx, workspace.id, config.keys.require_bound ? 'required' : 'optional');
     changes.keys = config.keys;
+  }
+  if (config.notifications !== undefined) {
+    await updateDigestMinutes(tx, workspace.id, config.notifications.digest_minutes);
+    changes.notifications = config.notifications;
   }
   if (config.approvals !== undefined) {
     await updateRequirePasskey(tx, workspace.id, config.approvals.require_passkey);

@@ -197,6 +197,7 @@ export async function applyMembers(
         channels: member.channels ?? ['email'],
         timeZone: member.time_zone ?? null,
         quietHours: member.quiet_hours ?? null,
+        digestMinutes: member.digest_minutes ?? null,
         agents: member.agents ?? [],
         delegation,
         createdAt: now,

@@ -160,6 +160,13 @@ const rule = z
     });
   });
 
+const DIGEST_ERROR = 'must be a whole number of minutes from 0 to 60';
+const digestMinutes = z
+  .number({ error: DIGEST_ERROR })
+  .int({ error: DIGEST_ERROR })
+  .min(0, { error: DIGEST_ERROR })
+  .max(60, { error: DIGEST_ERROR });
+
 const member = z.strictObject({
   email: z.email('must be an e-mail address').max(254),
   name: z.string().trim().min(1).max(200),
@@ -198,6 +205,8 @@ const member = z.strictObject({
     .refine((quiet) => quiet.from !== quiet.to, 'must end at another time than it starts')
     .nullable()
     .optional(),
+  // The member's own digest window (0: each request at once); absent: the workspace's.
+  digest_minutes: digestMinutes.nullable().optional(),
   // The agent identities that act for this member: they never decide those agents' holds.
   agents: z.array(z.string().min(1).max(200)).max(100).optional(),
   // Out of office: another member decides in this member's place for a period.
@@ -255,6 +264,8 @@ export const configSchema = z.strictObject({
     })
     .nullable()
     .optional(),
+  // A member's requests and reminders within this window go as one message per channel (0: each at once).
+  notifications: z.strictObject({ digest_minutes: digestMinutes }).optional(),
   // The Teams channel (a `19:…@thread.tacv2` conversation id) its waiting holds are posted to; null: none.
   teams: z
     .strictObject({

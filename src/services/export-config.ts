@@ -2,6 +2,7 @@
 import type { RuleDefinition } from '../domain/rules.ts';
 import type { Sql } from '../store/db.ts';
 import { DEFAULT_CALL_TIMEOUT_SECONDS } from '../domain/mcp-servers.ts';
+import { DEFAULT_DIGEST_MINUTES, findDigestMinutes } from '../store/digests.ts';
 import { listMcpServers } from '../store/mcp-servers.ts';
 import { listMembers } from '../store/members.ts';
 import { findRequirePasskey } from '../store/passkeys.ts';
@@ -37,6 +38,7 @@ export async function exportFrom(sql: Sql, workspace: Workspace): Promise<Worksp
     channels: m.channels,
     ...(m.timeZone ? { time_zone: m.timeZone } : {}),
     ...(m.quietHours ? { quiet_hours: m.quietHours } : {}),
+    ...(m.digestMinutes !== null ? { digest_minutes: m.digestMinutes } : {}),
     ...(m.agents.length > 0 ? { agents: m.agents } : {}),
     ...(m.delegation && emailOf.has(m.delegation.delegateId)
       ? {
@@ -63,6 +65,8 @@ export async function exportFrom(sql: Sql, workspace: Workspace): Promise<Worksp
   if (current.oauthGrantRole !== 'admin') config.oauth = { grant_role: current.oauthGrantRole };
   if (current.keyBinding === 'required') config.keys = { require_bound: true };
   if (await findRequirePasskey(sql, workspace.id)) config.approvals = { require_passkey: true };
+  const digestMinutes = await findDigestMinutes(sql, workspace.id);
+  if (digestMinutes !== DEFAULT_DIGEST_MINUTES) config.notifications = { digest_minutes: digestMinutes };
   if (current.remind) config.remind = JSON.parse(current.remind) as WorkspaceConfig['remind'];
   config.rules = rules as RuleDefinition[];
   // The default call timeout is left out, as a file that leaves it out means it.

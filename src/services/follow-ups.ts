@@ -110,7 +110,11 @@ async function followUp(ctx: ServiceContext, workspaceId: string, holdId: string
       const newcomers = (await waitingFor(tx, ctx, current, decisions)).filter(
         (member) => !before.has(member.id),
       );
-      await writeTogether(tx, ctx.db.dialect, await askMembers(tx, ctx, current, newcomers, 'request'));
+      await writeTogether(
+        tx,
+        ctx.db.dialect,
+        await askMembers(tx, ctx, current, newcomers, 'request', 'escalated'),
+      );
       for (const member of newcomers) asked.add(member.id);
       const detail = {
         step: step + 1,

@@ -12,6 +12,7 @@ import {
   recordConfigChange,
 } from '../store/config-versions.ts';
 import type { Sql } from '../store/db.ts';
+import { DEFAULT_DIGEST_MINUTES } from '../store/digests.ts';
 import { listMcpServers } from '../store/mcp-servers.ts';
 import { findWebhookEndpoint } from '../store/webhooks.ts';
 import type { Workspace } from '../store/workspaces.ts';
@@ -82,6 +83,7 @@ async function itemsOf(sql: Sql, workspace: Workspace): Promise<Map<string, stri
   put('keys', config.keys ?? { require_bound: false });
   put('approvals', config.approvals ?? { require_passkey: false });
   put('remind', config.remind);
+  put('notifications', config.notifications ?? { digest_minutes: DEFAULT_DIGEST_MINUTES });
   const webhook = await findWebhookEndpoint(sql, workspace.id);
   put('webhook', webhook && { url: webhook.url, secret: webhook.secretSealed, disabled: webhook.disabledAt });
   for (const member of config.members ?? []) put(`member:${member.email}`, member);

@@ -27,6 +27,8 @@ export interface Member {
   /** IANA name; null: UTC. */
   timeZone: string | null;
   quietHours: QuietHours | null;
+  /** The member's digest window in minutes (0: each message at once); null: the workspace's. */
+  digestMinutes: number | null;
   /** Agent identities that act for this member (who therefore never decides their holds). */
   agents: string[];
   delegation: Delegation | null;
@@ -46,6 +48,7 @@ const members = columns({
   channels: json<NotifyChannel[]>('channels'),
   timeZone: nullable(text('time_zone')),
   quietHours: nullable(json<QuietHours>('quiet_hours')),
+  digestMinutes: nullable(integer('digest_minutes')),
   agents: json<string[]>('agents'),
   delegateId: nullable(text('delegate_id')),
   delegateFrom: nullable(integer('delegate_from')),
@@ -141,6 +144,7 @@ export async function upsertMember(sql: Sql, member: Member, now: number): Promi
      ON CONFLICT (workspace_id, email) DO UPDATE SET name = excluded.name, role = excluded.role,
        phone = excluded.phone, slack_user_id = excluded.slack_user_id, channels = excluded.channels, removed_at = NULL,
        teams_user_id = excluded.teams_user_id, time_zone = excluded.time_zone, quiet_hours = excluded.quiet_hours,
+       digest_minutes = excluded.digest_minutes,
        agents = excluded.agents, delegate_id = excluded.delegate_id, delegate_from = excluded.delegate_from,
        delegate_until = excluded.delegate_until,
        -- Another delegate or start hands the waiting holds over again, as does an ended delegation made

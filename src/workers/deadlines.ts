@@ -7,6 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
 import { expireOverdueHolds } from '../services/expire-holds.ts';
+import { dueDigestWork } from '../services/digests.ts';
 import { dueWorkSweep } from '../services/due-work.ts';
 import { dueFollowUpWork } from '../services/follow-ups.ts';
 import { dueHandoverWork } from '../services/handovers.ts';
@@ -24,6 +25,7 @@ export function startDeadlineWorker(
   let oauthSweptAt = Number.NEGATIVE_INFINITY;
   const sweepHandovers = dueWorkSweep(dueHandoverWork);
   const sweepFollowUps = dueWorkSweep(dueFollowUpWork);
+  const sweepDigests = dueWorkSweep(dueDigestWork);
   return startWorker({
     name: 'deadline',
     intervalMs: options.intervalMs,
@@ -47,6 +49,8 @@ export function startDeadlineWorker(
         failure = error;
       }
       for (let count = BATCH; count === BATCH;) count = await sweepFollowUps(ctx, BATCH);
+      // Digests whose window closed (the follow-ups above may have added to them), for the notification worker.
+      for (let count = BATCH; count === BATCH;) count = await sweepDigests(ctx, BATCH);
       if (failure) throw failure;
     },
   });
