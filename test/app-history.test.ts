@@ -299,7 +299,7 @@ for (const backend of backends) {
           agent: { id: '=HYPERLINK("http://evil.test")', label: '@SUM(A1)' },
         })),
       );
-      await decide(workspace, many[0]!, 'ada@acme.test', 'reject', '=1+1 and, "quoted"\nsecond line');
+      await decide(workspace, many[0]!, 'ada@acme.test', 'reject', 'fine, "quoted"\n=1+1');
       const session = await app.signIn(workspace, 'admin@acme.test');
       const page = await history(session, { tool: 'invoice' });
       const href = page.text.match(/<a class="button secondary" href="([^"]+)"\s*>Download CSV<\/a/)?.[1];
@@ -337,7 +337,7 @@ for (const backend of backends) {
       const evil = byId.get(many[0]!)!;
       assert.equal(evil.agent_id, `'=HYPERLINK("http://evil.test")`);
       assert.equal(evil.agent_label, "'@SUM(A1)");
-      assert.equal(evil.comments, `'Ada Lovelace: =1+1 and, "quoted"\nsecond line`);
+      assert.equal(evil.comments, `'Ada Lovelace: fine, "quoted"\n=1+1`);
       assert.equal(evil.outcome, 'rejected');
       // The filter of the page only: the allowed hold of another tool is not in it.
       assert.ok(!byId.has(ids.allowed!));
