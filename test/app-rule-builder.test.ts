@@ -117,6 +117,45 @@ for (const backend of backends) {
       assert.deepEqual(after, { ...before, timeout_minutes: 180 });
     });
 
+    test('a refused rule: the problems in form order, each linked to its field, in words', async () => {
+      const form = await get(admin, '/app/admin/rules?new');
+      const fields = new Map(formFields(form.text, '/app/admin/rules'));
+      const typed = {
+        ...Object.fromEntries(fields),
+        name: ' ',
+        tool: 'pay',
+        effect: 'approval',
+        approvals_required: '25',
+        remind_every: 'hourly',
+        esc_after_0: '15m',
+        esc_to_0: 'group:nobody',
+        esc_after_1: '2h',
+        claim_minutes: '2000',
+        action: 'save',
+      };
+      const refused = await post(admin, '/app/admin/rules', typed);
+      assert.equal(refused.status, 422);
+      const start = refused.text.indexOf('id="problems"');
+      const summary = refused.text.slice(start, refused.text.indexOf('</ul>', start));
+      const items = [...summary.matchAll(/<li><a href="#([\w-]+)">([^<]+)<\/a>: ([^<]+)<\/li>/g)];
+      assert.deepEqual(
+        items.map(([, id, label, message]) => [id, label, message]),
+        [
+          ['r-name', 'Name', 'Name is required.'],
+          ['r-approvals', 'Approvals required', 'Must be a whole number from 1 to 20.'],
+          ['r-remind-every', 'Remind every', 'Write a duration like 30m, 2h or 1d.'],
+          ['e0-to', 'Escalation step 1, approvers', 'Names no group of the workspace.'],
+          ['e1-to', 'Escalation step 2, approvers', 'Choose at least one approver to add.'],
+          ['r-claim-minutes', '“I’m on it” lasts', 'Must be a whole number of minutes from 1 to 1440.'],
+        ],
+        summary,
+      );
+      assert.doesNotMatch(refused.text, /Too (small|big)|expected/);
+      // Each link goes to a field of the form, which comes back as typed.
+      for (const [, id] of items) assert.match(refused.text, new RegExp(`id="${id}"`));
+      assert.match(refused.text, /name="esc_after_1"[^>]*value="2h"/s);
+    });
+
     test("the builder's old addresses answer with the new ones; a rule named like one is edited", async () => {
       const edit = await get(admin, `/app/admin/rules/edit?rule=${encodeURIComponent('Signed off')}`);
       assert.equal(edit.status, 301);
