@@ -53,6 +53,31 @@ const HREF: Record<string, string> = {
   branding: '/app/admin/branding',
 };
 
+/** The main navigation, with the count of holds waiting for the reader beside Inbox. */
+const navigation = (session: AppSession, options: PageOptions) =>
+  html`<nav aria-label="Main">
+    <ul>
+      ${NAV.filter(([, , visible]) => visible(session)).map(
+        ([key, label]) =>
+          html`<li>
+            <a href="${HREF[key]}" ${options.active === key ? html` aria-current="page"` : null}
+              >${label}${
+                key === 'inbox'
+                  ? html` <span
+                      class="badge"
+                      id="pending-count"
+                      aria-label="waiting for you"
+                      ${options.pending === undefined ? html`hidden` : null}
+                      >${options.pending ?? ''}</span
+                    >`
+                  : null
+              }</a
+            >
+          </li>`,
+      )}
+    </ul>
+  </nav>`;
+
 export function layout(options: PageOptions, body: Html): Html {
   const { session } = options;
   const brand = session?.workspace ?? options.brand;
@@ -80,33 +105,15 @@ export function layout(options: PageOptions, body: Html): Html {
           () =>
             html`<header class="top">
               ${brandMark(session!.workspace)}
-              <nav aria-label="Main">
-                <ul>
-                  ${NAV.filter(([, , visible]) => visible(session!)).map(
-                    ([key, label]) =>
-                      html`<li>
-                        <a href="${HREF[key]}" ${options.active === key ? html` aria-current="page"` : null}
-                          >${label}${
-                            key === 'inbox'
-                              ? html` <span
-                                  class="badge"
-                                  id="pending-count"
-                                  aria-label="waiting for you"
-                                  ${options.pending === undefined ? html`hidden` : null}
-                                  >${options.pending ?? ''}</span
-                                >`
-                              : null
-                          }</a
-                        >
-                      </li>`,
-                  )}
-                </ul>
-              </nav>
-              <form method="post" action="/app/logout" class="signout">
-                <input type="hidden" name="_csrf" value="${session!.csrfToken}" />
-                <span class="who">${session!.member.name} · ${session!.member.role}</span>
-                <button type="submit" class="link">Sign out</button>
-              </form>
+              <details class="menu">
+                <summary>Menu</summary>
+                ${navigation(session!, options)}
+                <form method="post" action="/app/logout" class="signout">
+                  <input type="hidden" name="_csrf" value="${session!.csrfToken}" />
+                  <span class="who">${session!.member.name} · ${session!.member.role}</span>
+                  <button type="submit" class="link">Sign out</button>
+                </form>
+              </details>
             </header>`,
         )}
         ${when(!session && brand, () => html`<header class="top">${brandMark(brand!)}</header>`)}

@@ -1,6 +1,7 @@
-// Live updates over server-sent events, and the inbox's keyboard (times are time.js's).
+// Live updates over server-sent events, the inbox's keyboard and its selection (times are time.js's).
 // Pages work without it. Live updates never move what is under the pointer or the focus: new holds
-// are announced in a bar, a hold decided elsewhere is marked where it is, a typed comment stays.
+// are announced in a bar, a hold decided elsewhere is marked where it is, a typed comment stays
+// (kept per hold in sessionStorage, so a reload to show new holds does not lose it either).
 'use strict';
 
 const $ = (selector, root = document) => root.querySelector(selector);
@@ -11,6 +12,12 @@ function setCount(count) {
   if (!badge) return;
   badge.textContent = String(count);
   badge.hidden = false;
+}
+
+/** Says something in the page's live region (a decision's outcome, why it was not made). */
+function say(text) {
+  const status = document.getElementById('key-status');
+  if (status) status.textContent = text;
 }
 
 /** Marks every element of a hold that stopped waiting for the reader, where it is. */
@@ -38,6 +45,13 @@ function markApprovals(progress) {
   }
 }
 
+/** `3 new holds, at least one due sooner than anything listed: show`. */
+function arrivalsText(arrived, dueSooner) {
+  const holds = `${arrived} new hold${arrived === 1 ? '' : 's'}`;
+  if (!dueSooner) return `${holds}: show`;
+  return `${holds}, ${arrived === 1 ? '' : 'at least one '}due sooner than anything listed: show`;
+}
+
 /** Asks what changed since the page was drawn, and shows it without moving anything. */
 async function refresh() {
   const drawn = $('[data-drawn-at]');
@@ -55,7 +69,13 @@ async function refresh() {
   setCount(changes.waiting);
   const news = $('.arrivals a');
   if (news && changes.arrived > 0) {
-    news.textContent = `${changes.arrived} new hold${changes.arrived === 1 ? '' : 's'}: show`;
+    news.textContent = arrivalsText(changes.arrived, changes.due_sooner === true);
+    news.classList.toggle('due-sooner', changes.due_sooner === true);
+    // The open hold stays open when the new ones are shown, with its comment (keepComments).
+    const open = new URLSearchParams(location.search).get('hold');
+    const shown = new URL(news.href);
+    if (open) shown.searchParams.set('hold', open);
+    news.href = shown.href;
     news.hidden = false;
   }
   for (const left of changes.left) markLeft(left);
@@ -63,17 +83,84 @@ async function refresh() {
   document.body.dataset.refreshed = String(Date.now());
 }
 
-/** Asks before deciding from the keyboard, naming the action; submits the form's button on yes. */
+// A comment typed for a hold is kept until its decision is sent, across reloads of the page.
+const commentKey = (textarea) => `comment:${textarea.closest('[data-hold]')?.dataset.hold}`;
+
+function keepComments() {
+  for (const textarea of $$('form.decide textarea[name="comment"]')) {
+    const kept = sessionStorage.getItem(commentKey(textarea));
+    if (kept && textarea.value === '') textarea.value = kept;
+    textarea.addEventListener('input', () => sessionStorage.setItem(commentKey(textarea), textarea.value));
+    textarea.form.addEventListener('submit', () => sessionStorage.removeItem(commentKey(textarea)));
+  }
+}
+
+// The keyboard: shortcuts act on the focused line, or on the open hold when no line has the focus.
+// They can be turned off (WCAG 2.1.4), and never fire while typing or with a modifier key.
+const SHORTCUTS = 'shortcuts';
+const shortcutsOn = () => localStorage.getItem(SHORTCUTS) !== 'off';
+
+function showShortcutsSetting() {
+  const toggle = document.getElementById('shortcuts');
+  if (toggle) toggle.checked = shortcutsOn();
+}
+
+const lines = () => $$('ol.lines > li.line');
+const focusedLine = () => document.activeElement?.closest('ol.lines > li.line') ?? null;
+
+function focusLine(line) {
+  const link = $(':scope > a', line);
+  link.focus();
+  link.scrollIntoView({ block: 'nearest' });
+}
+
+// Where the list's page changes, the next page says which line to focus.
+const FOCUS_ON_LOAD = 'inbox-focus';
+
+/** j and k move the focus along the list, on to the next or previous page past its ends. */
+function move(step) {
+  const all = lines();
+  if (all.length === 0) return;
+  const focused = all.indexOf(focusedLine());
+  const from = focused >= 0 ? focused : all.findIndex((line) => line.classList.contains('selected'));
+  const to = from < 0 ? 0 : from + step;
+  const page = $(`.pager a[rel="${step > 0 ? 'next' : 'prev'}"]`);
+  if ((to >= all.length || to < 0) && page) {
+    sessionStorage.setItem(FOCUS_ON_LOAD, step > 0 ? 'first' : 'last');
+    location.assign(page.href);
+    return;
+  }
+  focusLine(all[Math.min(all.length - 1, Math.max(0, to))]);
+}
+
+/** The hold a key acts on: the focused line's, else the open one (the panel or the hold's page). */
+function target() {
+  const line = focusedLine();
+  const id = line?.dataset.hold ?? $('article.hold[data-hold]')?.dataset.hold;
+  if (!id) return null;
+  const panel = $(`article.hold[data-hold="${id}"]`);
+  const form = panel && $('form.decide', panel);
+  if (line) {
+    const agent = $('.agent', line)?.textContent.trim();
+    const values = line.dataset.values ?? $('.summary', line)?.textContent.trim() ?? '';
+    const tool = $('.tool', line)?.textContent.trim() ?? '';
+    return { id, line, form, action: values ? `${tool} · ${values}` : tool, agent };
+  }
+  if (!form) return null;
+  return { id, line: null, form, action: form.dataset.action, agent: form.dataset.agent };
+}
+
+/** Asks before deciding from the keyboard, naming the hold it acts on; decides it on yes. */
 function confirmDecision(verdict) {
-  const form = $('article.hold form.decide');
+  const hold = target();
   const dialog = document.getElementById('confirm');
   // No Approve button on a hold too large to show whole: the key does nothing either.
-  const button = form && $(`button[value="${verdict}"]`, form);
-  if (!button || !dialog) return;
+  if (!hold || !dialog || (hold.form && !$(`button[value="${verdict}"]`, hold.form))) return;
+  if (!hold.form && !hold.line.matches('[data-waiting]')) return;
   const word = verdict === 'approve' ? 'Approve' : 'Reject';
   $('#confirm-title', dialog).textContent = `${word} this action?`;
-  $('.confirm-action code', dialog).textContent = form.dataset.action;
-  $('.confirm-agent', dialog).textContent = `Requested by ${form.dataset.agent}`;
+  $('.confirm-action code', dialog).textContent = hold.action;
+  $('.confirm-agent', dialog).textContent = hold.agent ? `Requested by ${hold.agent}` : '';
   const yes = $('.confirm-yes', dialog);
   yes.textContent = word;
   yes.className = `confirm-yes ${verdict}`;
@@ -81,7 +168,7 @@ function confirmDecision(verdict) {
   dialog.addEventListener(
     'close',
     () => {
-      if (dialog.returnValue === 'yes') form.requestSubmit(button);
+      if (dialog.returnValue === 'yes') decide(hold, verdict).catch(() => say('Not decided: no answer.'));
     },
     { once: true },
   );
@@ -89,42 +176,167 @@ function confirmDecision(verdict) {
   yes.focus();
 }
 
-/** j and k move the focus along the list; Enter then opens the focused hold (it is a link). */
-function move(step) {
-  const links = $$('.lines > li > a');
-  if (links.length === 0) return;
-  const focused = links.indexOf(document.activeElement);
-  const from =
-    focused >= 0 ? focused : links.findIndex((a) => a.closest('li').classList.contains('selected'));
-  const to = Math.min(links.length - 1, Math.max(0, from < 0 ? 0 : from + step));
-  links[to].focus();
-  links[to].scrollIntoView({ block: 'nearest' });
+const csrf = () => $('input[name="_csrf"]')?.value ?? '';
+
+/** Sends a form to the app and reads its JSON answer (`{ error, message }` when refused). */
+async function post(path, fields) {
+  const answer = await fetch(path, {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf(), back: location.pathname + location.search, ...fields }),
+    credentials: 'same-origin',
+  });
+  return { ok: answer.ok, body: await answer.json().catch(() => ({})) };
 }
 
+/** Decides without loading a page; an approval that must be signed with a passkey goes to its page. */
+async function decide(hold, verdict) {
+  const signed = verdict === 'approve' && hold.form && $('input[data-passkey-challenge]', hold.form);
+  if (signed) return hold.form.requestSubmit($('button[value="approve"]', hold.form));
+  const textarea = hold.form && $('textarea[name="comment"]', hold.form);
+  const next = hold.line?.nextElementSibling?.dataset.hold ?? '';
+  const { ok, body } = await post(`/app/holds/${hold.id}/decide`, {
+    verdict,
+    comment: textarea?.value ?? '',
+    next,
+  });
+  if (!ok) {
+    if (/passkey/i.test(`${body.error} ${body.message}`)) return location.assign(`/app/holds/${hold.id}`);
+    return say(body.message ?? 'Not decided.');
+  }
+  if (textarea) sessionStorage.removeItem(commentKey(textarea));
+  say(`${body.notice} ${hold.action}`);
+  markLeft({ id: hold.id, note: body.notice });
+  // Decided meanwhile by someone else, its line stays where it is, marked as a live update marks it.
+  if (hold.line && body.outcome !== 'closed' && body.outcome !== 'already_decided') leaveList(hold.line);
+  refresh().catch(() => {});
+}
+
+/** A line decided here leaves the list; the focus goes to the next line (or the one before). */
+function leaveList(line) {
+  const neighbour = line.nextElementSibling ?? line.previousElementSibling;
+  const hadFocus = line.contains(document.activeElement);
+  line.remove();
+  const matching = $('#queue-title .badge');
+  if (matching && /^\d+$/.test(matching.textContent)) matching.textContent = String(matching.textContent - 1);
+  if (hadFocus && neighbour) focusLine(neighbour);
+  showSelection();
+}
+
+/** `m`: "I'm on it" for the focused or open hold, shown to the other approvers. */
+async function claim() {
+  const hold = target();
+  if (!hold) return;
+  const { ok, body } = await post(`/app/holds/${hold.id}/claim`, {});
+  if (!ok || !body.claimed) return say(body.message ?? 'Not claimed.');
+  if (hold.line) hold.line.dataset.claimedBy = body.claimed.name;
+  say(`${body.claimed.name} is on it: ${hold.action}`);
+}
+
+/** `c`: the comment box of the focused or open hold; a line not open is opened first. */
+function comment() {
+  const hold = target();
+  const textarea = hold?.form && $('textarea[name="comment"]', hold.form);
+  if (textarea) return textarea.focus();
+  if (!hold?.line) return;
+  sessionStorage.setItem(FOCUS_ON_LOAD, 'comment');
+  location.assign($(':scope > a', hold.line).href);
+}
+
+// Selection for bulk decisions: x toggles the focused line, shift-click selects a range.
+let lastPicked = null;
+
+function showSelection() {
+  const bar = document.getElementById('bulk');
+  if (!bar) return;
+  const count = $$('input.pick[form="bulk"]:checked').length;
+  let shown = $('.selected-count', bar);
+  if (!shown) {
+    shown = document.createElement('span');
+    shown.className = 'selected-count';
+    shown.setAttribute('role', 'status');
+    bar.prepend(shown);
+  }
+  shown.textContent = count > 0 ? `${count} selected` : '';
+  for (const button of $$('button[name="verdict"]', bar)) button.disabled = count === 0;
+}
+
+function pickRange(event) {
+  const box = event.target;
+  if (!box.matches?.('input.pick')) return;
+  const boxes = $$('input.pick');
+  if (event.shiftKey && lastPicked && boxes.includes(lastPicked)) {
+    const [from, to] = [boxes.indexOf(lastPicked), boxes.indexOf(box)].sort((a, b) => a - b);
+    for (const other of boxes.slice(from, to + 1)) other.checked = box.checked;
+  }
+  lastPicked = box;
+  showSelection();
+}
+
+function togglePick() {
+  const box = focusedLine()?.querySelector('input.pick');
+  if (!box) return;
+  box.checked = !box.checked;
+  lastPicked = box;
+  showSelection();
+}
+
+/** `/`: the search field, unfolded first where a phone folds the filters away. */
+function search() {
+  const field = $('.filters input[type="search"]');
+  const fold = field?.closest('details');
+  if (fold) fold.open = true;
+  field?.focus();
+}
+
+const KEYS = {
+  j: () => move(1),
+  k: () => move(-1),
+  a: () => confirmDecision('approve'),
+  r: () => confirmDecision('reject'),
+  c: comment,
+  m: () => claim().catch(() => say('Not claimed: no answer.')),
+  x: togglePick,
+  '/': search,
+  '?': () => document.getElementById('keys')?.showModal(),
+};
+
 function onKey(event) {
-  if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (!shortcutsOn() || event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
   if (event.target.closest('input, textarea, select, [contenteditable]') || $('dialog[open]')) return;
-  const keys = {
-    j: () => move(1),
-    k: () => move(-1),
-    a: () => confirmDecision('approve'),
-    r: () => confirmDecision('reject'),
-    c: () => $('article.hold form.decide textarea')?.focus(),
-    '?': () => document.getElementById('keys')?.showModal(),
-  };
-  const action = keys[event.key];
+  const action = KEYS[event.key];
   if (!action) return;
   event.preventDefault();
   action();
 }
 
+/** Where the focus goes on a page the keyboard opened: the first or last line, or a comment box. */
+function focusOnLoad() {
+  const wanted = sessionStorage.getItem(FOCUS_ON_LOAD);
+  sessionStorage.removeItem(FOCUS_ON_LOAD);
+  const all = lines();
+  if (wanted === 'first' && all.length) return focusLine(all[0]);
+  if (wanted === 'last' && all.length) return focusLine(all.at(-1));
+  if (wanted === 'comment') return $('article.hold form.decide textarea')?.focus();
+  // A hold opened from the list keeps the list's place: j and k go on from it.
+  if ($('.desk[data-selection="chosen"]')) $('.lines > li.selected > a')?.focus();
+}
+
+function keyboard() {
+  document.addEventListener('keydown', onKey);
+  $('.keys-help')?.addEventListener('click', () => document.getElementById('keys')?.showModal());
+  document.getElementById('shortcuts')?.addEventListener('change', (event) => {
+    localStorage.setItem(SHORTCUTS, event.target.checked ? 'on' : 'off');
+  });
+  showShortcutsSetting();
+  document.addEventListener('click', pickRange);
+  showSelection();
+  focusOnLoad();
+}
+
 document.addEventListener('DOMContentLoaded', () => {
-  if ($('.desk, .hold-page')) {
-    document.addEventListener('keydown', onKey);
-    $('.keys-help')?.addEventListener('click', () => document.getElementById('keys')?.showModal());
-    // A hold opened from the list keeps the list's place: j and k go on from it.
-    if ($('.desk[data-selection="chosen"]')) $('.lines > li.selected > a')?.focus({ preventScroll: false });
-  }
+  keepComments();
+  if ($('.desk, .hold-page')) keyboard();
   if (document.getElementById('pending-count')?.hidden) refresh().catch(() => {});
   if ($('#main')?.dataset.live !== 'on' || !window.EventSource) return;
   const events = new EventSource('/app/events');

@@ -4,6 +4,7 @@
  * panel in place (`.left-note`) when the hold is decided elsewhere; it never replaces it.
  */
 import { outcomeUnknown } from '../../domain/envelope.ts';
+import { decidingText, moneyText, payeeText } from '../../domain/deciding-values.ts';
 import type { Hold } from '../../domain/hold.ts';
 import type { HoldFacts } from '../../domain/hold-facts.ts';
 import { outcomeText } from '../../domain/outcome-text.ts';
@@ -32,7 +33,12 @@ export interface HoldPanel {
   next: string | null;
   /** The approve button's passkey prompt, when the hold needs a signed approval. */
   passkey?: PasskeyPrompt | null;
+  /** Who said "I'm on it" for this hold, and until when. */
+  claim?: { memberId: string; name: string; until: number } | null;
 }
+
+/** About a line of text: what the decision bar shows of the arguments when no amount or payee is named. */
+const DECIDING_LENGTH = 60;
 
 /** What a confirmation names: the action, cut to a line. */
 export const actionLine = (hold: Pick<Hold, 'toolName' | 'arguments'>) =>
@@ -67,10 +73,33 @@ function decisionForm({ hold, session, back, next, delegation, passkey }: HoldPa
     <label for="comment-${hold.id}">Comment (optional)</label>
     <textarea id="comment-${hold.id}" name="comment" maxlength="2000"></textarea>
     ${whole ? null : approveWithheld(fullJsonHrefOf(hold))}
-    <div class="buttons">
+    <div class="buttons decision-bar">
+      <span class="deciding">${decidingValues(hold.arguments)}</span>
       ${whole ? html`<button type="submit" name="verdict" value="approve" class="approve">Approve</button>` : null}
       <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
     </div>
+  </form>`;
+}
+
+/** What the decision bar shows beside its buttons, kept in view on a phone: `1,200 EUR · Globex`. */
+function decidingValues(args: Hold['arguments']): string {
+  const named = [moneyText(args), payeeText(args)].filter(Boolean).join(' · ');
+  return named || decidingText(args, [], DECIDING_LENGTH).text;
+}
+
+/** "I'm on it" (a claim shown to the other approvers), or its release by the claimer or an admin. */
+function claimForm({ hold, session, back, claim }: HoldPanel): Html {
+  const mine = claim?.memberId === session.member.id;
+  const release = claim && (mine || session.member.role === 'admin');
+  return html`<form
+    method="post"
+    action="/app/holds/${hold.id}/${release ? 'release' : 'claim'}"
+    class="claim"
+  >
+    <input type="hidden" name="_csrf" value="${session.csrfToken}" />
+    <input type="hidden" name="back" value="${back}" />
+    ${when(claim, () => html`<span class="claimed">${mine ? 'You are' : `${claim!.name} is`} on it until ${time(claim!.until)}</span>`)}
+    ${when(!claim || release, () => html`<button type="submit" class="secondary">${release ? 'Release' : "I'm on it"}</button>`)}
   </form>`;
 }
 
@@ -107,7 +136,7 @@ export function holdPanelView(panel: HoldPanel): Html {
           }
         </p>`,
     )}
-    ${when(canDecide, () => decisionForm(panel, shown.complete))}
+    ${when(canDecide, () => claimForm(panel))} ${when(canDecide, () => decisionForm(panel, shown.complete))}
     <p class="muted">Reference <code>${hold.id}</code> · environment ${hold.environment}</p>
   </article>`;
 }

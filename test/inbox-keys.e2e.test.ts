@@ -1,0 +1,237 @@
+/**
+ * The inbox's keyboard and selection in a real browser (headless Chromium), and its phone layout:
+ * keys act on the focused line without loading a page, `/` searches, `j` pages on past the last line,
+ * shortcuts can be turned off, lines are selected with `x` and shift-click, a typed comment survives
+ * showing new holds, and at 390 px the header is one row with the decision bar in reach. SQLite is
+ * enough: what is checked is the page and its script.
+ */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { inviteLink } from '../src/services/sign-in.ts';
+import type { Workspace } from '../src/store/workspaces.ts';
+import { sqlite } from './support/backends.ts';
+import { browserSkip, closeBrowser, launchBrowser, openPage, type TestPage } from './support/browser.ts';
+import { seedHolds } from './support/seed.ts';
+import { startTestService, type TestService } from './support/service.ts';
+
+const WORKSPACE = `members:
+  - { email: admin@acme.test, name: Ada Admin, role: admin }
+tools:
+  - { connection: SDK, tool: pay, classification: approval }
+  - { connection: SDK, tool: urgent_pay, classification: approval }
+rules:
+  - { name: Urgent payments, tool: urgent_pay, effect: approval, timeout_minutes: 5 }
+`;
+
+describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 }, () => {
+  let browser: Browser;
+  let t: TestService;
+  const pages: TestPage[] = [];
+
+  before(async () => {
+    browser = await launchBrowser();
+    t = await startTestService(sqlite);
+  });
+  after(async () => {
+    await Promise.all(pages.map((p) => p.close()));
+    await closeBrowser(browser);
+    await t?.close();
+  });
+  // Sign-in links share a per-IP quota: a new window each test.
+  beforeEach(() => t.clock.advance(60_000));
+
+  async function signIn(workspace: Workspace, width = 1280): Promise<Page> {
+    const opened = await openPage(browser, { width, height: 900 });
+    pages.push(opened);
+    const { url } = await inviteLink(t.service.ctx, workspace, 'admin@acme.test');
+    await opened.page.goto(url);
+    await opened.page.getByRole('button', { name: 'Continue to approvals' }).click();
+    await opened.page.waitForURL('**/app/inbox');
+    await opened.page.locator('body[data-live="connected"]').waitFor({ state: 'attached' });
+    return opened.page;
+  }
+
+  /** Payments one second apart: the deadline order is the order of submission. */
+  const payments = (workspace: Workspace, count: number) =>
+    seedHolds(t.service.ctx, workspace, count, (i) => {
+      t.clock.advance(1_000);
+      return {
+        toolName: 'pay',
+        arguments: { memo: `Invoice ${i}`, amount: 1200 + i, currency: 'EUR', payee: `Supplier ${i}` },
+      };
+    });
+
+  const statusOf = async (workspace: Workspace, id: string) =>
+    (await t.service.ctx.db.one<{ status: string }>(
+      'SELECT status FROM holds WHERE id = $1 AND workspace_id = $2',
+      [id, workspace.id],
+    ))!.status;
+
+  const focusedHold = (page: Page) =>
+    page.evaluate(() => document.activeElement?.closest('li')?.dataset.hold ?? null);
+
+  /** A mark on the window: it survives only while no other page is loaded in the tab. */
+  const mark = (page: Page) => page.evaluate(() => Object.assign(window, { keysTestMark: true }));
+  const stillSamePage = (page: Page) => page.evaluate(() => 'keysTestMark' in window);
+
+  test('a and r decide the focused line, not the open hold, in place; focus moves on, counts follow', async () => {
+    const { workspace } = await t.workspace({ config: WORKSPACE });
+    const ids = await payments(workspace, 6);
+    const page = await signIn(workspace);
+    await mark(page);
+    // The first hold is open beside the list; the focus goes to the fourth line.
+    await page.locator(`#hold-${ids[0]}`).waitFor();
+    for (let i = 0; i < 3; i++) await page.keyboard.press('j');
+    assert.equal(await focusedHold(page), ids[3]);
+
+    await page.keyboard.press('a');
+    const dialog = page.getByRole('dialog', { name: 'Approve this action?' });
+    await dialog.waitFor();
+    assert.match(await dialog.innerText(), /pay · .*Supplier 3/, 'the dialog names the focused line');
+    assert.doesNotMatch(await dialog.innerText(), /Supplier 0/);
+    await page.keyboard.press('Enter');
+    await page.locator(`#line-${ids[3]}`).waitFor({ state: 'detached' });
+    await page.locator('#key-status', { hasText: 'Approved.' }).waitFor();
+    assert.equal(await statusOf(workspace, ids[3]!), 'approved');
+    assert.equal(await statusOf(workspace, ids[0]!), 'pending', 'the open hold is not decided');
+    assert.equal(await focusedHold(page), ids[4], 'the focus moves to the next line');
+    await page.locator('#pending-count', { hasText: /^5$/ }).waitFor();
+    assert.equal(await stillSamePage(page), true, 'no page was loaded');
+
+    // r on the next line, then the open hold decided with its comment when no line has the focus.
+    await page.keyboard.press('r');
+    await page.getByRole('dialog', { name: 'Reject this action?' }).waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator(`#line-${ids[4]}`).waitFor({ state: 'detached' });
+    assert.equal(await statusOf(workspace, ids[4]!), 'rejected');
+    await page.locator(`#hold-${ids[0]} textarea`).fill('Checked the invoice');
+    await page.locator(`#hold-${ids[0]} h2`).click();
+    await page.keyboard.press('a');
+    assert.match(await page.getByRole('dialog', { name: 'Approve this action?' }).innerText(), /Supplier 0/);
+    await page.keyboard.press('Enter');
+    await page.locator(`#hold-${ids[0]}.left`).waitFor();
+    assert.equal(await statusOf(workspace, ids[0]!), 'approved');
+    const { reason } = (await t.service.ctx.db.one<{ reason: string }>(
+      'SELECT reason FROM holds WHERE id = $1',
+      [ids[0]],
+    ))!;
+    assert.equal(reason, 'Checked the invoice');
+    assert.equal(await stillSamePage(page), true, 'still no page was loaded');
+  });
+
+  test('/ searches; j past the last line opens the next page on its first line; shortcuts turn off', async () => {
+    const { workspace } = await t.workspace({ config: WORKSPACE });
+    const ids = await payments(workspace, 52);
+    const page = await signIn(workspace);
+
+    await page.keyboard.press('/');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('type')), 'search');
+    await page.keyboard.type('jk');
+    assert.equal(
+      await page.locator('.filters input[type="search"]').inputValue(),
+      'jk',
+      'no key fires while typing',
+    );
+    await page.locator('.filters input[type="search"]').fill('');
+
+    const firstPage = page.url();
+    await page.locator(`#line-${ids[49]} > a`).focus();
+    await page.keyboard.press('j');
+    await page.waitForURL((url) => url.href !== firstPage);
+    await page.locator(`#line-${ids[50]}`).waitFor();
+    await page.waitForFunction((id) => document.activeElement?.closest('li')?.dataset.hold === id, ids[50]);
+    const secondPage = page.url();
+    await page.keyboard.press('k');
+    await page.waitForURL((url) => url.href !== secondPage);
+    await page.waitForFunction((id) => document.activeElement?.closest('li')?.dataset.hold === id, ids[49]);
+
+    // Off in the keys dialog: no key acts, and it stays off on the next page; the button turns them on.
+    await page.keyboard.press('?');
+    const keys = page.getByRole('dialog', { name: 'Keyboard' });
+    await keys.getByLabel('Keyboard shortcuts on').uncheck();
+    await keys.getByRole('button', { name: 'Close' }).click();
+    await page.keyboard.press('k');
+    assert.equal(await focusedHold(page), ids[49], 'k does nothing');
+    await page.reload();
+    await page.locator(`#line-${ids[49]} > a`).focus();
+    await page.keyboard.press('?');
+    await page.keyboard.press('a');
+    assert.equal(await page.locator('dialog[open]').count(), 0, 'neither ? nor a opens anything');
+    await page.getByRole('button', { name: 'Keyboard: ?' }).click();
+    assert.equal(await keys.getByLabel('Keyboard shortcuts on').isChecked(), false);
+    await keys.getByLabel('Keyboard shortcuts on').check();
+    await keys.getByRole('button', { name: 'Close' }).click();
+    await page.locator(`#line-${ids[49]} > a`).focus();
+    await page.keyboard.press('k');
+    assert.equal(await focusedHold(page), ids[48]);
+  });
+
+  test('x and shift-click select lines; the bulk bar counts them and offers its buttons', async () => {
+    const { workspace } = await t.workspace({ config: WORKSPACE });
+    const ids = await payments(workspace, 8);
+    const page = await signIn(workspace);
+    const bar = page.locator('form#bulk');
+    const approve = bar.locator('button[name="verdict"][value="approve"]');
+    assert.equal(await approve.isDisabled(), true, 'nothing selected: nothing to decide');
+
+    await page.locator(`#line-${ids[1]} > a`).focus();
+    await page.keyboard.press('x');
+    await bar.getByText('1 selected').waitFor();
+    await page.locator(`#line-${ids[1]} input.pick`).click();
+    await page.locator(`#line-${ids[5]} input.pick`).click({ modifiers: ['Shift'] });
+    await bar.getByText('5 selected').waitFor();
+    const picked = await page
+      .locator('input.pick:checked')
+      .evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value));
+    assert.deepEqual(picked, ids.slice(1, 6));
+    assert.equal(await approve.isDisabled(), false);
+  });
+
+  test('a comment typed stays when new holds are shown; the bar says one is due sooner', async () => {
+    const { workspace } = await t.workspace({ config: WORKSPACE });
+    const [, second] = await payments(workspace, 2);
+    const page = await signIn(workspace);
+    await page.goto(`${t.url}/app/inbox?hold=${second}`);
+    await page.locator('body[data-live="connected"]').waitFor({ state: 'attached' });
+    await page.locator(`#hold-${second} textarea`).fill('Half written');
+
+    await seedHolds(t.service.ctx, workspace, 1, () => ({
+      toolName: 'urgent_pay',
+      arguments: { amount: 12 },
+    }));
+    const show = page.getByRole('link', { name: '1 new hold, due sooner than anything listed: show' });
+    await show.click();
+    await page.locator('ol.lines > li').nth(2).waitFor();
+    assert.equal(await page.locator(`#hold-${second} textarea`).inputValue(), 'Half written');
+  });
+
+  for (const width of [1280, 390]) {
+    test(`at ${width} px: the header, the list, and a hold with its decision bar`, async () => {
+      const { workspace } = await t.workspace({ config: WORKSPACE });
+      const ids = await payments(workspace, 12);
+      const page = await signIn(workspace, width);
+      const header = (await page.locator('header.top').boundingBox())!;
+      const history = page.locator('header.top').getByRole('link', { name: 'History' });
+      await page.screenshot({ path: `/tmp/inbox-keys-list-${width}.png` });
+      if (width === 390) {
+        assert.ok(header.height < 70, `the header is one row (${header.height} px)`);
+        assert.equal(await history.isVisible(), false, 'the menu is folded');
+        assert.equal(await page.locator('details.more-filters').getAttribute('open'), null);
+        await page.getByText('Menu', { exact: true }).click();
+        await history.waitFor();
+        await page.screenshot({ path: `/tmp/inbox-keys-menu-${width}.png` });
+      } else {
+        assert.equal(await history.isVisible(), true, 'the navigation is shown');
+        assert.ok(header.height < 100, `the header is two rows at most (${header.height} px)`);
+      }
+
+      await page.goto(`${t.url}/app/holds/${ids[3]}`);
+      const decisionBar = page.locator(`#hold-${ids[3]} .decision-bar`);
+      assert.match(await decisionBar.innerText(), /1,203 EUR · Supplier 3/);
+      const box = (await decisionBar.boundingBox())!;
+      if (width === 390) assert.ok(box.y + box.height <= 900, 'the decision bar is in view');
+      await page.screenshot({ path: `/tmp/inbox-keys-hold-${width}.png` });
+    });
+  }
+});
