@@ -667,10 +667,10 @@ for (const backend of backends) {
       });
       assert.equal(page.status, 422);
       assert.match(page.text, /id="c0-value-error">Is not valid JSON/);
-      assert.match(page.text, /id="c1-value-error">must be a list for in/);
-      assert.match(page.text, /id="c2-value-error">is not a valid RE2 regular expression/);
+      assert.match(page.text, /id="c1-value-error">Must be a list for in/);
+      assert.match(page.text, /id="c2-value-error">Is not a valid RE2 regular expression/);
       assert.match(page.text, /id="r-more-than-error">Give a whole number/);
-      assert.match(page.text, /id="r-approvers-error">is not a member of the workspace/, 'all at once');
+      assert.match(page.text, /id="r-approvers-error">Is not a member of the workspace/, 'all at once');
       assert.match(page.text, /Nothing was changed/);
       assert.match(page.text, /name="cond_value_0"[^>]*value="EUR"/s, 'what was typed comes back');
       assert.deepEqual((await config()).rules, rulesBefore);
@@ -694,7 +694,7 @@ for (const backend of backends) {
         action: 'save',
       });
       assert.equal(approvers.status, 422);
-      assert.match(approvers.text, /id="r-approvers-error">is not a member of the workspace/);
+      assert.match(approvers.text, /id="r-approvers-error">Is not a member of the workspace/);
       assert.match(approvers.text, /nobody@acme.test \(not a current approver\)/);
       const dup = await post(admin, '/app/admin/rules', {
         name: 'Large EUR payments',
@@ -703,7 +703,7 @@ for (const backend of backends) {
         action: 'save',
       });
       assert.equal(dup.status, 422);
-      assert.match(dup.text, /id="r-name-error">is used by another rule/);
+      assert.match(dup.text, /id="r-name-error">Is used by another rule/);
       assert.deepEqual((await config()).rules, rulesBefore);
       assert.equal(await evidence(), checked);
     });
@@ -790,8 +790,8 @@ for (const backend of backends) {
       assert.match(wrong.text, /id="c0-value-error">Is a number typed as text/);
       assert.match(wrong.text, /id="c1-value-error">Is not a number/);
       assert.match(wrong.text, /id="c2-value-error">Write true or false/);
-      assert.match(wrong.text, /id="r-name-error">is used by another rule/);
-      assert.match(wrong.text, /id="r-approvers-error">is not a member of the workspace/);
+      assert.match(wrong.text, /id="r-name-error">Is used by another rule/);
+      assert.match(wrong.text, /id="r-approvers-error">Is not a member of the workspace/);
       assert.match(wrong.text, /<div class="error" role="alert" id="problems" tabindex="-1" autofocus>/);
       const summary = wrong.text.slice(
         wrong.text.indexOf('id="problems"'),
