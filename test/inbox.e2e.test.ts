@@ -88,17 +88,17 @@ describe('the inbox in a browser', { skip: browserSkip, concurrency: 1 }, () => 
     await page.keyboard.press('a');
     const dialog = page.getByRole('dialog', { name: 'Approve this action?' });
     await dialog.waitFor();
-    assert.match(await dialog.innerText(), /pay\(amount=102, currency="EUR", payee="Supplier 2"\)/);
+    assert.match(await dialog.innerText(), /pay · amount=102, currency="EUR", payee="Supplier 2"/);
     assert.match(await dialog.innerText(), /Requested by Billing bot/);
     await page.keyboard.press('Enter');
-    await page.locator('p.notice[role=status]', { hasText: 'Approved.' }).waitFor();
-    // Back in the list where it was: the next hold is selected.
-    assert.match(page.url(), new RegExp(`hold=${ids[3]}`));
-    await page.getByText('Approved.').waitFor();
+    // Decided in place: the line leaves the list and the focus goes on to the next one.
+    await page.locator(`#line-${ids[2]}`).waitFor({ state: 'detached' });
+    await page.locator('#key-status', { hasText: 'Approved.' }).waitFor();
+    assert.equal(await focused(), ids[3]);
     assert.equal(await statusOf(workspace, ids[2]!), 'approved');
     for (const other of [ids[0], ids[1], ids[3], ids[999]])
       assert.equal(await statusOf(workspace, other!), 'pending');
-    assert.equal(await page.locator('#pending-count').innerText(), '999');
+    await page.locator('#pending-count', { hasText: /^999$/ }).waitFor();
 
     // Escape cancels: r asks, and nothing is decided.
     await page.keyboard.press('r');
@@ -137,7 +137,9 @@ describe('the inbox in a browser', { skip: browserSkip, concurrency: 1 }, () => 
       toolName: 'urgent_pay',
       arguments: { amount: 12 + i },
     }));
-    await page.getByRole('link', { name: '3 new holds: show' }).waitFor();
+    await page
+      .getByRole('link', { name: '3 new holds, at least one due sooner than anything listed: show' })
+      .waitFor();
 
     assert.deepEqual(await underPointer(), { hold: second, value: 'approve' });
     assert.deepEqual(await page.locator(`#line-${first}`).boundingBox(), lineBox, 'the list did not move');
