@@ -339,11 +339,11 @@ for (const backend of backends) {
           time_zone: 'America/New_York',
           quiet_hours: { from: '22:00', to: '07:00', weekends: true },
           agents: ['olga-bot', 'olga-cron'],
-          // Typed on a page drawn in her zone as it was then: UTC.
+          // Typed as her zone was changed to New York: read in New York (issue 39).
           delegate: {
             to: 'oscar@acme.test',
-            from: '2026-11-26T09:00:00.000Z',
-            until: '2026-11-27T17:00:00.000Z',
+            from: '2026-11-26T14:00:00.000Z',
+            until: '2026-11-27T22:00:00.000Z',
           },
         };
         assert.deepEqual(await memberOf('olga@acme.test'), expected);
@@ -353,8 +353,8 @@ for (const backend of backends) {
           {
             member: 'olga@acme.test',
             delegate: 'oscar@acme.test',
-            from: '2026-11-26T09:00:00.000Z',
-            until: '2026-11-27T17:00:00.000Z',
+            from: '2026-11-26T14:00:00.000Z',
+            until: '2026-11-27T22:00:00.000Z',
           },
         ]);
 
@@ -362,12 +362,12 @@ for (const backend of backends) {
         assert.match(list, /Olga olga@acme\.test agents: olga-bot, olga-cron/);
         assert.match(list, /e-mail, Teams Teams 0f8fad5b-d9cb-469f-a165-70867728950e/);
         assert.match(list, /America\/New_York quiet 22:00–07:00 and weekends/);
-        assert.match(list, /away from 2026-11-26 09:00 UTC until 2026-11-27 17:00 UTC: Oscar decides/);
+        assert.match(list, /away from 2026-11-26 14:00 UTC until 2026-11-27 22:00 UTC: Oscar decides/);
         assert.match(list, /away until 2026-11-25 18:00 UTC: Dan decides/);
 
         // The edit form shows it all again, the delegation in her zone now; sent back as is, nothing changes.
         const again = await get(admin, '/app/admin/members/olga%40acme.test');
-        assert.match(again.text, /name="delegate_from"\s+type="datetime-local"\s+value="2026-11-26T04:00"/);
+        assert.match(again.text, /name="delegate_from"\s+type="datetime-local"\s+value="2026-11-26T09:00"/);
         assert.match(
           again.text,
           /name="teams_user_id"\s+type="text"\s+value="0f8fad5b-d9cb-469f-a165-70867728950e"/,

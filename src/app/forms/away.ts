@@ -1,8 +1,9 @@
 /**
  * Time zone, quiet hours and out of office: the fields a member sets on their own settings page and an
  * admin sets on the Members page, read into the workspace file's `time_zone`, `quiet_hours` and
- * `delegate`. A delegation's times are typed in the zone the form was drawn in (`shown_zone`, said
- * beside them), so changing the time zone in the same form does not move them.
+ * `delegate`. A delegation's time typed in the form is read in the time zone chosen in the same form,
+ * so a save that changes both reads it in the new zone; a time left as the form showed it (in
+ * `shown_zone`, the zone saved) keeps its moment, so changing only the zone moves nothing.
  */
 import { CLOCK_TIME } from '../../domain/quiet-hours.ts';
 import { isTimeZone } from '../../domain/time-zones.ts';
@@ -25,7 +26,7 @@ export interface AwayValues {
   delegate_to: string;
   delegate_from: string;
   delegate_until: string;
-  /** The zone the delegation's times are shown and typed in. */
+  /** The zone the delegation's times were shown in (the zone saved). */
   shown_zone: string;
 }
 
@@ -83,11 +84,14 @@ export function readAwayForm(
   else change.quiet_hours = { from, to, weekends: values.quiet_weekends };
 
   if (values.delegate_to) {
+    const zone = change.time_zone ?? 'UTC';
+    const read = (typed: string, kept: string | undefined) =>
+      kept && typed === localInput(Date.parse(kept), values.shown_zone)
+        ? Date.parse(kept)
+        : fromLocalInput(typed, zone);
     // "Now" to the second, as the form shows it: saved again unchanged, it stays the same delegation.
-    const start = values.delegate_from
-      ? fromLocalInput(values.delegate_from, values.shown_zone)
-      : now - (now % 1000);
-    const end = fromLocalInput(values.delegate_until, values.shown_zone);
+    const start = values.delegate_from ? read(values.delegate_from, saved?.from) : now - (now % 1000);
+    const end = read(values.delegate_until, saved?.until);
     if (start === null) errors.delegate = 'From is not a date and time: pick one, or leave it empty for now.';
     else if (end === null) errors.delegate = 'Until needs a date and time.';
     else if (end <= start) errors.delegate = 'Until must be later than From.';

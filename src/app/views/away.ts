@@ -16,6 +16,12 @@ export interface AwayFieldsOptions {
   delegates: { email: string; name: string }[] | null;
 }
 
+/** Which zone the delegation's date-times are in: as saved when shown, as chosen above when typed. */
+const zoneNote = (zoneWords: string) =>
+  html`<p class="muted">
+    Dates and times in ${zoneWords}. A date and time you type or change is read in the time zone chosen above.
+  </p>`;
+
 export function awayFields(values: AwayValues, errors: AwayErrors, options: AwayFieldsOptions): Html {
   const id = (name: string) => `${options.id}-${name}`;
   // A zone saved under another name (an alias like Asia/Calcutta) stays choosable; anything else is no zone.
@@ -92,7 +98,7 @@ export function awayFields(values: AwayValues, errors: AwayErrors, options: Away
                   />
                 </div>
               </div>
-              <p class="muted">Dates and times in ${zoneWords}.</p>
+              ${zoneNote(zoneWords)}
             </fieldset>
             ${fieldError(id('away'), errors.delegate)}`
     }`;
