@@ -29,7 +29,7 @@ export interface Outcome {
   escalate: EscalationDefinition[];
 }
 
-const CLASSIFICATION_RULE: Record<Classification, { name: string; effect: Effect }> = {
+export const CLASSIFICATION_RULE: Record<Classification, { name: string; effect: Effect }> = {
   new: { name: 'New tool: needs classification', effect: 'approval' },
   allow: { name: 'Tool classified allow', effect: 'allow' },
   approval: { name: 'Tool classified approval', effect: 'approval' },

@@ -1,5 +1,7 @@
 /** What the app shows a member: the holds waiting for them, the history, one hold in full. */
-import { type Environment, type Hold, type HoldStatus, isWithdrawn } from '../domain/hold.ts';
+import type { Capacity } from '../domain/four-eyes.ts';
+import { type Hold, type HoldStatus, isWithdrawn } from '../domain/hold.ts';
+import { CLASSIFICATION_RULE } from '../domain/policy.ts';
 import { compileGlob } from '../domain/rules.ts';
 import { type ActionSummary, nameText, summarizeAction } from '../domain/summary.ts';
 import {
@@ -9,6 +11,7 @@ import {
   pendingDecisions,
 } from '../store/hold-decisions.ts';
 import {
+  escalationsTo,
   type HoldFilters,
   type HoldLine,
   listArgumentsById,
@@ -21,7 +24,10 @@ import { listAskingEventsSince } from '../store/follow-ups.ts';
 import type { Member } from '../store/members.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
+import { type InboxFilters, lineMatcher, searchMatches } from './inbox-filters.ts';
 import { getHold } from './read-hold.ts';
+
+export type { InboxFilters } from './inbox-filters.ts';
 
 /**
  * The most pending holds a member's lists consider, soonest deadline first. Far more than a person works
@@ -30,114 +36,108 @@ import { getHold } from './read-hold.ts';
 export const WAITING_CAP = 10_000;
 export const INBOX_PAGE_SIZE = 50;
 
-export interface InboxFilters {
-  /** A glob over the tool's name (`payments.*`). */
-  tool?: string;
-  connection?: string;
-  /** The agent's id or its label, exactly. */
-  agent?: string;
-  rule?: string;
-  environment?: Environment;
-  /** Words found in the tool, the agent (id or label) or the reference, any case. */
-  text?: string;
-}
-
 export type InboxOrder = 'deadline' | 'newest';
-
-/** Where a page starts or ends: the sort key and id of a line, as the URL carries it. */
-export type InboxCursor = { key: number; id: string };
 
 export interface InboxQuery {
   filters: InboxFilters;
   order: InboxOrder;
-  /** The page after this line, or (with `before`) the page before it. */
-  after?: InboxCursor | null;
-  before?: InboxCursor | null;
+  /** Which page, from 1 (past the last: the last). */
+  page?: number;
   limit?: number;
 }
+
+/** Why a hold is the reader's to decide, the most particular reason first. */
+export type WhyYou =
+  | { kind: 'delegated'; name: string }
+  | { kind: 'escalated'; at: number }
+  | { kind: 'four_eyes' }
+  | { kind: 'new_tool' }
+  | { kind: 'approver'; rule: string | null };
 
 export interface WaitingLine extends HoldLine {
   /** Who decided so far, oldest first (four-eyes holds). */
   decisions: (HoldDecisionRow & { holdId: string })[];
+  why: WhyYou;
 }
 
 export interface InboxPage {
   lines: WaitingLine[];
   /** Holds waiting for the member that match the filters. */
   matching: number;
-  /** Holds waiting for the member, filters aside. */
+  /** Holds waiting for the member, filters aside (the header's count). */
   waiting: number;
   /** Whether more than WAITING_CAP pending holds exist, the rest not considered. */
   capped: boolean;
-  next: InboxCursor | null;
-  previous: InboxCursor | null;
+  /** The page shown, from 1, of `pages` (at least 1); `start`: how many matching holds come before it. */
+  page: number;
+  pages: number;
+  start: number;
   /** The values the filters can take among the waiting holds. */
   choices: { connections: string[]; rules: string[]; environments: string[] };
 }
 
-/** The sort key of a line in an order: ascending keys, ties broken by id. */
-export const sortKey = (line: Pick<HoldLine, 'expiresAt' | 'createdAt'>, order: InboxOrder) =>
-  order === 'newest' ? -line.createdAt : (line.expiresAt ?? Number.MAX_SAFE_INTEGER);
-
-const compare = (a: InboxCursor, b: InboxCursor) => a.key - b.key || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
-function matcher({ tool, connection, agent, rule, environment, text }: InboxFilters) {
-  const toolGlob = tool ? compileGlob(tool) : null;
-  const words = (text ?? '').toLowerCase().split(/\s+/).filter(Boolean);
-  return (line: HoldLine) =>
-    (!toolGlob || toolGlob(line.toolName)) &&
-    (!connection || line.connection === connection) &&
-    (!agent || line.agentId === agent || line.agentLabel === agent) &&
-    (!rule || line.ruleName === rule) &&
-    (!environment || line.environment === environment) &&
-    words.every((word) =>
-      [line.toolName, line.agentId, line.agentLabel ?? '', line.id].some((field) =>
-        field.toLowerCase().includes(word),
-      ),
-    );
+/** Ascending by the order's key (the deadline, or newest first), ties broken by id. */
+function compareIn(order: InboxOrder) {
+  const key = (line: HoldLine) =>
+    order === 'newest' ? -line.createdAt : (line.expiresAt ?? Number.MAX_SAFE_INTEGER);
+  return (a: HoldLine, b: HoldLine) => key(a) - key(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 const distinct = (values: (string | null)[]) =>
   [...new Set(values.filter((value): value is string => value !== null))].sort();
 
+function whyYou(line: HoldLine, capacity: Capacity, escalatedAt: number | undefined): WhyYou {
+  if (capacity.blocker === null && capacity.onBehalfOf)
+    return { kind: 'delegated', name: capacity.onBehalfOf.name };
+  if (escalatedAt !== undefined) return { kind: 'escalated', at: escalatedAt };
+  if (line.approvalsRequired > 1 && line.approvalsReceived > 0) return { kind: 'four_eyes' };
+  if (line.ruleName === CLASSIFICATION_RULE.new.name) return { kind: 'new_tool' };
+  return { kind: 'approver', rule: line.ruleName };
+}
+
 /**
  * One page of the holds waiting for this member: pending, not expired, theirs to decide, not decided
- * by them; filtered, in the order asked, after or before a cursor. Arguments are never read, only
- * their summaries.
+ * by them; filtered, in the order asked; each line with why it is theirs. Arguments are never read,
+ * only their summaries (a search looks into them in the database).
  */
 export async function inboxPage(ctx: ServiceContext, member: Member, query: InboxQuery): Promise<InboxPage> {
   const limit = query.limit ?? INBOX_PAGE_SIZE;
-  const [pending, waitsForMember] = await Promise.all([
+  const [pending, capacityOf, found] = await Promise.all([
     listPendingLines(ctx.db, member.workspaceId, WAITING_CAP + 1),
-    waitingFilter(ctx, member),
+    capacities(ctx, member),
+    searchMatches(ctx.db, member.workspaceId, query.filters),
   ]);
   const capped = pending.length > WAITING_CAP;
-  const waiting = pending.slice(0, WAITING_CAP).filter(waitsForMember);
-  const cursorOf = (line: HoldLine): InboxCursor => ({ key: sortKey(line, query.order), id: line.id });
-  const matching = waiting.filter(matcher(query.filters)).sort((a, b) => compare(cursorOf(a), cursorOf(b)));
-  let start = 0;
-  let end = Math.min(limit, matching.length);
-  if (query.before) {
-    end = matching.findIndex((line) => compare(cursorOf(line), query.before!) >= 0);
-    if (end < 0) end = matching.length;
-    start = Math.max(0, end - limit);
-  } else if (query.after) {
-    start = matching.findIndex((line) => compare(cursorOf(line), query.after!) > 0);
-    if (start < 0) start = matching.length;
-    end = Math.min(start + limit, matching.length);
-  }
-  const shown = matching.slice(start, end);
-  const decisions = await listDecisionsOfHolds(
-    ctx.db,
-    shown.filter((line) => line.approvalsReceived > 0).map((line) => line.id),
-  );
+  const waiting = pending.slice(0, WAITING_CAP).filter((line) => capacityOf(line).blocker === null);
+  const matching = waiting.filter(lineMatcher(query.filters, found)).sort(compareIn(query.order));
+  const pages = Math.max(1, Math.ceil(matching.length / limit));
+  const page = Math.min(Math.max(1, query.page ?? 1), pages);
+  const start = (page - 1) * limit;
+  const shown = matching.slice(start, start + limit);
+  const [decisions, escalations] = await Promise.all([
+    listDecisionsOfHolds(
+      ctx.db,
+      shown.filter((line) => line.approvalsReceived > 0).map((line) => line.id),
+    ),
+    escalationsTo(
+      ctx.db,
+      member.workspaceId,
+      member.email,
+      shown.map((line) => line.id),
+    ),
+  ]);
   return {
-    lines: shown.map((line) => ({ ...line, decisions: decisions.filter((d) => d.holdId === line.id) })),
+    lines: shown.map((line) => ({
+      ...line,
+      decisions: decisions.filter((d) => d.holdId === line.id),
+      why: whyYou(line, capacityOf(line), escalations.get(line.id)),
+    })),
     matching: matching.length,
     waiting: waiting.length,
     capped,
-    next: end < matching.length ? cursorOf(shown.at(-1)!) : null,
-    previous: start > 0 && shown.length > 0 ? cursorOf(shown[0]!) : null,
+    page,
+    pages,
+    start,
     choices: {
       connections: distinct(waiting.map((line) => line.connection)),
       rules: distinct(waiting.map((line) => line.ruleName)),
@@ -163,6 +163,8 @@ export interface InboxChanges {
   }[];
   /** Shown holds that still wait, with the approvals they have so far (four-eyes). */
   approvals: { id: string; received: number; required: number; names: string[] }[];
+  /** Whether an arrived hold is due before every shown one that still waits (before any, if none does). */
+  dueSooner: boolean;
 }
 
 /**
@@ -177,12 +179,13 @@ export async function inboxChanges(
   filters: InboxFilters,
   since: number,
 ): Promise<InboxChanges> {
-  const [pending, waitsForMember, asking] = await Promise.all([
+  const [pending, capacityOf, asking, found] = await Promise.all([
     listPendingLines(ctx.db, member.workspaceId, WAITING_CAP),
-    waitingFilter(ctx, member),
+    capacities(ctx, member),
     listAskingEventsSince(ctx.db, member.workspaceId, since),
+    searchMatches(ctx.db, member.workspaceId, filters),
   ]);
-  const waiting = pending.filter(waitsForMember);
+  const waiting = pending.filter((line) => capacityOf(line).blocker === null);
   const waitingIds = new Set(waiting.map((line) => line.id));
   const askedSince = new Set(
     asking
@@ -194,7 +197,7 @@ export async function inboxChanges(
       .map((event) => event.holdId),
   );
   const shownIds = new Set(shown);
-  const matches = matcher(filters);
+  const matches = lineMatcher(filters, found);
   const gone = shown.filter((id) => !waitingIds.has(id));
   const stillShown = waiting.filter((line) => shownIds.has(line.id));
   const approved = stillShown.filter((line) => line.approvalsReceived > 0).map((line) => line.id);
@@ -202,12 +205,14 @@ export async function inboxChanges(
     listLinesById(ctx.db, member.workspaceId, gone),
     listDecisionsOfHolds(ctx.db, [...gone, ...approved]),
   ]);
+  const arrived = waiting.filter(
+    (line) => (line.createdAt > since || askedSince.has(line.id)) && !shownIds.has(line.id) && matches(line),
+  );
+  const deadlines = (lines: HoldLine[]) => lines.map((line) => line.expiresAt ?? Infinity);
   return {
     waiting: waiting.length,
-    arrived: waiting.filter(
-      (line) =>
-        (line.createdAt > since || askedSince.has(line.id)) && !shownIds.has(line.id) && matches(line),
-    ).length,
+    arrived: arrived.length,
+    dueSooner: Math.min(...deadlines(arrived)) < Math.min(...deadlines(stillShown)),
     left: lines.map((line) => ({
       id: line.id,
       status: line.status,
@@ -252,18 +257,19 @@ export async function waitingSummariesOf(
 
 /** The ids of the holds waiting for this member, read without their arguments (the count every page shows). */
 export async function waitingIdsOf(ctx: ServiceContext, member: Member): Promise<string[]> {
-  const [pending, waitsForMember] = await Promise.all([
+  const [pending, capacityOf] = await Promise.all([
     listPendingApprovers(ctx.db, member.workspaceId, WAITING_CAP),
-    waitingFilter(ctx, member),
+    capacities(ctx, member),
   ]);
-  return pending.filter(waitsForMember).map((hold) => hold.id);
+  return pending.filter((hold) => capacityOf(hold).blocker === null).map((hold) => hold.id);
 }
 
 /**
- * Whether a pending hold waits for this member: not expired, not decided by them (nor for them by
- * their delegate), theirs to decide, or a delegator's, and not requested by an agent of theirs.
+ * Whether a pending hold waits for this member (no blocker): not expired, not decided by them (nor for
+ * them by their delegate), theirs to decide, or a delegator's (`onBehalfOf`), and not requested by an
+ * agent of theirs.
  */
-async function waitingFilter(ctx: ServiceContext, member: Member) {
+async function capacities(ctx: ServiceContext, member: Member) {
   const [deciders, decisions] = await Promise.all([
     loadDeciders(ctx.db, member.workspaceId),
     pendingDecisions(ctx.db, member.workspaceId),
@@ -276,10 +282,10 @@ async function waitingFilter(ctx: ServiceContext, member: Member) {
     expiresAt: number | null;
     agentId: string;
     requestedFor: string | null;
-  }) =>
-    self !== undefined &&
-    deciders.capacity({ ...hold, status: 'pending' }, self, decisions.get(hold.id) ?? [], now).blocker ===
-      null;
+  }): Capacity =>
+    self === undefined
+      ? { blocker: 'not_an_approver' }
+      : deciders.capacity({ ...hold, status: 'pending' }, self, decisions.get(hold.id) ?? [], now);
 }
 
 /**

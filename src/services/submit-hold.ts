@@ -1,9 +1,10 @@
 /** An agent asks "may I do this?": the rules answer at once with allowed, pending or denied. */
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { type Environment, type Hold, SDK_CONNECTION, type SubmitStatus } from '../domain/hold.ts';
+import { ruleArguments } from '../domain/deciding-values.ts';
 import { newHoldReference } from '../domain/ids.ts';
 import type { Outcome } from '../domain/policy.ts';
-import { scopeKey } from '../domain/rules.ts';
+import { type RuleMatch, scopeKey } from '../domain/rules.ts';
 import { type Sql, UniqueViolationError } from '../store/db.ts';
 import { findHold, findHoldByIdempotencyKey, insertHoldStatement } from '../store/holds.ts';
 import { writeTogether } from '../store/statements.ts';
@@ -238,13 +239,17 @@ async function writeNewHold(
       ? []
       : [toolSeenStatement(workspace.id, submission.connection, submission.toolName, now)]),
     // Where its entry is: an approved call is run only as that entry has it (hold-evidence.ts).
-    insertHoldStatement(hold, submittedEntry.seq),
+    insertHoldStatement(hold, submittedEntry.seq, ruleArgumentsOf(outcome)),
     ...chain.writes(),
     ...(event ? [event] : []),
     ...(schedule ? [schedule] : []),
     ...(await approverNotifications(tx, ctx, workspace, hold)),
   ]);
 }
+
+/** The arguments the deciding rule's conditions looked at, as its facts record them (all of them matched). */
+const ruleArgumentsOf = (outcome: Outcome) =>
+  ruleArguments({ when: (outcome.facts.conditions as RuleMatch['conditions'] | undefined) ?? [] });
 
 /** The `hold.submitted` entry: the action, who it is requested for, and what the rules decided. */
 function submittedEvidence(

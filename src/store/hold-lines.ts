@@ -1,10 +1,10 @@
 /** Holds as lists and pages show them: lines with their arguments summarized, never read whole. */
 import type { Hold } from '../domain/hold.ts';
-import { summarizeArguments } from '../domain/summary.ts';
-import { columns, json, nullable, text } from './columns.ts';
-import type { Row, Sql } from './db.ts';
+import { decidingText } from '../domain/deciding-values.ts';
+import { columns, integer, json, nullable, text } from './columns.ts';
+import type { Db, Row, Sql } from './db.ts';
 import { holds, LINE_SUMMARY_LENGTH } from './holds.ts';
-import { Where } from './where.ts';
+import { asInJson, containing, likeOf, Where } from './where.ts';
 
 /** A hold as a list shows it: everything but its arguments, which are summarized. */
 export interface HoldLine extends Pick<
@@ -84,7 +84,7 @@ async function toLines(sql: Sql, read: Row[]): Promise<HoldLine[]> {
       row.argumentsSummary ??
       (source === null
         ? `${row.argumentsSize} characters of arguments`
-        : summarizeArguments(source, LINE_SUMMARY_LENGTH).text);
+        : decidingText(source, [], LINE_SUMMARY_LENGTH).text);
     return { ...row, argumentsSummary };
   });
 }
@@ -201,4 +201,59 @@ export async function listHolds(
     where.params,
   );
   return toLines(sql, rows);
+}
+
+/** Where the search looks besides the arguments, cheapest first. */
+const SEARCHED = ['tool_name', 'agent_id', 'agent_label', 'id'];
+
+/**
+ * The ids of the workspace's pending holds in which every word occurs, any case: in the tool, the
+ * agent's id or label, the reference, or the arguments (as JSON, so keys too). The arguments come last
+ * in each OR: a hold another column matches is found without reading them.
+ */
+export async function pendingIdsContaining(
+  db: Db,
+  workspaceId: string,
+  words: readonly string[],
+): Promise<Set<string>> {
+  const where = new Where(`workspace_id = $1 AND status = 'pending'`, [workspaceId]);
+  for (const word of words) {
+    const part = containing(word);
+    const columns = [...SEARCHED, 'arguments'].map((column) => likeOf(db.dialect, column));
+    where.and(`(${columns.join(' OR ')})`, ...SEARCHED.map(() => part), containing(asInJson(word)));
+  }
+  const rows = await db.all(`SELECT ${holdId.select()} FROM holds WHERE ${where}`, where.params);
+  return new Set(holdId.decodeAll(rows).map((row) => row.id));
+}
+
+const holdId = holds.pick('id');
+
+const escalationColumns = columns({
+  holdId: text('hold_id'),
+  at: integer('at'),
+  detail: json<Record<string, unknown>>('detail'),
+});
+
+/**
+ * When escalation steps last asked this member (by e-mail) about each of these holds: the inbox's
+ * "escalated to you at 09:15". One query for a page of lines.
+ */
+export async function escalationsTo(
+  sql: Sql,
+  workspaceId: string,
+  email: string,
+  holdIds: readonly string[],
+): Promise<Map<string, number>> {
+  if (holdIds.length === 0) return new Map();
+  const rows = await sql.all(
+    `SELECT ${escalationColumns.select()} FROM follow_up_events
+     WHERE workspace_id = $1 AND kind = 'escalation' AND hold_id IN (${holdIds.map((_, i) => `$${i + 2}`).join(', ')})
+     ORDER BY at`,
+    [workspaceId, ...holdIds],
+  );
+  const asked = new Map<string, number>();
+  for (const { holdId, at, detail } of escalationColumns.decodeAll(rows)) {
+    if (Array.isArray(detail.notified) && detail.notified.includes(email)) asked.set(holdId, at);
+  }
+  return asked;
 }

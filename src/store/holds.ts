@@ -8,7 +8,7 @@ import type {
   SubmitStatus,
   Verdict,
 } from '../domain/hold.ts';
-import { summarizeArguments } from '../domain/summary.ts';
+import { decidingText } from '../domain/deciding-values.ts';
 import { columns, integer, json, nullable, type RecordOf, text } from './columns.ts';
 import type { Row, Sql } from './db.ts';
 import type { Statement } from './statements.ts';
@@ -93,14 +93,21 @@ const executionColumns = (execution: Execution | null) => ({
 /** How long the summary of a hold's arguments kept for lists may be. */
 export const LINE_SUMMARY_LENGTH = 160;
 
-/** `submittedSeq`: the seq of the hold's `hold.submitted` entry, appended in the same transaction. */
-export function insertHoldStatement(hold: Hold, submittedSeq: number | null = null): Statement {
+/**
+ * `submittedSeq`: the seq of the hold's `hold.submitted` entry, appended in the same transaction.
+ * `referenced`: the arguments its rule looks at, shown first in the line's summary (deciding-values.ts).
+ */
+export function insertHoldStatement(
+  hold: Hold,
+  submittedSeq: number | null = null,
+  referenced: readonly string[] = [],
+): Statement {
   const { execution, ...fields } = hold;
   const written = holds.omit('approvedSeq', 'approvalSeqs').insert({
     ...fields,
     // A new hold's execution is at most running: an allowed proxy call about to go upstream.
     ...executionColumns(execution),
-    argumentsSummary: summarizeArguments(hold.arguments, LINE_SUMMARY_LENGTH).text,
+    argumentsSummary: decidingText(hold.arguments, referenced, LINE_SUMMARY_LENGTH).text,
     argumentsSize: JSON.stringify(hold.arguments).length,
     submittedSeq,
   });

@@ -30,3 +30,19 @@ export class Where {
     return this.conditions.join(' AND ');
   }
 }
+
+/** `%text%` for LIKE with `\` as its escape: the filter's own `%`, `_` and `\` are literal. */
+export const containing = (value: string) => `%${value.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+
+/**
+ * A case-insensitive LIKE of `column` (its pattern a `?`, escaped with `\`). SQLite's LIKE ignores case
+ * (ASCII letters only); PostgreSQL's ILIKE ignores case of every letter.
+ */
+export const likeOf = (dialect: 'sqlite' | 'postgres', column: string) =>
+  `${column} ${dialect === 'postgres' ? 'ILIKE' : 'LIKE'} ? ESCAPE '\\'`;
+
+/**
+ * Text as JSON writes it inside a string (`"` as `\"`, `\` as `\\`): how a value is looked for in
+ * arguments stored as JSON.
+ */
+export const asInJson = (value: string) => JSON.stringify(value).slice(1, -1);

@@ -1,9 +1,8 @@
-/** The inbox's URL: filters, order, a page cursor and the selected hold, read and written. */
+/** The inbox's URL: filters, order, a page number and the selected hold, read and written. */
 import { z } from 'zod';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
-import type { InboxCursor, InboxFilters } from '../../services/inbox.ts';
+import type { InboxFilters } from '../../services/inbox.ts';
 
-const CURSOR = /^(-?\d{1,16})_(svc_pa_[A-Za-z0-9_-]{1,64})$/;
 const text = (max: number) => z.string().trim().max(max).optional();
 
 const InboxUrl = z.object({
@@ -14,8 +13,10 @@ const InboxUrl = z.object({
   env: z.enum(['', 'live', 'test']).optional(),
   q: text(200),
   order: z.enum(['deadline', 'newest']).optional(),
-  after: z.string().regex(CURSOR).optional(),
-  before: z.string().regex(CURSOR).optional(),
+  page: z
+    .string()
+    .regex(/^[1-9]\d{0,5}$/)
+    .optional(),
   hold: z.string().regex(HOLD_REFERENCE_PATTERN).optional(),
 });
 export type InboxUrl = z.infer<typeof InboxUrl>;
@@ -28,8 +29,7 @@ const FIELD_NAMES: Record<string, string> = {
   env: 'Environment',
   q: 'Search',
   order: 'Order',
-  after: 'Page',
-  before: 'Page',
+  page: 'Page',
   hold: 'Hold',
 };
 
@@ -43,12 +43,6 @@ export function parseInboxUrl(query: unknown): { url: InboxUrl } | { problem: st
   return { problem: `${names.join(', ')}: not understood. Change the filter or start again from the inbox.` };
 }
 
-export const cursorOf = (value: string | undefined): InboxCursor | null => {
-  const match = value?.match(CURSOR);
-  return match ? { key: Number(match[1]), id: match[2]! } : null;
-};
-export const cursorText = (cursor: InboxCursor) => `${cursor.key}_${cursor.id}`;
-
 export function filtersOf(url: InboxUrl): InboxFilters {
   return {
     tool: url.tool || undefined,
@@ -60,7 +54,13 @@ export function filtersOf(url: InboxUrl): InboxFilters {
   };
 }
 
-const KEPT = ['tool', 'connection', 'agent', 'rule', 'env', 'q', 'order', 'after', 'before', 'hold'] as const;
+/** The URL's filters as [name, value] pairs, those set only (a bulk decision's form carries them). */
+export const filterFields = (url: InboxUrl): [string, string][] =>
+  (['tool', 'connection', 'agent', 'rule', 'env', 'q'] as const).flatMap((key) =>
+    url[key] ? [[key, url[key]] as [string, string]] : [],
+  );
+
+const KEPT = ['tool', 'connection', 'agent', 'rule', 'env', 'q', 'order', 'page', 'hold'] as const;
 
 /** `/app/inbox?…` with the URL's filters and order, changed by `set` (an undefined value drops a key). */
 export function inboxHref(

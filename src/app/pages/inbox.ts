@@ -22,9 +22,10 @@ import { field, type Form, type PageDeps, problemPage, sendPage } from '../respo
 import { blockerInWords } from '../views/four-eyes.ts';
 import { holdPanelView } from '../views/hold-panel.ts';
 import { DECISION_NOTICES, deskView, holdPageView, leftInWords, notDecidedView } from '../views/inbox.ts';
+import { inboxActions } from './inbox-actions.ts';
 import { inboxEvents } from './inbox-events.ts';
 import { redirectWithNotice, takeNotice } from '../flash.ts';
-import { cursorOf, filtersOf, inboxHref, parseInboxUrl, withQuery } from './inbox-url.ts';
+import { filtersOf, inboxHref, parseInboxUrl, withQuery } from './inbox-url.ts';
 
 /** The decision form: where to return is a path of the app (anything else returns to the inbox). */
 const DecideForm = z.object({
@@ -89,18 +90,16 @@ function deskPages(app: FastifyInstance, ctx: ServiceContext) {
     const page = await inboxPage(ctx, session.member, {
       filters: filtersOf(url),
       order: url.order ?? 'deadline',
-      after: cursorOf(url.after),
-      before: cursorOf(url.before),
+      page: Number(url.page ?? 1),
     });
     const { lines } = page;
-    const forWhom = await delegatedFor(ctx, session.member, lines);
     const chosen = url.hold ?? lines[0]?.id ?? null;
     const index = lines.findIndex((line) => line.id === chosen);
     // After a decision the next line is selected, or the one before when it was the last.
     const next = index < 0 ? null : ((lines[index + 1] ?? lines[index - 1] ?? null)?.id ?? null);
     const back = inboxHref(url, { hold: undefined });
     const panel = chosen === null ? null : await panelOf(ctx, session, chosen, back, next);
-    const body = deskView({ url, page, chosen, forWhom }, panel?.view ?? null, drawnAt);
+    const body = deskView({ url, page, chosen, session }, panel?.view ?? null, drawnAt);
     const notice = DECISION_NOTICES[takeNotice(request, reply)?.key ?? ''];
     return sendPage(
       reply,
@@ -123,6 +122,7 @@ function deskPages(app: FastifyInstance, ctx: ServiceContext) {
       return reply.header('Cache-Control', 'no-store').send({
         waiting: changes.waiting,
         arrived: changes.arrived,
+        due_sooner: changes.dueSooner,
         left: changes.left.map((left) => ({ id: left.id, status: left.status, note: leftInWords(left) })),
         approvals: changes.approvals
           .filter((progress) => progress.required > 1)
@@ -228,4 +228,5 @@ export function inboxPages(app: FastifyInstance, { ctx }: PageDeps) {
   deskPages(app, ctx);
   holdPages(app, ctx);
   inboxEvents(app, ctx);
+  inboxActions(app, ctx);
 }

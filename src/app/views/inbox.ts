@@ -4,7 +4,9 @@
  */
 import type { InboxChanges, InboxPage } from '../../services/inbox.ts';
 import { type Html, html, when } from '../html.ts';
-import { cursorText, inboxHref, type InboxUrl } from '../pages/inbox-url.ts';
+import type { AppSession } from '../../services/sign-in.ts';
+import { filterFields, inboxHref, type InboxUrl } from '../pages/inbox-url.ts';
+import { csrfField } from './form-fields.ts';
 import { holdLineView } from './hold-line.ts';
 import { keysDialog } from './inbox-keys.ts';
 
@@ -66,7 +68,7 @@ function filterForm(url: InboxUrl, page: InboxPage): Html {
     role="search"
     aria-label="Filter the inbox"
   >
-    ${input('q', html`Search <span class="muted">tool, agent, reference</span>`, 'search')}
+    ${input('q', html`Search <span class="muted">values, tool, agent, reference</span>`, 'search')}
     <div>
       <label for="f-order">Order</label
       ><select id="f-order" name="order">
@@ -80,8 +82,8 @@ function filterForm(url: InboxUrl, page: InboxPage): Html {
     <details class="more-filters" ${narrowed ? html`open` : null}>
       <summary>More filters${narrowed ? ' (in use)' : ''}</summary>
       <div>
-        ${input('tool', html`Tool <span class="muted">glob: payments.*</span>`)}
-        ${input('agent', html`Agent <span class="muted">id or label</span>`)}
+        ${input('tool', html`Tool <span class="muted">part of the name, or payments.*</span>`)}
+        ${input('agent', html`Agent <span class="muted">part of id or label</span>`)}
         ${select('connection', 'Connection', page.choices.connections)}
         ${select('rule', 'Rule', page.choices.rules)}
         ${select('env', 'Environment', page.choices.environments)}
@@ -93,42 +95,89 @@ function filterForm(url: InboxUrl, page: InboxPage): Html {
 export interface Desk {
   url: InboxUrl;
   page: InboxPage;
-  /** The selected hold's id (the first line's when none is chosen), and whom each line waits for. */
+  /** The selected hold's id (the first line's when none is chosen). */
   chosen: string | null;
-  forWhom: Map<string, { name: string }>;
+  session: AppSession;
+  /** Who said "I'm on it" for which of the lines (claims.ts), when known. */
+  claims?: ReadonlyMap<string, { name: string }>;
 }
 
-/** The list of waiting holds, its filters and its pages. */
-function queueView({ url, page, chosen, forWhom }: Desk): Html {
+/** Pages either side of the current one that get a link of their own. */
+const NEARBY = 2;
+
+/** First, previous, the pages around this one, next, last; the current page is marked, not linked. */
+function pagerView(page: InboxPage, hrefOf: (page: number) => string): Html | null {
+  if (page.pages <= 1) return null;
+  const link = (to: number, text: string, rel?: string) =>
+    html`<a href="${hrefOf(to)}" ${rel ? html`rel="${rel}"` : null}>${text}</a>`;
+  const numbers: number[] = [];
+  for (let n = Math.max(1, page.page - NEARBY); n <= Math.min(page.pages, page.page + NEARBY); n++)
+    numbers.push(n);
+  return html`<nav class="pager" aria-label="Pages">
+    ${when(page.page > 1, () => html`${link(1, '« First')} ${link(page.page - 1, '← Previous', 'prev')}`)}
+    <span class="pages"
+      >${numbers.map((n) =>
+        n === page.page ? html`<span aria-current="page">${n}</span> ` : html`${link(n, String(n))} `,
+      )}</span
+    >
+    ${when(page.page < page.pages, () => html`${link(page.page + 1, 'Next →', 'next')} ${link(page.pages, 'Last »')}`)}
+  </nav>`;
+}
+
+/** `1–50 of 614`: which of the matching holds the page shows. */
+function rangeText(page: InboxPage, filtered: boolean): string {
+  const of = `${page.matching}${filtered ? ' matching' : ''}`;
+  return page.lines.length === 0
+    ? `0 of ${of}`
+    : `${page.start + 1}–${page.start + page.lines.length} of ${of}`;
+}
+
+/**
+ * The bulk decision's form: the checked lines' boxes belong to it (`form="bulk"`), and "Select all"
+ * posts the filter instead of ids. Without a script it is a plain form.
+ */
+function bulkBar({ url, page, session }: Desk): Html {
+  return html`<form id="bulk" method="post" action="/app/inbox/bulk" class="bulk-bar">
+    ${csrfField(session)}
+    ${filterFields(url).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
+    <input type="hidden" name="back" value="${inboxHref(url, { hold: undefined })}" />
+    <button type="submit" name="verdict" value="approve">Approve selected…</button>
+    <button type="submit" name="verdict" value="reject">Reject selected…</button>
+    <button type="submit" name="all" value="1" class="link">
+      Select all ${page.matching} matching this filter
+    </button>
+  </form>`;
+}
+
+/**
+ * The list of waiting holds, its filters and its pages. The heading counts what waits for the reader,
+ * as the header does; `1–50 of 614` counts what matches the filters.
+ */
+function queueView(desk: Desk): Html {
+  const { url, page, chosen, claims } = desk;
   const { lines } = page;
-  const pageHref = (set: { after?: string; before?: string }) =>
-    inboxHref(url, { after: undefined, before: undefined, hold: undefined, ...set });
+  const filtered = filterFields(url).length > 0;
+  const pageHref = (n: number) => inboxHref(url, { page: n > 1 ? String(n) : undefined, hold: undefined });
   return html`<section class="queue" aria-labelledby="queue-title">
     <div class="heading">
-      <h1 id="queue-title">
-        Waiting for you <span class="badge">${page.matching}</span>${when(
-          page.matching !== page.waiting,
-          () => html` <span class="muted">of ${page.waiting}</span>`,
-        )}
-      </h1>
+      <h1 id="queue-title">Waiting for you <span class="badge">${page.waiting}</span></h1>
       <button type="button" class="link keys-help" aria-keyshortcuts="?">Keyboard: ?</button>
     </div>
     ${filterForm(url, page)}
-    <p class="arrivals" role="status"><a href="${pageHref({})}" hidden></a></p>
+    <p class="arrivals" role="status"><a href="${pageHref(1)}" hidden></a></p>
     ${when(page.capped, () => html`<p class="notice">More holds wait than the inbox lists at once: filter to see the rest.</p>`)}
     ${
       lines.length === 0
         ? html`<p class="empty card">
             ${page.waiting === 0 ? 'Nothing waits for your decision.' : 'No waiting hold matches these filters.'}
           </p>`
-        : html`<ol class="lines" aria-label="Holds waiting for you">
-            ${lines.map((line) => holdLineView(line, { href: inboxHref(url, { hold: line.id }), selected: line.id === chosen, forWhom: forWhom.get(line.id)?.name }))}
-          </ol>`
+        : html`${when(desk.session.member.role !== 'viewer', () => bulkBar(desk))}
+            <p class="range">${rangeText(page, filtered)}</p>
+            <ol class="lines" aria-label="Holds waiting for you">
+              ${lines.map((line) => holdLineView(line, { href: inboxHref(url, { hold: line.id }), selected: line.id === chosen, claimedBy: claims?.get(line.id)?.name }))}
+            </ol>`
     }
-    <nav class="pager" aria-label="Pages">
-      ${when(page.previous, () => html`<a href="${pageHref({ before: cursorText(page.previous!) })}" rel="prev">← Earlier</a>`)}
-      ${when(page.next, () => html`<a href="${pageHref({ after: cursorText(page.next!) })}" rel="next">Later →</a>`)}
-    </nav>
+    ${pagerView(page, pageHref)}
   </section>`;
 }
 

@@ -271,6 +271,7 @@ test('a hold line: names and the summary escaped, hidden characters shown, appro
     argumentsSummary: `memo=${JSON.stringify(SCRIPT)}`,
     argumentsSize: 40,
     decisions: [{ name: `Ada${IMG}`, verdict: 'approve' }],
+    why: { kind: 'approver' as const, rule: SCRIPT },
   };
   const out = holdLineView(line, { href: '/app/inbox?hold=svc_pa_x&q=<b>', selected: true }).toString();
   assertInert(out);
@@ -315,10 +316,11 @@ test('delegation in words: who decided for whom, who would, and the line a deleg
     },
     ...{ approvalsRequired: 1, approvalsReceived: 0, createdAt: 0, expiresAt: null, verdict: null },
     ...{ channel: null, decidedAt: null, argumentsSummary: '', argumentsSize: 2, decisions: [] },
+    why: { kind: 'delegated' as const, name: `Ann${SCRIPT}` },
   };
-  const marked = holdLineView(line, { href: '/app/inbox', selected: false, forWhom: `Ann${SCRIPT}` });
+  const marked = holdLineView(line, { href: '/app/inbox', selected: false });
   assertInert(marked.toString());
-  assert.match(marked.toString(), /<span class="for-whom">for Ann&lt;script&gt;/);
+  assert.match(marked.toString(), /<span class="why" data-why="delegated">for Ann&lt;script&gt;/);
 });
 
 test('follow-ups in words: escalation steps, reminders and handovers, oldest first, names escaped', async () => {
