@@ -17,7 +17,9 @@ const ANN = '6b1f6c8e-33a5-4c3e-9d65-0d0f9c3c1a11';
 const BOB = '0d6a1e52-8a1f-4a7e-b0f0-5e8c1d2b3c44';
 const STRANGER = 'ffffffff-8a1f-4a7e-b0f0-5e8c1d2b3c44';
 
+// Each request goes at once (no digest window): these tests are about the cards themselves.
 const CONFIG = `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
   - { email: ann@acme.test, name: Ann, role: approver, teams_user_id: ${ANN}, channels: [teams] }
