@@ -38,7 +38,7 @@ export type DueDigest = ReturnType<typeof dueDigests.decode> & { at: number };
 /** Up to `limit` members' channels whose collected items are due at `now`, longest due first. */
 export async function listDueDigests(sql: Sql, now: number, limit: number): Promise<DueDigest[]> {
   const rows = await sql.all(
-    `SELECT workspace_id, member_id, channel, MAX(attempts) AS failures FROM notifications
+    `SELECT ${dueDigests.omit('failures').select()}, MAX(attempts) AS failures FROM notifications
      WHERE state = 'collected' AND next_attempt_at <= $1
      GROUP BY workspace_id, member_id, channel ORDER BY MIN(next_attempt_at) LIMIT $2`,
     [now, limit],
