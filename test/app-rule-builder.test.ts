@@ -117,6 +117,19 @@ for (const backend of backends) {
       assert.deepEqual(after, { ...before, timeout_minutes: 180 });
     });
 
+    test('the preview replays a rule with every field, and its Save button saves it as it was', async () => {
+      const before = await config();
+      const url = ruleUrl('Every field of an approval rule');
+      const form = await get(admin, url);
+      const previewed = await post(admin, url, [...formFields(form.text, url), ['action', 'preview']]);
+      assert.equal(previewed.status, 200, previewed.text.slice(0, 3000));
+      assert.match(previewed.text, /Preview: the last 30 days with this rule/);
+      // The preview's own form comes first: the draft as hidden fields.
+      const saved = await post(admin, url, [...formFields(previewed.text, url), ['action', 'save']]);
+      assert.equal(saved.status, 303, saved.text.slice(0, 3000));
+      assert.deepEqual(await config(), before);
+    });
+
     test('a refused rule: the problems in form order, each linked to its field, in words', async () => {
       const form = await get(admin, '/app/admin/rules?new');
       const fields = new Map(formFields(form.text, '/app/admin/rules'));
