@@ -61,6 +61,7 @@ const APP_PAGES = [
   '/app/admin/mcp-servers/github',
   '/app/admin/webhook',
   '/app/admin/slack',
+  '/app/admin/teams',
   '/app/admin/branding',
 ];
 

@@ -37,6 +37,7 @@ const ADMIN_GETS = [
   '/app/admin/keys',
   '/app/admin/branding',
   '/app/admin/slack',
+  '/app/admin/teams',
 ];
 
 const ADMIN_POSTS = [
@@ -56,6 +57,7 @@ const ADMIN_POSTS = [
   '/app/admin/keys/grants/x/revoke',
   '/app/admin/branding',
   '/app/admin/slack',
+  '/app/admin/teams',
 ];
 
 /** The hidden inputs of the first form after `marker` in a page. */

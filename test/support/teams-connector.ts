@@ -61,7 +61,7 @@ export interface InvokeOptions {
   verb: string;
   holdId: string;
   aadObjectId: string;
-  /** The 1:1 chat the card is in (a new `a:` id unless given). */
+  /** The 1:1 chat the card is in (a new `a:` id unless given), or a channel's (`19:…;messageid=…`). */
   conversationId?: string;
   /** The id of the message carrying the card. */
   replyToId?: string;
@@ -333,7 +333,7 @@ export async function startTeamsConnector(
         aadObjectId: o.aadObjectId,
       },
       conversation: {
-        conversationType: 'personal',
+        conversationType: o.conversationId?.startsWith('19:') ? 'channel' : 'personal',
         tenantId: tenant,
         id: o.conversationId ?? `a:${randomBytes(24).toString('base64url')}`,
       },
