@@ -25,6 +25,7 @@ members:
   - { email: fin@globex.test, name: Finn Finance, role: approver }
   - { email: max@globex.test, name: Max Money, role: approver }
   - { email: val@globex.test, name: Val Viewer, role: viewer }
+  - { email: zoe@globex.test, name: Zoe Zoned, role: approver, time_zone: Europe/Berlin }
 groups: { finance: [fin@globex.test, max@globex.test] }
 tools:
   - { connection: SDK, tool: pay, classification: approval }
@@ -227,10 +228,21 @@ for (const backend of backends) {
           /^\w{3} \d{1,2}, \d\d:\d\d (AM|PM) EST · (now|\d+ min ago)$/,
         );
         assert.match((await requested.getAttribute('title'))!, /^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+        // Hours and minutes: a deadline 240 min away, opened a moment later, is not "in 3 h".
         assert.match(
           await page.locator('time.countdown').innerText(),
-          /^in (3|4) h \(\d\d:\d\d (AM|PM) EST\)$/,
+          /^in (3 h 59 min|4 h) \(\d\d:\d\d (AM|PM) EST\)$/,
         );
+
+        // A member who saved a time zone reads every time in it, whatever the browser's zone.
+        const { page: zoned } = await open(390, 'America/New_York');
+        await zoned.goto(await link(workspace, id, 'zoe@globex.test'));
+        const times = zoned.locator('time');
+        await times.first().filter({ hasText: '·' }).waitFor();
+        const texts = await times.allInnerTexts();
+        assert.ok(texts.length >= 2, texts.join(' | '));
+        for (const text of texts) assert.match(text, /\d\d:\d\d (AM|PM) (GMT\+1|CET)\b/, text);
+        assert.match(await zoned.locator('time.countdown').innerText(), /^in (3 h 59 min|4 h) \(/);
 
         const { page: plain } = await open(390);
         await plain.route('**/app/static/time.js', (route) =>

@@ -17,6 +17,8 @@ export interface PageOptions {
   live?: boolean;
   /** The workspace's name, logo and colour on a page without a session (a decision link). */
   brand?: Pick<AppSession['workspace'], 'name' | 'logoUrl' | 'accentColor'> | null;
+  /** The reader's saved time zone on a page without a session (a decision link's member). */
+  timeZone?: string | null;
 }
 
 const NAV: [string, string, (session: AppSession) => boolean][] = [
@@ -82,6 +84,8 @@ export function layout(options: PageOptions, body: Html): Html {
   const { session } = options;
   const brand = session?.workspace ?? options.brand;
   const accent = brand?.accentColor ?? '#0a6e5c';
+  // Every time on the page is shown in the reader's saved zone, else the browser's (static/time.js).
+  const zone = session?.member.timeZone ?? options.timeZone;
   const brandMark = (b: NonNullable<typeof brand>) =>
     html`<div class="brand">
       ${when(b.logoUrl, () => html`<img src="${b.logoUrl}" alt="" />`)}
@@ -98,7 +102,7 @@ export function layout(options: PageOptions, body: Html): Html {
         <script src="/app/static/time.js" defer></script>
         <script src="/app/static/copy.js" defer></script>
       </head>
-      <body style="--accent:${accent}">
+      <body style="--accent:${accent}" ${when(zone, () => html`data-time-zone="${zone}"`)}>
         <a class="skip" href="#main">Skip to content</a>
         ${when(
           session,

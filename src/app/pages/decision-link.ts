@@ -99,7 +99,8 @@ async function sendLinkPage(
     { token, hold, facts, fourEyes, shown, reader: asking !== null, form: asking?.form ?? null, onward },
     top,
   );
-  return sendPage(reply, layout({ title, brand: link.workspace, notice }, body), status);
+  const page = layout({ title, brand: link.workspace, timeZone: link.member.timeZone, notice }, body);
+  return sendPage(reply, page, status);
 }
 
 /** Decides through the link, and answers with what became of it. */
