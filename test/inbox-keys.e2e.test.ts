@@ -188,6 +188,22 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     assert.equal(await approve.isDisabled(), false);
   });
 
+  test("m claims the focused line; the hold's I'm on it and Release buttons claim and release it", async () => {
+    const { workspace } = await t.workspace({ config: WORKSPACE });
+    const ids = await payments(workspace, 3);
+    const page = await signIn(workspace);
+    await page.locator(`#line-${ids[2]} > a`).focus();
+    await page.keyboard.press('m');
+    await page.locator(`#line-${ids[2]}[data-claimed-by="Ada Admin"]`).waitFor({ state: 'attached' });
+    await page.locator('#key-status', { hasText: /Ada Admin is on it: pay · .*Supplier 2/ }).waitFor();
+
+    await page.goto(`${t.url}/app/holds/${ids[1]}`);
+    await page.getByRole('button', { name: "I'm on it" }).click();
+    await page.locator(`#hold-${ids[1]} .claimed`, { hasText: 'You are on it until' }).waitFor();
+    await page.getByRole('button', { name: 'Release' }).click();
+    await page.getByRole('button', { name: "I'm on it" }).waitFor();
+  });
+
   test('a comment typed stays when new holds are shown; the bar says one is due sooner', async () => {
     const { workspace } = await t.workspace({ config: WORKSPACE });
     const [, second] = await payments(workspace, 2);

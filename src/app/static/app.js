@@ -228,7 +228,7 @@ async function claim() {
   const hold = target();
   if (!hold) return;
   const { ok, body } = await post(`/app/holds/${hold.id}/claim`, {});
-  if (!ok || !body.claimed) return say(body.message ?? 'Not claimed.');
+  if (!ok) return say(body.claimed ? `${body.claimed.name} is on it.` : (body.message ?? 'Not claimed.'));
   if (hold.line) hold.line.dataset.claimedBy = body.claimed.name;
   say(`${body.claimed.name} is on it: ${hold.action}`);
 }

@@ -9,6 +9,7 @@ import type { Hold } from '../../domain/hold.ts';
 import type { HoldFacts } from '../../domain/hold-facts.ts';
 import { outcomeText } from '../../domain/outcome-text.ts';
 import { summarizeAction } from '../../domain/summary.ts';
+import type { ClaimShown } from '../../services/claims.ts';
 import type { FollowUpLogEntry } from '../../services/follow-up-log.ts';
 import type { PasskeyPrompt } from '../../services/passkeys.ts';
 import type { AppSession } from '../../services/sign-in.ts';
@@ -34,7 +35,7 @@ export interface HoldPanel {
   /** The approve button's passkey prompt, when the hold needs a signed approval. */
   passkey?: PasskeyPrompt | null;
   /** Who said "I'm on it" for this hold, and until when. */
-  claim?: { memberId: string; name: string; until: number } | null;
+  claim?: ClaimShown | null;
 }
 
 /** About a line of text: what the decision bar shows of the arguments when no amount or payee is named. */

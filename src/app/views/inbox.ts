@@ -8,6 +8,7 @@ import type { AppSession } from '../../services/sign-in.ts';
 import { filterFields, inboxHref, type InboxUrl } from '../pages/inbox-url.ts';
 import { csrfField } from './form-fields.ts';
 import { holdLineView } from './hold-line.ts';
+import { foldOnPhone } from './fold.ts';
 import { keysDialog } from './inbox-keys.ts';
 
 /** What a decision became, said once on the page it returns to (a flash notice). */
@@ -163,7 +164,7 @@ function queueView(desk: Desk): Html {
       <h1 id="queue-title">Waiting for you <span class="badge">${page.waiting}</span></h1>
       <button type="button" class="link keys-help" aria-keyshortcuts="?">Keyboard: ?</button>
     </div>
-    ${filterForm(url, page)}
+    ${foldOnPhone('Search and filters', filtered, filterForm(url, page))}
     <p class="arrivals" role="status"><a href="${pageHref(1)}" hidden></a></p>
     ${when(page.capped, () => html`<p class="notice">More holds wait than the inbox lists at once: filter to see the rest.</p>`)}
     ${
