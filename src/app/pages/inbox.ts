@@ -23,6 +23,7 @@ import { blockerInWords } from '../views/four-eyes.ts';
 import { holdPanelView } from '../views/hold-panel.ts';
 import { DECISION_NOTICES, deskView, holdPageView, leftInWords, notDecidedView } from '../views/inbox.ts';
 import { inboxActions } from './inbox-actions.ts';
+import { inboxNoticeText } from '../views/bulk-confirm.ts';
 import { inboxEvents } from './inbox-events.ts';
 import { redirectWithNotice, takeNotice } from '../flash.ts';
 import { filtersOf, inboxHref, parseInboxUrl, withQuery } from './inbox-url.ts';
@@ -100,7 +101,7 @@ function deskPages(app: FastifyInstance, ctx: ServiceContext) {
     const back = inboxHref(url, { hold: undefined });
     const panel = chosen === null ? null : await panelOf(ctx, session, chosen, back, next);
     const body = deskView({ url, page, chosen, session }, panel?.view ?? null, drawnAt);
-    const notice = DECISION_NOTICES[takeNotice(request, reply)?.key ?? ''];
+    const notice = inboxNoticeText(takeNotice(request, reply), DECISION_NOTICES);
     return sendPage(
       reply,
       layout({ title: 'Inbox', session, active: 'inbox', pending: page.waiting, notice }, body),
@@ -140,7 +141,7 @@ function holdPages(app: FastifyInstance, ctx: ServiceContext) {
       ? await panelOf(ctx, session, id, `/app/holds/${id}`, null)
       : null;
     if (!panel) return problemPage(reply, 404, 'Not found', 'No such hold.', session);
-    const notice = DECISION_NOTICES[takeNotice(request, reply)?.key ?? ''];
+    const notice = inboxNoticeText(takeNotice(request, reply), DECISION_NOTICES);
     const pending = (await waitingIdsOf(ctx, session.member)).length;
     const body = holdPageView(panel.view, ctx.now());
     return sendPage(reply, layout({ title: panel.title, session, active: 'inbox', pending, notice }, body));
