@@ -65,7 +65,7 @@ const APP_PAGES = [
   '/app/admin/branding',
 ];
 
-describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1, timeout: 300_000 }, () => {
+describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1, timeout: 600_000 }, () => {
   let browser: Browser;
   let t: TestService;
   let workspace: Workspace;
