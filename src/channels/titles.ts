@@ -48,7 +48,7 @@ export function reasonText(hold: Hold, why: Why): string {
   if (why.escalated) reasons.push('escalated to you');
   if (why.reminder) reasons.push(`reminder, ${durationText(why.reminder.leftMs)} left`);
   if (hold.status === 'pending' && hold.approvalsReceived > 0)
-    reasons.push(`${hold.approvalsReceived} of ${hold.approvalsRequired} approvals in, yours is needed`);
+    reasons.push(`${hold.approvalsReceived} of ${hold.approvalsRequired} approvals in`);
   if (why.forWhom) reasons.push(`for ${why.forWhom.name}, who is away`);
   return reasons.join('; ');
 }
