@@ -12,3 +12,8 @@ test('the channel posted, trimmed; empty is no channel', () => {
   assert.deepEqual(parseTeamsForm({ channel: '' }), { channel: '', change: { teams: null } });
   assert.deepEqual(parseTeamsForm(undefined), { channel: '', change: { teams: null } });
 });
+
+test("the id as Teams' channel link has it (URL-encoded) is taken decoded; a stray % is left to the check", () => {
+  assert.equal(parseTeamsForm({ channel: encodeURIComponent(CHANNEL) }).channel, CHANNEL);
+  assert.equal(parseTeamsForm({ channel: '19:%zz@thread.tacv2' }).channel, '19:%zz@thread.tacv2');
+});

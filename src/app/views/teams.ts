@@ -22,8 +22,8 @@ export function teamsForm(
     })}
     <p class="muted" style="margin:0">
       In Teams: the channel's <em>⋯</em> → <em>Get link to channel</em>; the id is the part of the link after
-      <code>/channel/</code>, decoded (<code>19:…@thread.tacv2</code>). Add the bot's app to the team (the
-      team's <em>⋯</em> → <em>Manage team</em> → <em>Apps</em>).
+      <code>/channel/</code> (<code>19:…@thread.tacv2</code>, encoded or not). Add the bot's app to the team
+      (the team's <em>⋯</em> → <em>Manage team</em> → <em>Apps</em>).
     </p>
     <div class="buttons"><button type="submit">Save</button></div>
   </form>`;
