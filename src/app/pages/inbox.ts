@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import type { ServiceContext } from '../../services/context.ts';
+import { claimsOf } from '../../services/claims.ts';
 import { decideHold } from '../../services/decide-hold.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { followUpLog } from '../../services/follow-up-log.ts';
@@ -54,17 +55,30 @@ async function panelOf(
   const detail = await orNull(holdDetail(ctx, session.workspace.id, id));
   if (!detail) return null;
   const { hold } = detail;
-  const [facts, fourEyes, followUps, delegated] = await Promise.all([
+  const [facts, fourEyes, followUps, delegated, claims] = await Promise.all([
     submissionFacts(ctx, hold),
     fourEyesOf(ctx, hold, session.member),
     followUpLog(ctx, hold),
     delegatedFor(ctx, session.member, [hold]),
+    claimsOf(ctx, session.workspace.id, [hold.id]),
   ]);
   const delegation = delegated.get(hold.id) ?? null;
   const passkey = await passkeyPrompt(ctx, hold, session.member);
+  const claim = claims.get(hold.id) ?? null;
   return {
     title: hold.toolName,
-    view: holdPanelView({ hold, facts, fourEyes, followUps, delegation, session, back, next, passkey }),
+    view: holdPanelView({
+      hold,
+      facts,
+      fourEyes,
+      followUps,
+      delegation,
+      session,
+      back,
+      next,
+      passkey,
+      claim,
+    }),
   };
 }
 
