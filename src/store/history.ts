@@ -139,7 +139,7 @@ export type PlacedHold = ReturnType<typeof placed.decode>;
 
 /**
  * Up to `limit` matching holds, newest first: the `offset`-th on (a numbered page), or those older than
- * `after` (index holds_by_workspace_created_id either way). Each with its outcome.
+ * `after`, from index holds_by_workspace_created_id (on SQLite it holds the outcome's columns too, migration 039).
  */
 export async function listHistory(
   db: Db,

@@ -47,9 +47,9 @@ export function historyHref(
 
 const HINTS: Record<(typeof TEXT_FIELDS)[number], [hint: string, example: string]> = {
   tool: ['(contains)', 'payments'],
-  agent: ['(id or label contains)', 'billing'],
-  decided_by: ['(name or e-mail contains)', 'ada'],
-  text: ['(in arguments or comments)', 'invoice 42'],
+  agent: ['(id or label)', 'billing'],
+  decided_by: ['(name or e-mail)', 'ada'],
+  text: ['(arguments, comments)', 'INV-42'],
 };
 
 function filterForm(values: HistoryValues): Html {
