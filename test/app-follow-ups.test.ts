@@ -123,7 +123,7 @@ for (const backend of backends) {
         const id = await submit('pay', 'billing-bot');
         const inbox = await get(dan, '/app/inbox');
         const line = inbox.text.slice(inbox.text.indexOf(`id="line-${id}"`));
-        assert.match(textOf(line.slice(0, line.indexOf('</li>'))), /pay SDK for Ann/);
+        assert.match(textOf(line.slice(0, line.indexOf('</li>'))), /pay SDK amount=1200 .* for Ann, away/);
 
         const page = await get(dan, `/app/holds/${id}`);
         const text = textOf(page.text);
@@ -422,7 +422,7 @@ for (const backend of backends) {
         // Fifteen minutes later the escalation step asks the on-call group: new to Olga's open page.
         await t.clock.advance(15 * MIN);
         const escalated = await changes(olga, drawn);
-        assert.deepEqual(escalated, { ...before, waiting: before.waiting + 1, arrived: 1 });
+        assert.deepEqual(escalated, { ...before, waiting: before.waiting + 1, arrived: 1, due_sooner: true });
         // Bob, its approver, goes away: the hold is handed to Dan, new to Dan's open page.
         const danDrawn = t.clock.now();
         const danBefore = await changes(dan, danDrawn);
@@ -441,6 +441,7 @@ for (const backend of backends) {
           ...danBefore,
           waiting: danBefore.waiting + 1,
           arrived: 1,
+          due_sooner: true,
         });
         // Once seen (the page drawn again), it is no longer new.
         assert.equal((await changes(dan, t.clock.now())).arrived, 0);

@@ -288,3 +288,230 @@ for (const backend of backends) {
     });
   });
 }
+
+/** Payments as an approver with hundreds of holds sees them: the rule's values, why each is theirs. */
+const PAYMENTS = (now: number) => `members:
+  - { email: ada@acme.test, name: Ada Admin, role: admin }
+  - { email: sam@acme.test, name: Sam Second, role: admin }
+  - email: ann@acme.test
+    name: Ann
+    role: approver
+    delegate: { to: dan@acme.test, from: '${new Date(now - 60_000).toISOString()}', until: '${new Date(now + 8 * 3_600_000).toISOString()}' }
+  - { email: dan@acme.test, name: Dan, role: approver }
+  - { email: olga@acme.test, name: Olga, role: approver }
+tools:
+  - { connection: SDK, tool: payments.send, classification: approval }
+  - { connection: SDK, tool: payouts.send, classification: approval }
+rules:
+  - { name: Large payments, tool: payments.send, when: [{ arg: payee, op: ne, value: Self }, { arg: amount, op: gt, value: 1000 }], effect: approval, approvers: ["role:admin"], approvals_required: 2, timeout_minutes: 600 }
+  - { name: Payouts, tool: payouts.send, effect: approval, approvers: [ann@acme.test, ada@acme.test], timeout_minutes: 120, escalate: { after: 15m, to: [olga@acme.test] } }
+`;
+
+/** The text of one line of the inbox, tags out. */
+const lineText = (page: string, id: string) => {
+  const from = page.indexOf(`id="line-${id}"`);
+  assert.ok(from >= 0, `line ${id} shown`);
+  const html = page.slice(from, page.indexOf('</li>', from));
+  return html
+    .replace(/<[^>]+>/g, ' ')
+    .replaceAll('&quot;', '"')
+    .replace(/\s+/g, ' ');
+};
+
+for (const backend of backends) {
+  describe(
+    `the inbox list's values, reasons, search and pages on ${backend.name}`,
+    { skip: backend.skip },
+    () => {
+      let t: TestService;
+      let app: AppClient;
+      let workspace: Workspace;
+      let ada: Session;
+      const payments: string[] = [];
+      const memo = 'Quarterly settlement as agreed in the framework contract '.repeat(4);
+
+      before(async () => {
+        t = await startTestService(backend);
+        app = appClient(t);
+        ({ workspace } = await t.workspace({ config: PAYMENTS(t.clock.now()) }));
+        payments.push(
+          ...(await seedHolds(t.service.ctx, workspace, 120, (i) => ({
+            toolName: 'payments.send',
+            arguments: {
+              memo,
+              reference: `INV-${i}`,
+              iban: 'DE89370400440532013000',
+              payee: i === 7 ? 'Globex Corporation' : `Supplier ${i}`,
+              currency: 'EUR',
+              amount: 31_000 + i,
+            },
+          }))),
+        );
+        ada = await app.signIn(workspace, 'ada@acme.test');
+      });
+      after(() => t?.close());
+
+      test('a line shows the values the rule looks at first, then money, never a memo before the amount', async () => {
+        const page = await app.get(ada, `/app/inbox?q=${payments[7]}`);
+        const text = lineText(page.text, payments[7]!);
+        assert.match(
+          text,
+          /payee="Globex Corporation", amount=31007, currency="EUR", iban="DE89370400440532013000", /,
+        );
+        assert.ok(text.indexOf('amount=') < text.indexOf('memo='), text);
+        assert.match(
+          page.text,
+          /data-values="payee=&quot;Globex Corporation&quot;, amount=31007, currency=&quot;EUR&quot;, iban=/,
+        );
+      });
+
+      test('each line says why it is the reader’s: approver of the rule, a four-eyes second, a new tool, for a member away, escalated', async () => {
+        assert.match(
+          lineText((await app.get(ada, `/app/inbox?q=${payments[1]}`)).text, payments[1]!),
+          /approver of Large payments/,
+        );
+        await decideAs(t, workspace.id, payments[2]!, 'approve', 'sam@acme.test', 'ok');
+        assert.match(
+          lineText((await app.get(ada, `/app/inbox?q=${payments[2]}`)).text, payments[2]!),
+          /second approval \(four-eyes\)/,
+        );
+        const [fresh] = await seedHolds(t.service.ctx, workspace, 1, () => ({ toolName: 'never.seen' }));
+        assert.match(lineText((await app.get(ada, `/app/inbox?q=${fresh}`)).text, fresh!), /admin: new tool/);
+        const [payout] = await seedHolds(t.service.ctx, workspace, 1, () => ({
+          toolName: 'payouts.send',
+          arguments: { amount: 5 },
+        }));
+        const dan = await app.signIn(workspace, 'dan@acme.test');
+        assert.match(lineText((await app.get(dan, '/app/inbox')).text, payout!), /for Ann, away/);
+        await t.clock.advance(15 * 60_000);
+        const olga = await app.signIn(workspace, 'olga@acme.test');
+        const escalated = (await app.get(olga, '/app/inbox')).text;
+        assert.match(lineText(escalated, payout!), /escalated to you/);
+        assert.match(escalated, /<span class="why" data-why="escalated">escalated to you <time datetime=/);
+      });
+
+      test('search finds argument values, tool, agent and reference, any case; tool and agent filters take a part', async () => {
+        const only = async (query: string) => linesOf((await app.get(ada, `/app/inbox?${query}`)).text);
+        assert.deepEqual(await only('q=globex'), [payments[7]]);
+        assert.deepEqual(await only('q=INV-42'), [payments[42]]);
+        assert.deepEqual(await only('q=Globex%20corporation'), [payments[7]]);
+        assert.equal((await only('q=de89370400440532013000&tool=payments')).length, 50);
+        assert.deepEqual(await only('q=globex%20nothing'), [], 'every word must be found');
+        assert.deepEqual(await only('q=100%25'), [], 'a % is literal');
+        assert.deepEqual(await only(`q=${payments[3]!.slice(4, 20).toLowerCase()}`), [payments[3]]);
+        assert.equal((await only('tool=MENTS.se&q=globex')).length, 1);
+        assert.equal((await only('tool=payments.*&q=globex')).length, 1);
+        assert.equal((await only('agent=illing&q=globex')).length, 1);
+        assert.equal((await only('agent=nobody&q=globex')).length, 0);
+      });
+
+      test('counts and pages: 1–50 of N, numbered pages around this one, first and last; past the last, the last', async () => {
+        const first = await app.get(ada, '/app/inbox?tool=payments.send');
+        assert.match(first.text, /<p class="range">1–50 of 120 matching<\/p>/);
+        assert.match(first.text, /<span aria-current="page">1<\/span>/);
+        assert.equal(hrefOf(first.text, 'prev'), null);
+        assert.equal(hrefOf(first.text, 'next'), '/app/inbox?tool=payments.send&page=2');
+        assert.match(first.text, /<a href="\/app\/inbox\?tool=payments.send&amp;page=3" >Last »<\/a>/);
+        const third = await app.get(ada, '/app/inbox?tool=payments.send&page=3');
+        assert.match(third.text, /<p class="range">101–120 of 120 matching<\/p>/);
+        assert.equal(linesOf(third.text).length, 20);
+        assert.equal(hrefOf(third.text, 'next'), null);
+        assert.match(third.text, /<a href="\/app\/inbox\?tool=payments.send" >« First<\/a>/);
+        const all = [first, await app.get(ada, hrefOf(first.text, 'next')!), third].flatMap((page) =>
+          linesOf(page.text),
+        );
+        assert.equal(new Set(all).size, 120, 'no hold twice, none lost');
+        assert.match(
+          (await app.get(ada, '/app/inbox?tool=payments.send&page=40')).text,
+          /101–120 of 120 matching/,
+        );
+        // The heading and the header count the same: what waits for the reader.
+        const waiting = first.text.match(/id="pending-count"[^>]*>(\d+)</)![1];
+        assert.match(first.text, new RegExp(`Waiting for you <span class="badge">${waiting}</span>`));
+      });
+
+      test('changes say when an arrival is due sooner than anything listed', async () => {
+        const drawn = t.service.ctx.now();
+        const shown = linesOf((await app.get(ada, '/app/inbox?tool=payments.send')).text);
+        const changes = async () =>
+          JSON.parse((await app.get(ada, `/app/inbox/changes?shown=${shown.join(',')}&since=${drawn}`)).text);
+        assert.equal((await changes()).due_sooner, false);
+        t.clock.advance(1_000);
+        await seedHolds(t.service.ctx, workspace, 1, () => ({
+          toolName: 'payments.send',
+          arguments: { amount: 5000, payee: 'Later' },
+        }));
+        const later = await changes();
+        assert.deepEqual([later.arrived, later.due_sooner], [1, false], 'due after the listed ones');
+        await seedHolds(t.service.ctx, workspace, 1, () => ({
+          toolName: 'payouts.send',
+          arguments: { amount: 2 },
+        }));
+        const sooner = await changes();
+        assert.deepEqual(
+          [sooner.arrived, sooner.due_sooner],
+          [2, true],
+          'a payout is due in 2 h, the payments in 10 h',
+        );
+      });
+
+      test('each line has a checkbox for the bulk form, which carries the filter, back and CSRF', async () => {
+        const page = (await app.get(ada, '/app/inbox?tool=payments.send&q=globex')).text;
+        assert.match(page, /<form id="bulk" method="post" action="\/app\/inbox\/bulk" class="bulk-bar">/);
+        const form = page.slice(
+          page.indexOf('<form id="bulk"'),
+          page.indexOf('</form>', page.indexOf('<form id="bulk"')),
+        );
+        assert.match(form, /name="_csrf" value="[\w-]+"/);
+        assert.match(form, /<input type="hidden" name="tool" value="payments.send" \/>/);
+        assert.match(form, /<input type="hidden" name="q" value="globex" \/>/);
+        assert.match(form, /name="back" value="\/app\/inbox\?tool=payments.send&amp;q=globex"/);
+        assert.match(form, /name="verdict" value="approve">Approve selected…/);
+        assert.match(form, /name="verdict" value="reject">Reject selected…/);
+        assert.match(form, /name="all" value="1"[^>]*>\s*Select all 1 matching this filter/);
+        const box = page.match(/<input\s+type="checkbox"\s+class="pick"[^>]+>/)![0];
+        assert.match(box, new RegExp(`value="${payments[7]}"`));
+        assert.match(box, /form="bulk"/);
+        assert.match(
+          box,
+          /aria-label="Select payments.send payee=&quot;Globex Corporation&quot;, amount=31007/,
+        );
+        // Outside the line's link.
+        assert.ok(
+          page.indexOf(box) <
+            page.indexOf(`<a href="/app/inbox?tool=payments.send&amp;q=globex&amp;hold=${payments[7]}"`),
+        );
+      });
+
+      test('a decision asked for as JSON answers JSON: what became of it, or why not', async () => {
+        const json = (session: Session, id: string, fields: Record<string, string>) =>
+          app.post(session, `/app/holds/${id}/decide`, fields, undefined, { Accept: 'application/json' });
+        const decided = await json(ada, payments[10]!, { verdict: 'reject', next: payments[11]! });
+        assert.equal(decided.status, 200);
+        assert.deepEqual(JSON.parse(decided.text), {
+          outcome: 'recorded',
+          status: 'rejected',
+          notice: 'Rejected.',
+          next: payments[11],
+        });
+        const again = await json(ada, payments[10]!, { verdict: 'reject' });
+        assert.equal(
+          JSON.parse(again.text).notice,
+          'Not decided: that hold was decided or expired before your answer.',
+        );
+        const olga = await app.signIn(workspace, 'olga@acme.test');
+        const refused = await json(olga, payments[11]!, { verdict: 'approve' });
+        assert.equal(refused.status, 403);
+        assert.deepEqual(JSON.parse(refused.text), {
+          error: 'not_decided',
+          message: 'You are not among the approvers of this hold.',
+        });
+        const bad = await json(ada, payments[11]!, { verdict: 'maybe' });
+        assert.deepEqual([bad.status, JSON.parse(bad.text).error], [400, 'not_understood']);
+        // The form path is unchanged: a redirect with a notice.
+        const form = await app.post(ada, `/app/holds/${payments[12]}/decide`, { verdict: 'reject' });
+        assert.equal(form.status, 303);
+      });
+    },
+  );
+}

@@ -176,8 +176,12 @@ function holdPages(app: FastifyInstance, ctx: ServiceContext) {
       .send(JSON.stringify(detail.hold.arguments, null, 2));
   });
 
+  // A script that asks for JSON decides without a page load: the answer says what became of it.
   app.post<{ Params: { id: string }; Body: Form }>('/app/holds/:id/decide', async (request, reply) =>
-    decide(ctx, request.appSession!, request.params.id, request.body, reply),
+    decide(ctx, request.appSession!, request.params.id, request.body, {
+      reply,
+      json: /\bapplication\/json\b/.test(request.headers.accept ?? ''),
+    }),
   );
 }
 
@@ -186,10 +190,13 @@ async function decide(
   session: AppSession,
   holdId: string,
   body: Form,
-  reply: FastifyReply,
+  { reply, json }: { reply: FastifyReply; json: boolean },
 ) {
+  // JSON's `error` is the title in snake case: `not_decided`.
   const refuse = (status: number, title: string, message: string) =>
-    problemWithCount(ctx, reply, session, status, title, message);
+    json
+      ? reply.code(status).send({ error: title.toLowerCase().replace(' ', '_'), message })
+      : problemWithCount(ctx, reply, session, status, title, message);
   const form = DecideForm.safeParse({
     verdict: field(body, 'verdict'),
     comment: field(body, 'comment'),
@@ -232,6 +239,15 @@ async function decide(
       ? 'recorded'
       : result.hold.status;
   const select = decided ? holdId : next;
+  if (json) {
+    const answer = {
+      outcome: result.outcome,
+      status: result.hold.status,
+      notice: DECISION_NOTICES[notice],
+      next,
+    };
+    return reply.header('Cache-Control', 'no-store').send(answer);
+  }
   return redirectWithNotice(
     reply,
     withQuery(back, { hold: back.startsWith('/app/inbox') ? select : null }),
