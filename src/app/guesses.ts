@@ -1,18 +1,18 @@
 /**
- * The per-address budget for guessing at the app's secret links (decision links, sign-in links):
- * 20 failed guesses a minute (the anonymous quota), counted apart from the address's other anonymous
- * requests. A valid link costs nothing, so an office of approvers behind one address is never slowed
- * down; see `checkGuesses` in web/rate-limiter.ts.
+ * The per-address budget for guessing at the app's secrets (decision links, sign-in links, passkey
+ * sign-ins): 20 failed tries a minute (the anonymous quota), counted apart from the address's other
+ * anonymous requests. A valid one costs nothing, so an office of approvers behind one address is never
+ * slowed down; see `checkGuesses` in web/rate-limiter.ts.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ANONYMOUS_LIMIT } from '../web/guard.ts';
 import { checkGuesses, countFailedGuess } from '../web/rate-limiter.ts';
 import { type PageDeps, problemPage } from './respond.ts';
 
-const keyOf = (request: FastifyRequest) => `ip:${request.ip}:link-guesses`;
+const keyOf = (request: FastifyRequest) => `ip:${request.ip}:guesses`;
 
-/** Whether the address may try a link; otherwise a 429 page with Retry-After has been sent. */
-export async function mayTryLink(
+/** Whether the address may try a secret; otherwise a 429 page with Retry-After has been sent. */
+export async function mayTry(
   { ctx, counter }: PageDeps,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -24,12 +24,12 @@ export async function mayTryLink(
     reply,
     429,
     'Too many requests',
-    'Too many links that are not valid were tried from this network in the last minute. Wait a minute and try again.',
+    'Too many links or sign-ins that were not valid came from this network in the last minute. Wait a minute and try again.',
     request.appSession,
   );
   return false;
 }
 
-/** Counts a link that was not valid (unknown, used or expired) against the address. */
-export const countBadLink = ({ ctx, counter }: PageDeps, request: FastifyRequest) =>
+/** Counts a try that failed (a link unknown, used or expired; a passkey that did not sign in) against the address. */
+export const countFailedTry = ({ ctx, counter }: PageDeps, request: FastifyRequest) =>
   countFailedGuess(counter, keyOf(request), ctx.now());

@@ -6,7 +6,7 @@ import { createFirstWorkspace, hasWorkspaces } from '../../services/first-run.ts
 import { queueSignInMail, SESSION_DAYS, signIn, signInLinkUsable, signOut } from '../../services/sign-in.ts';
 import { appPath } from '../app-path.ts';
 import { readLoginForm, readSetupForm } from '../forms/auth.ts';
-import { countBadLink, mayTryLink } from '../guesses.ts';
+import { countFailedTry, mayTry } from '../guesses.ts';
 import {
   type Form,
   type PageDeps,
@@ -94,7 +94,7 @@ function signInLinkPages(app: FastifyInstance, deps: PageDeps) {
   const { ctx } = deps;
   // Unknown, used and expired links look the same here, and all count as a failed guess.
   const linkGone = async (request: FastifyRequest, reply: FastifyReply) => {
-    await countBadLink(deps, request);
+    await countFailedTry(deps, request);
     return problemPage(
       reply,
       410,
@@ -105,13 +105,13 @@ function signInLinkPages(app: FastifyInstance, deps: PageDeps) {
 
   // Opening the link shows a button: mail scanners that fetch links do not use it up.
   app.get<{ Params: { token: string } }>('/app/login/:token', publicRoute, async (request, reply) => {
-    if (!(await mayTryLink(deps, request, reply))) return reply;
+    if (!(await mayTry(deps, request, reply))) return reply;
     if (!(await signInLinkUsable(ctx, request.params.token))) return linkGone(request, reply);
     return sendPage(reply, signInLinkPage(request.params.token));
   });
 
   app.post<{ Params: { token: string } }>('/app/login/:token', publicRoute, async (request, reply) => {
-    if (!(await mayTryLink(deps, request, reply))) return reply;
+    if (!(await mayTry(deps, request, reply))) return reply;
     const session = await signIn(ctx, request.params.token);
     if (!session) return linkGone(request, reply);
     const kept = readCookie(request, NEXT_COOKIE);

@@ -24,6 +24,7 @@ import {
 import { type AppSession, SESSION_DAYS } from '../../services/sign-in.ts';
 import { redirectWithNotice, takeNotice } from '../flash.ts';
 import { readEnrolForm, readRemoveForm, readSignInForm } from '../forms/passkeys.ts';
+import { countFailedTry, mayTry } from '../guesses.ts';
 import { type Form, type PageDeps, problemPage, sendPage, sessionCookie } from '../respond.ts';
 import { enrolLinkView, passkeysView } from '../views/passkeys.ts';
 import { adminPage } from './admin/shared.ts';
@@ -130,28 +131,32 @@ function memberPages(app: FastifyInstance, ctx: ServiceContext) {
   });
 }
 
-function signInPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
+// A passkey sign-in counts against the address only when it fails (`guesses.ts`).
+function signInPages(app: FastifyInstance, deps: PageDeps) {
+  const { ctx } = deps;
   const publicRoute = { config: { public: true } };
 
   app.post('/app/login/passkey/options', publicRoute, async (request, reply) => {
-    if (!(await limitAnonymous(request, reply))) return reply;
+    if (!(await mayTry(deps, request, reply))) return reply;
     return sendOptions(reply, () => signInOptions(ctx));
   });
 
   app.post<{ Body: Form }>('/app/login/passkey', publicRoute, async (request, reply) => {
-    if (!(await limitAnonymous(request, reply))) return reply;
+    if (!(await mayTry(deps, request, reply))) return reply;
     const form = readSignInForm(request.body);
     const session = await signInWithPasskey(ctx, {
       ceremony: form.ceremony,
       response: form.response as AuthenticationResponseJSON,
     });
-    if (!session)
+    if (!session) {
+      await countFailedTry(deps, request);
       return problemPage(
         reply,
         401,
         'Not signed in',
         'That passkey could not sign you in here. Try again, or ask for a sign-in link by e-mail.',
       );
+    }
     return reply
       .header('Set-Cookie', sessionCookie(ctx, session.sessionId, SESSION_DAYS * 86_400))
       .redirect('/app/inbox', 303);
