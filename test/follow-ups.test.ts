@@ -182,6 +182,7 @@ rules:
       const { t, smtp } = await start(tc, backend);
       const { workspace, key } = await t.workspace({
         config: `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
   - { email: ann@acme.test, name: Ann, role: approver }
@@ -211,11 +212,14 @@ rules:
         ['reminder bob@acme.test', 'reminder cat@acme.test'],
       );
       const reminder = await until('the reminder to reach Bob', async () =>
-        mailsTo(smtp, 'bob@acme.test').find((mail) => mail.subject.startsWith('Reminder')),
+        mailsTo(smtp, 'bob@acme.test').find((mail) => mail.subject.includes('; reminder,')),
       );
-      assert.match(reminder.subject, /^Reminder, 30 min left: pay\(amount=1200\) on SDK · 1 of 2 approvals/);
+      assert.equal(
+        reminder.subject,
+        'Approve pay 1,200 — Payments; reminder, 30 min left; 1 of 2 approvals in',
+      );
       assert.match(reminder.body, /Reminder: 30 min left to decide · approved so far by Ann\./);
-      assert.ok(!mailsTo(smtp, 'ann@acme.test').some((mail) => mail.subject.startsWith('Reminder')));
+      assert.ok(!mailsTo(smtp, 'ann@acme.test').some((mail) => mail.subject.includes('; reminder,')));
 
       // The second, five minutes before the deadline; then the hold is decided and nothing more comes.
       await t.clock.advance(25 * MIN);
@@ -239,6 +243,7 @@ rules:
       const { t } = await start(tc, backend);
       const { workspace, key } = await t.workspace({
         config: `
+notifications: { digest_minutes: 0 }
 members: [{ email: admin@acme.test, name: Admin, role: admin }]
 remind: { every: 1h }
 tools: [{ connection: SDK, tool: wire, classification: approval }]
@@ -261,6 +266,7 @@ tools: [{ connection: SDK, tool: wire, classification: approval }]
       const { t, smtp } = await start(tc, backend);
       const { workspace, key } = await t.workspace({
         config: `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
   - { email: ann@acme.test, name: Ann, role: approver }
@@ -332,6 +338,7 @@ rules:
       const { t } = await start(tc, backend);
       const { workspace, key } = await t.workspace({
         config: `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
   - email: ann@acme.test
@@ -411,6 +418,7 @@ rules:
     test('holds already waiting when a delegation starts are handed to the delegate then, once', async (tc) => {
       const { t, smtp } = await start(tc, backend);
       const file = (delegate: string) => `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
   - { email: ann@acme.test, name: Ann, role: approver, delegate: ${delegate} }
@@ -455,7 +463,7 @@ rules:
       assert.deepEqual(await followUpLog(t.service.ctx, { id: dansOwn, workspaceId: workspace.id }), []);
       // The request says whom Dan decides for, and until when.
       const handedMail = await until('the request to reach Dan', () =>
-        mailsTo(smtp, 'dan@acme.test').find((mail) => mail.subject.startsWith('Approval needed: pay(')),
+        mailsTo(smtp, 'dan@acme.test').find((mail) => mail.subject.startsWith('Approve pay 1,200 — ')),
       );
       assert.match(
         handedMail.body,
@@ -505,6 +513,7 @@ rules:
     test('a handover waits while the delegate is away too, comes again when an ended delegation runs again, and hands over many holds, each once', async (tc) => {
       const { t } = await start(tc, backend);
       const file = (annUntil: number, annTo = 'dan@acme.test', annFrom = T0 + 60 * MIN) => `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
   - { email: ann@acme.test, name: Ann, role: approver, delegate: { to: ${annTo}, from: '${iso(annFrom)}', until: '${iso(annUntil)}' } }
@@ -571,6 +580,7 @@ rules:
       const { t } = await start(tc, backend, T0, { ...sms.env, SMS_REPLIES: 'true' });
       const { key } = await t.workspace({
         config: `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin, phone: '+15550100', channels: [sms] }
 tools: [{ connection: SDK, tool: pay, classification: approval }]
@@ -614,6 +624,7 @@ rules:
       const { t, smtp } = await start(tc, backend, night);
       const { key } = await t.workspace({
         config: `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
   - { email: nina@acme.test, name: Nina, role: approver, time_zone: Europe/Berlin, quiet_hours: { from: '20:00', to: '08:00' } }
@@ -649,6 +660,7 @@ rules:
       const { t, smtp } = await start(tc, backend, night);
       const { workspace, key } = await t.workspace({
         config: `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin, quiet_hours: { from: '20:00', to: '08:00' } }
   - { email: bob@acme.test, name: Bob, role: approver }
@@ -687,6 +699,7 @@ rules:
     test('a hold whose follow-up fails is tried again later, with growing waits, and holds up no other', async (tc) => {
       const { t } = await start(tc, backend);
       const file = `
+notifications: { digest_minutes: 0 }
 members: [{ email: admin@acme.test, name: Admin, role: admin }]
 remind: [30m]
 tools: [{ connection: SDK, tool: pay, classification: approval }]
@@ -737,6 +750,7 @@ tools: [{ connection: SDK, tool: pay, classification: approval }]
     test('a handover that fails is tried again 5 minutes later and holds up no other', async (tc) => {
       const { t } = await start(tc, backend);
       const file = `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
   - { email: ann@acme.test, name: Ann, role: approver, delegate: { to: dan@acme.test, from: '${iso(T0 + 10 * MIN)}', until: '${iso(T0 + 600 * MIN)}' } }
@@ -790,6 +804,7 @@ rules:
         WEBHOOK_RETRY_SCALE: '0.001',
       });
       const file = (delegate: string) => `
+notifications: { digest_minutes: 0 }
 members:
   - { email: admin@acme.test, name: Admin, role: admin }
   - { email: ann@acme.test, name: Ann, role: approver${delegate} }

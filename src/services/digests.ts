@@ -21,13 +21,21 @@ export const digestWindowMs = (member: Pick<Member, 'digestMinutes'>, workspaceM
   (member.digestMinutes ?? workspaceMinutes) * MINUTE;
 
 /**
- * Whether a request or reminder for the hold waits for the member's digest: not with no window, not
- * for a four-eyes second (the hold has an approval and waits for another: someone is waiting on it),
- * and not when the deadline comes within twice the window or within `URGENT_MS`.
+ * When a request or reminder for the hold goes with the member's digest: when their open window on
+ * the channel closes (`openCloses`), else one window from `now`, and not before `sendable` (quiet
+ * hours). Null when it goes on its own: with no window; for a four-eyes second (the hold has an
+ * approval and waits for another: someone is waiting on it); or when the deadline would come within
+ * twice the window, or within `URGENT_MS`, of the digest going out.
  */
-export function collects(hold: Pick<Hold, 'approvalsReceived' | 'expiresAt'>, windowMs: number, now: number) {
-  if (windowMs === 0 || hold.approvalsReceived > 0) return false;
-  return hold.expiresAt === null || hold.expiresAt - now > Math.max(2 * windowMs, URGENT_MS);
+export function digestDueAt(
+  hold: Pick<Hold, 'approvalsReceived' | 'expiresAt'>,
+  windowMs: number,
+  times: { now: number; sendable: number; openCloses: number | null },
+): number | null {
+  if (windowMs === 0 || hold.approvalsReceived > 0) return null;
+  const due = Math.max(times.sendable, times.openCloses ?? times.now + windowMs);
+  const urgent = hold.expiresAt !== null && hold.expiresAt - due <= Math.max(2 * windowMs, URGENT_MS);
+  return urgent ? null : due;
 }
 
 /** Members' channels whose digest window closed: each becomes one digest job (or its one item's own job). */

@@ -29,7 +29,7 @@ import type { Statement } from '../store/statements.ts';
 import { countWorkspaces, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
-import { collects, digestWindowMs } from './digests.ts';
+import { digestDueAt, digestWindowMs } from './digests.ts';
 import { passkeyRequired } from './passkeys.ts';
 import { teamsChannelOf } from './teams-channel.ts';
 
@@ -130,15 +130,18 @@ export async function askMembers(
   for (const member of members) {
     const sendable = sendableAt(member, hold, at);
     const windowMs = digestWindowMs(member, workspaceMinutes);
-    const collected = collects(hold, windowMs, at);
     for (const channel of new Set(member.channels)) {
       if (!reachable(ctx, member, channel)) continue;
+      const openCloses =
+        windowMs > 0 && hold.approvalsReceived === 0
+          ? await openWindowCloses(tx, member.id, channel, at)
+          : null;
+      const digestAt = digestDueAt(hold, windowMs, { now: at, sendable, openCloses });
+      const collected = digestAt !== null;
       // A digest's text carries no reply code: it names no one hold.
       const replyCode =
         channel === 'sms' && replies && !collected ? await replyCodeFor(tx, hold, member, issued) : null;
-      const dueAt = collected
-        ? Math.max(sendable, (await openWindowCloses(tx, member.id, channel, at)) ?? at + windowMs)
-        : sendable;
+      const dueAt = digestAt ?? sendable;
       jobs.push(
         insertNotificationStatement({
           workspaceId: hold.workspaceId,
