@@ -106,7 +106,7 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     await page.locator(`#line-${ids[4]}`).waitFor({ state: 'detached' });
     assert.equal(await statusOf(workspace, ids[4]!), 'rejected');
     await page.locator(`#hold-${ids[0]} textarea`).fill('Checked the invoice');
-    await page.locator(`#hold-${ids[0]} h2`).click();
+    await page.evaluate(() => (document.activeElement as HTMLElement).blur());
     await page.keyboard.press('a');
     assert.match(await page.getByRole('dialog', { name: 'Approve this action?' }).innerText(), /Supplier 0/);
     await page.keyboard.press('Enter');
