@@ -1,7 +1,9 @@
 /**
  * The rule builder in Chromium, wide (1280 px) and narrow (390 px): no operator's label is cut in its
- * select, and reminders and escalation steps are filled in and saved by label, as a person would.
+ * select, axe-core finds nothing serious in the form nor in a refused one, and reminders and escalation
+ * steps are filled in and saved by label, as a person would.
  */
+import { AxeBuilder } from '@axe-core/playwright';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
@@ -33,6 +35,16 @@ describe('the rule builder in a browser', { skip: browserSkip }, () => {
     await t?.close();
   });
 
+  /** Serious and critical violations on the page as it is now. */
+  async function violations({ page }: TestPage): Promise<string[]> {
+    const result = await new AxeBuilder({ page })
+      .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'])
+      .analyze();
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.help}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  }
+
   async function signedIn(width: number): Promise<TestPage> {
     const opened = await openPage(browser, { baseURL: t.url, width });
     const { url } = await inviteLink(t.service.ctx, workspace, 'admin@acme.test');
@@ -43,7 +55,7 @@ describe('the rule builder in a browser', { skip: browserSkip }, () => {
   }
 
   for (const width of [1280, 390]) {
-    test(`at ${width} px, every operator's label fits its select`, async () => {
+    test(`at ${width} px, every operator's label fits its select; the form passes axe-core`, async () => {
       const opened = await signedIn(width);
       try {
         const { page } = opened;
@@ -66,6 +78,20 @@ describe('the rule builder in a browser', { skip: browserSkip }, () => {
         assert.deepEqual(cut, []);
         // Nor does the page scroll sideways.
         assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth));
+        assert.deepEqual(await violations(opened), []);
+        // Refused, with a problem on a step and one on the claim: the summary links to them.
+        await page.getByLabel('Name', { exact: true }).fill('Payments');
+        await page.getByLabel(/^Tool/).fill('pay.*');
+        await page
+          .getByRole('group', { name: 'Step 1' })
+          .getByLabel(/^After/)
+          .fill('soon');
+        await page.getByRole('button', { name: 'Save rule' }).click();
+        await page.locator('#problems').waitFor();
+        opened.errors.splice(0); // the 422 of the refusal, logged by Chromium
+        await page.locator('#problems').getByRole('link', { name: 'Escalation step 1, after' }).click();
+        assert.equal(await page.evaluate(() => document.activeElement?.id), 'e0-after');
+        assert.deepEqual(await violations(opened), []);
       } finally {
         await opened.close();
       }
