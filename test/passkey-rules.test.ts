@@ -97,7 +97,7 @@ for (const backend of backends) {
     test('the rules form shows and keeps signed and the reminders', async () => {
       const url = '/app/admin/rules/Transfers';
       const form = await app.get(admin, url);
-      assert.match(form.text, /<option value="true"\s+selected>Required by this rule<\/option>/);
+      assert.match(form.text, /<option value="true"\s+selected>Required<\/option>/);
       const saved = await app.post(admin, url, [...formFields(form.text, url), ['action', 'save']]);
       assert.equal(saved.status, 303, saved.text.slice(0, 500));
       const rule = (await exportConfig(t.service.ctx, workspace)).rules?.find((r) => r.name === 'Transfers');

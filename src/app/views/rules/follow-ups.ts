@@ -86,16 +86,16 @@ export function approving(values: RuleValues, errors: FieldErrors): Html {
     <legend><strong>Approving</strong> <span class="muted">(approval only)</span></legend>
     <div class="filters">
       <div>
-        ${yesNo({ id: 'r-signed', name: 'signed', label: 'Passkey signature on each approval', value: values.signed, error: errors.signed }, { unsaid: 'Only if the workspace requires it', yes: 'Required by this rule', no: 'Only if the workspace requires it (said: false)', offerNo: false })}
+        ${yesNo({ id: 'r-signed', name: 'signed', label: html`Passkey signature on each approval <span class="muted">(else as the workspace says)</span>`, value: values.signed, error: errors.signed }, { unsaid: 'Not required', yes: 'Required', no: 'Not required (false)', offerNo: false })}
       </div>
       <div>
-        ${yesNo({ id: 'r-bulk', name: 'bulk', label: 'May be approved in bulk', value: values.bulk, error: errors.bulk }, { unsaid: 'Default: yes, but not four-eyes or signed', yes: 'Yes', no: 'No', offerNo: true })}
+        ${yesNo({ id: 'r-bulk', name: 'bulk', label: html`May be approved in bulk <span class="muted">(default: yes, not four-eyes or signed)</span>`, value: values.bulk, error: errors.bulk }, { unsaid: 'Default', yes: 'Yes', no: 'No', offerNo: true })}
       </div>
       <div>
         ${inputField({ id: 'r-claim-minutes', name: 'claim_minutes', label: '“I’m on it” lasts (minutes; empty: 30)', type: 'number', value: values.claim_minutes, error: errors['claim.minutes'], extra: html`min="1" max="1440" step="1" inputmode="numeric"` })}
       </div>
       <div>
-        ${yesNo({ id: 'r-claim-halts', name: 'claim_halts', label: 'A claim halts escalation', value: values.claim_halts, error: errors['claim.halts_escalation'] }, { unsaid: 'No (default)', yes: 'Yes: steps wait while claimed', no: 'No (said: false)', offerNo: false })}
+        ${yesNo({ id: 'r-claim-halts', name: 'claim_halts', label: html`A claim halts escalation <span class="muted">(steps wait while claimed)</span>`, value: values.claim_halts, error: errors['claim.halts_escalation'] }, { unsaid: 'No (default)', yes: 'Yes', no: 'No (false)', offerNo: false })}
       </div>
     </div>
   </fieldset>`;
