@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { SEARCHED_ARGUMENTS_SIZE } from '../src/store/hold-lines.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { type AppClient, appClient, type Session } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
@@ -403,6 +404,13 @@ for (const backend of backends) {
         assert.equal((await only('tool=payments.*&q=globex')).length, 1);
         assert.equal((await only('agent=illing&q=globex')).length, 1);
         assert.equal((await only('agent=nobody&q=globex')).length, 0);
+        // Long arguments are searched by their summary: the rule's values and money, not a memo's end.
+        const [long] = await seedHolds(t.service.ctx, workspace, 1, () => ({
+          toolName: 'payouts.send',
+          arguments: { memo: `${'z'.repeat(SEARCHED_ARGUMENTS_SIZE)} Hidden`, payee: 'Initech', amount: 5 },
+        }));
+        assert.deepEqual(await only('q=initech'), [long]);
+        assert.deepEqual(await only('q=hidden'), []);
       });
 
       test('counts and pages: 1–50 of N, numbered pages around this one, first and last; past the last, the last', async () => {
