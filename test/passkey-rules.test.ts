@@ -149,7 +149,8 @@ for (const backend of backends) {
         await Promise.all([slack.close(), sms.close()]);
       });
       const { key } = await t.workspace({
-        config: `members:
+        config: `notifications: { digest_minutes: 0 }
+members:
   - { email: admin@acme.test, name: Ada Admin, role: admin }
   - { email: ann@acme.test, name: Ann, role: approver, slack_user_id: U0ANN, phone: "+15550101", channels: [slack, sms] }
 tools:
