@@ -65,7 +65,9 @@ const APP_PAGES = [
   '/app/admin/branding',
 ];
 
-describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1, timeout: 600_000 }, () => {
+// Each test has a time of its own: some twenty pages through axe take minutes on a busy machine.
+describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1 }, () => {
+  const slow = { timeout: 600_000 };
   let browser: Browser;
   let t: TestService;
   let workspace: Workspace;
@@ -132,7 +134,7 @@ describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1, timeou
   }
 
   for (const width of WIDTHS) {
-    test(`every app page at ${width} px has no serious or critical violation`, async () => {
+    test(`every app page at ${width} px has no serious or critical violation`, slow, async () => {
       const opened = await signedIn(width);
       try {
         const found: string[] = [];
@@ -160,25 +162,29 @@ describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1, timeou
       }
     });
 
-    test(`the decision link, sign-in and status pages at ${width} px have no serious or critical violation`, async () => {
-      const opened = await openPage(browser, { baseURL: t.url, width, height: 900 });
-      try {
-        const hold = (await findHold(t.service.ctx.db, workspace.id, holds[0]!))!;
-        const member = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'bob@acme.test'))!;
-        const link = await mintDecisionLink(t.service.ctx, { hold, memberId: member.id, channel: 'email' });
-        const found: string[] = [];
-        for (const [path, name] of [
-          [link, 'decision link'],
-          ['/app/login', 'sign-in'],
-          [`/a/${holds[0]}`, 'status page'],
-        ] as const) {
-          await opened.page.goto(path);
-          found.push(...(await violations(opened, `${name} @${width}`)));
+    test(
+      `the decision link, sign-in and status pages at ${width} px have no serious or critical violation`,
+      slow,
+      async () => {
+        const opened = await openPage(browser, { baseURL: t.url, width, height: 900 });
+        try {
+          const hold = (await findHold(t.service.ctx.db, workspace.id, holds[0]!))!;
+          const member = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'bob@acme.test'))!;
+          const link = await mintDecisionLink(t.service.ctx, { hold, memberId: member.id, channel: 'email' });
+          const found: string[] = [];
+          for (const [path, name] of [
+            [link, 'decision link'],
+            ['/app/login', 'sign-in'],
+            [`/a/${holds[0]}`, 'status page'],
+          ] as const) {
+            await opened.page.goto(path);
+            found.push(...(await violations(opened, `${name} @${width}`)));
+          }
+          assert.deepEqual(found, []);
+        } finally {
+          await opened.close();
         }
-        assert.deepEqual(found, []);
-      } finally {
-        await opened.close();
-      }
-    });
+      },
+    );
   }
 });

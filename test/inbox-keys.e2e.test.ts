@@ -181,6 +181,10 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     await page.locator(`#line-${ids[1]} input.pick`).click();
     await page.locator(`#line-${ids[5]} input.pick`).click({ modifiers: ['Shift'] });
     await bar.getByText('5 selected').waitFor();
+    // Keys work from a line's box too (it is no text field): x there unselects its line.
+    await page.keyboard.press('x');
+    await bar.getByText('4 selected').waitFor();
+    await page.keyboard.press('x');
     const picked = await page
       .locator('input.pick:checked')
       .evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value));
@@ -194,7 +198,9 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     const page = await signIn(workspace);
     await page.locator(`#line-${ids[2]} > a`).focus();
     await page.keyboard.press('m');
-    await page.locator(`#line-${ids[2]}[data-claimed-by="Ada Admin"]`).waitFor({ state: 'attached' });
+    await page
+      .locator(`#line-${ids[2]}[data-claimed-by="Ada Admin"]`, { hasText: 'Ada Admin is on it' })
+      .waitFor();
     await page.locator('#key-status', { hasText: /Ada Admin is on it: pay · .*Supplier 2/ }).waitFor();
 
     await page.goto(`${t.url}/app/holds/${ids[1]}`);

@@ -223,13 +223,25 @@ function leaveList(line) {
   showSelection();
 }
 
+/** A line says who is on it, as the page draws a claimed line. */
+function showClaim(line, name) {
+  line.dataset.claimedBy = name;
+  let note = $('.claimed', line);
+  if (!note) {
+    note = document.createElement('span');
+    note.className = 'claimed';
+    $(':scope > a', line).append(note);
+  }
+  note.textContent = `${name} is on it`;
+}
+
 /** `m`: "I'm on it" for the focused or open hold, shown to the other approvers. */
 async function claim() {
   const hold = target();
   if (!hold) return;
   const { ok, body } = await post(`/app/holds/${hold.id}/claim`, {});
   if (!ok) return say(body.claimed ? `${body.claimed.name} is on it.` : (body.message ?? 'Not claimed.'));
-  if (hold.line) hold.line.dataset.claimedBy = body.claimed.name;
+  if (hold.line) showClaim(hold.line, body.claimed.name);
   say(`${body.claimed.name} is on it: ${hold.action}`);
 }
 
@@ -303,7 +315,8 @@ const KEYS = {
 
 function onKey(event) {
   if (!shortcutsOn() || event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-  if (event.target.closest('input, textarea, select, [contenteditable]') || $('dialog[open]')) return;
+  const typing = 'input:not([type="checkbox"], [type="radio"]), textarea, select, [contenteditable]';
+  if (event.target.closest(typing) || $('dialog[open]')) return;
   const action = KEYS[event.key];
   if (!action) return;
   event.preventDefault();
