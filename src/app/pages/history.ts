@@ -3,7 +3,7 @@
  * agent, a decider, the arguments or comments; dates), counted by outcome, paged by number, and as a CSV
  * of every matching hold. What the URL asks for is read here; the page is drawn in views/history.ts.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HOLD_REFERENCE_PREFIX } from '../../domain/ids.ts';
 import { type HistoryCursor, type HistoryFilters, historyPage } from '../../services/history.ts';
 import { waitingIdsOf } from '../../services/inbox.ts';
@@ -98,31 +98,35 @@ function parseHistoryUrl(query: Record<string, unknown>): HistoryUrl {
 }
 
 export function historyPages(app: FastifyInstance, { ctx }: PageDeps) {
-  app.get<{ Querystring: Record<string, unknown> }>('/app/history', async (request, reply) => {
+  /** The page with `content` under the form, which keeps only the values understood. */
+  const send = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    url: HistoryUrl,
+    content: Html,
+    status = 200,
+  ) => {
     const session = request.appSession!;
-    const url = parseHistoryUrl(request.query ?? {});
     const pending = (await waitingIdsOf(ctx, session.member)).length;
-    const page = (content: Html, status = 200) =>
-      sendPage(
-        reply,
-        layout({ title: 'History', session, active: 'history', pending }, historyView(url.values, content)),
-        status,
-      );
-    // No hold is listed for a URL not understood; the form keeps only the values that were.
-    if (url.problems.length > 0) return page(notUnderstoodView(url.values, url.problems), 400);
-    const found = await historyPage(ctx, session.workspace.id, url.filters, url);
-    return page(historyResultsView(url.values, found));
+    const body = historyView(url.values, content);
+    return sendPage(reply, layout({ title: 'History', session, active: 'history', pending }, body), status);
+  };
+
+  app.get<{ Querystring: Record<string, unknown> }>('/app/history', async (request, reply) => {
+    const url = parseHistoryUrl(request.query ?? {});
+    // No hold is listed for a URL not understood.
+    if (url.problems.length > 0)
+      return send(request, reply, url, notUnderstoodView(url.values, url.problems), 400);
+    const found = await historyPage(ctx, request.appSession!.workspace.id, url.filters, url);
+    return send(request, reply, url, historyResultsView(url.values, found));
   });
 
   // The CSV of the same filters: every matching hold up to `upto` when the link carries it.
   app.get<{ Querystring: Record<string, unknown> }>('/app/history.csv', async (request, reply) => {
-    const session = request.appSession!;
     const url = parseHistoryUrl(request.query ?? {});
-    if (url.problems.length > 0) {
-      const pending = (await waitingIdsOf(ctx, session.member)).length;
-      const body = historyView(url.values, notUnderstoodView(url.values, url.problems));
-      return sendPage(reply, layout({ title: 'History', session, active: 'history', pending }, body), 400);
-    }
-    return sendHistoryCsv(ctx, reply, session.workspace, { ...url.filters, upto: url.upto ?? undefined });
+    if (url.problems.length > 0)
+      return send(request, reply, url, notUnderstoodView(url.values, url.problems), 400);
+    const filters = { ...url.filters, upto: url.upto ?? undefined };
+    return sendHistoryCsv(ctx, reply, request.appSession!.workspace, filters);
   });
 }

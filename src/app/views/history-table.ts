@@ -107,7 +107,7 @@ function totals(values: HistoryValues, found: HistoryPage): Html {
   const range = found.rows.length === 0 ? '' : `${count(first)}–${count(first + found.rows.length - 1)} of `;
   return html`<div class="history-totals">
     <p>
-      <strong>${range}${count(found.total)}</strong> hold${found.total === 1 ? '' : 's'}
+      <span><strong>${range}${count(found.total)}</strong> hold${found.total === 1 ? '' : 's'}</span>
       <a class="button secondary" href="${historyHref(values, { upto: found.upto, csv: true })}"
         >Download CSV</a
       >
