@@ -89,18 +89,35 @@ describe('Teams client', () => {
     assert.equal(bearers.size, 1);
   });
 
-  test('a post to a channel conversation posts into it (its id escaped in the path), no chat opened', async () => {
+  test('a post to a channel makes a new conversation (its thread) with the card; an update goes to that thread', async () => {
     const start = teams.calls.length;
-    const conversationId =
-      '19:LydFnezGKSkhYoiLNP6kZ8AuXQr36EDAkvG9CNJSPKc1@thread.tacv2;messageid=1776390257332';
-    const posted = await client().post({ conversationId }, card('channel'));
-    assert.equal(posted.conversationId, conversationId);
+    const channelId = '19:LydFnezGKSkhYoiLNP6kZ8AuXQr36EDAkvG9CNJSPKc1@thread.tacv2';
+    const teamsApi = client();
+    const posted = await teamsApi.post({ channelId }, card('channel'));
+    assert.equal(posted.conversationId, `${channelId};messageid=${posted.activityId}`);
+    const calls = teams.calls.slice(start);
     assert.deepEqual(
-      teams.calls.slice(start).map((c) => c.kind),
-      ['token', 'postActivity'],
+      calls.map((c) => `${c.kind} ${c.status}`),
+      ['token 200', 'createConversation 201'],
     );
+    assert.deepEqual(calls[1]!.body, {
+      isGroup: true,
+      bot: { id: `28:${teams.appId}` },
+      tenantId: teams.tenantId,
+      channelData: { channel: { id: channelId }, tenant: { id: teams.tenantId } },
+      activity: {
+        type: 'message',
+        attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', content: card('channel') }],
+      },
+    });
     assert.deepEqual(teams.cardOf(posted), card('channel'));
-    assert.ok(!teams.calls.at(-1)!.path.includes(';'), teams.calls.at(-1)!.path);
+
+    await teamsApi.update(posted, card('decided'));
+    assert.deepEqual(teams.cardOf(posted), card('decided'));
+    // The thread's id (`;messageid=…`) is one path segment.
+    const update = teams.calls.at(-1)!;
+    assert.equal(`${update.kind} ${update.status}`, 'updateActivity 200');
+    assert.ok(!update.path.includes(';'), update.path);
   });
 
   test('the token is fetched again shortly before it expires, and after the connector refuses it', async () => {

@@ -1,6 +1,6 @@
 /**
- * Microsoft Teams through the Bot Framework: the Bot Connector REST API (a proactive 1:1 chat, a card
- * posted and later updated) with a token from the Bot Framework's token endpoint, the check of the JWT
+ * Microsoft Teams through the Bot Framework: the Bot Connector REST API (a proactive 1:1 chat or a new
+ * post in a channel, a card posted and later updated) with a token from the Bot Framework's token endpoint, the check of the JWT
  * the Bot Connector signs every request to our endpoint with, and the reading of a card's button press
  * (an `adaptiveCard/action` invoke, Universal Actions). All URLs are settings, so tests run against a
  * local stand-in (test/support/teams-connector.ts).
@@ -24,8 +24,8 @@ export interface TeamsPosted {
   activityId: string;
 }
 
-/** A person (the AAD object id of a member of the tenant) or a channel conversation (`19:…@thread…`). */
-export type TeamsTarget = { userId: string } | { conversationId: string };
+/** A person (the AAD object id of a member of the tenant) or a channel (`19:…@thread.tacv2`, a new post in it). */
+export type TeamsTarget = { userId: string } | { channelId: string };
 
 export interface Teams {
   post(target: TeamsTarget, card: TeamsCard): Promise<TeamsPosted>;
@@ -67,6 +67,34 @@ async function requestToken(options: {
   const lifetime = Number(body.expires_in);
   if (typeof body.access_token !== 'string' || !(lifetime > 0)) throw new Error('Teams token: no token');
   return { token: body.access_token, lifetime };
+}
+
+const message = (card: TeamsCard) => ({
+  type: 'message',
+  attachments: [{ contentType: CARD_TYPE, content: card }],
+});
+
+/**
+ * What creates the conversation a card goes to: a 1:1 chat with the person (Teams answers with the same
+ * one each time for the same person; the card is sent into it next), or a new post in the channel, a
+ * conversation (thread) of its own made with the card as its message.
+ */
+function newConversation(target: TeamsTarget, card: TeamsCard, options: { appId: string; tenantId: string }) {
+  const { appId, tenantId } = options;
+  const common = { bot: { id: `28:${appId}` }, tenantId };
+  if ('channelId' in target)
+    return {
+      ...common,
+      isGroup: true,
+      channelData: { channel: { id: target.channelId }, tenant: { id: tenantId } },
+      activity: message(card),
+    };
+  return {
+    ...common,
+    isGroup: false,
+    members: [{ id: target.userId }],
+    channelData: { tenant: { id: tenantId } },
+  };
 }
 
 export function teamsClient(options: {
@@ -121,32 +149,25 @@ export function teamsClient(options: {
   // Conversation ids carry `:`, `@` and `;` (`19:…@thread.tacv2;messageid=…`): one path segment each.
   const activities = (serviceUrl: string, conversationId: string) =>
     `${base(serviceUrl)}/v3/conversations/${encodeURIComponent(conversationId)}/activities`;
-  const message = (card: TeamsCard) => ({
-    type: 'message',
-    attachments: [{ contentType: CARD_TYPE, content: card }],
-  });
 
   return {
     async post(target, card) {
       const { serviceUrl } = options;
-      let conversationId: string;
-      if ('userId' in target) {
-        // A 1:1 chat with the bot; Teams answers with the same id each time for the same person.
-        const created = await call('create conversation', 'POST', `${base(serviceUrl)}/v3/conversations`, {
-          bot: { id: `28:${options.appId}` },
-          members: [{ id: target.userId }],
-          tenantId: options.tenantId,
-          channelData: { tenant: { id: options.tenantId } },
-          isGroup: false,
-        });
-        if (typeof created.id !== 'string') throw new Error('Teams create conversation: no id');
-        conversationId = created.id;
-      } else {
-        conversationId = target.conversationId;
+      const created = await call(
+        'create conversation',
+        'POST',
+        `${base(serviceUrl)}/v3/conversations`,
+        newConversation(target, card, options),
+      );
+      if (typeof created.id !== 'string') throw new Error('Teams create conversation: no id');
+      if ('channelId' in target) {
+        if (typeof created.activityId !== 'string')
+          throw new Error('Teams create conversation: no activity id');
+        return { serviceUrl, conversationId: created.id, activityId: created.activityId };
       }
-      const sent = await call('send', 'POST', activities(serviceUrl, conversationId), message(card));
+      const sent = await call('send', 'POST', activities(serviceUrl, created.id), message(card));
       if (typeof sent.id !== 'string') throw new Error('Teams send: no id');
-      return { serviceUrl, conversationId, activityId: sent.id };
+      return { serviceUrl, conversationId: created.id, activityId: sent.id };
     },
     async update(posted, card) {
       const url = `${activities(posted.serviceUrl, posted.conversationId)}/${encodeURIComponent(posted.activityId)}`;

@@ -16,7 +16,7 @@ export function teamsChannelOf(
   ctx: ServiceContext,
   workspace: Pick<Workspace, 'teamsChannel'>,
 ): TeamsTarget | null {
-  return ctx.channels.teams && workspace.teamsChannel ? { conversationId: workspace.teamsChannel } : null;
+  return ctx.channels.teams && workspace.teamsChannel ? { channelId: workspace.teamsChannel } : null;
 }
 
 /**

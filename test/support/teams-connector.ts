@@ -5,9 +5,9 @@
  *   password, scope `https://api.botframework.com/.default`), answering as Entra ID does;
  * - the Bot Framework's OpenID metadata document and its key set (an RSA key of this stand-in, endorsed
  *   for `msteams`), which the service checks inbound requests against;
- * - the Bot Connector REST API under `serviceUrl` (`/teams/`): create a 1:1 conversation, post an
- *   activity, update an activity, each refusing a bearer token it did not issue, recording every request
- *   and keeping each posted activity as it now is.
+ * - the Bot Connector REST API under `serviceUrl` (`/teams/`): create a 1:1 conversation or a channel's
+ *   new post (its thread, made with the message), post an activity, update an activity, each refusing a
+ *   bearer token it did not issue, recording every request and keeping each posted activity as it now is.
  *
  * It also plays the Bot Connector calling our endpoint: `signedActivity` signs an activity as it would
  * (RS256 JWT, its key's kid), with options for each way a forged or stale request differs, and
@@ -129,6 +129,12 @@ function newKey() {
   return { kid: randomBytes(12).toString('base64url'), publicKey, privateKey };
 }
 
+/** A message activity carrying attachments, as the Bot Connector takes one. */
+const validMessage = (activity: any) =>
+  activity?.type === 'message' &&
+  Array.isArray(activity.attachments) &&
+  activity.attachments.every((a: any) => typeof a?.contentType === 'string' && a.content);
+
 async function readBody(request: http.IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -237,6 +243,23 @@ export async function startTeamsConnector(
     if (!body || typeof body !== 'object')
       return answer(400, { error: { code: 'BadSyntax', message: 'Invalid body' } });
 
+    if (kind === 'createConversation' && body.isGroup === true) {
+      // A new post in a channel: its thread is a conversation of its own, made with the message in it.
+      const channel = body.channelData?.channel?.id;
+      const tenant = body.tenantId ?? body.channelData?.tenant?.id;
+      if (typeof channel !== 'string' || !channel.startsWith('19:') || !validMessage(body.activity))
+        return answer(400, {
+          error: { code: 'BadSyntax', message: 'Incorrect conversation creation parameters' },
+        });
+      if (tenant !== tenantId)
+        return answer(403, { error: { code: 'Forbidden', message: 'Tenant mismatch' } });
+      sequence += 1;
+      const activityId = `1:${Date.now()}${String(sequence).padStart(4, '0')}`;
+      const id = `${channel};messageid=${activityId}`;
+      activities.set(`${id}/${activityId}`, { ...body.activity, id: activityId });
+      return answer(201, { id, activityId });
+    }
+
     if (kind === 'createConversation') {
       const member = body.members?.[0]?.id;
       const tenant = body.tenantId ?? body.channelData?.tenant?.id;
@@ -262,11 +285,8 @@ export async function startTeamsConnector(
     // A 1:1 chat must have been created; a channel conversation (`19:…`) is taken as it is.
     if (!conversations.has(conversationId) && !conversationId.startsWith('19:'))
       return answer(404, { error: { code: 'ConversationNotFound', message: 'Conversation not found' } });
-    const validMessage =
-      body.type === 'message' &&
-      Array.isArray(body.attachments) &&
-      body.attachments.every((a: any) => typeof a?.contentType === 'string' && a.content);
-    if (!validMessage) return answer(400, { error: { code: 'BadArgument', message: 'Invalid activity' } });
+    if (!validMessage(body))
+      return answer(400, { error: { code: 'BadArgument', message: 'Invalid activity' } });
 
     if (kind === 'postActivity') {
       sequence += 1;
