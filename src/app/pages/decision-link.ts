@@ -76,7 +76,7 @@ async function nextWaiting(ctx: ServiceContext, member: UsableLink['member'], ho
 
 /**
  * The link's page for `hold`, the hold in full under a heading. While the link's member may still
- * answer, `ask` (the question and the form; `reader` says why they cannot decide, if so). Otherwise
+ * answer, `ask` (the question and the form, and why they cannot decide, if so). Otherwise
  * `settled`, which says what became of it, with the way on: the member's next waiting hold, the inbox.
  */
 async function sendLinkPage(
