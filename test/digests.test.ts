@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
+import { appClient, formFields } from './support/app-client.ts';
 import { type Backend, backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { startSlackStub, startSmsStub } from './support/provider-stub.ts';
@@ -226,6 +227,26 @@ for (const backend of backends) {
           () => parseConfig(bad),
           /notifications\.digest_minutes: must be a whole number of minutes from 0 to 60/,
         );
+
+      // Ann sets her own window on her settings page; a value out of range is refused beside its field.
+      const { get, post, signIn } = appClient(() => t);
+      const ann = await signIn(workspace, 'ann@acme.test');
+      const form = async () =>
+        Object.fromEntries(formFields((await get(ann, '/app/settings')).text, '/app/settings'));
+      const annsWindow = async () =>
+        (await exportConfig(t.service.ctx, workspace)).members!.find((m) => m.email === 'ann@acme.test')!
+          .digest_minutes;
+      const refused = await post(ann, '/app/settings', { ...(await form()), digest_minutes: '61' });
+      assert.equal(refused.status, 422);
+      assert.match(refused.text, /must be a whole number of minutes from 0 to 60/);
+      assert.equal(await annsWindow(), 0);
+      assert.equal((await post(ann, '/app/settings', { ...(await form()), digest_minutes: '' })).status, 303);
+      assert.equal(await annsWindow(), undefined);
+      assert.equal(
+        (await post(ann, '/app/settings', { ...(await form()), digest_minutes: '0' })).status,
+        303,
+      );
+      assert.equal(await annsWindow(), 0);
 
       // Ann's own 0: at once; the admin's is the workspace's 10 minutes.
       await submit(t, key);

@@ -36,3 +36,13 @@ export function readAddresses(form: Form): { values: AddressValues; change: Part
   for (const name of ADDRESS_NAMES) change[name] = values[name] || undefined;
   return { values, change };
 }
+
+/**
+ * The member's own digest window as typed (empty: the workspace's), and the change to their entry; null
+ * for a form without it. The workspace file's check says what is wrong with a value, beside the field.
+ */
+export function readDigestMinutes(form: Form): { value: string; change: Partial<MemberEntry> } | null {
+  if (typeof form.digest_minutes !== 'string') return null;
+  const value = form.digest_minutes.trim();
+  return { value, change: { digest_minutes: value === '' ? undefined : Number(value) } };
+}

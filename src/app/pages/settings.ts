@@ -12,7 +12,7 @@ import type { AppSession } from '../../services/sign-in.ts';
 import { redirectWithNotice, takeNotice } from '../flash.ts';
 import { awayIssue, type MemberEntry, readAwayForm } from '../forms/away.ts';
 import { sameEmail } from '../forms/members.ts';
-import { ADDRESS_NAMES, readAddresses } from '../forms/settings.ts';
+import { ADDRESS_NAMES, readAddresses, readDigestMinutes } from '../forms/settings.ts';
 import { type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import { type SettingsDraft, settingsView } from '../views/settings.ts';
 import { adminPage, applyChange, currentConfig, describeIssue, readAtOf } from './admin/shared.ts';
@@ -52,6 +52,7 @@ function placeIssues(issues: FieldIssue[], index: number, members: MemberEntry[]
     const own = mine ? awayIssue(path, issue.message) : null;
     const address = mine ? ADDRESS_NAMES.find((name) => name === path[0]) : undefined;
     if (own) errors[own[0]] ??= own[1];
+    else if (mine && path[0] === 'digest_minutes') draft.digestError ??= issue.message;
     else if (address) addressErrors[address] ??= issue.message;
     else problems.push(describeIssue(issue, { members }));
   }
@@ -63,6 +64,7 @@ async function saveSettings(ctx: ServiceContext, session: AppSession, body: Form
   );
   const { values, change, errors } = readAwayForm(body, ctx.now(), saved?.delegate);
   const addresses = readAddresses(body);
+  const digest = readDigestMinutes(body);
   // Viewers have no delegation to set.
   if (session.member.role === 'viewer') {
     delete change.delegate;
@@ -72,6 +74,7 @@ async function saveSettings(ctx: ServiceContext, session: AppSession, body: Form
     values,
     errors,
     addresses: addresses?.values,
+    digest: digest?.value,
   };
   if (Object.keys(errors).length > 0) return sendSettings(ctx, reply, session, { status: 422, draft });
   // Only the signed-in member's own item changes, whatever else the form carries.
@@ -79,7 +82,9 @@ async function saveSettings(ctx: ServiceContext, session: AppSession, body: Form
   let members: MemberEntry[] = [];
   const issues = await applyChange(ctx, session, readAtOf(body), (now) => {
     members = (now.members ?? []).map((m) =>
-      sameEmail(m.email, session.member.email) ? { ...m, ...change, ...addresses?.change } : m,
+      sameEmail(m.email, session.member.email)
+        ? { ...m, ...change, ...addresses?.change, ...digest?.change }
+        : m,
     );
     index = members.findIndex((m) => sameEmail(m.email, session.member.email));
     return { members };

@@ -13,6 +13,9 @@ export interface SettingsDraft {
   errors?: AwayErrors;
   addresses?: AddressValues;
   addressErrors?: Partial<AddressValues>;
+  /** The digest window as typed, and its problem. */
+  digest?: string;
+  digestError?: string;
   /** Problems that belong to no field of the form. */
   problems?: string[];
 }
@@ -86,6 +89,27 @@ function addressFields(me: MemberEntry, draft: SettingsDraft): Html {
   </fieldset>`;
 }
 
+/** How long the member's requests and reminders gather before they go as one message (a digest). */
+const digestField = (me: MemberEntry, draft: SettingsDraft) =>
+  html`<fieldset class="plain">
+    <legend><strong>Digest</strong></legend>
+    ${inputField({
+      id: 'me-digest_minutes',
+      name: 'digest_minutes',
+      label:
+        "Minutes your requests gather before they go as one message per channel (0 to 60; 0: each at once; empty: the workspace's)",
+      type: 'text',
+      value:
+        draft.digest ??
+        (me.digest_minutes === undefined || me.digest_minutes === null ? '' : String(me.digest_minutes)),
+      error: draft.digestError,
+      extra: html`inputmode="numeric" autocomplete="off"`,
+    })}
+    <p class="muted" style="margin:0">
+      Urgent holds and second approvals of four-eyes holds always go at once.
+    </p>
+  </fieldset>`;
+
 /** The page's body for the signed-in member (`me`, their entry in the workspace file). */
 export function settingsView(
   session: AppSession,
@@ -110,7 +134,7 @@ export function settingsView(
     ${issueSummary(draft.problems ?? [])} ${decidingFor(me, config, now)}
     <p><a href="/app/settings/passkeys">Passkeys</a>: sign in, and sign approvals, with your device.</p>
     <form method="post" action="/app/settings" class="decide card">
-      ${configFields(session, config.version)} ${addressFields(me, draft)}
+      ${configFields(session, config.version)} ${addressFields(me, draft)} ${digestField(me, draft)}
       ${when(status, () => html`<p class="away-note">${status}</p>`)}
       ${awayFields(draft.values ?? awayValuesOf(me), draft.errors ?? {}, {
         id: 'me',
