@@ -103,6 +103,15 @@ for (const backend of backends) {
       assert.deepEqual(await config(), before);
     });
 
+    test("the list says each approval rule's reminders, escalation, signing, bulk and claim", async () => {
+      const list = await get(admin, '/app/admin/rules');
+      assert.match(
+        list.text,
+        /reminds 30m, 10m before; reminds every 20m; escalates after 15m, 1h; signed; in bulk; claims last 45 min; a claim halts escalation/,
+      );
+      assert.match(list.text, />not in bulk</);
+    });
+
     test('changing only the deadline keeps reminders, escalation, signing, bulk and claim', async () => {
       const name = 'Every field of an approval rule';
       const before = (await config()).rules!.find((rule) => rule.name === name)!;

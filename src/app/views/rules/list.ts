@@ -38,6 +38,22 @@ function conditionText(rule: RuleDefinition): Html {
   )}`;
 }
 
+/** An approval rule's follow-ups and ways of approving, in a few words: what the form's last parts say. */
+function followUpText(rule: RuleDefinition): string {
+  const { remind, escalate, claim } = rule;
+  return [
+    remind?.before?.length ? `reminds ${remind.before.join(', ')} before` : '',
+    remind?.every ? `reminds every ${remind.every}` : '',
+    escalate?.length ? `escalates after ${escalate.map((step) => step.after).join(', ')}` : '',
+    rule.signed ? 'signed' : '',
+    rule.bulk === undefined ? '' : rule.bulk ? 'in bulk' : 'not in bulk',
+    claim?.minutes ? `claims last ${claim.minutes} min` : '',
+    claim?.halts_escalation ? 'a claim halts escalation' : '',
+  ]
+    .filter((part) => part !== '')
+    .join('; ');
+}
+
 function ruleRow(session: AppSession, version: number, rule: RuleDefinition): Html {
   const approval = rule.effect === 'approval';
   return html`<tr>
@@ -68,6 +84,7 @@ function ruleRow(session: AppSession, version: number, rule: RuleDefinition): Ht
     <td data-label="Approvals">${approval ? (rule.approvals_required ?? 1) : none}</td>
     <td data-label="Deadline">
       ${approval ? `${rule.timeout_minutes ?? DEFAULT_TIMEOUT_MINUTES} min` : none}
+      ${when(approval && followUpText(rule), () => html`<br /><span class="muted">${followUpText(rule)}</span>`)}
     </td>
     <td>
       <div class="row">
