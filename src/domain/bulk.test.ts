@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BULK_ACTION_LENGTH, bulkApprovalAllowed, bulkApprovalSkip, bulkSkip, bulkTotals } from './bulk.ts';
+import {
+  BULK_ACTION_LENGTH,
+  bulkActionText,
+  bulkApprovalAllowed,
+  bulkApprovalSkip,
+  bulkSkip,
+  bulkTotals,
+} from './bulk.ts';
 
 const single = { approvalsRequired: 1 };
 const fourEyes = { approvalsRequired: 2 };
@@ -42,6 +49,15 @@ test('an action too long to show whole in the list is not approved in bulk, but 
   assert.equal(bulkSkip({ ...base, verdict: 'approve', args: { amount: 1, memo } }), 'too_long');
   assert.equal(bulkSkip({ ...base, verdict: 'approve', args: null }), 'too_long', 'arguments not read');
   assert.equal(bulkSkip({ ...base, verdict: 'reject', args: { memo } }), null);
+});
+
+test('the confirmation shows the values the rule looks at first, then money, then the rest', () => {
+  const rule = { when: [{ arg: 'priority', op: 'eq' as const, value: 'high' }] };
+  const args = { memo: 'rent', payee: 'Globex', amount: 1200, currency: 'EUR', priority: 'high' };
+  assert.deepEqual(bulkActionText(args, rule), {
+    text: 'priority="high", amount=1200, currency="EUR", payee="Globex", memo="rent"',
+    complete: true,
+  });
 });
 
 test('totals: the count, and amounts summed per currency without float noise', () => {

@@ -5,8 +5,8 @@
  */
 import type { DecisionBlocker } from './four-eyes.ts';
 import type { Verdict } from './hold.ts';
+import { decidingText, ruleArguments } from './deciding-values.ts';
 import type { RuleDefinition } from './rules.ts';
-import { summarizeAction } from './summary.ts';
 
 /** At most this many holds are decided at once: more than a page of the inbox, less than a sweep. */
 export const BULK_LIMIT = 500;
@@ -54,9 +54,17 @@ export const bulkApprovalAllowed = (
   workspaceRequiresPasskey: boolean,
 ) => bulkApprovalSkip(hold, rule, workspaceRequiresPasskey) === null;
 
-/** The action as the confirmation page shows it; `complete` only when every argument is there in full. */
-export const bulkActionText = (toolName: string, args: Record<string, unknown> | null) =>
-  args === null ? { text: '', complete: false } : summarizeAction(toolName, args, BULK_ACTION_LENGTH);
+/**
+ * The arguments as the confirmation page shows them, the values the rule looks at and money first;
+ * `complete` only when every one is there in full.
+ */
+export const bulkActionText = (
+  args: Record<string, unknown> | null,
+  rule: Pick<RuleDefinition, 'when'> | undefined,
+) =>
+  args === null
+    ? { text: '', complete: false }
+    : decidingText(args, rule ? ruleArguments(rule) : [], BULK_ACTION_LENGTH);
 
 /**
  * Why this hold is left out of a bulk decision with `verdict`; null when it is decided. `blocker` is the
@@ -65,9 +73,9 @@ export const bulkActionText = (toolName: string, args: Record<string, unknown> |
 export function bulkSkip(input: {
   verdict: Verdict;
   blocker: DecisionBlocker | null;
-  hold: { toolName: string; approvalsRequired: number };
+  hold: { approvalsRequired: number };
   args: Record<string, unknown> | null;
-  rule: Pick<RuleDefinition, 'bulk' | 'signed'> | undefined;
+  rule: Pick<RuleDefinition, 'bulk' | 'signed' | 'when'> | undefined;
   workspaceRequiresPasskey: boolean;
 }): BulkSkip | null {
   const { verdict, blocker, hold } = input;
@@ -75,7 +83,7 @@ export function bulkSkip(input: {
   if (verdict === 'reject') return null;
   return (
     bulkApprovalSkip(hold, input.rule, input.workspaceRequiresPasskey) ??
-    (bulkActionText(hold.toolName, input.args).complete ? null : 'too_long')
+    (bulkActionText(input.args, input.rule).complete ? null : 'too_long')
   );
 }
 

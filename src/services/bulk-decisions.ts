@@ -16,7 +16,7 @@ import {
 } from '../domain/bulk.ts';
 import type { HoldStatus, Verdict } from '../domain/hold.ts';
 import type { RuleDefinition } from '../domain/rules.ts';
-import { type ActionSummary, nameText } from '../domain/summary.ts';
+import type { ActionSummary } from '../domain/summary.ts';
 import type { Sql } from '../store/db.ts';
 import { listDecisionsOfHolds, listPastDecisions } from '../store/hold-decisions.ts';
 import { type HoldLine, listArgumentsById, listLinesById } from '../store/hold-lines.ts';
@@ -36,7 +36,7 @@ export type BulkSelection = { holdIds: readonly string[] } | { filters: InboxFil
 
 export interface BulkLine {
   line: HoldLine;
-  /** The action, whole when `complete` (what an approval is made on). */
+  /** Its arguments, all of them in full when `complete` (what an approval is made on). */
   action: ActionSummary;
   skip: BulkSkip | null;
 }
@@ -109,17 +109,12 @@ export async function bulkPreview(
     const past = decisions.filter((decision) => decision.holdId === line.id);
     const blocker = self ? deciders.capacity(line, self, past, now).blocker : 'not_an_approver';
     const lineArgs = args.get(line.id) ?? null;
-    const skip = bulkSkip({
-      verdict,
-      blocker,
-      hold: line,
-      args: lineArgs,
-      rule: ruleOf(rules, line.ruleName),
-      workspaceRequiresPasskey,
-    });
+    const rule = ruleOf(rules, line.ruleName);
+    const skip = bulkSkip({ verdict, blocker, hold: line, args: lineArgs, rule, workspaceRequiresPasskey });
+    // Arguments not read are shown by their stored summary, which says what it leaves out.
     const action = lineArgs
-      ? bulkActionText(line.toolName, lineArgs)
-      : { text: `${nameText(line.toolName)}(${line.argumentsSummary})`, complete: false };
+      ? bulkActionText(lineArgs, rule)
+      : { text: line.argumentsSummary, complete: false };
     return { line, action, skip, args: lineArgs };
   });
   const decided = all.filter((line) => line.skip === null);
