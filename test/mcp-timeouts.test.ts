@@ -275,7 +275,8 @@ for (const backend of backends) {
 
       describe('approved calls', { concurrency: true }, () => {
         test('an execution that times out: outcome unknown, no retry advice, evidence, approvers told', async () => {
-          const { workspace, key } = await workspaceWith(2);
+          // The approval's request mail goes at once (no digest window), so its outcome mail follows.
+          const { workspace, key } = await workspaceWith(2, 'notifications: { digest_minutes: 0 }\n');
           const client = await connect(key);
           const name = label('execution');
           const held = envelopeOf(await slowCall(client, { label: name, seconds: 4 }));

@@ -28,7 +28,9 @@ import { call, submission } from './support/http.ts';
 import { startTestService, type TestService } from './support/service.ts';
 import { startSmtp, type TestSmtp } from './support/smtp.ts';
 
-const CONFIG = `members:
+// Requests go at once (no digest window): the tests follow single mails.
+const CONFIG = `notifications: { digest_minutes: 0 }
+members:
   - { email: alice@acme.test, name: Alice, role: admin, phone: '+15550199' }
   - { email: bob@acme.test, name: Bob, role: approver, phone: '+15550100', slack_user_id: U0BOB, teams_user_id: 00000000-0000-0000-0000-0000000000b0, channels: [email] }
   - { email: carol@acme.test, name: Carol, role: approver, slack_user_id: U0CAROL, channels: [email, slack] }
@@ -114,7 +116,7 @@ for (const backend of backends) {
 
       test('a member who decided only through an e-mailed decision link gets no shown sign-in link', async () => {
         await hold('pay');
-        const request = await nextMail('bob@acme.test', /^Approval needed/);
+        const request = await nextMail('bob@acme.test', /^Approve pay — Bob pays$/);
         const link = request.links.find((url) => url.startsWith(`${t.url}/d/`));
         assert.ok(link, 'Bob is asked by e-mail with his decision link');
         const decided = await fetch(link, {
