@@ -4,7 +4,8 @@
  */
 import { compileGlob } from '../domain/rules.ts';
 import type { Db } from '../store/db.ts';
-import { type HoldLine, pendingIdsContaining } from '../store/hold-lines.ts';
+import { argumentsContaining, type HoldLine } from '../store/hold-lines.ts';
+import { asInJson } from '../store/where.ts';
 
 export interface InboxFilters {
   /** Part of the tool's name, any case (`refund`); a glob when it has `*` or `?` (`payments.*`). */
@@ -20,22 +21,42 @@ export interface InboxFilters {
 
 const searchWords = (text: string | undefined) => (text ?? '').split(/\s+/).filter(Boolean);
 
-/**
- * The pending holds of the workspace the search finds, or null when there is no search. One query;
- * it reads the arguments only of holds the other fields did not match already.
- */
-export async function searchMatches(db: Db, workspaceId: string, filters: InboxFilters) {
+/** A search: its words, and for each the pending holds whose arguments contain it. */
+export interface Search {
+  words: string[];
+  inArguments: Set<string>[];
+}
+
+/** What the search finds in the arguments (one query), or null when there is no search. */
+export async function searchMatches(
+  db: Db,
+  workspaceId: string,
+  filters: InboxFilters,
+): Promise<Search | null> {
   const words = searchWords(filters.text);
-  return words.length === 0 ? null : pendingIdsContaining(db, workspaceId, words);
+  if (words.length === 0) return null;
+  return { words, inArguments: await argumentsContaining(db, workspaceId, words) };
 }
 
 const includes = (value: string | null, part: string) =>
   value !== null && value.toLowerCase().includes(part.toLowerCase());
 
-/** Whether a line passes the filters; `found`: what the search found (null: no search). */
+/**
+ * Whether each word of the search is in the line: its tool, agent (id or label), reference, the
+ * summary of its arguments (as JSON writes a value), or the arguments themselves.
+ */
+const searched = (line: HoldLine, { words, inArguments }: Search) =>
+  words.every(
+    (word, i) =>
+      inArguments[i]!.has(line.id) ||
+      [line.toolName, line.agentId, line.agentLabel, line.id].some((field) => includes(field, word)) ||
+      includes(line.argumentsSummary, asInJson(word)),
+  );
+
+/** Whether a line passes the filters; `search`: what the search found (null: no search). */
 export function lineMatcher(
   { tool, connection, agent, rule, environment }: InboxFilters,
-  found: ReadonlySet<string> | null,
+  search: Search | null,
 ) {
   const toolGlob = tool && /[*?]/.test(tool) ? compileGlob(tool) : null;
   return (line: HoldLine) =>
@@ -44,5 +65,5 @@ export function lineMatcher(
     (!agent || includes(line.agentId, agent) || includes(line.agentLabel, agent)) &&
     (!rule || line.ruleName === rule) &&
     (!environment || line.environment === environment) &&
-    (!found || found.has(line.id));
+    (!search || searched(line, search));
 }

@@ -1,7 +1,7 @@
 /** Holds as lists and pages show them: lines with their arguments summarized, never read whole. */
 import type { Hold } from '../domain/hold.ts';
 import { decidingText } from '../domain/deciding-values.ts';
-import { columns, integer, json, nullable, text } from './columns.ts';
+import { boolean, columns, integer, json, nullable, text } from './columns.ts';
 import type { Db, Row, Sql } from './db.ts';
 import { holds, LINE_SUMMARY_LENGTH } from './holds.ts';
 import { asInJson, containing, likeOf, Where } from './where.ts';
@@ -203,45 +203,34 @@ export async function listHolds(
   return toLines(sql, rows);
 }
 
-/** Where the search looks besides the arguments, cheapest first. */
-const SEARCHED = ['tool_name', 'agent_id', 'agent_label', 'id'];
-
 /**
- * Arguments up to this long (as JSON) are searched whole; of longer ones, their summary, which has
- * the values the rule looks at and money first. So a search reads at most this much of each hold:
- * 617 holds of a megabyte cost no more than 617 small ones.
+ * Arguments up to this long (as JSON) are searched whole; longer ones only by their summary, which has
+ * the values the rule looks at and money first (the caller looks there). So a search reads at most
+ * this much of each hold: 617 holds of a megabyte cost no more than 617 small ones.
  */
 export const SEARCHED_ARGUMENTS_SIZE = 16 * 1024;
 
 /**
- * The ids of the workspace's pending holds in which every word occurs, any case: in the tool, the
- * agent's id or label, the reference, or the arguments (as JSON, so keys too; the summary of long
- * ones). The arguments come last in each OR: a hold another column matches is found without them.
+ * For each word, the workspace's pending holds whose arguments (as JSON, so keys too) contain it, any
+ * case; arguments longer than SEARCHED_ARGUMENTS_SIZE are not read. The size is checked on the index
+ * holds_pending_lines, so on SQLite only the small holds' rows are read.
  */
-export async function pendingIdsContaining(
+export async function argumentsContaining(
   db: Db,
   workspaceId: string,
   words: readonly string[],
-): Promise<Set<string>> {
+): Promise<Set<string>[]> {
   const where = new Where(`workspace_id = $1 AND status = 'pending'`, [workspaceId]);
-  const like = (column: string) => likeOf(db.dialect, column);
-  for (const word of words) {
-    const part = containing(word);
-    const inJson = containing(asInJson(word));
-    where.and(
-      `(${SEARCHED.map(like).join(' OR ')} OR ${like('arguments_summary')}
-        OR (arguments_size <= ? AND ${like('arguments')}))`,
-      ...SEARCHED.map(() => part),
-      inJson,
-      SEARCHED_ARGUMENTS_SIZE,
-      inJson,
-    );
-  }
-  const rows = await db.all(`SELECT ${holdId.select()} FROM holds WHERE ${where}`, where.params);
-  return new Set(holdId.decodeAll(rows).map((row) => row.id));
+  where.and('arguments_size <= ?', SEARCHED_ARGUMENTS_SIZE);
+  const found = words.map((word, i) =>
+    `${likeOf(db.dialect, 'arguments')} AS w${i}`.replace('?', where.param(containing(asInJson(word)))),
+  );
+  const rows = await db.all(`SELECT id, ${found.join(', ')} FROM holds WHERE ${where}`, where.params);
+  return words.map((_, i) => {
+    const flag = boolean(`w${i}`);
+    return new Set(rows.filter((row) => flag.decode(row[flag.name])).map((row) => String(row.id)));
+  });
 }
-
-const holdId = holds.pick('id');
 
 const escalationColumns = columns({
   holdId: text('hold_id'),
