@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { mintDecisionLink } from '../src/services/decision-links.ts';
 import { findHold } from '../src/store/holds.ts';
@@ -273,6 +274,37 @@ for (const backend of backends) {
         });
         const record = await call(t.url, 'GET', `/api/v1/holds/${id}`, { key });
         assert.deepEqual(record.body.approvals, { required: 2, received: 1 });
+      });
+
+      test('after rejecting: the outcome as heading, the way on to the next hold, accessible', async () => {
+        const { workspace, key, id } = await payment();
+        const other = await call(t.url, 'POST', '/api/v1/holds', {
+          key,
+          body: submission({
+            tool_name: 'pay',
+            arguments: PAYMENT,
+            agent_identity: { id: 'payments-agent' },
+          }),
+        });
+        assert.equal(other.body.status, 'pending', other.text);
+        const { page } = await open(390);
+        await page.goto(await link(workspace, id, 'fin@globex.test'));
+        await page.getByRole('button', { name: 'Reject' }).click();
+        await page.getByRole('heading', { name: 'You rejected. The action is rejected.' }).waitFor();
+        const next = page.getByRole('link', { name: 'Next hold waiting for you' });
+        assert.equal(await next.getAttribute('href'), `/app/holds/${other.body.id}`);
+        assert.equal(await page.getByRole('link', { name: 'Open the inbox' }).count(), 1);
+        const result = await new AxeBuilder({ page })
+          .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'])
+          .analyze();
+        const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+        assert.deepEqual(
+          serious.map((v) => v.id),
+          [],
+        );
+        // Signed out, the next hold's page asks for a sign-in first.
+        await next.click();
+        await page.waitForURL('**/app/login**');
       });
 
       test('deciding a hold someone else decided meanwhile: the same page, with a notice and the outcome', async () => {
