@@ -100,6 +100,11 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   },
   {
     kind: 'worker',
+    reason: "the digest sweep: members' digest windows that closed, in every workspace",
+    functions: { listDueDigests: 1 },
+  },
+  {
+    kind: 'worker',
     reason: 'the execution sweeps: approved proxy calls to make, and calls left running by a dead instance',
     functions: { listHoldsToExecute: 1, listStaleExecutions: 1 },
   },

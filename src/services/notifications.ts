@@ -134,7 +134,7 @@ export async function askMembers(
       if (!reachable(ctx, member, channel)) continue;
       const openCloses =
         windowMs > 0 && hold.approvalsReceived === 0
-          ? await openWindowCloses(tx, member.id, channel, at)
+          ? await openWindowCloses(tx, hold.workspaceId, member.id, channel, at)
           : null;
       const digestAt = digestDueAt(hold, windowMs, { now: at, sendable, openCloses });
       const collected = digestAt !== null;

@@ -191,7 +191,7 @@ async function sendDigest(ctx: ServiceContext, job: Notification): Promise<Attem
   if (!member || !workspace) return { state: 'skipped' };
   const channel = job.channel;
   const entries: DigestEntry[] = [];
-  for (const item of await listDigestItems(ctx.db, job.id)) {
+  for (const item of await listDigestItems(ctx.db, job.workspaceId, job.id)) {
     const hold = await findHoldByReference(ctx.db, item.holdId!);
     if (hold?.status !== 'pending') continue;
     const reader = await readerOf(ctx, hold, member);

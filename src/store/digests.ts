@@ -14,14 +14,15 @@ import { insertNotification, type NotificationChannel, notifications } from './n
  */
 export async function openWindowCloses(
   sql: Sql,
+  workspaceId: string,
   memberId: string,
   channel: NotificationChannel,
   now: number,
 ): Promise<number | null> {
   const row = await sql.one<{ closes: unknown }>(
     `SELECT MAX(next_attempt_at) AS closes FROM notifications
-     WHERE state = 'collected' AND member_id = $1 AND channel = $2 AND next_attempt_at > $3`,
-    [memberId, channel, now],
+     WHERE workspace_id = $4 AND state = 'collected' AND member_id = $1 AND channel = $2 AND next_attempt_at > $3`,
+    [memberId, channel, now, workspaceId],
   );
   return row?.closes === null || row?.closes === undefined ? null : Number(row.closes);
 }
@@ -35,7 +36,10 @@ const dueDigests = columns({
 });
 export type DueDigest = ReturnType<typeof dueDigests.decode> & { at: number };
 
-/** Up to `limit` members' channels whose collected items are due at `now`, longest due first. */
+/**
+ * Up to `limit` members' channels whose collected items are due at `now`, longest due first: the sweep
+ * reads across workspaces; each digest is then taken by statements scoped to its workspace.
+ */
 export async function listDueDigests(sql: Sql, now: number, limit: number): Promise<DueDigest[]> {
   const rows = await sql.all(
     `SELECT ${dueDigests.omit('failures').select()}, MAX(attempts) AS failures FROM notifications
@@ -57,16 +61,17 @@ export async function takeDigest(sql: Sql, digest: DueDigest, id: string): Promi
   const items = taken.decodeAll(
     await sql.all(
       `UPDATE notifications SET state = 'digested', digest_id = $4
-       WHERE state = 'collected' AND member_id = $1 AND channel = $2 AND next_attempt_at <= $3
+       WHERE workspace_id = $5 AND state = 'collected' AND member_id = $1 AND channel = $2
+         AND next_attempt_at <= $3
        RETURNING id`,
-      [digest.memberId, digest.channel, digest.at, id],
+      [digest.memberId, digest.channel, digest.at, id, digest.workspaceId],
     ),
   );
   if (items.length === 1) {
     await sql.run(
       `UPDATE notifications SET state = 'pending', digest_id = NULL, attempts = 0, next_attempt_at = $2
-       WHERE id = $1`,
-      [items[0]!.id, digest.at],
+       WHERE workspace_id = $3 AND id = $1`,
+      [items[0]!.id, digest.at, digest.workspaceId],
     );
   } else if (items.length > 1) {
     await insertNotification(sql, {
@@ -92,17 +97,19 @@ export async function recordDigestFailures(
 ): Promise<void> {
   await sql.run(
     `UPDATE notifications SET attempts = $4, next_attempt_at = COALESCE($5, next_attempt_at)
-     WHERE state = 'collected' AND member_id = $1 AND channel = $2 AND next_attempt_at <= $3`,
-    [digest.memberId, digest.channel, digest.at, failures, retryAt],
+     WHERE workspace_id = $6 AND state = 'collected' AND member_id = $1 AND channel = $2
+       AND next_attempt_at <= $3`,
+    [digest.memberId, digest.channel, digest.at, failures, retryAt, digest.workspaceId],
   );
 }
 
 /** The items a digest job carries, oldest first. */
-export const listDigestItems = async (sql: Sql, digestId: string) =>
+export const listDigestItems = async (sql: Sql, workspaceId: string, digestId: string) =>
   notifications.decodeAll(
     await sql.all(
-      `SELECT ${notifications.select()} FROM notifications WHERE digest_id = $1 ORDER BY created_at, id`,
-      [digestId],
+      `SELECT ${notifications.select()} FROM notifications WHERE workspace_id = $1 AND digest_id = $2
+       ORDER BY created_at, id`,
+      [workspaceId, digestId],
     ),
   );
 
