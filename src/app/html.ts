@@ -18,7 +18,10 @@ const ISO = (ms: number) => new Date(ms).toISOString();
 export const time = (ms: number | null) =>
   ms === null ? html`—` : html`<time datetime="${ISO(ms)}">${utcText(ms)}</time>`;
 
-/** A deadline: time.js says how far it is (`in 12 min (23:42 CET)`, or only `in 12 min` when `short`) and keeps it current. */
+/**
+ * A deadline: time.js says how far it is, hours and minutes under two days and never more than there is
+ * (`in 1 h 59 min (23:42 CET)`, in the page's zone; only `in 1 h 59 min` when `short`), and keeps it current.
+ */
 export const countdown = (ms: number | null, short = false) =>
   ms === null
     ? html`—`
