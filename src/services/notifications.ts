@@ -9,7 +9,7 @@ import { randomInt } from 'node:crypto';
 import { channelSummary } from '../channels/messages.ts';
 import type { Slack } from '../channels/slack.ts';
 import type { Sms } from '../channels/sms.ts';
-import type { Teams, TeamsVerifier } from '../channels/teams.ts';
+import type { Teams, TeamsTarget, TeamsVerifier } from '../channels/teams.ts';
 import { type Hold, isApprover } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
 import { quietUntil } from '../domain/quiet-hours.ts';
@@ -31,7 +31,6 @@ import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
 import { digestDueAt, digestWindowMs } from './digests.ts';
 import { passkeyRequired } from './passkeys.ts';
-import { teamsChannelOf } from './teams-channel.ts';
 
 /** The channels this deployment can send on (each needs its settings). */
 export interface NotificationChannels {
@@ -74,6 +73,11 @@ export async function slackChannelOf(
   if (workspace.slackChannel) return workspace.slackChannel;
   const shared = ctx.channels.slack.channel;
   return shared && (await countWorkspaces(sql)) === 1 ? shared : null;
+}
+
+/** The Teams channel a workspace's waiting holds are posted to (there is no deployment-wide one). */
+export function teamsChannelOf(ctx: ServiceContext, workspace: Workspace): TeamsTarget | null {
+  return ctx.channels.teams && workspace.teamsChannel ? { channelId: workspace.teamsChannel } : null;
 }
 
 /**
