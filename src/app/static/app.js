@@ -70,6 +70,7 @@ async function refresh() {
   const news = $('.arrivals a');
   if (news && changes.arrived > 0) {
     news.textContent = arrivalsText(changes.arrived, changes.due_sooner === true);
+    news.title = news.textContent;
     news.classList.toggle('due-sooner', changes.due_sooner === true);
     // The open hold stays open when the new ones are shown, with its comment (keepComments).
     const open = new URLSearchParams(location.search).get('hold');
