@@ -165,7 +165,12 @@ for (const backend of backends) {
       );
       const waiting = pending.map((row) => row.id);
       assert.ok(refunds.every((id) => waiting.includes(id)));
-      const confirm = await bulk(ada, { all: '1', tool: 'ref*', verdict: 'reject' });
+      // "Select all … matching this filter" sends no verdict: a page asks which, then confirms.
+      const choice = await bulk(ada, { all: '1', tool: 'ref*' });
+      assert.equal(choice.status, 200);
+      assert.match(choice.text, new RegExp(`Decide ${waiting.length} holds`));
+      const fields = formFields(choice.text, '/app/inbox/bulk');
+      const confirm = await app.post(ada, '/app/inbox/bulk', [...fields, ['verdict', 'reject']]);
       assert.equal(confirm.status, 200);
       assert.deepEqual(new Set(listed(confirm.text)), new Set(waiting));
       // The confirmation posts the ids it listed, not the filter: a hold arriving meanwhile is not decided.

@@ -18,11 +18,12 @@ import { appPath } from '../app-path.ts';
 import { redirectWithNotice } from '../flash.ts';
 import { layout } from '../layout.ts';
 import { field, fields, type Form, problemPage, sendPage } from '../respond.ts';
-import { bulkConfirmView, skipInWords } from '../views/bulk-confirm.ts';
+import { bulkChoiceView, bulkConfirmView, skipInWords } from '../views/bulk-confirm.ts';
 import { filtersOf, parseInboxUrl } from './inbox-url.ts';
 
 const BulkForm = z.object({
-  verdict: z.enum(['approve', 'reject']),
+  // None: the inbox's "Select all … matching this filter", which asks which first.
+  verdict: z.enum(['', 'approve', 'reject']),
   comment: z.string().max(MAX_COMMENT),
   back: z.string().transform((value) => appPath(value) ?? '/app/inbox'),
   step: z.enum(['', 'confirm', 'decide']),
@@ -70,6 +71,11 @@ async function bulk(ctx: ServiceContext, request: FastifyRequest<{ Body: Form }>
   const { verdict, comment, back, step, all } = form.data;
   const selection = selectionOf(body, all === '1');
   if ('problem' in selection) return problemPage(reply, 400, 'Not understood', selection.problem, session);
+  if (verdict === '') {
+    if (step === 'decide')
+      return problemPage(reply, 400, 'Not understood', 'Choose approve or reject.', session);
+    return choose(ctx, reply, session, body, { selection, back });
+  }
   if (step !== 'decide') {
     const preview = await bulkPreview(ctx, session.member, verdict, selection);
     const pending = (await waitingIdsOf(ctx, session.member)).length;
@@ -98,6 +104,24 @@ async function bulk(ctx: ServiceContext, request: FastifyRequest<{ Body: Form }>
   const left = outcomes.length - decided + (preview ? preview.skipped.length + preview.unknown : 0);
   const key = verdict === 'approve' ? 'bulk_approved' : 'bulk_rejected';
   return redirectWithNotice(reply, back, `${key}:${decided}:${left}`);
+}
+
+/** The page that asks approve or reject, re-posting the same choice of holds. */
+async function choose(
+  ctx: ServiceContext,
+  reply: FastifyReply,
+  session: AppSession,
+  body: Form,
+  { selection, back }: { selection: BulkSelection; back: string },
+) {
+  const { selected } = await bulkPreview(ctx, session.member, 'reject', selection);
+  const fields: [string, string][] =
+    'holdIds' in selection
+      ? selection.holdIds.map((id) => ['hold', id])
+      : [['all', '1'], ...FILTER_FIELDS.map((name): [string, string] => [name, field(body, name)])];
+  const pending = (await waitingIdsOf(ctx, session.member)).length;
+  const page = bulkChoiceView(session, selected, { fields, back });
+  return sendPage(reply, layout({ title: 'Decide holds', session, active: 'inbox', pending }, page));
 }
 
 const wantsJson = (request: FastifyRequest) => (request.headers.accept ?? '').includes('application/json');

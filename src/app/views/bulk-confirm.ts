@@ -145,6 +145,33 @@ export function bulkConfirmView(
   </div>`;
 }
 
+/**
+ * A set chosen without a verdict (the inbox's "Select all … matching this filter"): approve or reject
+ * them? Either leads to the confirmation first.
+ */
+export function bulkChoiceView(
+  session: AppSession,
+  selected: number,
+  form: { fields: [string, string][]; back: string },
+): Html {
+  return html`<div class="narrow card">
+    <h1>Decide ${plural(selected, 'hold')}</h1>
+    <p>
+      Approve or reject them? The next page lists each one and what is left out before anything is decided.
+    </p>
+    <form method="post" action="/app/inbox/bulk" class="decide">
+      ${csrfField(session)}
+      <input type="hidden" name="back" value="${form.back}" />
+      ${form.fields.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
+      <div class="buttons">
+        <button type="submit" name="verdict" value="approve" class="approve">Approve…</button>
+        <button type="submit" name="verdict" value="reject" class="reject">Reject…</button>
+        <a class="button secondary" href="${form.back}">Cancel</a>
+      </div>
+    </form>
+  </div>`;
+}
+
 const CLAIM_NOTICES: Record<string, string> = {
   claimed: 'You are on it: the others see that you are.',
   released: 'Released: the hold is free for anyone to take.',
