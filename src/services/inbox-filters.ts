@@ -4,7 +4,7 @@
  */
 import { compileGlob } from '../domain/rules.ts';
 import type { Db } from '../store/db.ts';
-import { argumentsContaining, type HoldLine } from '../store/hold-lines.ts';
+import { argumentsContaining, type HoldLine, SEARCHED_ARGUMENTS_SIZE } from '../store/hold-lines.ts';
 import { asInJson } from '../store/where.ts';
 
 export interface InboxFilters {
@@ -27,15 +27,21 @@ export interface Search {
   inArguments: Set<string>[];
 }
 
-/** What the search finds in the arguments (one query), or null when there is no search. */
+/**
+ * What the search finds in the arguments of these lines (one query a few hundred lines), or null when
+ * there is no search. Arguments longer than SEARCHED_ARGUMENTS_SIZE are not read: their summary, which
+ * has the values the rule looks at and money first, is searched instead (`searched`).
+ */
 export async function searchMatches(
   db: Db,
   workspaceId: string,
   filters: InboxFilters,
+  lines: readonly HoldLine[],
 ): Promise<Search | null> {
   const words = searchWords(filters.text);
   if (words.length === 0) return null;
-  return { words, inArguments: await argumentsContaining(db, workspaceId, words) };
+  const small = lines.filter((line) => line.argumentsSize <= SEARCHED_ARGUMENTS_SIZE).map((line) => line.id);
+  return { words, inArguments: await argumentsContaining(db, workspaceId, small, words) };
 }
 
 const includes = (value: string | null, part: string) =>

@@ -102,13 +102,13 @@ function whyYou(line: HoldLine, capacity: Capacity, escalatedAt: number | undefi
  */
 export async function inboxPage(ctx: ServiceContext, member: Member, query: InboxQuery): Promise<InboxPage> {
   const limit = query.limit ?? INBOX_PAGE_SIZE;
-  const [pending, capacityOf, found] = await Promise.all([
+  const [pending, capacityOf] = await Promise.all([
     listPendingLines(ctx.db, member.workspaceId, WAITING_CAP + 1),
     capacities(ctx, member),
-    searchMatches(ctx.db, member.workspaceId, query.filters),
   ]);
   const capped = pending.length > WAITING_CAP;
   const waiting = pending.slice(0, WAITING_CAP).filter((line) => capacityOf(line).blocker === null);
+  const found = await searchMatches(ctx.db, member.workspaceId, query.filters, waiting);
   const matching = waiting.filter(lineMatcher(query.filters, found)).sort(compareIn(query.order));
   const pages = Math.max(1, Math.ceil(matching.length / limit));
   const page = Math.min(Math.max(1, query.page ?? 1), pages);
@@ -179,13 +179,13 @@ export async function inboxChanges(
   filters: InboxFilters,
   since: number,
 ): Promise<InboxChanges> {
-  const [pending, capacityOf, asking, found] = await Promise.all([
+  const [pending, capacityOf, asking] = await Promise.all([
     listPendingLines(ctx.db, member.workspaceId, WAITING_CAP),
     capacities(ctx, member),
     listAskingEventsSince(ctx.db, member.workspaceId, since),
-    searchMatches(ctx.db, member.workspaceId, filters),
   ]);
   const waiting = pending.filter((line) => capacityOf(line).blocker === null);
+  const found = await searchMatches(ctx.db, member.workspaceId, filters, waiting);
   const waitingIds = new Set(waiting.map((line) => line.id));
   const askedSince = new Set(
     asking

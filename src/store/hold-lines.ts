@@ -204,32 +204,39 @@ export async function listHolds(
 }
 
 /**
- * Arguments up to this long (as JSON) are searched whole; longer ones only by their summary, which has
- * the values the rule looks at and money first (the caller looks there). So a search reads at most
- * this much of each hold: 617 holds of a megabyte cost no more than 617 small ones.
+ * Arguments up to this long (as JSON) are searched whole; longer ones only by their summary. So a
+ * search reads at most this much of each hold: 617 holds of a megabyte cost no more than small ones.
  */
 export const SEARCHED_ARGUMENTS_SIZE = 16 * 1024;
 
+/** Holds read at once by argumentsContaining. */
+const SEARCH_BATCH = 500;
+
 /**
- * For each word, the workspace's pending holds whose arguments (as JSON, so keys too) contain it, any
- * case; arguments longer than SEARCHED_ARGUMENTS_SIZE are not read. The size is checked on the index
- * holds_pending_lines, so on SQLite only the small holds' rows are read.
+ * For each word, those of these holds whose arguments (as JSON, so keys too) contain it, any case. The
+ * caller passes only holds whose arguments are small (SEARCHED_ARGUMENTS_SIZE): each is read whole.
  */
 export async function argumentsContaining(
   db: Db,
   workspaceId: string,
+  holdIds: readonly string[],
   words: readonly string[],
 ): Promise<Set<string>[]> {
-  const where = new Where(`workspace_id = $1 AND status = 'pending'`, [workspaceId]);
-  where.and('arguments_size <= ?', SEARCHED_ARGUMENTS_SIZE);
-  const found = words.map((word, i) =>
-    `${likeOf(db.dialect, 'arguments')} AS w${i}`.replace('?', where.param(containing(asInJson(word)))),
-  );
-  const rows = await db.all(`SELECT id, ${found.join(', ')} FROM holds WHERE ${where}`, where.params);
-  return words.map((_, i) => {
-    const flag = boolean(`w${i}`);
-    return new Set(rows.filter((row) => flag.decode(row[flag.name])).map((row) => String(row.id)));
-  });
+  const found = words.map(() => new Set<string>());
+  for (let from = 0; from < holdIds.length; from += SEARCH_BATCH) {
+    const batch = holdIds.slice(from, from + SEARCH_BATCH);
+    const where = new Where('workspace_id = $1', [workspaceId]);
+    where.and(`id IN (${batch.map(() => '?').join(', ')})`, ...batch);
+    const flags = words.map((word, i) =>
+      `${likeOf(db.dialect, 'arguments')} AS w${i}`.replace('?', where.param(containing(asInJson(word)))),
+    );
+    const rows = await db.all(`SELECT id, ${flags.join(', ')} FROM holds WHERE ${where}`, where.params);
+    words.forEach((_, i) => {
+      const flag = boolean(`w${i}`);
+      for (const row of rows) if (flag.decode(row[flag.name])) found[i]!.add(String(row.id));
+    });
+  }
+  return found;
 }
 
 const escalationColumns = columns({
