@@ -120,7 +120,7 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     assert.equal(await stillSamePage(page), true, 'still no page was loaded');
   });
 
-  test('/ searches; j past the last line opens the next page on its first line; shortcuts turn off', async () => {
+  test('/ searches; j past the last line opens the next page on its first line; shortcuts turn off; c comments', async () => {
     const { workspace } = await t.workspace({ config: WORKSPACE });
     const ids = await payments(workspace, 52);
     const page = await signIn(workspace);
@@ -165,6 +165,11 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     await page.locator(`#line-${ids[49]} > a`).focus();
     await page.keyboard.press('k');
     assert.equal(await focusedHold(page), ids[48]);
+
+    // c on a line not open opens it, in its comment box.
+    await page.keyboard.press('c');
+    await page.waitForURL(new RegExp(`hold=${ids[48]}`));
+    await page.waitForFunction((id) => document.activeElement?.id === `comment-${id}`, ids[48]);
   });
 
   test('x and shift-click select lines; the bulk bar counts them and offers its buttons', async () => {
