@@ -20,8 +20,10 @@ const WORKSPACE = `members:
 tools:
   - { connection: SDK, tool: pay, classification: approval }
   - { connection: SDK, tool: urgent_pay, classification: approval }
+  - { connection: SDK, tool: signed_pay, classification: approval }
 rules:
   - { name: Urgent payments, tool: urgent_pay, effect: approval, timeout_minutes: 5 }
+  - { name: Signed payments, tool: signed_pay, effect: approval, signed: true }
 `;
 
 describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 }, () => {
@@ -118,6 +120,23 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     ))!;
     assert.equal(reason, 'Checked the invoice');
     assert.equal(await stillSamePage(page), true, 'still no page was loaded');
+  });
+
+  test('a on a hold whose approval must be signed with a passkey opens its page, deciding nothing', async () => {
+    const { workspace } = await t.workspace({ config: WORKSPACE });
+    await payments(workspace, 1);
+    const [signed] = await seedHolds(t.service.ctx, workspace, 1, () => ({
+      toolName: 'signed_pay',
+      arguments: { amount: 5000, currency: 'EUR' },
+    }));
+    const page = await signIn(workspace);
+    await page.locator(`#line-${signed} > a`).focus();
+    await page.keyboard.press('a');
+    await page.getByRole('dialog', { name: 'Approve this action?' }).waitFor();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(new RegExp(`/app/holds/${signed}$`));
+    await page.getByText('This approval must be signed with your passkey').waitFor();
+    assert.equal(await statusOf(workspace, signed!), 'pending');
   });
 
   test('/ searches; j past the last line opens the next page on its first line; shortcuts turn off; c comments', async () => {
