@@ -10,7 +10,9 @@
  *   over loopback, and the service's own time for the same request, from its /metrics histogram), the
  *   bytes of HTML and how many of the seeded holds it names; then `GET /healthz` probes while a load
  *   process of its own sends inbox requests back to back;
- * - `GET /app/holds/<id>` of one 1 MB hold: time and bytes.
+ * - `GET /app/holds/<id>` of one 1 MB hold: time and bytes;
+ * - triage (bench/triage.ts): keyboard decisions of 10 holds, bulk approval of 100 holds, and the
+ *   e-mails of an escalation wave of 100 holds to one member.
  * Beside the 1 MB figures, the issue's goals as judgments (they never fail the run). Every answer is
  * checked: a status other than 200, an empty or non-HTML body, a page that names none of the seeded
  * holds or a time that is negative or not a number make that figure a failure (listed as skipped with
@@ -39,6 +41,7 @@ import {
   startServerProcess,
 } from '../test/support/server-process.ts';
 import { compared, type Figure, percentile } from './lib.ts';
+import { triage } from './triage.ts';
 
 const FILE = fileURLToPath(import.meta.url);
 const SMALL_HOLDS = 1000;
@@ -687,6 +690,10 @@ export async function run(): Promise<{ figures: Figure[]; skipped: { figure: str
       } finally {
         await storage.drop();
       }
+      const triaged = await triage(backend.name, backend);
+      out.figures.push(...triaged.figures);
+      out.skipped.push(...triaged.failed);
+      if (triaged.failed.length > 0) process.exitCode = 1;
     }
   } finally {
     await Promise.all([...helpers].map(stopHelper));

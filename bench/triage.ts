@@ -1,0 +1,232 @@
+/**
+ * Triage at scale (issue 39), part of the inbox benchmark, on SQLite and (with TEST_DATABASE_URL)
+ * PostgreSQL, each against a real service on a clock this process moves:
+ * - keyboard decisions: 10 holds decided with the keys alone (`a`, then Enter in the confirmation) in
+ *   headless Chromium, each from the key to its line leaving the list; the keystrokes it took and the
+ *   page loads it caused (none: a decision is made in place);
+ * - bulk approval of 100 holds through the app's form (the confirmation, then the decisions): its time,
+ *   and the evidence entries it added per hold (one each);
+ * - the mails of an escalation wave: 100 holds escalate to one member within a minute; the e-mails she
+ *   gets with the default digest window, against one per hold when digests are off (the floor).
+ * The service runs in this process (the clock is moved here); Chromium in its own. Every figure is
+ * checked: a decision that does not happen, a page load, or a count other than expected fails the
+ * figure (listed as skipped with the reason, exit code 1), never a fast answer.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { inviteLink } from '../src/services/sign-in.ts';
+import type { Workspace } from '../src/store/workspaces.ts';
+import { appClient, formFields } from '../test/support/app-client.ts';
+import type { Backend } from '../test/support/backends.ts';
+import { closeBrowser, launchBrowser, openPage } from '../test/support/browser.ts';
+import { seedHolds } from '../test/support/seed.ts';
+import { notificationsDone, startTestService, TestClock, type TestService } from '../test/support/service.ts';
+import { startSmtp } from '../test/support/smtp.ts';
+import { compared, type Figure, percentile } from './lib.ts';
+
+const KEYBOARD_HOLDS = 10;
+const BULK_HOLDS = 100;
+const WAVE_HOLDS = 100;
+const MIN = 60_000;
+
+const WORKSPACE = `members:
+  - { email: admin@acme.test, name: Ada Admin, role: admin }
+  - { email: ann@acme.test, name: Ann, role: approver }
+tools:
+  - { connection: SDK, tool: payments.send, classification: approval }
+rules:
+  - { name: Payments, tool: payments.send, effect: approval, approvers: [admin@acme.test],
+      when: [{ arg: amount, op: gt, value: 100 }], timeout_minutes: 240,
+      escalate: [{ after: 1h, to: [ann@acme.test] }] }
+`;
+
+const payment = (i: number) => ({
+  toolName: 'payments.send',
+  arguments: {
+    memo: `Invoice INV-2026-${String(i).padStart(5, '0')}, net 30`,
+    amount: 1000 + i,
+    currency: 'EUR',
+    payee: ['Globex Ltd', 'Initech BV', 'Northwind Traders'][i % 3],
+  },
+});
+
+export interface TriageOutcome {
+  figures: Figure[];
+  failed: { figure: string; reason: string }[];
+}
+
+type Make = (label: string, value: number, unit: string, note?: string) => Figure;
+
+/** Signs Ada in, in a page of its own, on the inbox. */
+async function signedInPage(browser: Browser, t: TestService, workspace: Workspace): Promise<Page> {
+  const { page } = await openPage(browser, { width: 1280, height: 900 });
+  const { url } = await inviteLink(t.service.ctx, workspace, 'admin@acme.test');
+  await page.goto(url);
+  await page.getByRole('button', { name: 'Continue to approvals' }).click();
+  await page.waitForURL('**/app/inbox');
+  await page.locator('body[data-live="connected"]').waitFor({ state: 'attached' });
+  return page;
+}
+
+async function keyboard(name: string, t: TestService, figure: Make, out: TriageOutcome) {
+  const label = `keyboard decisions of ${KEYBOARD_HOLDS} holds`;
+  const { workspace } = await t.workspace({ config: WORKSPACE });
+  const ids = await seedHolds(t.service.ctx, workspace, KEYBOARD_HOLDS, payment);
+  let browser: Browser | undefined;
+  try {
+    browser = await launchBrowser();
+    const page = await signedInPage(browser, t, workspace);
+    await page.evaluate(() => Object.assign(window, { triageMark: true }));
+    await page.locator(`#line-${ids[0]} > a`).focus();
+    const times: number[] = [];
+    let keystrokes = 0;
+    for (let decided = 0; decided < ids.length; decided++) {
+      const focused = await page.evaluate(() => document.activeElement?.closest('li')?.dataset.hold);
+      if (!focused) throw new Error('no line has the focus');
+      const start = performance.now();
+      await page.keyboard.press('a');
+      await page.getByRole('dialog', { name: 'Approve this action?' }).waitFor();
+      await page.keyboard.press('Enter');
+      keystrokes += 2;
+      await page.locator(`#line-${focused}`).waitFor({ state: 'detached' });
+      times.push(performance.now() - start);
+      if (!ids.includes(focused)) throw new Error('the focus is on a hold this bench did not seed');
+    }
+    const samePage = await page.evaluate(() => 'triageMark' in window);
+    const statuses = await t.service.ctx.db.all<{ status: string }>(
+      `SELECT status FROM holds WHERE workspace_id = $1`,
+      [workspace.id],
+    );
+    const approved = statuses.filter((row) => row.status === 'approved').length;
+    if (!samePage) throw new Error('a page was loaded');
+    if (approved !== KEYBOARD_HOLDS) throw new Error(`${approved} of ${KEYBOARD_HOLDS} holds approved`);
+    out.figures.push(
+      figure(
+        `${label}, time per decision p50`,
+        percentile(times, 50),
+        'ms',
+        `from the key a to the line leaving the list (the confirmation's Enter and the decision in place), headless Chromium at 1280 px; ${KEYBOARD_HOLDS} payments, each the focused line`,
+      ),
+      figure(`${label}, time per decision max`, percentile(times, 100), 'ms'),
+      figure(`${label}, keystrokes per decision`, keystrokes / KEYBOARD_HOLDS, 'keys'),
+    );
+  } catch (error) {
+    out.failed.push({ figure: `${name}: ${label}`, reason: `FAILED: ${(error as Error).message}` });
+  } finally {
+    await closeBrowser(browser);
+  }
+}
+
+async function bulk(name: string, t: TestService, figure: Make, out: TriageOutcome) {
+  const label = `bulk approval of ${BULK_HOLDS} holds`;
+  try {
+    const { workspace } = await t.workspace({ config: WORKSPACE });
+    const ids = await seedHolds(t.service.ctx, workspace, BULK_HOLDS, payment);
+    const app = appClient(t);
+    await t.clock.advance(MIN);
+    const ada = await app.signIn(workspace, 'admin@acme.test');
+    const entries = async () =>
+      Number(
+        (await t.service.ctx.db.one<{ n: number }>(
+          'SELECT count(*) AS n FROM evidence WHERE workspace_id = $1',
+          [workspace.id],
+        ))!.n,
+      );
+    const before = await entries();
+    const start = performance.now();
+    const confirm = await app.post(ada, '/app/inbox/bulk', {
+      hold: ids,
+      verdict: 'approve',
+      back: '/app/inbox',
+    });
+    const confirmed = performance.now();
+    if (confirm.status !== 200) throw new Error(`the confirmation answered ${confirm.status}`);
+    const decided = await app.post(ada, '/app/inbox/bulk', formFields(confirm.text, '/app/inbox/bulk'));
+    const end = performance.now();
+    if (decided.notice !== `bulk_approved:${BULK_HOLDS}:0`)
+      throw new Error(`the decision said ${decided.notice ?? `status ${decided.status}`}`);
+    const added = (await entries()) - before;
+    if (added !== BULK_HOLDS) throw new Error(`${added} evidence entries for ${BULK_HOLDS} holds`);
+    const perHold = figure(
+      `${label}, decisions, per hold`,
+      (end - confirmed) / BULK_HOLDS,
+      'ms',
+      `the confirmed form's POST: one decision and one evidence entry per hold, each in its own transaction; the confirmation page took ${(confirmed - start).toFixed(0)} ms`,
+    );
+    out.figures.push(
+      figure(`${label}, total`, end - start, 'ms', 'the confirmation page and the confirmed decisions'),
+      perHold,
+      figure(`${label}, evidence entries per hold`, added / BULK_HOLDS, 'entries'),
+    );
+  } catch (error) {
+    out.failed.push({ figure: `${name}: ${label}`, reason: `FAILED: ${(error as Error).message}` });
+  }
+}
+
+/** E-mails Ann gets when 100 holds escalate to her within a minute, with `digest` as the workspace's window. */
+async function waveMails(backend: Backend, digestMinutes: number | null): Promise<number> {
+  const smtp = await startSmtp();
+  const t = await startTestService(backend, {
+    clock: new TestClock({ at: Date.parse('2026-11-25T10:00:00Z') }),
+    env: { ...smtp.env, NOTIFY_RETRY_SCALE: '0.001' },
+  });
+  try {
+    const settings = digestMinutes === null ? '' : `notifications: { digest_minutes: ${digestMinutes} }\n`;
+    const { workspace } = await t.workspace({ config: WORKSPACE + settings });
+    await seedHolds(t.service.ctx, workspace, WAVE_HOLDS, payment);
+    await notificationsDone(t);
+    // The escalation: every hold reaches Ann within the same minute; then her digest window closes.
+    await t.clock.advance(60 * MIN);
+    await notificationsDone(t);
+    await t.clock.advance(30 * MIN);
+    await notificationsDone(t);
+    return smtp.messagesTo('ann@acme.test').length;
+  } finally {
+    await t.close();
+    await smtp.close();
+  }
+}
+
+async function wave(name: string, backend: Backend, figure: Make, out: TriageOutcome) {
+  const label = `e-mails for an escalation wave of ${WAVE_HOLDS} holds to one member`;
+  try {
+    const one = await waveMails(backend, 0);
+    const digested = await waveMails(backend, null);
+    if (one !== WAVE_HOLDS) throw new Error(`with digests off, ${one} e-mails for ${WAVE_HOLDS} holds`);
+    if (digested < 1) throw new Error('with the default window, no e-mail at all');
+    const floor = figure(`${label}, digests off`, one, 'mails', 'digest_minutes: 0: one e-mail per hold');
+    out.figures.push(
+      floor,
+      compared(
+        figure(
+          `${label}, default digest window`,
+          digested,
+          'mails',
+          'the default window; the goal is one digest per channel per window',
+        ),
+        floor,
+      ),
+    );
+  } catch (error) {
+    out.failed.push({ figure: `${name}: ${label}`, reason: `FAILED: ${(error as Error).message}` });
+  }
+}
+
+export async function triage(name: string, backend: Backend): Promise<TriageOutcome> {
+  const out: TriageOutcome = { figures: [], failed: [] };
+  const figure: Make = (label, value, unit, note) => ({
+    bench: 'inbox',
+    figure: `${name}: ${label}`,
+    value,
+    unit,
+    ...(note && { note }),
+  });
+  const t = await startTestService(backend, { env: { APP_RATE_LIMIT: '0' } });
+  try {
+    await keyboard(name, t, figure, out);
+    await bulk(name, t, figure, out);
+  } finally {
+    await t.close();
+  }
+  await wave(name, backend, figure, out);
+  return out;
+}
