@@ -10,6 +10,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { appClient, formFields } from './support/app-client.ts';
 import { type Backend, backends } from './support/backends.ts';
+import { escalationWaveMails } from './support/escalation-wave.ts';
 import { call, submission } from './support/http.ts';
 import { startSlackStub, startSmsStub } from './support/provider-stub.ts';
 import {
@@ -148,6 +149,15 @@ for (const backend of backends) {
       );
       assert.equal(rejected.length, 1);
       assert.notEqual(rejected[0]!.id, approved[0]);
+    });
+
+    test('the bench measure: an escalation wave is a mail per hold without a window, one mail with it', async () => {
+      const without = await escalationWaveMails(backend, { holds: 20, digestMinutes: 0 });
+      assert.deepEqual([without.mails, without.links], [20, 20]);
+      const withWindow = await escalationWaveMails(backend, { holds: 20 });
+      assert.deepEqual([withWindow.mails, withWindow.links], [1, 20]);
+      assert.equal(withWindow.subjects.length, 1);
+      assert.match(withWindow.subjects[0]!, /^20 holds wait for you — 20 escalated, due from \d\d:\d\d UTC$/);
     });
 
     test('urgent holds and four-eyes seconds go at once; a digest of one is the normal message', async (tc) => {
