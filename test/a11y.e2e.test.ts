@@ -143,6 +143,11 @@ describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1 }, () =
           assert.equal(answer?.status(), 200, path);
           found.push(...(await violations(opened, `${path} @${width}`)));
         }
+        // Where the header folds its navigation behind Menu, the menu opened; the keys dialog.
+        await opened.page.goto('/app/inbox');
+        if (width <= 960) await opened.page.getByText('Menu', { exact: true }).click();
+        await opened.page.getByRole('button', { name: 'Keyboard: ?' }).click();
+        found.push(...(await violations(opened, `inbox, menu and keys dialog open @${width}`)));
         // The OAuth consent page, reached as a client sends the browser there.
         const clientId = await oauthClient(t.url).register({ client_name: 'Claude' });
         const authorize = new URLSearchParams({
