@@ -231,6 +231,36 @@ for (const backend of backends) {
       assert.deepEqual(actionsOf(teams.cardOf(posted!)), ['approve', 'reject']);
     });
 
+    test("a member's card that waited for their quiet hours and finds them removed goes nowhere, not to the channel", async (tc) => {
+      const { t, teams } = await start(tc, backend);
+      // Quiet from an hour ago to an hour from now (UTC); the admin's default deadline (4 h) comes later.
+      const clock = (at: number) => new Date(at).toISOString().slice(11, 16);
+      const now = t.clock.now();
+      const ann = `{ email: ann@acme.test, name: Ann, role: admin, teams_user_id: ${ANN}, channels: [teams], time_zone: UTC, quiet_hours: { from: "${clock(now - 3_600_000)}", to: "${clock(now + 3_600_000)}" } }`;
+      const admin = '{ email: admin@acme.test, name: Admin, role: admin }';
+      const { workspace, key } = await t.workspace({
+        config: `notifications: { digest_minutes: 0 }\nteams: { channel: "${OPS}" }\nmembers:\n  - ${admin}\n  - ${ann}\ntools: [{ connection: SDK, tool: pay, classification: approval }]\n`,
+      });
+      const id = await submit(t, key);
+      const channelPost = (c: { kind: string; body: any }) =>
+        c.kind === 'createConversation' && c.body.isGroup === true && JSON.stringify(c.body).includes(id);
+      await teams.waitFor('createConversation', 1, channelPost);
+
+      await apply(t, workspace, `members:\n  - ${admin}\n`);
+      await t.clock.advance(3_600_000 + 60_000);
+      await notificationsDone(t);
+      const annJobs = await t.service.ctx.db.all<{ state: string }>(
+        "SELECT state FROM notifications WHERE hold_id = $1 AND channel = 'teams' AND member_id IS NOT NULL",
+        [id],
+      );
+      assert.deepEqual(
+        annJobs.map((job) => job.state),
+        ['skipped'],
+      );
+      assert.equal(teams.calls.filter(channelPost).length, 1, 'one post in the channel');
+      assert.equal(teams.calls.filter((c) => c.kind === 'createConversation' && !c.body.isGroup).length, 0);
+    });
+
     test("the app's Teams page sets the channel through the same apply, with evidence", async (tc) => {
       const { t } = await start(tc, backend);
       const { workspace } = await t.workspace({ config: CONFIG });
