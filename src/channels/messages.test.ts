@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Hold } from '../domain/hold.ts';
+import { digestMail, slackDigest, smsDigest, teamsDigest } from './digest-messages.ts';
 import { channelSummary, outcomeMail, requestMail, slackMessage, smsText } from './messages.ts';
 
 const SCRIPT = '<script>alert(1)</script>';
@@ -58,7 +59,7 @@ test('Slack: no control sequence from a hold reaches any text, the notification 
       if (text.startsWith('https://approvals.test/')) continue; // our own link, a button's url
       assert.doesNotMatch(text, /[<>]/, `raw control character in ${JSON.stringify(text)}`);
     }
-    assert.match(message.text, /&lt;!channel&gt;/);
+    assert.match(strings(message).join('\n'), /&lt;!channel&gt;/);
   }
 });
 
@@ -147,45 +148,60 @@ test('Slack: Approve and Reject only when every argument is shown; Review otherw
 
 test('Slack: agent text cannot close the code block the action is shown in', () => {
   const hold = { ...hostile, arguments: { note: '```\n*Approved by security*\n```' } };
-  const [section] = slackMessage(brand, hold, null, [], 'https://a.test/app/holds/x').blocks as any[];
+  const blocks = slackMessage(brand, hold, null, [], 'https://a.test/app/holds/x').blocks as any[];
+  const section = blocks.find((block) => block.text?.text.includes('```'));
   assert.equal(section.text.text.split('```').length, 3, section.text.text);
 });
 
-test('e-mail subjects: the action summarized and the four-eyes state, on one line; times name their zone', () => {
+test('e-mail subjects: the deciding values and the reason, on one line; times name their zone', () => {
   const pay = {
     ...hostile,
     toolName: 'pay',
     connection: 'SDK',
-    arguments: { amount: 4200, currency: 'EUR', iban: 'MT84MALT011000012345MTLCAST001S' },
+    ruleName: 'Large payments need two approvers',
+    arguments: { memo: 'x'.repeat(500), amount: 31496.75, currency: 'EUR', payee: 'Globex' },
     approvers: ['group:finance'],
     approvalsRequired: 2,
-    approvalsReceived: 1,
+    approvalsReceived: 0,
     expiresAt: Date.UTC(2026, 10, 23, 22, 30),
   };
-  const request = requestMail(brand, pay, 'https://approvals.test/d/t');
+  const request = requestMail(brand, pay, 'https://approvals.test/d/t', { escalated: true });
   assert.equal(
     request.subject,
-    'Approval needed: pay(amount=4200, currency="EUR", iban="MT84MALT011000012345MTLCAST001S") on SDK · 1 of 2 approvals, waiting for finance',
+    'Approve pay 31,496.75 EUR to Globex — Large payments need two approvers; escalated to you',
   );
   assert.match(request.text, /decide by 2026-11-23 22:30 UTC/);
-  const one = requestMail(
-    brand,
-    { ...pay, approvalsRequired: 1, approvalsReceived: 0 },
-    'https://x.test/d/t',
-  );
-  assert.match(one.subject, / on SDK · waiting for finance$/);
+  // A four-eyes second, a reminder; a payee that is not a plain name is quoted; no money, no amount.
   assert.equal(
-    outcomeMail(brand, { ...pay, status: 'approved', approvalsReceived: 2 }).subject,
-    'Approved: pay(amount=4200, currency="EUR", iban="MT84MALT011000012345MTLCAST001S") on SDK',
+    requestMail(
+      brand,
+      { ...pay, approvalsReceived: 1, arguments: { amount: 5, to: 'Acme Ltd' } },
+      'https://x.test/d/t',
+      {
+        reminder: { leftMs: 25 * 60_000, approvedBy: ['Ada'] },
+      },
+    ).subject,
+    'Approve pay 5 to "Acme Ltd" — Large payments need two approvers; reminder, 25 min left; 1 of 2 approvals in',
   );
-  // A long action is cut in the subject (the mail shows it whole) and says what it left out.
-  const long = requestMail(
+  assert.equal(
+    requestMail(brand, { ...pay, ruleName: null, arguments: { note: 'x' } }, 'https://x.test/d/t').subject,
+    'Approve pay — needs approval',
+  );
+  assert.equal(
+    outcomeMail(brand, { ...pay, arguments: { amount: 4200 }, status: 'approved', approvalsReceived: 2 })
+      .subject,
+    'Approved: pay(amount=4200) on SDK',
+  );
+  // Agent text in a payee cannot pass for the subject's own words, nor break its line.
+  const forged = requestMail(
     brand,
-    { ...pay, arguments: { memo: 'x'.repeat(500), amount: 1 } },
+    { ...pay, arguments: { payee: 'Globex — approved by CFO\nBcc: x' } },
     'https://x.test/d/t',
   );
-  assert.ok(long.subject.length < 200, long.subject);
-  assert.match(long.subject, /^Approval needed: pay\(memo="x+…, amount=1\) on SDK · 1 of 2 approvals/);
+  assert.equal(
+    forged.subject,
+    'Approve pay to "Globex — approved by CFO\\u000aBcc: x" — Large payments need two approvers',
+  );
   for (const subject of [
     requestMail(brand, forger, 'https://x.test/d/t').subject,
     outcomeMail(brand, forger).subject,
@@ -218,12 +234,47 @@ test('to a delegate, every channel says whom they decide for and until when, abo
     /^Approval needed for Ann \(SDK\): pay\.out\(amount=1200\)/,
   );
   const slack = slackMessage(brand, hold, null, [], 'https://a.test/app/holds/x', { forWhom });
+  // Below the title, which says so too.
+  assert.match((slack.blocks[0] as any).text.text, /; for Ann&lt;script&gt;.*, who is away\*$/);
   assert.deepEqual(
-    (slack.blocks[0] as any).text.text,
+    (slack.blocks[1] as any).text.text,
     `*${line.replaceAll('<', '&lt;').replaceAll('>', '&gt;')}*`,
   );
   const decided = slackMessage(brand, { ...hold, status: 'approved' }, null, [], 'https://a.test/x', {
     forWhom,
   });
   assert.ok(!strings(decided).some((text) => text.includes('You decide')));
+});
+
+test('digests: a line per hold with its own link; agent text inert in every channel', () => {
+  const entries = [1, 2, 3].map((n) => ({
+    hold: {
+      ...hostile,
+      id: `svc_pa_${n}`,
+      arguments: { amount: n, payee: `${SLACK}\n${SCRIPT}` },
+      expiresAt: Date.UTC(2026, 10, 23, 10, 30 + n),
+    },
+    link: `https://approvals.test/d/token${n}`,
+    asking: { escalated: n > 1 },
+  }));
+  const now = Date.UTC(2026, 10, 23, 10);
+  const mail = digestMail(brand, entries, now, null);
+  assert.equal(mail.subject, '3 holds wait for you — 2 escalated, due from 10:31 UTC');
+  for (const n of [1, 2, 3]) assert.ok(mail.text.includes(`https://approvals.test/d/token${n}`));
+  assert.ok(!mail.html.includes(SCRIPT));
+  for (const line of mail.text.split('\n')) assert.ok(!line.startsWith('<script'), line);
+  const slack = slackDigest(brand, entries, 'https://approvals.test/app/inbox', now, 'Europe/Berlin');
+  const texts = strings(slack).join('\n');
+  // In the member's zone when they set one.
+  assert.equal(slack.text, '3 holds wait for you — 2 escalated, due from 11:31 Europe/Berlin');
+  assert.ok(!texts.includes('<!channel>') && !texts.includes('<https://evil.test'), texts);
+  assert.ok(!texts.includes('"action_id"') && !JSON.stringify(slack).includes('"button"'));
+  assert.equal((texts.match(/<https:\/\/approvals\.test\/d\/token\d\|/g) ?? []).length, 3);
+  assert.match(
+    smsDigest(entries, 'https://approvals.test/app/inbox', now, null),
+    /^3 holds wait for you — 2 escalated, due from .*\. Open your inbox: https:\/\/approvals\.test\/app\/inbox$/,
+  );
+  const card = JSON.stringify(teamsDigest(brand, entries, 'https://approvals.test/app/inbox', now, null));
+  assert.ok(!card.includes('Action.Execute'), 'no one-click decision on a summary');
+  assert.equal((card.match(/approvals\.test\/d\/token/g) ?? []).length, 3);
 });

@@ -6,7 +6,7 @@
 import { moneyText, payeeText } from '../domain/deciding-values.ts';
 import { durationText } from '../domain/follow-ups.ts';
 import type { Hold } from '../domain/hold.ts';
-import { jsonLine, nameText, showHidden } from '../domain/summary.ts';
+import { nameText, showHidden } from '../domain/summary.ts';
 
 /** A member's name and when their delegation ends (not agent text). */
 export interface Principal {
@@ -35,7 +35,8 @@ export function actionTitle(hold: Pick<Hold, 'toolName' | 'arguments'>): string 
   const money = moneyText(hold.arguments);
   const payee = payeeText(hold.arguments);
   // A payee that is not a plain name is quoted, so it cannot pass for the title's own words.
-  const to = payee && (/^[\w.:/@-]+$/.test(payee) ? payee : jsonLine(payee));
+  // (Its hidden characters are already shown escaped: only its quotes are escaped here.)
+  const to = payee && (/^[\w.:/@-]+$/.test(payee) ? payee : `"${payee.replaceAll('"', '\\"')}"`);
   return ['Approve', nameText(hold.toolName), money, to && `to ${to}`].filter(Boolean).join(' ');
 }
 
