@@ -18,6 +18,7 @@ import { type Html, html, time, when } from '../html.ts';
 import { approveWithheld, holdArguments, holdFacts } from './hold.ts';
 import { conditionsView } from './conditions.ts';
 import { followUpsView } from './follow-ups.ts';
+import { csrfField } from './form-fields.ts';
 import { type FourEyes, fourEyesView } from './four-eyes.ts';
 
 export interface HoldPanel {
@@ -97,7 +98,7 @@ function claimForm({ hold, session, back, claim }: HoldPanel): Html {
     action="/app/holds/${hold.id}/${release ? 'release' : 'claim'}"
     class="claim"
   >
-    <input type="hidden" name="_csrf" value="${session.csrfToken}" />
+    ${csrfField(session)}
     <input type="hidden" name="back" value="${back}" />
     ${when(claim, () => html`<span class="claimed">${mine ? 'You are' : `${claim!.name} is`} on it until ${time(claim!.until)}</span>`)}
     ${when(!claim || release, () => html`<button type="submit" class="secondary">${release ? 'Release' : "I'm on it"}</button>`)}
