@@ -116,7 +116,7 @@ for (const backend of backends) {
 
       test('a member who decided only through an e-mailed decision link gets no shown sign-in link', async () => {
         await hold('pay');
-        const request = await nextMail('bob@acme.test', /^Approve pay — Bob pays$/);
+        const request = await nextMail('bob@acme.test', /^Approve pay 250,000 — Bob pays$/);
         const link = request.links.find((url) => url.startsWith(`${t.url}/d/`));
         assert.ok(link, 'Bob is asked by e-mail with his decision link');
         const decided = await fetch(link, {
