@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { claimHold } from '../src/services/claims.ts';
 import { SEARCHED_ARGUMENTS_SIZE } from '../src/store/hold-lines.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { type AppClient, appClient, type Session } from './support/app-client.ts';
@@ -489,6 +490,22 @@ for (const backend of backends) {
           page.indexOf(box) <
             page.indexOf(`<a href="/app/inbox?tool=payments.send&amp;q=globex&amp;hold=${payments[7]}"`),
         );
+      });
+
+      test('a line claimed by a member says who is on it', async () => {
+        const sam = (await t.service.ctx.db.one<{ id: string }>(
+          'SELECT id FROM members WHERE workspace_id = $1 AND email = $2',
+          [workspace.id, 'sam@acme.test'],
+        ))!;
+        await claimHold(t.service.ctx, {
+          workspaceId: workspace.id,
+          holdId: payments[20]!,
+          memberId: sam.id,
+        });
+        const page = (await app.get(ada, `/app/inbox?q=${payments[20]}`)).text;
+        assert.match(page, /data-claimed-by="Sam Second"/);
+        assert.match(lineText(page, payments[20]!), /Sam Second is on it/);
+        assert.doesNotMatch(lineText(page, payments[20]!), /undefined|null/);
       });
 
       test('a decision asked for as JSON answers JSON: what became of it, or why not', async () => {

@@ -113,8 +113,15 @@ function deskPages(app: FastifyInstance, ctx: ServiceContext) {
     // After a decision the next line is selected, or the one before when it was the last.
     const next = index < 0 ? null : ((lines[index + 1] ?? lines[index - 1] ?? null)?.id ?? null);
     const back = inboxHref(url, { hold: undefined });
-    const panel = chosen === null ? null : await panelOf(ctx, session, chosen, back, next);
-    const body = deskView({ url, page, chosen, session }, panel?.view ?? null, drawnAt);
+    const [panel, claims] = await Promise.all([
+      chosen === null ? null : panelOf(ctx, session, chosen, back, next),
+      claimsOf(
+        ctx,
+        session.workspace.id,
+        lines.map((line) => line.id),
+      ),
+    ]);
+    const body = deskView({ url, page, chosen, session, claims }, panel?.view ?? null, drawnAt);
     const notice = inboxNoticeText(takeNotice(request, reply), DECISION_NOTICES);
     return sendPage(
       reply,
