@@ -381,7 +381,9 @@ for (const backend of backends) {
           ctx,
           workspace,
           parseConfig(
-            'members:\n  - { email: admin@acme.test, name: Admin, role: admin, phone: "+15550100",' +
+            // Each request goes at once (no digest window), so every channel is tried.
+            'notifications: { digest_minutes: 0 }\n' +
+              'members:\n  - { email: admin@acme.test, name: Admin, role: admin, phone: "+15550100",' +
               ' slack_user_id: U0ADMIN, channels: [email, sms, slack] }\n' +
               `mcp_servers:\n  - { slug: down, name: Down, url: "http://127.0.0.1:${upstreamPort}/mcp",` +
               ` headers: { Authorization: "${UPSTREAM_AUTH}" } }\n` +
