@@ -145,9 +145,14 @@ describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1 }, () =
         }
         // Where the header folds its navigation behind Menu, the menu opened; the keys dialog.
         await opened.page.goto('/app/inbox');
-        if (width <= 960) await opened.page.getByText('Menu', { exact: true }).click();
+        if (width <= 960) {
+          const menu = opened.page.getByText('Menu', { exact: true });
+          await menu.click();
+          found.push(...(await violations(opened, `inbox with the menu open @${width}`)));
+          await menu.click();
+        }
         await opened.page.getByRole('button', { name: 'Keyboard: ?' }).click();
-        found.push(...(await violations(opened, `inbox, menu and keys dialog open @${width}`)));
+        found.push(...(await violations(opened, `inbox with the keys dialog open @${width}`)));
         // The OAuth consent page, reached as a client sends the browser there.
         const clientId = await oauthClient(t.url).register({ client_name: 'Claude' });
         const authorize = new URLSearchParams({
