@@ -19,8 +19,8 @@ import { appClient, formFields } from '../test/support/app-client.ts';
 import type { Backend } from '../test/support/backends.ts';
 import { closeBrowser, launchBrowser, openPage } from '../test/support/browser.ts';
 import { seedHolds } from '../test/support/seed.ts';
-import { notificationsDone, startTestService, TestClock, type TestService } from '../test/support/service.ts';
-import { startSmtp } from '../test/support/smtp.ts';
+import { escalationWaveMails } from '../test/support/escalation-wave.ts';
+import { startTestService, type TestService } from '../test/support/service.ts';
 import { compared, type Figure, percentile } from './lib.ts';
 
 const KEYBOARD_HOLDS = 10;
@@ -162,35 +162,11 @@ async function bulk(name: string, t: TestService, figure: Make, out: TriageOutco
   }
 }
 
-/** E-mails Ann gets when 100 holds escalate to her within a minute, with `digest` as the workspace's window. */
-async function waveMails(backend: Backend, digestMinutes: number | null): Promise<number> {
-  const smtp = await startSmtp();
-  const t = await startTestService(backend, {
-    clock: new TestClock({ at: Date.parse('2026-11-25T10:00:00Z') }),
-    env: { ...smtp.env, NOTIFY_RETRY_SCALE: '0.001' },
-  });
-  try {
-    const settings = digestMinutes === null ? '' : `notifications: { digest_minutes: ${digestMinutes} }\n`;
-    const { workspace } = await t.workspace({ config: WORKSPACE + settings });
-    await seedHolds(t.service.ctx, workspace, WAVE_HOLDS, payment);
-    await notificationsDone(t);
-    // The escalation: every hold reaches Ann within the same minute; then her digest window closes.
-    await t.clock.advance(60 * MIN);
-    await notificationsDone(t);
-    await t.clock.advance(30 * MIN);
-    await notificationsDone(t);
-    return smtp.messagesTo('ann@acme.test').length;
-  } finally {
-    await t.close();
-    await smtp.close();
-  }
-}
-
 async function wave(name: string, backend: Backend, figure: Make, out: TriageOutcome) {
   const label = `e-mails for an escalation wave of ${WAVE_HOLDS} holds to one member`;
   try {
-    const one = await waveMails(backend, 0);
-    const digested = await waveMails(backend, null);
+    const one = (await escalationWaveMails(backend, { holds: WAVE_HOLDS, digestMinutes: 0 })).mails;
+    const digested = (await escalationWaveMails(backend, { holds: WAVE_HOLDS })).mails;
     if (one !== WAVE_HOLDS) throw new Error(`with digests off, ${one} e-mails for ${WAVE_HOLDS} holds`);
     if (digested < 1) throw new Error('with the default window, no e-mail at all');
     const floor = figure(`${label}, digests off`, one, 'mails', 'digest_minutes: 0: one e-mail per hold');
@@ -201,7 +177,7 @@ async function wave(name: string, backend: Backend, figure: Make, out: TriageOut
           `${label}, default digest window`,
           digested,
           'mails',
-          'the default window; the goal is one digest per channel per window',
+          'the default window (5 minutes); the goal is one digest per channel per window',
         ),
         floor,
       ),
