@@ -15,7 +15,7 @@ import { appClient, lastEvidence } from './support/app-client.ts';
 import { type Backend, backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { type SlackStub, startSlackStub } from './support/provider-stub.ts';
-import { startTestService, type TestService } from './support/service.ts';
+import { notificationsDone, startTestService, type TestService } from './support/service.ts';
 import { until } from './support/wait.ts';
 
 const WORKSPACE = `members:
@@ -186,6 +186,41 @@ for (const backend of backends) {
 
       const viewer = await app.post(null, '/app/admin/slack', { channel: 'C0X' });
       assert.notEqual(viewer.status, 303, 'no change without a session');
+    });
+
+    test("a member's message that waited for their quiet hours and finds them removed goes nowhere, not to the channel", async (tc) => {
+      const { t, slack } = await start(tc, backend);
+      // Quiet from an hour ago to an hour from now (UTC); the admin's default deadline (4 h) comes later.
+      const clock = (at: number) => new Date(at).toISOString().slice(11, 16);
+      const now = t.clock.now();
+      const ann = `{ email: ann@acme.test, name: Ann, role: admin, slack_user_id: U0ANN, channels: [slack], time_zone: UTC, quiet_hours: { from: "${clock(now - 3_600_000)}", to: "${clock(now + 3_600_000)}" } }`;
+      const admin = '{ email: admin@acme.test, name: Admin, role: admin }';
+      const tools = 'tools: [{ connection: SDK, tool: send_invoice, classification: approval }]';
+      const { workspace, key } = await t.workspace({
+        config: `notifications: { digest_minutes: 0 }\nslack: { channel: C0OPS }\nmembers:\n  - ${admin}\n  - ${ann}\n${tools}\n`,
+      });
+      const id = await submit(t, key);
+      const posts = () =>
+        slack.calls.filter((c) => c.api === 'chat.postMessage' && JSON.stringify(c.body.blocks).includes(id));
+      // The channel's post goes at once; Ann's waits for her quiet hours to end.
+      await until('the channel post', () => (posts().length > 0 ? true : undefined));
+
+      await apply(t, workspace, `members:\n  - ${admin}\n`);
+      await t.clock.advance(3_600_000 + 60_000);
+      await notificationsDone(t);
+      const annJobs = await t.service.ctx.db.all<{ state: string }>(
+        "SELECT state FROM notifications WHERE hold_id = $1 AND channel = 'slack' AND member_id IS NOT NULL",
+        [id],
+      );
+      assert.deepEqual(
+        annJobs.map((job) => job.state),
+        ['skipped'],
+      );
+      assert.deepEqual(
+        posts().map((c) => c.body.channel),
+        ['C0OPS'],
+        'one post in the channel, none for Ann',
+      );
     });
   });
 }

@@ -161,7 +161,8 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
   const slack = ctx.channels.slack;
   if (!slack) return { state: 'skipped' };
   if (asks) {
-    const target = member ? member.slackUserId : await slackChannelOf(ctx.db, ctx, workspace);
+    // A member's job goes to that member or nowhere (removed since: nowhere), never to the channel.
+    const target = job.memberId ? member?.slackUserId : await slackChannelOf(ctx.db, ctx, workspace);
     if (!target) return { state: 'skipped' };
     const link = member ? await mintDecisionLink(ctx, { hold, memberId: member.id, channel: 'slack' }) : null;
     const posted = await slack.client.post(
