@@ -161,11 +161,36 @@ test('Teams card: once decided, or closed for its reader, no actions and the out
   assert.ok(outcome(mine).includes('You approved: one more approval is needed'));
 });
 
-test('Teams card: to a delegate, whom they decide for and until when, first, only while the hold waits', () => {
+test('Teams card: to a delegate, whom they decide for and until when, under the title, only while the hold waits', () => {
   const short = { ...hostile, toolName: 'pay', arguments: { amount: 1200 } };
   const forWhom = { name: 'Ann', until: Date.UTC(2026, 11, 8, 9) };
   const line = 'You decide this for Ann, who is away until 2026-12-08 09:00 UTC';
-  assert.equal(runs(teamsCard(brand, short, { ...options, forWhom }))[0]!.text, line);
+  const [title, first] = runs(teamsCard(brand, short, { ...options, forWhom }));
+  assert.match(title!.text, /^Approve pay 1,200 — needs approval; .*for Ann, who is away$/);
+  assert.equal(first!.text, line);
   const decided = teamsCard(brand, { ...short, status: 'approved' }, { ...options, forWhom });
   assert.ok(!runs(decided).some((r) => r.text === line));
+});
+
+test('Teams card: while the hold waits, its title says the deciding values and why it is the reader’s', () => {
+  const payment: Hold = {
+    ...hostile,
+    toolName: 'payments.send',
+    ruleName: 'Large payments need two approvers',
+    arguments: { memo: 'Q4 licences', amount: 31496.75, currency: 'EUR', payee: 'Globex' },
+  };
+  const options = { approvedBy: ['Ann'], reviewUrl: 'https://approvals.test/app/holds/x', link: null };
+  const card = teamsCard(brand, payment, { ...options, escalated: true });
+  const first = JSON.stringify(card.body[0]);
+  assert.match(
+    first,
+    /Approve payments\.send 31,496\.75 EUR to Globex — Large payments need two approvers; escalated to you; 1 of 2 approvals in/,
+  );
+  assert.match(first, /"type":"TextRun"/, 'a TextRun: agent text renders no markdown');
+  const decided = teamsCard(brand, { ...payment, status: 'approved' }, options);
+  assert.doesNotMatch(
+    JSON.stringify(decided.body),
+    /escalated to you|— Large payments/,
+    'no title once decided',
+  );
 });

@@ -22,6 +22,7 @@ import {
   SIGN_ON_PAGE,
 } from './messages.ts';
 import type { TeamsCard } from './teams.ts';
+import { requestTitle } from './titles.ts';
 
 export const NOT_IN_FULL = 'Not every argument fits here: review it in full before deciding.';
 
@@ -54,6 +55,8 @@ export interface TeamsCardOptions {
   forWhom?: Principal;
   /** The approval must be passkey-signed: the card opens the page instead of offering buttons. */
   signed?: boolean;
+  /** An escalation step brought the reader in (said in the title). */
+  escalated?: boolean;
 }
 
 export function teamsCard(brand: Branding, hold: Hold, options: TeamsCardOptions): TeamsCard {
@@ -64,6 +67,8 @@ export function teamsCard(brand: Branding, hold: Hold, options: TeamsCardOptions
   const head = `${nameText(hold.agentLabel ?? hold.agentId)} wants to run ${nameText(hold.toolName)} on ${nameText(hold.connection)}`;
 
   const body: unknown[] = [
+    // As the e-mail's subject and Slack's title: the deciding values and why it is the reader's.
+    ...(pending ? [paragraph(run(requestTitle(hold, options), { weight: 'Bolder', size: 'Medium' }))] : []),
     ...(options.reminder && pending
       ? [paragraph(run(reminderLine(options.reminder), { weight: 'Bolder' }))]
       : []),
