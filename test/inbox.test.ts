@@ -389,7 +389,7 @@ for (const backend of backends) {
         const olga = await app.signIn(workspace, 'olga@acme.test');
         const escalated = (await app.get(olga, '/app/inbox')).text;
         assert.match(lineText(escalated, payout!), /escalated to you/);
-        assert.match(escalated, /<span class="why" data-why="escalated">escalated to you <time datetime=/);
+        assert.match(escalated, /<span class="why" data-why="escalated">escalated to you at <time datetime=/);
       });
 
       test('search finds argument values, tool, agent and reference, any case; tool and agent filters take a part', async () => {

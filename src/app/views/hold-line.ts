@@ -30,7 +30,7 @@ export function whyYouText(why: WhyYou): Html | string {
     case 'delegated':
       return `for ${why.name}, away`;
     case 'escalated':
-      return html`escalated to you ${time(why.at)}`;
+      return html`escalated to you at ${time(why.at)}`;
     case 'four_eyes':
       return 'second approval (four-eyes)';
     case 'new_tool':
