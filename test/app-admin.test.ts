@@ -1030,5 +1030,31 @@ for (const backend of backends) {
       assert.doesNotMatch((await get(admin, '/app/admin/rules', 'classified')).text, /approved\./);
       assert.doesNotMatch((await get(admin, '/app/admin/rules', 'classified:x')).text, /approved\./);
     });
+
+    test('allowing a new tool leaves out of its approval the waiting calls it may not approve together', async () => {
+      // Every approval of this workspace carries a passkey signature, which a classification has none of.
+      const signed = await t.workspace({
+        config:
+          'approvals: { require_passkey: true }\nmembers:\n  - { email: admin@acme.test, name: Admin, role: admin }\n',
+      });
+      const ada = await signIn(signed.workspace, 'admin@acme.test');
+      const waiting = [
+        await hold({ tool_name: 'vault.open' }, signed.key),
+        await hold({ tool_name: 'vault.open' }, signed.key),
+      ];
+      const confirmed = await post(ada, '/app/admin/tools', {
+        connection: 'SDK',
+        tool: 'vault.open',
+        classification: 'allow',
+        confirmed: 'yes',
+        approve_waiting: 'yes',
+      });
+      assert.equal(confirmed.status, 303, confirmed.text.slice(0, 500));
+      assert.equal(confirmed.notice, 'classified:0:0:2');
+      for (const held of waiting) {
+        const read = await call(t.url, 'GET', `/api/v1/holds/${held.body.id}`, { key: signed.key });
+        assert.equal(read.body.status, 'pending', 'left for a signed decision');
+      }
+    });
   });
 }

@@ -1,10 +1,11 @@
 /**
  * Classifying a tool as `allow` from the app, and what to do with the calls of it that already wait:
- * an admin may approve them in the same step. Each is one decision of that admin, counted and
- * evidenced like any other (four-eyes holds still wait for their other approvers).
+ * an admin may approve them in the same step. That is a bulk approval (bulk-decisions.ts): each is one
+ * decision of that admin, counted and evidenced like any other, and a hold whose rule keeps it out of
+ * bulk approval (four-eyes, passkey-signed) is left for its own page.
  */
+import { bulkDecide } from './bulk-decisions.ts';
 import type { ServiceContext } from './context.ts';
-import { decideHold } from './decide-hold.ts';
 import { findTool, listTools } from '../store/tools.ts';
 import { pendingHoldIdsOfTool } from '../store/hold-sweeps.ts';
 
@@ -32,7 +33,7 @@ export interface ApprovedWaiting {
   approved: number;
   /** Approved by this admin, still waiting for more approvers (four-eyes). */
   awaitingOthers: number;
-  /** Not this admin's to decide, decided meanwhile, or decided by them before. */
+  /** Not this admin's to decide, not to be approved in bulk, decided meanwhile, or by them before. */
   left: number;
 }
 
@@ -41,17 +42,17 @@ export async function approveWaitingHolds(
   input: { workspaceId: string; memberId: string; tool: { connection: string; name: string } },
 ): Promise<ApprovedWaiting> {
   const counts: ApprovedWaiting = { approved: 0, awaitingOthers: 0, left: 0 };
-  for (const { id } of await pendingHoldIdsOfTool(ctx.db, input.workspaceId, input.tool, MOST)) {
-    const result = await decideHold(ctx, {
-      workspaceId: input.workspaceId,
-      holdId: id,
-      memberId: input.memberId,
-      verdict: 'approve',
-      comment: 'Approved while classifying the tool as allow',
-      channel: 'inbox',
-    });
-    if (result.outcome !== 'recorded') counts.left += 1;
-    else if (result.hold.status === 'approved') counts.approved += 1;
+  const waiting = await pendingHoldIdsOfTool(ctx.db, input.workspaceId, input.tool, MOST);
+  const outcomes = await bulkDecide(ctx, {
+    workspaceId: input.workspaceId,
+    memberId: input.memberId,
+    holdIds: waiting.map((hold) => hold.id),
+    verdict: 'approve',
+    comment: 'Approved while classifying the tool as allow',
+  });
+  for (const outcome of outcomes) {
+    if ('skip' in outcome) counts.left += 1;
+    else if (outcome.status === 'approved') counts.approved += 1;
     else counts.awaitingOthers += 1;
   }
   return counts;
