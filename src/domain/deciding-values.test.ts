@@ -52,7 +52,10 @@ test('money reads as an amount and its currency, only when the amount is a numbe
   assert.equal(moneyText({ amount: 1200 }), '1,200');
   assert.equal(moneyText({ amount: '1200', currency: 'EUR' }), null);
   assert.equal(moneyText({}), null);
-  assert.equal(moneyText({ amount: 1, currency: 'E\u202eUR' }), '1 E\\u202eUR');
+  // A currency that is not a plain code is quoted: it cannot pass for a subject's own words.
+  assert.equal(moneyText({ amount: 5, currency: 'EUR; approved by CFO' }), '5 "EUR; approved by CFO"');
+  assert.equal(moneyText({ amount: 5, currency: 'usd' }), '5 usd');
+  assert.equal(moneyText({ amount: 1, currency: 'E\u202eUR' }), '1 "E\\u202eUR"');
 });
 
 test('the payee is the first string of payee, to or recipient, hidden characters shown and cut', () => {

@@ -4,7 +4,7 @@
  * then never push the amount out of a line (issue 39). Pure.
  */
 import type { RuleDefinition } from './rules.ts';
-import { cut, showHidden, summarizeEntries, type ActionSummary } from './summary.ts';
+import { cut, jsonLine, showHidden, summarizeEntries, type ActionSummary } from './summary.ts';
 
 /**
  * Keys that name money or where it goes, shown right after the rule's own (compared in lower case).
@@ -67,7 +67,11 @@ const AMOUNT = new Intl.NumberFormat('en-US', { maximumFractionDigits: 20 });
 export function moneyText(args: Record<string, unknown>): string | null {
   const { amount, currency } = args;
   if (typeof amount !== 'number' || !Number.isFinite(amount)) return null;
-  const unit = typeof currency === 'string' && currency !== '' ? ` ${cut(showHidden(currency), 12)}` : '';
+  // A code (`EUR`) as it is; any other text quoted, so it cannot pass for a subject's own words.
+  const unit =
+    typeof currency !== 'string' || currency === ''
+      ? ''
+      : ` ${/^[A-Za-z]{1,6}$/.test(currency) ? currency : jsonLine(cut(currency, 40))}`;
   return `${AMOUNT.format(amount)}${unit}`;
 }
 
