@@ -213,7 +213,8 @@ describe('the app in a browser', { skip: browserSkip, concurrency: 1 }, () => {
       assert.match(await line.innerText(), /send_invoice/);
       assert.match(
         await line.locator('.summary').innerText(),
-        /customer="Globex", amount=1200, currency="EUR"/,
+        // The values decided on first (money), then the rest.
+        /amount=1200, currency="EUR", customer="Globex"/,
       );
       // The soonest deadline is selected and shown in full beside the list.
       const card = page.locator(`#hold-${first}`);
