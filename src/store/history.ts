@@ -5,7 +5,7 @@
  */
 import { columns, count, integer, text } from './columns.ts';
 import type { Db } from './db.ts';
-import { Where } from './where.ts';
+import { asInJson, containing, likeOf, Where } from './where.ts';
 
 /** What became of a hold, as History counts it: `status` tells human from rule decisions only with `verdict` and `channel`. */
 export type Outcome = 'pending' | 'approved' | 'rejected' | 'withdrawn' | 'expired' | 'allowed' | 'denied';
@@ -51,43 +51,31 @@ export interface HistoryFilters {
   upto?: HistoryCursor;
 }
 
-/** `%text%` for LIKE with `\` as its escape: the filter's own `%`, `_` and `\` are literal. */
-const containing = (value: string) => `%${value.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
-
-/**
- * A case-insensitive substring match. SQLite's LIKE ignores case (ASCII letters only); PostgreSQL's
- * ILIKE ignores case of every letter.
- */
-const like = (db: Db, column: string) =>
-  `${column} ${db.dialect === 'postgres' ? 'ILIKE' : 'LIKE'} ? ESCAPE '\\'`;
-
-/**
- * Arguments are stored as JSON: a value's `"` or `\` is written `\"` or `\\` there, so the text is
- * looked for as JSON writes it inside a string.
- */
-const asInJson = (value: string) => JSON.stringify(value).slice(1, -1);
-
 function whereOf(db: Db, workspaceId: string, filters: HistoryFilters): Where {
   const where = new Where('workspace_id = $1', [workspaceId]);
   if (filters.status) where.and('status = ?', filters.status);
-  if (filters.tool) where.and(like(db, 'tool_name'), containing(filters.tool));
+  if (filters.tool) where.and(likeOf(db.dialect, 'tool_name'), containing(filters.tool));
   if (filters.agent) {
     const pattern = containing(filters.agent);
-    where.and(`(${like(db, 'agent_id')} OR ${like(db, 'agent_label')})`, pattern, pattern);
+    where.and(
+      `(${likeOf(db.dialect, 'agent_id')} OR ${likeOf(db.dialect, 'agent_label')})`,
+      pattern,
+      pattern,
+    );
   }
   if (filters.decidedBy) {
     const pattern = containing(filters.decidedBy);
     where.and(
       `EXISTS (SELECT 1 FROM hold_decisions d JOIN members m ON m.id = d.member_id
-        WHERE d.hold_id = holds.id AND (${like(db, 'm.name')} OR ${like(db, 'm.email')}))`,
+        WHERE d.hold_id = holds.id AND (${likeOf(db.dialect, 'm.name')} OR ${likeOf(db.dialect, 'm.email')}))`,
       pattern,
       pattern,
     );
   }
   if (filters.text) {
     where.and(
-      `(${like(db, 'arguments')} OR EXISTS (SELECT 1 FROM hold_decisions d
-        WHERE d.hold_id = holds.id AND ${like(db, 'd.comment')}))`,
+      `(${likeOf(db.dialect, 'arguments')} OR EXISTS (SELECT 1 FROM hold_decisions d
+        WHERE d.hold_id = holds.id AND ${likeOf(db.dialect, 'd.comment')}))`,
       containing(asInJson(filters.text)),
       containing(filters.text),
     );
