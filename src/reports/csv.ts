@@ -21,7 +21,17 @@ function cell(value: Cell): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-export const csvRecord = (cells: Cell[]) => `${cells.map(cell).join(',')}\r\n`;
+const csvRecord = (cells: Cell[]) => `${cells.map(cell).join(',')}\r\n`;
+
+/** A CSV of rows read batch by batch: the header row, then one record per row. */
+export async function* csvRows<Row>(
+  columns: readonly string[],
+  batches: AsyncIterable<Row[]>,
+  record: (row: Row) => Cell[],
+): AsyncGenerator<string> {
+  yield csvRecord([...columns]);
+  for await (const batch of batches) yield batch.map((row) => csvRecord(record(row))).join('');
+}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
@@ -48,35 +58,27 @@ export const ACTIVITY_COLUMNS = [
 ];
 
 /** The activity report: the header row, then one row per hold, page by page. */
-export async function* activityCsv(pages: AsyncIterable<ActivityRow[]>): AsyncGenerator<string> {
-  yield csvRecord(ACTIVITY_COLUMNS);
-  for await (const page of pages) {
-    yield page
-      .map((row) =>
-        csvRecord([
-          row.id,
-          iso(row.createdAt),
-          row.connection,
-          row.toolName,
-          row.agentId,
-          row.environment,
-          row.status,
-          row.verdict,
-          row.channel,
-          row.approvers.join('; '),
-          iso(row.decidedAt),
-          row.executionStatus,
-          row.reminders,
-          row.escalations.length,
-          row.escalations.map(stepText).join('; '),
-          decidersOf(row)
-            .filter((_, index) => row.onBehalfOf[index] !== null)
-            .join('; '),
-        ]),
-      )
-      .join('');
-  }
-}
+export const activityCsv = (pages: AsyncIterable<ActivityRow[]>) =>
+  csvRows(ACTIVITY_COLUMNS, pages, (row) => [
+    row.id,
+    iso(row.createdAt),
+    row.connection,
+    row.toolName,
+    row.agentId,
+    row.environment,
+    row.status,
+    row.verdict,
+    row.channel,
+    row.approvers.join('; '),
+    iso(row.decidedAt),
+    row.executionStatus,
+    row.reminders,
+    row.escalations.length,
+    row.escalations.map(stepText).join('; '),
+    decidersOf(row)
+      .filter((_, index) => row.onBehalfOf[index] !== null)
+      .join('; '),
+  ]);
 
 /** What both reports were built from, as `report` and `evidence` rows of the oversight CSV. */
 function headingRows(heading: ReportHeading): Cell[][] {

@@ -1,6 +1,6 @@
 /** The History page's CSV: every hold of its filters, one row each, written as the reports' CSV is. */
 import { commentsOf, decidedBy, type HistoryRow } from '../services/history.ts';
-import { csvRecord } from './csv.ts';
+import { csvRows } from './csv.ts';
 
 export const HISTORY_COLUMNS = [
   'reference',
@@ -21,27 +21,19 @@ export const HISTORY_COLUMNS = [
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The header row, then a record per hold, batch by batch. Comments are whole here, not cut. */
-export async function* historyCsv(batches: AsyncIterable<HistoryRow[]>): AsyncGenerator<string> {
-  yield csvRecord(HISTORY_COLUMNS);
-  for await (const batch of batches) {
-    yield batch
-      .map((row) =>
-        csvRecord([
-          row.id,
-          iso(row.createdAt),
-          row.connection,
-          row.toolName,
-          row.agentId,
-          row.agentLabel,
-          row.environment,
-          row.status,
-          row.outcome,
-          decidedBy(row).join('; '),
-          iso(row.decidedAt),
-          commentsOf(row).join('\n'),
-          row.argumentsSummary,
-        ]),
-      )
-      .join('');
-  }
-}
+export const historyCsv = (batches: AsyncIterable<HistoryRow[]>) =>
+  csvRows(HISTORY_COLUMNS, batches, (row) => [
+    row.id,
+    iso(row.createdAt),
+    row.connection,
+    row.toolName,
+    row.agentId,
+    row.agentLabel,
+    row.environment,
+    row.status,
+    row.outcome,
+    decidedBy(row).join('; '),
+    iso(row.decidedAt),
+    commentsOf(row).join('\n'),
+    row.argumentsSummary,
+  ]);
