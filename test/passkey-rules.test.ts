@@ -83,6 +83,11 @@ for (const backend of backends) {
       });
       assert.equal(refused.status, 422);
       assert.match(refused.text, /must be signed with your passkey/);
+      // Asked for as JSON (the inbox's keys), the refusal is named, so the script opens the hold's page.
+      const asJson = await app.post(admin, `/app/holds/${id}/decide`, { verdict: 'approve' }, undefined, {
+        Accept: 'application/json',
+      });
+      assert.deepEqual([asJson.status, JSON.parse(asJson.text).error], [422, 'passkey_required']);
       assert.equal((await status(id)).approvalsReceived, 0);
       // A rejection needs no signature.
       const rejected = await app.post(admin, `/app/holds/${id}/decide`, {

@@ -199,10 +199,10 @@ async function decide(
   body: Form,
   { reply, json }: { reply: FastifyReply; json: boolean },
 ) {
-  // JSON's `error` is the title in snake case: `not_decided`.
-  const refuse = (status: number, title: string, message: string) =>
+  // JSON's `error` is the title in snake case (`not_decided`), unless it is named.
+  const refuse = (status: number, title: string, message: string, error?: string) =>
     json
-      ? reply.code(status).send({ error: title.toLowerCase().replace(' ', '_'), message })
+      ? reply.code(status).send({ error: error ?? title.toLowerCase().replace(' ', '_'), message })
       : problemWithCount(ctx, reply, session, status, title, message);
   const form = DecideForm.safeParse({
     verdict: field(body, 'verdict'),
@@ -232,7 +232,9 @@ async function decide(
     });
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;
-    return refuse(error.code === 'not_found' ? 404 : 422, 'Not decided', error.message);
+    // An approval that must be signed: the script takes the reader to the hold's page to sign it.
+    const unsigned = error.issues.some((issue) => issue.field === 'passkey') ? 'passkey_required' : undefined;
+    return refuse(error.code === 'not_found' ? 404 : 422, 'Not decided', error.message, unsigned);
   }
   if (result.outcome === 'own_request')
     return refuse(403, 'Not decided', blockerInWords('own_request', result.hold));

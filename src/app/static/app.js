@@ -202,7 +202,7 @@ async function decide(hold, verdict) {
     next,
   });
   if (!ok) {
-    if (/passkey/i.test(`${body.error} ${body.message}`)) return location.assign(`/app/holds/${hold.id}`);
+    if (body.error === 'passkey_required') return location.assign(`/app/holds/${hold.id}`);
     return say(body.message ?? 'Not decided.');
   }
   if (textarea) sessionStorage.removeItem(commentKey(textarea));
