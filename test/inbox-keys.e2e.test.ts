@@ -139,6 +139,24 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     assert.equal(await statusOf(workspace, signed!), 'pending');
   });
 
+  test('a on a line that cannot show its action whole opens the hold instead of approving it', async () => {
+    const { workspace } = await t.workspace({ config: WORKSPACE });
+    const [first] = await payments(workspace, 1);
+    const [long] = await seedHolds(t.service.ctx, workspace, 1, () => ({
+      toolName: 'pay',
+      arguments: { amount: 9000, currency: 'EUR', memo: 'x'.repeat(300), iban: 'DE89370400440532013000' },
+    }));
+    const page = await signIn(workspace);
+    await page.locator(`#hold-${first}`).waitFor();
+    assert.equal(await page.locator(`#line-${long}`).getAttribute('data-complete'), null);
+    await page.locator(`#line-${long} > a`).focus();
+    await page.keyboard.press('a');
+    await page.waitForURL(new RegExp(`hold=${long}`));
+    await page.locator(`#hold-${long}`).waitFor();
+    assert.equal(await page.getByRole('dialog', { name: 'Approve this action?' }).isVisible(), false);
+    assert.equal(await statusOf(workspace, long!), 'pending', 'nothing approved unseen');
+  });
+
   test('/ searches; j past the last line opens the next page on its first line; shortcuts turn off; c comments', async () => {
     const { workspace } = await t.workspace({ config: WORKSPACE });
     const ids = await payments(workspace, 52);

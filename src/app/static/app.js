@@ -158,6 +158,11 @@ function confirmDecision(verdict) {
   // No Approve button on a hold too large to show whole: the key does nothing either.
   if (!hold || !dialog || (hold.form && !$(`button[value="${verdict}"]`, hold.form))) return;
   if (!hold.form && !hold.line.matches('[data-waiting]')) return;
+  // A line shows its action whole only when it fits: otherwise it is approved on the hold, seen in full.
+  if (verdict === 'approve' && !hold.form && !hold.line.matches('[data-complete]')) {
+    say('Open the hold to see it in full before approving it.');
+    return location.assign($(':scope > a', hold.line).href);
+  }
   const word = verdict === 'approve' ? 'Approve' : 'Reject';
   $('#confirm-title', dialog).textContent = `${word} this action?`;
   $('.confirm-action code', dialog).textContent = hold.action;

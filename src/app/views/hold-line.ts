@@ -11,8 +11,16 @@ import { countdown, type Html, html, time, when } from '../html.ts';
 
 export type LineDecision = Pick<HoldDecisionRow, 'name' | 'verdict'>;
 
-/** How much of the summary names the line to a screen reader and to the script (`data-values`). */
+/** How much of an incomplete summary names the line to a screen reader and to the script (`data-values`). */
 const SHORT_VALUES = 80;
+
+/**
+ * Whether a stored summary shows every argument in full: one that was cut ends with `+2 more fields`
+ * or has a value cut short (`…`). A value of the agent's own with a `…` in it counts as cut: the safe
+ * side, since the keys approve from the line only what it shows whole ("No decision on a summary").
+ */
+export const summaryComplete = (summary: string) =>
+  !summary.includes('…') && !/\+\d+ more fields?$/.test(summary);
 
 /** `1 of 2 · Ada` for a four-eyes hold; nothing for a hold that needs one approval and has none. */
 export function approvalsText(
@@ -55,12 +63,14 @@ export function holdLineView(
   const approvals = approvalsText(line, line.decisions);
   const agent = showHidden(line.agentLabel ?? line.agentId);
   const tool = showHidden(line.toolName);
-  const values = cut(line.argumentsSummary, SHORT_VALUES);
+  const complete = summaryComplete(line.argumentsSummary);
+  const values = complete ? line.argumentsSummary : cut(line.argumentsSummary, SHORT_VALUES);
   return html`<li
     class="line${selected ? ' selected' : ''}"
     id="line-${line.id}"
     data-hold="${line.id}"
     data-values="${values}"
+    ${when(complete, () => html`data-complete`)}
     ${when(claimedBy, () => html`data-claimed-by="${claimedBy}"`)}
     data-waiting
   >
