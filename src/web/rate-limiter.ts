@@ -65,22 +65,19 @@ export interface Limit {
   resetSeconds: number;
 }
 
-/** Counts one request (`by` 1), or reads the count before one (`by` 0), against `limit`. */
-async function windowLimit(
+export async function checkLimit(
   counter: RateCounter,
   key: string,
   limit: number,
   now: number,
-  { windowMs, by }: { windowMs: number; by: 0 | 1 },
+  windowMs = 60_000,
 ): Promise<Limit> {
   try {
-    const { count, resetMs } = await counter.hit(key, windowMs, now, by);
-    // A read asks whether one more would still be within the limit.
-    const used = count + 1 - by;
+    const { count, resetMs } = await counter.hit(key, windowMs, now);
     return {
-      allowed: used <= limit,
+      allowed: count <= limit,
       limit,
-      remaining: Math.max(0, limit - used),
+      remaining: Math.max(0, limit - count),
       resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
     };
   } catch {
@@ -89,26 +86,19 @@ async function windowLimit(
   }
 }
 
-export const checkLimit = (
-  counter: RateCounter,
-  key: string,
-  limit: number,
-  now: number,
-  windowMs = 60_000,
-) => windowLimit(counter, key, limit, now, { windowMs, by: 1 });
-
 /**
- * Guesses at a secret in a link (a decision link's or sign-in link's token) from one address: only a
- * failed guess counts (`countFailedGuess`), so any number of people behind one address can use their
- * valid links. This reads, counting nothing: whether the address may try again. While it may not, a
- * valid link from it is refused as well, so its answers tell a guesser nothing about its tokens.
+ * Guesses at the app's secrets (decision links, sign-in links, passkey sign-ins) from one address: each
+ * try is counted before the secret is looked up, so tries made at once cannot all pass under the limit,
+ * and a try that was valid is given back (`refundGuess`), so any number of people behind one address
+ * can use their valid links. While the address is over, a valid link from it is refused as well, so its
+ * answers tell a guesser nothing about its tokens.
  */
-export const checkGuesses = (counter: RateCounter, key: string, limit: number, now: number) =>
-  windowLimit(counter, key, limit, now, { windowMs: 60_000, by: 0 });
+export const countGuess = (counter: RateCounter, key: string, limit: number, now: number) =>
+  checkLimit(counter, key, limit, now);
 
-/** Counts a failed guess for `checkGuesses`; a counter that fails counts nothing (fail open). */
-export const countFailedGuess = (counter: RateCounter, key: string, now: number) =>
-  counter.hit(key, 60_000, now).then(
+/** Gives back a try `countGuess` counted that was valid; a counter that fails gives nothing back. */
+export const refundGuess = (counter: RateCounter, key: string, now: number) =>
+  counter.hit(key, 60_000, now, -1).then(
     () => {},
     () => {},
   );

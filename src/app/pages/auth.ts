@@ -6,7 +6,7 @@ import { createFirstWorkspace, hasWorkspaces } from '../../services/first-run.ts
 import { queueSignInMail, SESSION_DAYS, signIn, signInLinkUsable, signOut } from '../../services/sign-in.ts';
 import { appPath } from '../app-path.ts';
 import { readLoginForm, readSetupForm } from '../forms/auth.ts';
-import { countFailedTry, mayTry } from '../guesses.ts';
+import { validTry, mayTry } from '../guesses.ts';
 import {
   type Form,
   type PageDeps,
@@ -92,28 +92,28 @@ function loginPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
 
 function signInLinkPages(app: FastifyInstance, deps: PageDeps) {
   const { ctx } = deps;
-  // Unknown, used and expired links look the same here, and all count as a failed guess.
-  const linkGone = async (request: FastifyRequest, reply: FastifyReply) => {
-    await countFailedTry(deps, request);
-    return problemPage(
+  // Unknown, used and expired links look the same here, and all count as a failed guess (not given back).
+  const linkGone = (reply: FastifyReply) =>
+    problemPage(
       reply,
       410,
       'Link used or expired',
       'This sign-in link has been used or has expired. Ask for a new one.',
     );
-  };
 
   // Opening the link shows a button: mail scanners that fetch links do not use it up.
   app.get<{ Params: { token: string } }>('/app/login/:token', publicRoute, async (request, reply) => {
     if (!(await mayTry(deps, request, reply))) return reply;
-    if (!(await signInLinkUsable(ctx, request.params.token))) return linkGone(request, reply);
+    if (!(await signInLinkUsable(ctx, request.params.token))) return linkGone(reply);
+    await validTry(deps, request);
     return sendPage(reply, signInLinkPage(request.params.token));
   });
 
   app.post<{ Params: { token: string } }>('/app/login/:token', publicRoute, async (request, reply) => {
     if (!(await mayTry(deps, request, reply))) return reply;
     const session = await signIn(ctx, request.params.token);
-    if (!session) return linkGone(request, reply);
+    if (!session) return linkGone(reply);
+    await validTry(deps, request);
     const kept = readCookie(request, NEXT_COOKIE);
     const cookies = [sessionCookie(ctx, session.sessionId, SESSION_SECONDS)];
     if (kept !== undefined) cookies.push(nextCookie(ctx, '', 0));

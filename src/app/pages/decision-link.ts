@@ -13,7 +13,7 @@ import { inboxPage } from '../../services/inbox.ts';
 import { passkeyPrompt } from '../../services/passkeys.ts';
 import type { Html } from '../html.ts';
 import { holdArguments, TOO_LARGE_TO_APPROVE } from '../views/hold.ts';
-import { countFailedTry, mayTry } from '../guesses.ts';
+import { validTry, mayTry } from '../guesses.ts';
 import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import {
@@ -49,7 +49,7 @@ async function usableLink(
   if (!(await mayTry(deps, request, reply))) return null;
   const link = await openDecisionLink(deps.ctx, request.params.token);
   // Only an unknown token is a failed guess: a used or expired link is real and shows its outcome.
-  if (link.state === 'invalid') await countFailedTry(deps, request);
+  if (link.state !== 'invalid') await validTry(deps, request);
   // Signed in to another workspace: the link is as unknown there as any of its objects.
   const session = request.appSession;
   if (link.state === 'invalid' || (session && session.workspace.id !== link.member.workspaceId)) {

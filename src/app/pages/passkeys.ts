@@ -24,7 +24,8 @@ import {
 import { type AppSession, SESSION_DAYS } from '../../services/sign-in.ts';
 import { redirectWithNotice, takeNotice } from '../flash.ts';
 import { readEnrolForm, readRemoveForm, readSignInForm } from '../forms/passkeys.ts';
-import { countFailedTry, mayTry } from '../guesses.ts';
+import { mayTry, validTry } from '../guesses.ts';
+import { checkLimit } from '../../web/rate-limiter.ts';
 import { type Form, type PageDeps, problemPage, sendPage, sessionCookie } from '../respond.ts';
 import { enrolLinkView, passkeysView } from '../views/passkeys.ts';
 import { adminPage } from './admin/shared.ts';
@@ -132,12 +133,29 @@ function memberPages(app: FastifyInstance, ctx: ServiceContext) {
 }
 
 // A passkey sign-in counts against the address only when it fails (`guesses.ts`).
+/** Sign-in ceremonies an address may start a minute: an office's people, not a script's thousands. */
+const OPTIONS_LIMIT = 120;
 function signInPages(app: FastifyInstance, deps: PageDeps) {
   const { ctx } = deps;
   const publicRoute = { config: { public: true } };
 
+  // Options are no guess, but each stores a ceremony: counted in a bucket of their own, generous for an office.
   app.post('/app/login/passkey/options', publicRoute, async (request, reply) => {
-    if (!(await mayTry(deps, request, reply))) return reply;
+    const limit = await checkLimit(
+      deps.counter,
+      `ip:${request.ip}:passkey-options`,
+      OPTIONS_LIMIT,
+      ctx.now(),
+    );
+    if (!limit.allowed) {
+      reply.header('Retry-After', String(limit.resetSeconds));
+      return problemPage(
+        reply,
+        429,
+        'Too many requests',
+        'Too many passkey sign-ins from this network. Wait a minute.',
+      );
+    }
     return sendOptions(reply, () => signInOptions(ctx));
   });
 
@@ -148,15 +166,14 @@ function signInPages(app: FastifyInstance, deps: PageDeps) {
       ceremony: form.ceremony,
       response: form.response as AuthenticationResponseJSON,
     });
-    if (!session) {
-      await countFailedTry(deps, request);
+    if (!session)
       return problemPage(
         reply,
         401,
         'Not signed in',
         'That passkey could not sign you in here. Try again, or ask for a sign-in link by e-mail.',
       );
-    }
+    await validTry(deps, request);
     return reply
       .header('Set-Cookie', sessionCookie(ctx, session.sessionId, SESSION_DAYS * 86_400))
       .redirect('/app/inbox', 303);
