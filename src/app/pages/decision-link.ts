@@ -9,7 +9,7 @@ import type { ServiceContext } from '../../services/context.ts';
 import { decideByLink, type LinkState, openDecisionLink } from '../../services/decision-links.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
-import { inboxPage } from '../../services/inbox.ts';
+import { waitingIdsOf } from '../../services/inbox.ts';
 import { passkeyPrompt } from '../../services/passkeys.ts';
 import type { Html } from '../html.ts';
 import { holdArguments, TOO_LARGE_TO_APPROVE } from '../views/hold.ts';
@@ -69,9 +69,9 @@ type LinkView = { title: string; top: Html; status?: number; notice?: string | n
 
 /** The link member's next waiting hold besides `holdId` (soonest deadline first), and how many wait. */
 async function nextWaiting(ctx: ServiceContext, member: UsableLink['member'], holdId: string) {
-  const { lines, waiting } = await inboxPage(ctx, member, { filters: {}, order: 'deadline', limit: 2 });
-  const next = lines.find((line) => line.id !== holdId) ?? null;
-  return { next, waiting: waiting - (lines.some((line) => line.id === holdId) ? 1 : 0) };
+  // The ids alone, in the inbox's deadline order: no line of the list is drawn for one link.
+  const others = (await waitingIdsOf(ctx, member)).filter((id) => id !== holdId);
+  return { next: others.length > 0 ? { id: others[0]! } : null, waiting: others.length };
 }
 
 /**
