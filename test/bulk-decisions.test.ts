@@ -181,6 +181,11 @@ for (const backend of backends) {
       for (const id of merges) assert.equal(await statusOf(id), 'pending');
       assert.equal(await statusOf(late!), 'pending');
       assert.equal((await bulk(ada, { all: '1', env: 'nope', verdict: 'reject' })).status, 400);
+      // A filter is never decided unseen: only the confirmation's listed holds are.
+      const [unseen] = await seed('refund', 1);
+      const blind = await bulk(ada, { all: '1', tool: 'ref*', verdict: 'reject', step: 'decide' });
+      assert.equal(blind.status, 400);
+      assert.equal(await statusOf(unseen!), 'pending');
     });
 
     test('viewers, other workspaces and forms without a token decide nothing; bad input changes nothing', async () => {

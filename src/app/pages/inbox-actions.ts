@@ -83,10 +83,16 @@ async function bulk(ctx: ServiceContext, request: FastifyRequest<{ Body: Form }>
     const page = bulkConfirmView(session, preview, { comment, back });
     return sendPage(reply, layout({ title, session, active: 'inbox', pending }, page));
   }
-  // Chosen by id, each is checked as it is decided. Chosen by a filter (a form sent without the
-  // confirmation, which posts ids), what the filter matches now, as the preview reads it.
-  const preview = 'filters' in selection ? await bulkPreview(ctx, session.member, verdict, selection) : null;
-  const holdIds = 'holdIds' in selection ? selection.holdIds : preview!.decided.map(({ line }) => line.id);
+  // Only holds the confirmation listed are decided (it posts their ids): never a filter, unseen.
+  if (!('holdIds' in selection))
+    return problemPage(
+      reply,
+      400,
+      'Not understood',
+      'Decide from the confirmation, which lists the holds.',
+      session,
+    );
+  const holdIds = selection.holdIds;
   let outcomes;
   try {
     outcomes = await bulkDecide(ctx, {
@@ -101,7 +107,7 @@ async function bulk(ctx: ServiceContext, request: FastifyRequest<{ Body: Form }>
     return problemPage(reply, 422, 'Not decided', error.message, session);
   }
   const decided = outcomes.filter((outcome) => 'status' in outcome).length;
-  const left = outcomes.length - decided + (preview ? preview.skipped.length + preview.unknown : 0);
+  const left = outcomes.length - decided;
   const key = verdict === 'approve' ? 'bulk_approved' : 'bulk_rejected';
   return redirectWithNotice(reply, back, `${key}:${decided}:${left}`);
 }
