@@ -35,7 +35,7 @@ rules:
 
 /** The hold ids a confirmation page lists to be decided, in order (its table's links). */
 const listed = (page: string) =>
-  [...(page.split('<h2>Left')[0] ?? '').matchAll(/<td><a href="\/app\/holds\/(svc_pa_[\w-]+)">/g)].map(
+  [...(page.split('<h2>Left')[0] ?? '').matchAll(/<td>\s*<a href="\/app\/holds\/(svc_pa_[\w-]+)">/g)].map(
     (m) => m[1],
   );
 
@@ -76,6 +76,7 @@ for (const backend of backends) {
       assert.match(confirm.text, /Approve 5 holds\?/);
       assert.match(confirm.text, /<strong>Total:<\/strong> 5 holds · 1\.5 EUR/);
       assert.deepEqual(listed(confirm.text), ids);
+      assert.match(confirm.text, /<span class="muted">SDK · live<\/span>/, 'the connection and environment');
       for (const id of ids) assert.equal(await statusOf(id), 'pending', 'the confirmation decides nothing');
 
       const decided = await app.post(ada, '/app/inbox/bulk', formFields(confirm.text, '/app/inbox/bulk'));

@@ -49,9 +49,12 @@ export function totalsInWords(totals: BulkTotals): string {
 
 const lineRow = ({ line, action }: BulkLine) =>
   html`<tr>
-    <td><a href="/app/holds/${line.id}">${line.toolName}</a></td>
+    <td>
+      <a href="/app/holds/${line.id}">${showHidden(line.toolName)}</a>
+      <span class="muted">${showHidden(line.connection)} · ${line.environment}</span>
+    </td>
     <td><code class="action">${action.text}</code></td>
-    <td>${line.agentLabel ?? line.agentId}</td>
+    <td>${showHidden(line.agentLabel ?? line.agentId)}</td>
     <td>${countdown(line.expiresAt, true)}</td>
   </tr>`;
 
