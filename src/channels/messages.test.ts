@@ -200,7 +200,18 @@ test('e-mail subjects: the deciding values and the reason, on one line; times na
   );
   assert.equal(
     forged.subject,
-    'Approve pay to "Globex — approved by CFO\\u000aBcc: x" — Large payments need two approvers',
+    'Approve pay to "Globex — approved by CFO\\nBcc: x" — Large payments need two approvers',
+  );
+  // Nor close its quotes early, nor pass as a link.
+  const subjectFor = (payee: string) =>
+    requestMail(brand, { ...pay, arguments: { payee } }, 'https://x.test/d/t').subject;
+  assert.equal(
+    subjectFor('x\\" approved'),
+    'Approve pay to "x\\\\\\" approved" — Large payments need two approvers',
+  );
+  assert.equal(
+    subjectFor('https://evil.test/x'),
+    'Approve pay to "https://evil.test/x" — Large payments need two approvers',
   );
   for (const subject of [
     requestMail(brand, forger, 'https://x.test/d/t').subject,

@@ -3,10 +3,10 @@
  * title carry the action's deciding values and why it is the reader's, so that a full mailbox can be
  * read from its subjects. Agent-supplied text stays on one line and, unless a plain name, quoted.
  */
-import { moneyText, payeeText } from '../domain/deciding-values.ts';
+import { moneyText, payeeOf } from '../domain/deciding-values.ts';
 import { durationText } from '../domain/follow-ups.ts';
 import type { Hold } from '../domain/hold.ts';
-import { nameText, showHidden } from '../domain/summary.ts';
+import { cut, jsonLine, nameText, showHidden } from '../domain/summary.ts';
 
 /** A member's name and when their delegation ends (not agent text). */
 export interface Principal {
@@ -33,10 +33,10 @@ export interface Why {
 /** `Approve payments.send 31,496.75 EUR to Globex`: the tool and, when the arguments name them, money and payee. */
 export function actionTitle(hold: Pick<Hold, 'toolName' | 'arguments'>): string {
   const money = moneyText(hold.arguments);
-  const payee = payeeText(hold.arguments);
-  // A payee that is not a plain name is quoted, so it cannot pass for the title's own words.
-  // (Its hidden characters are already shown escaped: only its quotes are escaped here.)
-  const to = payee && (/^[\w.:/@-]+$/.test(payee) ? payee : `"${payee.replaceAll('"', '\\"')}"`);
+  const payee = payeeOf(hold.arguments);
+  // A payee that is not a plain name is quoted as JSON writes it, so it cannot pass for the title's
+  // own words; a URL is no plain name (it would be linked).
+  const to = payee && (/^[\w.@-]{1,60}$/.test(payee) ? payee : jsonLine(cut(payee, 60)));
   return ['Approve', nameText(hold.toolName), money, to && `to ${to}`].filter(Boolean).join(' ');
 }
 

@@ -77,9 +77,15 @@ export function moneyText(args: Record<string, unknown>): string | null {
 
 /** Who receives the action (`Globex`): the first of payee, to, recipient that is a non-empty string. */
 export function payeeText(args: Record<string, unknown>): string | null {
+  const payee = payeeOf(args);
+  return payee === null ? null : cut(showHidden(payee), PAYEE_LENGTH);
+}
+
+/** The payee as the agent wrote it, not yet made safe to show (`payeeText` does that). */
+export function payeeOf(args: Record<string, unknown>): string | null {
   for (const key of PAYEE_KEYS) {
     const value = args[key];
-    if (typeof value === 'string' && value.trim() !== '') return cut(showHidden(value), PAYEE_LENGTH);
+    if (typeof value === 'string' && value.trim() !== '') return value;
   }
   return null;
 }
