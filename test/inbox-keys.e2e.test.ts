@@ -157,6 +157,24 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     assert.equal(await statusOf(workspace, long!), 'pending', 'nothing approved unseen');
   });
 
+  test('j past the end of a page where holds were decided in place skips none of those that moved up', async () => {
+    const { workspace } = await t.workspace({ config: WORKSPACE });
+    const ids = await payments(workspace, 53);
+    const page = await signIn(workspace);
+    for (const id of [ids[0], ids[1]]) {
+      await page.locator(`#line-${id} > a`).focus();
+      await page.keyboard.press('r');
+      await page.getByRole('dialog', { name: 'Reject this action?' }).waitFor();
+      await page.keyboard.press('Enter');
+      await page.locator(`#line-${id}`).waitFor({ state: 'detached' });
+    }
+    // ids[50] and ids[51] moved up onto page 1 on the server; the next page now starts at ids[52].
+    await page.locator(`#line-${ids[49]} > a`).focus();
+    await page.keyboard.press('j');
+    await page.waitForFunction((id) => document.activeElement?.closest('li')?.dataset.hold === id, ids[50]);
+    assert.doesNotMatch(page.url(), /page=2/);
+  });
+
   test('/ searches; j past the last line opens the next page on its first line; shortcuts turn off; c comments', async () => {
     const { workspace } = await t.workspace({ config: WORKSPACE });
     const ids = await payments(workspace, 52);

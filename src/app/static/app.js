@@ -58,7 +58,7 @@ async function refresh() {
   const params = new URLSearchParams();
   if ($('.desk')) {
     for (const [key, value] of new URLSearchParams(location.search)) {
-      if (!['after', 'before', 'hold'].includes(key)) params.set(key, value);
+      if (key !== 'hold') params.set(key, value);
     }
   }
   params.set('shown', [...new Set($$('[data-waiting]').map((el) => el.dataset.hold))].join(','));
@@ -118,20 +118,32 @@ function focusLine(line) {
 // Where the list's page changes, the next page says which line to focus.
 const FOCUS_ON_LOAD = 'inbox-focus';
 
-/** j and k move the focus along the list, on to the next or previous page past its ends. */
+// Lines decided in place on this page: the holds after them have moved up into it on the server.
+let leftHere = 0;
+
+/**
+ * j and k move the focus along the list, on to the next or previous page past its ends. Past the end
+ * of a page that lines left, the same page again (its later holds moved up into it), on the first
+ * line not seen yet, so no hold is skipped.
+ */
 function move(step) {
   const all = lines();
-  if (all.length === 0) return;
+  const onward = step > 0 && leftHere > 0;
+  if (all.length === 0 && !onward) return;
   const focused = all.indexOf(focusedLine());
   const from = focused >= 0 ? focused : all.findIndex((line) => line.classList.contains('selected'));
   const to = from < 0 ? 0 : from + step;
+  if (to < all.length && to >= 0) return focusLine(all[to]);
   const page = $(`.pager a[rel="${step > 0 ? 'next' : 'prev'}"]`);
-  if ((to >= all.length || to < 0) && page) {
+  if (onward) {
+    const same = new URL(location.href);
+    same.searchParams.delete('hold');
+    sessionStorage.setItem(FOCUS_ON_LOAD, String(all.length));
+    location.assign(same.href);
+  } else if (page) {
     sessionStorage.setItem(FOCUS_ON_LOAD, step > 0 ? 'first' : 'last');
     location.assign(page.href);
-    return;
-  }
-  focusLine(all[Math.min(all.length - 1, Math.max(0, to))]);
+  } else focusLine(all[Math.min(all.length - 1, Math.max(0, to))]);
 }
 
 /** The hold a key acts on: the focused line's, else the open one (the panel or the hold's page). */
@@ -223,6 +235,7 @@ function leaveList(line) {
   const neighbour = line.nextElementSibling ?? line.previousElementSibling;
   const hadFocus = line.contains(document.activeElement);
   line.remove();
+  leftHere += 1;
   const matching = $('#queue-title .badge');
   if (matching && /^\d+$/.test(matching.textContent)) matching.textContent = String(matching.textContent - 1);
   if (hadFocus && neighbour) focusLine(neighbour);
@@ -336,6 +349,8 @@ function focusOnLoad() {
   const all = lines();
   if (wanted === 'first' && all.length) return focusLine(all[0]);
   if (wanted === 'last' && all.length) return focusLine(all.at(-1));
+  if (/^\d+$/.test(wanted ?? '') && all.length)
+    return focusLine(all[Math.min(Number(wanted), all.length - 1)]);
   if (wanted === 'comment') return $('article.hold form.decide textarea')?.focus();
   // A hold opened from the list keeps the list's place: j and k go on from it.
   if ($('.desk[data-selection="chosen"]')) $('.lines > li.selected > a')?.focus();
