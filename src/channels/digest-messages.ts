@@ -11,7 +11,7 @@ import { nameText, showHidden } from '../domain/summary.ts';
 import { utcText } from '../domain/time-text.ts';
 import { html } from '../markup/html.ts';
 import type { MailMessage } from './email.ts';
-import { type Asking, type Branding, deadline, frame, mrkdwn } from './messages.ts';
+import { type Asking, type Branding, frame, mrkdwn } from './messages.ts';
 import type { SlackMessage } from './slack.ts';
 import type { TeamsCard } from './teams.ts';
 import { actionTitle, reasonText } from './titles.ts';
@@ -29,21 +29,25 @@ const LINE_ARGUMENTS = 200;
 /** Lines a Slack message or Teams card lists (Slack takes 50 blocks); the inbox has the rest. */
 export const CHAT_LINES = 20;
 
-const MINUTE = 60_000;
-const DAY = 24 * 60 * MINUTE;
-
-/** `10:40 UTC`, with the date when it is a day or more away; in the reader's zone when they set one. */
+/** `10:40 UTC`, with the date when it is another day than `now`; in the reader's zone when they set one. */
 function clockText(at: number, now: number, zone: string | null): string {
-  if (!zone) return at - now >= DAY ? utcText(at) : `${utcText(at).slice(11)}`;
+  if (!zone)
+    return utcText(at).slice(0, 10) === utcText(now).slice(0, 10) ? utcText(at).slice(11) : utcText(at);
+  const day = (ms: number) =>
+    new Intl.DateTimeFormat('en-CA', { timeZone: zone, dateStyle: 'short' }).format(ms);
   const parts = new Intl.DateTimeFormat('en-CA', {
     timeZone: zone,
     hourCycle: 'h23',
-    ...(at - now >= DAY ? { year: 'numeric', month: '2-digit', day: '2-digit' } : {}),
+    ...(day(at) === day(now) ? {} : { year: 'numeric', month: '2-digit', day: '2-digit' }),
     hour: '2-digit',
     minute: '2-digit',
   }).format(at);
   return `${parts.replace(',', '')} ${zone}`;
 }
+
+/** `decide by 14:00 Europe/Berlin`: a line's deadline, as the digest's title writes times. */
+const dueText = (hold: Hold, now: number, zone: string | null) =>
+  hold.expiresAt === null ? 'no deadline' : `decide by ${clockText(hold.expiresAt, now, zone)}`;
 
 /** `5 holds wait for you — 3 escalated, 1 reminder, due from 10:40 UTC`. */
 export function digestTitle(entries: DigestEntry[], now: number, zone: string | null): string {
@@ -80,7 +84,7 @@ export function digestMail(
       '',
       `${actionTitle(hold)} — ${reasonText(hold, asking)}`,
       `${askedBy(hold)}: ${argumentsLine(hold)}`,
-      `${deadline(hold)}: ${link}`,
+      `${dueText(hold, now, zone)}: ${link}`,
     ]),
     '',
     `— ${brand.name}`,
@@ -96,7 +100,7 @@ export function digestMail(
             ${reasonText(hold, asking)}<br />
             <span style="color: #444">${askedBy(hold)}: <code>${argumentsLine(hold)}</code></span
             ><br />
-            <span style="color: #666; font-size: 0.875rem">${deadline(hold)}</span>
+            <span style="color: #666; font-size: 0.875rem">${dueText(hold, now, zone)}</span>
           </li>`,
       )}
     </ol>`;
@@ -124,7 +128,7 @@ export function slackDigest(
   const line = ({ hold, link, asking }: DigestEntry) =>
     section(
       `<${link}|${mrkdwn(actionTitle(hold)).replaceAll('|', '¦')}> — ${mrkdwn(reasonText(hold, asking))}\n` +
-        `${mrkdwn(askedBy(hold))} · ${mrkdwn(deadline(hold))}`,
+        `${mrkdwn(askedBy(hold))} · ${mrkdwn(dueText(hold, now, zone))}`,
     );
   const blocks: unknown[] = [section(`*${mrkdwn(title)}*`), ...shown.map(line)];
   if (more > 0) blocks.push(section(`<${inboxUrl}|${more} more in your inbox>`));
@@ -155,7 +159,7 @@ export function teamsDigest(
         run(actionTitle(hold), { weight: 'Bolder', selectAction: { type: 'Action.OpenUrl', url: link } }),
         run(` — ${reasonText(hold, asking)}`),
       ),
-      paragraph(run(`${askedBy(hold)} · ${deadline(hold)}`, { isSubtle: true })),
+      paragraph(run(`${askedBy(hold)} · ${dueText(hold, now, zone)}`, { isSubtle: true })),
     );
   }
   body.push(paragraph(run(brand.name, { isSubtle: true })));

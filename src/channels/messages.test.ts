@@ -278,6 +278,14 @@ test('digests: a line per hold with its own link; agent text inert in every chan
   const texts = strings(slack).join('\n');
   // In the member's zone when they set one.
   assert.equal(slack.text, '3 holds wait for you — 2 escalated, due from 11:31 Europe/Berlin');
+  assert.match(texts, /decide by 11:32 Europe\/Berlin/, "each line's deadline in the same zone as the title");
+  // Tomorrow's morning is named with its date, though it is less than a day away.
+  const late = Date.UTC(2026, 10, 23, 22);
+  const tomorrow = [{ ...entries[0]!, hold: { ...entries[0]!.hold, expiresAt: Date.UTC(2026, 10, 24, 8) } }];
+  assert.match(
+    digestMail(brand, [...tomorrow, ...tomorrow], late, null).subject,
+    /due from 2026-11-24 08:00 UTC$/,
+  );
   assert.ok(!texts.includes('<!channel>') && !texts.includes('<https://evil.test'), texts);
   assert.ok(!texts.includes('"action_id"') && !JSON.stringify(slack).includes('"button"'));
   assert.equal((texts.match(/<https:\/\/approvals\.test\/d\/token\d\|/g) ?? []).length, 3);

@@ -202,7 +202,7 @@ async function decide(
   // JSON's `error` is the title in snake case (`not_decided`), unless it is named.
   const refuse = (status: number, title: string, message: string, error?: string) =>
     json
-      ? reply.code(status).send({ error: error ?? title.toLowerCase().replace(' ', '_'), message })
+      ? reply.code(status).send({ error: error ?? title.toLowerCase().replaceAll(' ', '_'), message })
       : problemWithCount(ctx, reply, session, status, title, message);
   const form = DecideForm.safeParse({
     verdict: field(body, 'verdict'),
