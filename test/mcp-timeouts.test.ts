@@ -345,7 +345,12 @@ for (const backend of backends) {
           const down = await startSlowUpstream();
           let closed = false;
           try {
-            const { workspace, key } = await workspaceWith(2, '', down.url);
+            // Each mail at once: the test counts the approval's outcome mail.
+            const { workspace, key } = await workspaceWith(
+              2,
+              'notifications: { digest_minutes: 0 }\n',
+              down.url,
+            );
             const client = await connect(key);
             const held = envelopeOf(await slowCall(client, { label: label('down'), seconds: 0 }));
             await down.close();

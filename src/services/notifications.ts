@@ -14,7 +14,7 @@ import { type Hold, isApprover } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
 import { quietUntil } from '../domain/quiet-hours.ts';
 import type { Sql } from '../store/db.ts';
-import { findDigestMinutes, openWindowCloses } from '../store/digests.ts';
+import { digestWindows } from '../store/digests.ts';
 import { listMembersWithGroups, type Member } from '../store/members.ts';
 import {
   insertNotification,
@@ -128,17 +128,17 @@ export async function askMembers(
     ctx.channels.sms?.replies === true &&
     channelSummary(hold, 'sms').complete &&
     !(await passkeyRequired(tx, hold));
-  const workspaceMinutes = members.length > 0 ? await findDigestMinutes(tx, hold.workspaceId) : 0;
+  const windows = members.length > 0 ? await digestWindows(tx, hold.workspaceId, at) : null;
   const jobs: Statement[] = [];
   const issued = new Set<string>();
   for (const member of members) {
     const sendable = sendableAt(member, hold, at);
-    const windowMs = digestWindowMs(member, workspaceMinutes);
+    const windowMs = digestWindowMs(member, windows?.minutes ?? 0);
     for (const channel of new Set(member.channels)) {
       if (!reachable(ctx, member, channel)) continue;
       const openCloses =
         windowMs > 0 && hold.approvalsReceived === 0
-          ? await openWindowCloses(tx, hold.workspaceId, member.id, channel, at)
+          ? (windows?.closes.get(`${member.id} ${channel}`) ?? null)
           : null;
       const digestAt = digestDueAt(hold, windowMs, { now: at, sendable, openCloses });
       const collected = digestAt !== null;

@@ -8,23 +8,38 @@ import { columns, integer, text } from './columns.ts';
 import type { Sql } from './db.ts';
 import { insertNotification, type NotificationChannel, notifications } from './notifications.ts';
 
+/** The workspace's digest window, and when each member's open window on each channel closes. */
+export interface DigestWindows {
+  minutes: number;
+  /** By `${memberId} ${channel}`: the latest due time of what is collected there and not due yet. */
+  closes: Map<string, number>;
+}
+
 /**
- * When the member's open window on `channel` closes: the latest due time of what is collected for
- * them there and not due yet; null when none is open.
+ * The workspace's digest minutes and every open window of its members, in one read (a submission
+ * makes it under its chain lock, so it costs one round trip whatever the number of members).
  */
-export async function openWindowCloses(
-  sql: Sql,
-  workspaceId: string,
-  memberId: string,
-  channel: NotificationChannel,
-  now: number,
-): Promise<number | null> {
-  const row = await sql.one<{ closes: unknown }>(
-    `SELECT MAX(next_attempt_at) AS closes FROM notifications
-     WHERE workspace_id = $4 AND state = 'collected' AND member_id = $1 AND channel = $2 AND next_attempt_at > $3`,
-    [memberId, channel, now, workspaceId],
+export async function digestWindows(sql: Sql, workspaceId: string, now: number): Promise<DigestWindows> {
+  const rows = await sql.all<{
+    minutes: unknown;
+    memberId: string | null;
+    channel: string | null;
+    closes: unknown;
+  }>(
+    `SELECT w.digest_minutes AS minutes, n.member_id AS "memberId", n.channel AS channel,
+            MAX(n.next_attempt_at) AS closes
+     FROM workspaces w
+     LEFT JOIN notifications n
+       ON n.workspace_id = w.id AND n.state = 'collected' AND n.next_attempt_at > $2
+     WHERE w.id = $1
+     GROUP BY w.digest_minutes, n.member_id, n.channel`,
+    [workspaceId, now],
   );
-  return row?.closes === null || row?.closes === undefined ? null : Number(row.closes);
+  const closes = new Map<string, number>();
+  for (const row of rows)
+    if (row.memberId !== null && row.closes !== null)
+      closes.set(`${row.memberId} ${row.channel}`, Number(row.closes));
+  return { minutes: rows[0] ? Number(rows[0].minutes) : DEFAULT_DIGEST_MINUTES, closes };
 }
 
 /** A member's channel whose collected items are due: one digest to make. */
