@@ -1,5 +1,5 @@
 /** Sign-in by one-time link, sign-out, and the first run's setup form. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ServiceContext } from '../../services/context.ts';
 import { describeSafely, ServiceError } from '../../services/errors.ts';
 import { createFirstWorkspace, hasWorkspaces } from '../../services/first-run.ts';
