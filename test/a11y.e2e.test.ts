@@ -153,6 +153,13 @@ describe('accessibility (axe-core)', { skip: browserSkip, concurrency: 1 }, () =
         }
         await opened.page.getByRole('button', { name: 'Keyboard: ?' }).click();
         found.push(...(await violations(opened, `inbox with the keys dialog open @${width}`)));
+        // A bulk decision's confirmation, reached from the list's selection.
+        await opened.page.goto('/app/inbox');
+        await opened.page.locator('ol.lines input.pick').first().check();
+        await opened.page.getByRole('button', { name: 'Reject selected…' }).click();
+        await opened.page.waitForURL('**/app/inbox/bulk');
+        await opened.page.getByRole('heading', { name: /^Reject/ }).waitFor();
+        found.push(...(await violations(opened, `bulk confirmation @${width}`)));
         // The OAuth consent page, reached as a client sends the browser there.
         const clientId = await oauthClient(t.url).register({ client_name: 'Claude' });
         const authorize = new URLSearchParams({
