@@ -1,30 +1,23 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  BULK_ACTION_LENGTH,
-  bulkActionText,
-  bulkApprovalAllowed,
-  bulkApprovalSkip,
-  bulkSkip,
-  bulkTotals,
-} from './bulk.ts';
+import { BULK_ACTION_LENGTH, bulkActionText, bulkApprovalSkip, bulkSkip, bulkTotals } from './bulk.ts';
 
 const single = { approvalsRequired: 1 };
 const fourEyes = { approvalsRequired: 2 };
 
 test('bulk approval: allowed by default, not for four-eyes or signed rules, the rule may say otherwise', () => {
-  assert.equal(bulkApprovalAllowed(single, {}, false), true);
+  assert.equal(bulkApprovalSkip(single, {}, false), null);
   assert.equal(bulkApprovalSkip(fourEyes, {}, false), 'four_eyes');
   assert.equal(bulkApprovalSkip(single, { signed: true }, false), 'signed');
   assert.equal(bulkApprovalSkip(single, { bulk: false }, false), 'not_in_bulk');
-  assert.equal(bulkApprovalAllowed(fourEyes, { bulk: true }, false), true, 'the rule lets four eyes in');
+  assert.equal(bulkApprovalSkip(fourEyes, { bulk: true }, false), null, 'the rule lets four eyes in');
   // A signature is made one approval at a time, whatever the rule says; so is the workspace's.
   assert.equal(bulkApprovalSkip(single, { bulk: true, signed: true }, false), 'signed');
   assert.equal(bulkApprovalSkip(single, { bulk: true }, true), 'signed');
 });
 
 test('holds with no rule follow their own approvals required', () => {
-  assert.equal(bulkApprovalAllowed(single, undefined, false), true);
+  assert.equal(bulkApprovalSkip(single, undefined, false), null);
   assert.equal(bulkApprovalSkip(fourEyes, undefined, false), 'four_eyes');
   assert.equal(bulkApprovalSkip(single, undefined, true), 'signed');
 });

@@ -48,12 +48,6 @@ export function bulkApprovalSkip(
   return null;
 }
 
-export const bulkApprovalAllowed = (
-  hold: { approvalsRequired: number },
-  rule: Pick<RuleDefinition, 'bulk' | 'signed'> | undefined,
-  workspaceRequiresPasskey: boolean,
-) => bulkApprovalSkip(hold, rule, workspaceRequiresPasskey) === null;
-
 /**
  * The arguments as the confirmation page shows them, the values the rule looks at and money first;
  * `complete` only when every one is there in full.
