@@ -289,14 +289,15 @@ async function capacities(ctx: ServiceContext, member: Member) {
 }
 
 /**
- * One page of the workspace's history, newest first: `limit` holds matching the filters, older than
+ * One page of the workspace's holds for `listHoldRecords` (the Core API's hold list; the app's History
+ * page has services/history.ts), newest first: `limit` holds matching the filters, older than
  * `before`, the nearest ones newer than `after`, or the newest (also when fewer than a page are newer
  * than `after`). With the cursors of the pages either side, each null when no hold matches there.
  * Keyset paging, so pages meet exactly whatever arrives meanwhile. The tool filter is the rules' glob
  * (`compileGlob`): SQL narrows by LIKE, each line is checked here, batch after batch until the page is
  * full. Arguments are never read, only their stored summaries.
  */
-export async function historyOf(
+async function historyOf(
   ctx: ServiceContext,
   workspaceId: string,
   filters: HoldFilters,
