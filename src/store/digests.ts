@@ -30,7 +30,7 @@ export async function digestWindows(sql: Sql, workspaceId: string, now: number):
             MAX(n.next_attempt_at) AS closes
      FROM workspaces w
      LEFT JOIN notifications n
-       ON n.workspace_id = w.id AND n.state = 'collected' AND n.next_attempt_at > $2
+       ON n.workspace_id = $1 AND n.state = 'collected' AND n.next_attempt_at > $2
      WHERE w.id = $1
      GROUP BY w.digest_minutes, n.member_id, n.channel`,
     [workspaceId, now],
