@@ -96,7 +96,7 @@ for (const backend of backends) {
 
       const released = await post(ada, id, 'release', false);
       assert.equal(released.status, 303);
-      assert.equal(released.location, '/app/inbox');
+      assert.equal(released.location, `/app/inbox?hold=${id}`, 'the hold stays selected');
       assert.equal(released.notice, 'released');
       assert.equal((await claims([id])).size, 0);
 

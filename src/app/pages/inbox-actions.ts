@@ -19,7 +19,7 @@ import { redirectWithNotice } from '../flash.ts';
 import { layout } from '../layout.ts';
 import { field, fields, type Form, problemPage, sendPage } from '../respond.ts';
 import { bulkChoiceView, bulkConfirmView, skipInWords } from '../views/bulk-confirm.ts';
-import { filtersOf, parseInboxUrl } from './inbox-url.ts';
+import { filtersOf, parseInboxUrl, withQuery } from './inbox-url.ts';
 
 const BulkForm = z.object({
   // None: the inbox's "Select all … matching this filter", which asks which first.
@@ -151,7 +151,10 @@ async function claimAction(
         .header('Cache-Control', 'no-store')
         .send(claimed(claim) ?? { claimed: null, ...(status >= 400 && { message }) });
     if (status >= 400 && status !== 409) return problemPage(reply, status, 'Not changed', message, session);
-    return redirectWithNotice(reply, appPath(field(request.body, 'back')) ?? `/app/holds/${id}`, notice);
+    // Back in the inbox, the hold stays selected (on a phone: shown), as one claims it to work on it.
+    const back = appPath(field(request.body, 'back')) ?? `/app/holds/${id}`;
+    const inbox = back.startsWith('/app/inbox');
+    return redirectWithNotice(reply, inbox ? withQuery(back, { hold: id }) : back, notice);
   };
   if (!HOLD_REFERENCE_PATTERN.test(id)) return answer(404, null, '', 'No such hold.');
   if (session.member.role === 'viewer')
