@@ -1,17 +1,16 @@
 /**
- * The inbox's keyboard and selection in a real browser (headless Chromium), and its phone layout:
- * keys act on the focused line without loading a page, `/` searches, `j` pages on past the last line,
- * shortcuts can be turned off, lines are selected with `x` and shift-click, a typed comment survives
- * showing new holds, and at 390 px the header is one row with the decision bar in reach. SQLite is
- * enough: what is checked is the page and its script.
+ * The inbox's keyboard in a real browser (headless Chromium): keys act on the focused line without
+ * loading a page, `/` searches, `j` pages on past the last line, shortcuts can be turned off, and a
+ * typed comment survives showing new holds. Selection, bulk decisions, claims and the phone layout are
+ * in test/inbox-triage.e2e.test.ts. SQLite is enough: what is checked is the page and its script.
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { inviteLink } from '../src/services/sign-in.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { sqlite } from './support/backends.ts';
-import { browserSkip, closeBrowser, launchBrowser, openPage, type TestPage } from './support/browser.ts';
+import { browserSkip, closeBrowser, launchBrowser, type TestPage } from './support/browser.ts';
+import { seedPayments, signedInToInbox } from './support/inbox-browser.ts';
 import { seedHolds } from './support/seed.ts';
 import { startTestService, type TestService } from './support/service.ts';
 
@@ -43,26 +42,13 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
   // Sign-in links share a per-IP quota: a new window each test.
   beforeEach(() => t.clock.advance(60_000));
 
-  async function signIn(workspace: Workspace, width = 1280): Promise<Page> {
-    const opened = await openPage(browser, { width, height: 900 });
+  async function signIn(workspace: Workspace): Promise<Page> {
+    const opened = await signedInToInbox(browser, t, workspace);
     pages.push(opened);
-    const { url } = await inviteLink(t.service.ctx, workspace, 'admin@acme.test');
-    await opened.page.goto(url);
-    await opened.page.getByRole('button', { name: 'Continue to approvals' }).click();
-    await opened.page.waitForURL('**/app/inbox');
-    await opened.page.locator('body[data-live="connected"]').waitFor({ state: 'attached' });
     return opened.page;
   }
 
-  /** Payments one second apart: the deadline order is the order of submission. */
-  const payments = (workspace: Workspace, count: number) =>
-    seedHolds(t.service.ctx, workspace, count, (i) => {
-      t.clock.advance(1_000);
-      return {
-        toolName: 'pay',
-        arguments: { memo: `Invoice ${i}`, amount: 1200 + i, currency: 'EUR', payee: `Supplier ${i}` },
-      };
-    });
+  const payments = (workspace: Workspace, count: number) => seedPayments(t, workspace, count);
 
   const statusOf = async (workspace: Workspace, id: string) =>
     (await t.service.ctx.db.one<{ status: string }>(
@@ -227,49 +213,6 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     await page.waitForFunction((id) => document.activeElement?.id === `comment-${id}`, ids[48]);
   });
 
-  test('x and shift-click select lines; the bulk bar counts them and offers its buttons', async () => {
-    const { workspace } = await t.workspace({ config: WORKSPACE });
-    const ids = await payments(workspace, 8);
-    const page = await signIn(workspace);
-    const bar = page.locator('form#bulk');
-    const approve = bar.locator('button[name="verdict"][value="approve"]');
-    assert.equal(await approve.isDisabled(), true, 'nothing selected: nothing to decide');
-
-    await page.locator(`#line-${ids[1]} > a`).focus();
-    await page.keyboard.press('x');
-    await bar.getByText('1 selected').waitFor();
-    await page.locator(`#line-${ids[1]} input.pick`).click();
-    await page.locator(`#line-${ids[5]} input.pick`).click({ modifiers: ['Shift'] });
-    await bar.getByText('5 selected').waitFor();
-    // Keys work from a line's box too (it is no text field): x there unselects its line.
-    await page.keyboard.press('x');
-    await bar.getByText('4 selected').waitFor();
-    await page.keyboard.press('x');
-    const picked = await page
-      .locator('input.pick:checked')
-      .evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value));
-    assert.deepEqual(picked, ids.slice(1, 6));
-    assert.equal(await approve.isDisabled(), false);
-  });
-
-  test("m claims the focused line; the hold's I'm on it and Release buttons claim and release it", async () => {
-    const { workspace } = await t.workspace({ config: WORKSPACE });
-    const ids = await payments(workspace, 3);
-    const page = await signIn(workspace);
-    await page.locator(`#line-${ids[2]} > a`).focus();
-    await page.keyboard.press('m');
-    await page
-      .locator(`#line-${ids[2]}[data-claimed-by="Ada Admin"]`, { hasText: 'Ada Admin is on it' })
-      .waitFor();
-    await page.locator('#key-status', { hasText: /Ada Admin is on it: pay · .*Supplier 2/ }).waitFor();
-
-    await page.goto(`${t.url}/app/holds/${ids[1]}`);
-    await page.getByRole('button', { name: "I'm on it" }).click();
-    await page.locator(`#hold-${ids[1]} .claimed`, { hasText: 'You are on it until' }).waitFor();
-    await page.getByRole('button', { name: 'Release' }).click();
-    await page.getByRole('button', { name: "I'm on it" }).waitFor();
-  });
-
   test('a comment typed stays when new holds are shown; the bar says one is due sooner', async () => {
     const { workspace } = await t.workspace({ config: WORKSPACE });
     const [, second] = await payments(workspace, 2);
@@ -287,38 +230,4 @@ describe('the inbox keyboard in a browser', { skip: browserSkip, concurrency: 1 
     await page.locator('ol.lines > li').nth(2).waitFor();
     assert.equal(await page.locator(`#hold-${second} textarea`).inputValue(), 'Half written');
   });
-
-  for (const width of [1280, 390]) {
-    test(`at ${width} px: the header, the list, and a hold with its decision bar`, async () => {
-      const { workspace } = await t.workspace({ config: WORKSPACE });
-      const ids = await payments(workspace, 12);
-      const page = await signIn(workspace, width);
-      const header = (await page.locator('header.top').boundingBox())!;
-      const history = page.locator('header.top').getByRole('link', { name: 'History' });
-      await page.screenshot({ path: `/tmp/inbox-keys-list-${width}.png` });
-      if (width === 390) {
-        assert.ok(header.height < 70, `the header is one row (${header.height} px)`);
-        assert.equal(await history.isVisible(), false, 'the menu is folded');
-        assert.equal(await page.locator('details.more-filters').getAttribute('open'), null);
-        await page.getByText('Menu', { exact: true }).click();
-        await history.waitFor();
-        await page.screenshot({ path: `/tmp/inbox-keys-menu-${width}.png` });
-      } else {
-        assert.equal(await history.isVisible(), true, 'the navigation is shown');
-        assert.ok(header.height < 100, `the header is two rows at most (${header.height} px)`);
-        // On a tablet the navigation folds behind Menu too.
-        await page.setViewportSize({ width: 900, height: 900 });
-        const narrower = (await page.locator('header.top').boundingBox())!;
-        assert.ok(narrower.height < 70, `the header is one row at 900 px (${narrower.height} px)`);
-        await page.setViewportSize({ width, height: 900 });
-      }
-
-      await page.goto(`${t.url}/app/holds/${ids[3]}`);
-      const decisionBar = page.locator(`#hold-${ids[3]} .decision-bar`);
-      assert.match(await decisionBar.innerText(), /1,203 EUR · Supplier 3/);
-      const box = (await decisionBar.boundingBox())!;
-      if (width === 390) assert.ok(box.y + box.height <= 900, 'the decision bar is in view');
-      await page.screenshot({ path: `/tmp/inbox-keys-hold-${width}.png` });
-    });
-  }
 });

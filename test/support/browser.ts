@@ -54,6 +54,8 @@ export async function openPage(
     deviceScaleFactor?: number;
     /** The reader's time zone (UTC unless given). */
     timezoneId?: string;
+    /** A touch screen, for `locator.tap()`. */
+    hasTouch?: boolean;
   } = {},
 ): Promise<TestPage> {
   const context = await browser.newContext({
@@ -62,6 +64,7 @@ export async function openPage(
     baseURL: options.baseURL,
     locale: 'en-US',
     timezoneId: options.timezoneId ?? 'UTC',
+    hasTouch: options.hasTouch ?? false,
   });
   context.setDefaultTimeout(10_000);
   const page = await context.newPage();
