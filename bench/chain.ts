@@ -13,9 +13,9 @@
  *   SHA-256 through WebCrypto one awaited digest at a time, as the SDK hashes.
  * The chain starts with entries written by the real services (a workspace, a config with rules, holds
  * submitted and decided); the rest repeat those entries' types and data with new hold references,
- * appended with the service's own `openChain(…).append` (hash, link, signed checkpoint), its rows
- * buffered and inserted many per statement so seeding takes seconds. How fast each way seeds is in the
- * notes.
+ * appended with the service's own chain (hash, link, signed checkpoint): first `openChain(…).append`
+ * one entry at a time, then `lockChain`'s entries kept in memory and written many per statement (the
+ * store's own statements), so seeding takes seconds. How fast each way seeds is in the notes.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -31,12 +31,12 @@ import { createApiKey } from '../src/services/api-keys.ts';
 import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { ServiceContext } from '../src/services/context.ts';
 import { decideHold } from '../src/services/decide-hold.ts';
-import { openChain } from '../src/services/evidence.ts';
+import { lockChain, openChain } from '../src/services/evidence.ts';
 import { exportEvidence } from '../src/services/export-evidence.ts';
 import { submitHold } from '../src/services/submit-hold.ts';
 import { verifyChain } from '../src/services/verify-chain.ts';
 import { createWorkspace } from '../src/services/workspaces.ts';
-import type { Sql } from '../src/store/db.ts';
+import { writeTogether } from '../src/store/statements.ts';
 import { findChainHead, listEntries } from '../src/store/evidence.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
@@ -181,56 +181,6 @@ async function seedThroughServices(ctx: ServiceContext, workspace: Workspace): P
   return (await findChainHead(ctx.db, workspace.id))!.seq;
 }
 
-/** The statements `appendEntry` runs; a change there must not go unnoticed here. */
-const INSERT_ENTRY =
-  'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES';
-const UPDATE_HEAD =
-  'UPDATE evidence_heads SET seq = $2, hash = $3, signed_at = $4, key_id = $5, signature = $6';
-
-/**
- * `tx` with `appendEntry`'s two writes held back: the evidence rows are kept (to be inserted many per
- * statement) and only the last head update is kept. Reads go straight through.
- */
-function bufferingAppends(tx: Sql) {
-  const rows: unknown[][] = [];
-  let head: { text: string; params: unknown[] } | undefined;
-  const sql: Sql = {
-    all: (text, params) => tx.all(text, params),
-    one: (text, params) => tx.one(text, params),
-    exec: (text) => tx.exec(text),
-    afterCommit: (then) => tx.afterCommit(then),
-    run: async (text, params = []) => {
-      if (text.startsWith(INSERT_ENTRY)) {
-        rows.push(params);
-        return 1;
-      }
-      if (text.startsWith(UPDATE_HEAD)) {
-        head = { text, params };
-        return 1;
-      }
-      throw new Error(`bench: the chain's append ran a statement this bench does not know: ${text}`);
-    },
-  };
-  return {
-    sql,
-    async flush(rowsPerInsert: number) {
-      for (let first = 0; first < rows.length; first += rowsPerInsert) {
-        const chunk = rows.slice(first, first + rowsPerInsert);
-        const values = chunk.map(
-          (row, r) => `(${row.map((_, c) => `$${r * row.length + c + 1}`).join(', ')})`,
-        );
-        await tx.run(`${INSERT_ENTRY} ${values.join(', ')}`, chunk.flat());
-      }
-      if (!head) throw new Error('bench: no head update was made');
-      await tx.run(head.text, head.params);
-      const count = rows.length;
-      rows.length = 0;
-      head = undefined;
-      return count;
-    },
-  };
-}
-
 /** Entries of the same types and data as `templates`, each with a hold reference of its own. */
 function nextData(templates: EvidenceEntry[], n: number): { type: string; data: Record<string, unknown> } {
   const template = templates[n % templates.length]!;
@@ -271,7 +221,8 @@ async function seed(ctx: ServiceContext) {
   }
   const plainRate = PLAIN_APPENDS / ((performance.now() - start) / 1000);
 
-  // The same appends, their rows inserted many per statement. SQLite binds numbered parameters in time
+  // The same appends kept in memory (`lockChain`, as a submission's), their rows written many per
+  // statement with the head moved and signed once for them. SQLite binds numbered parameters in time
   // that grows with the square of their number, so its statements stay small.
   const rowsPerInsert = ctx.db.dialect === 'sqlite' ? 25 : 500;
   start = performance.now();
@@ -279,13 +230,13 @@ async function seed(ctx: ServiceContext) {
   while (seq < ENTRIES) {
     const count = Math.min(BATCH, ENTRIES - seq);
     await ctx.db.transaction(async (tx) => {
-      const buffered = bufferingAppends(tx);
-      const chain = await openChain(buffered.sql, ctx, workspace.id);
+      const chain = await lockChain(tx, ctx, workspace.id);
       for (let i = 0; i < count; i++) {
         const { type, data } = nextData(templates, n++);
-        await chain.append(type, data);
+        chain.append(type, data);
+        if ((i + 1) % rowsPerInsert === 0 || i === count - 1)
+          await writeTogether(tx, ctx.db.dialect, chain.writes());
       }
-      if ((await buffered.flush(rowsPerInsert)) !== count) throw new Error('bench: rows went missing');
     });
     seq += count;
   }
@@ -295,7 +246,7 @@ async function seed(ctx: ServiceContext) {
   if (ctx.db.dialect === 'postgres') await ctx.db.exec('ANALYZE evidence');
   return {
     workspaceId: workspace.id,
-    note: `chain seeded: ${plainStart} entries through the services (workspace, config, key, then ${SUBMISSIONS} holds submitted and decided: ${Math.round(servicesRate)} entries/s through submitHold/decideHold), ${PLAIN_APPENDS} with openChain().append one statement at a time (${Math.round(plainRate)} entries/s), the rest with the same append, rows inserted ${rowsPerInsert} per statement (${Math.round(bufferedRate)} entries/s)`,
+    note: `chain seeded: ${plainStart} entries through the services (workspace, config, key, then ${SUBMISSIONS} holds submitted and decided: ${Math.round(servicesRate)} entries/s through submitHold/decideHold), ${PLAIN_APPENDS} with openChain().append one statement at a time (${Math.round(plainRate)} entries/s), the rest with lockChain, ${rowsPerInsert} rows per statement (${Math.round(bufferedRate)} entries/s)`,
   };
 }
 
