@@ -71,8 +71,9 @@ rules:
     signed: true
     bulk: true
     claim: { minutes: 45, halts_escalation: true }
+    repeat_window_minutes: 15
   - { name: Refunds, tool: refund, effect: approval, signed: false, bulk: false, claim: { halts_escalation: false } }
-  - { name: No shell, tool: shell.run, agent: ops, effect: deny, reason: "Not from agents" }
+  - { name: No shell, tool: shell.run, agent: ops, effect: deny, reason: "Not from agents", repeat_window_minutes: 0 }
   - { name: Reports by day, tool: report.export, frequency: { more_than: 0, per: day, by: agent }, effect: allow }
 webhook: { url: "http://127.0.0.1:9/approvals" }
 slack: { channel: C01ABCDEF }
@@ -162,6 +163,8 @@ for (const backend of backends) {
         assert.equal(config.members?.length, 4);
         assert.deepEqual(config.rules?.[0]?.claim, { minutes: 45, halts_escalation: true });
         assert.equal(config.rules?.[1]?.bulk, false);
+        assert.equal(config.rules?.[0]?.repeat_window_minutes, 15);
+        assert.equal(config.rules?.[2]?.repeat_window_minutes, 0);
         assert.deepEqual(config.teams, { channel: '19:round_trip-1@thread.tacv2' });
         assert.deepEqual(config.notifications, { digest_minutes: 10 });
         assert.equal(

@@ -1,8 +1,8 @@
 /**
  * The MCP endpoint's own answers (decisions.md, amendments: every error of the MCP endpoint has a
- * JSON-RPC body; the default dedup scope is the MCP session), its rate limit (MCP_RATE_LIMIT tool
- * calls a minute per API key; other messages are not counted), and what frames identical calls:
- * the MCP session, or X-Service-Session across sessions.
+ * JSON-RPC body), its rate limit (MCP_RATE_LIMIT tool calls a minute per API key; other messages are
+ * not counted), and what makes calls identical (amendment 2026-11-29, "MCP deduplication"): the caller,
+ * server, tool and arguments, within X-Service-Session when sent; never the MCP session or JSON-RPC id.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +11,7 @@ import { createApiKey } from '../src/services/api-keys.ts';
 import { getHold } from '../src/services/read-hold.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { backends } from './support/backends.ts';
+import { until } from './support/wait.ts';
 import { call, rpcMessages } from './support/http.ts';
 import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
@@ -434,34 +435,110 @@ for (const backend of backends) {
       });
     });
 
-    describe('identical calls are one operation within an MCP session', () => {
-      test('two sessions make two holds; one session, one hold; a new session after a rejection is asked again', async () => {
+    describe('identical calls are one operation per caller, whatever the session', () => {
+      /** A tools/call as a hosted assistant sends it: a fresh session each time, JSON-RPC id 1 always. */
+      async function callAsHostedClient(key: string, text: string) {
+        const { send } = await rawSession(key);
+        const answer = await send({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'record', arguments: { text } },
+        });
+        const [message] = await rpcMessages(new Response(answer.text, { headers: answer.headers }));
+        return JSON.parse(message.result.content[1].text).service as Envelope;
+      }
+
+      /** A 2026-07-28 request: no initialize, no session, the protocol version on each request. */
+      async function statelessCall(key: string, text: string) {
+        const answer = await post('/mcp/rec', {
+          key,
+          headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'record' },
+          body: {
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: {
+              name: 'record',
+              arguments: { text },
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientInfo': { name: 'stateless', version: '1' },
+                'io.modelcontextprotocol/clientCapabilities': {},
+              },
+            },
+          },
+        });
+        assert.equal(answer.status, 200, answer.text);
+        const [message] = await rpcMessages(new Response(answer.text, { headers: answer.headers }));
+        return JSON.parse(message.result.content[1].text).service as Envelope;
+      }
+
+      test('a new session per call, id 1 every time, 2026 requests without a session: one hold', async () => {
         const { workspace, key } = await workspaceWith();
-        const first = await connect(key);
-        const held = await record(first, 'pay 10');
+        const held = await callAsHostedClient(key, 'pay 10');
         assert.equal(held.status, 'held');
-        const repeat = await record(first, 'pay 10');
-        assert.equal(repeat.reference, held.reference);
-        assert.equal(repeat.deduplicated, true);
-
-        // A new client (another process, a reconnect) is a new session: a new hold.
-        const second = await connect(key);
-        const other = await record(second, 'pay 10');
-        assert.equal(other.status, 'held');
-        assert.notEqual(other.reference, held.reference);
-        assert.equal(other.deduplicated, undefined);
-        assert.deepEqual(await holdIds(workspace), [held.reference, other.reference]);
-
-        // A human rejection answers the session that asked, not every later session.
-        await decideAs(t, workspace.id, held.reference, 'reject');
-        assert.equal((await record(first, 'pay 10')).status, 'denied');
-        const third = await connect(key);
-        const asked = await record(third, 'pay 10');
-        assert.equal(asked.status, 'held');
-        assert.ok(![held.reference, other.reference].includes(asked.reference));
+        for (let i = 0; i < 3; i++) {
+          const again = await callAsHostedClient(key, 'pay 10');
+          assert.equal(again.reference, held.reference);
+          assert.equal(again.deduplicated, true);
+        }
+        // The SDK's client, 2025 and 2026, and a raw stateless request: the same caller, the same hold.
+        assert.equal((await record(await connect(key), 'pay 10')).reference, held.reference);
+        const modern = await connect(key, { negotiation: 'auto' });
+        assert.equal(modern.getNegotiatedProtocolVersion(), '2026-07-28');
+        assert.equal((await record(modern, 'pay 10')).reference, held.reference);
+        assert.equal((await statelessCall(key, 'pay 10')).reference, held.reference);
+        // Other arguments are another call; another key is another caller.
+        assert.notEqual((await callAsHostedClient(key, 'pay 11')).reference, held.reference);
+        const otherKey = await createApiKey(t.service.ctx, { workspace, env: 'live' });
+        assert.notEqual((await callAsHostedClient(otherKey.key, 'pay 10')).reference, held.reference);
+        assert.equal((await holdIds(workspace)).length, 3);
       });
 
-      test('the same X-Service-Session across sessions: one hold', async () => {
+      test('after approval the call ran once; repeats in the window get its result, a later one asks again', async () => {
+        const { workspace, key } = await workspaceWith();
+        const held = await record(await connect(key), 'ship 1');
+        await decideAs(t, workspace.id, held.reference, 'approve');
+        await until('the approved call to be run', async () =>
+          (await getHold(t.service.ctx, workspace.id, held.reference)).status === 'executed'
+            ? true
+            : undefined,
+        );
+        const ran = () => upstream.calls.filter((made) => made.arguments.text === 'ship 1').length;
+        assert.equal(ran(), 1);
+        for (let i = 0; i < 2; i++) {
+          const repeat = await callAsHostedClient(key, 'ship 1');
+          assert.equal(repeat.status, 'executed');
+          assert.equal(repeat.reference, held.reference);
+        }
+        assert.equal(ran(), 1, 'a repeat in the window never runs the call again');
+        // The default window is 5 minutes from the result.
+        await t.clock.advance(5 * 60_000);
+        const later = await callAsHostedClient(key, 'ship 1');
+        assert.equal(later.status, 'held');
+        assert.notEqual(later.reference, held.reference);
+      });
+
+      test('a rejection answers repeats in the window, then the call is asked anew; a rule sets the window', async () => {
+        const { workspace, key } = await t.workspace({
+          config:
+            `${ADMIN}mcp_servers:\n  - { slug: rec, name: Recorder, url: "${upstream.url}" }\n` +
+            'rules:\n  - { name: Recording, connection: Recorder, tool: record, effect: approval,' +
+            ' approvers: [role:admin], repeat_window_minutes: 30 }\n',
+        });
+        const held = await callAsHostedClient(key, 'wipe');
+        await decideAs(t, workspace.id, held.reference, 'reject');
+        await t.clock.advance(29 * 60_000);
+        const repeat = await callAsHostedClient(key, 'wipe');
+        assert.deepEqual([repeat.status, repeat.reference], ['denied', held.reference]);
+        await t.clock.advance(60_000);
+        const asked = await callAsHostedClient(key, 'wipe');
+        assert.equal(asked.status, 'held');
+        assert.notEqual(asked.reference, held.reference);
+      });
+
+      test('X-Service-Session narrows the scope: the same one across sessions is one hold, another is another', async () => {
         const { workspace, key } = await workspaceWith();
         const first = await connect(key, { session: 'job-42' });
         const held = await record(first, 'ship it');
@@ -473,31 +550,15 @@ for (const backend of backends) {
         const modern = await connect(key, { session: 'job-42', negotiation: 'auto' });
         assert.equal(modern.getNegotiatedProtocolVersion(), '2026-07-28');
         assert.equal((await record(modern, 'ship it')).reference, held.reference);
-        // Another X-Service-Session is another frame.
         const elsewhere = await connect(key, { session: 'job-43' });
         assert.notEqual((await record(elsewhere, 'ship it')).reference, held.reference);
-        assert.equal((await holdIds(workspace)).length, 2);
+        // Without the header the caller's agent is the scope: neither job's hold.
+        const unscoped = await record(await connect(key), 'ship it');
+        assert.notEqual(unscoped.reference, held.reference);
+        assert.equal((await holdIds(workspace)).length, 3);
       });
 
-      test('2026-era requests carry no session: without X-Service-Session each call is a request of its own', async () => {
-        const { workspace, key } = await workspaceWith();
-        const modern = await connect(key, { negotiation: 'auto' });
-        assert.equal(modern.getNegotiatedProtocolVersion(), '2026-07-28');
-        const first = await record(modern, 'modern');
-        const second = await record(modern, 'modern');
-        assert.equal(first.status, 'held');
-        assert.equal(second.status, 'held');
-        assert.notEqual(second.reference, first.reference);
-        assert.deepEqual(await holdIds(workspace), [first.reference, second.reference]);
-        // Its reference is how it follows the hold.
-        const checked = await modern.callTool({
-          name: 'service_check_status',
-          arguments: { reference: first.reference },
-        });
-        assert.equal(envelopeOf(checked).reference, first.reference);
-      });
-
-      test('the hold records the frame it was asked in (its context.session)', async () => {
+      test('the hold records the MCP session it was asked in (context.mcp_session), to tell it the decision', async () => {
         const { workspace, key } = await workspaceWith();
         const { session, send } = await rawSession(key);
         const answer = await send({
@@ -511,7 +572,8 @@ for (const backend of backends) {
         );
         const { reference } = JSON.parse(message.result.content[1].text).service as Envelope;
         const hold = await getHold(t.service.ctx, workspace.id, reference);
-        assert.equal(hold.context.session, session);
+        assert.equal(hold.context.mcp_session, session);
+        assert.equal(hold.context.session, undefined, 'no X-Service-Session was sent');
       });
     });
   });

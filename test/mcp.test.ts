@@ -520,9 +520,8 @@ for (const backend of backends) {
       assert.equal(raw.error.message, 'Denied by policy');
       assert.deepEqual(Object.keys(raw.error.data), ['service']);
       assert.equal(raw.error.data.service.status, 'denied');
-      // Another session is another frame: the rule decides its call anew, with a hold of its own.
-      assert.match(raw.error.data.service.reference, /^svc_pa_/);
-      assert.notEqual(raw.error.data.service.reference, service.reference);
+      // Another session, the same caller: the same denial (the session is never part of the call's key).
+      assert.equal(raw.error.data.service.reference, service.reference);
       const record = (await getRecord(key, service.reference)).body;
       assert.equal(record.status, 'rejected');
       assert.deepEqual([record.decision.verdict, record.decision.channel], ['reject', 'rule']);
@@ -771,12 +770,10 @@ for (const backend of backends) {
       assert.ok(tools.some((tool) => tool.name === 'service_check_status'));
       const held = envelopeOf(await callTool(modern, 'get-sum', { a: 3, b: 4 }));
       assert.equal(held.status, 'held');
-      // 2026-era requests carry no session: without X-Service-Session a repeat is a request of its own,
-      // and the reference is how the client follows its hold (mcp-endpoint.test.ts has the rest).
-      assert.notEqual(
-        envelopeOf(await callTool(modern, 'get-sum', { a: 3, b: 4 })).reference,
-        held.reference,
-      );
+      // 2026-era requests carry no session: the caller frames a repeat, which is the same hold
+      // (mcp-endpoint.test.ts has the rest).
+      const repeat = envelopeOf(await callTool(modern, 'get-sum', { a: 3, b: 4 }));
+      assert.deepEqual([repeat.reference, repeat.deduplicated], [held.reference, true]);
       await decideAs(t, workspace.id, held.reference, 'approve');
       await executed(workspace, held.reference);
       const result = await checkStatus(modern, held.reference);

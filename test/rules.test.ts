@@ -400,6 +400,19 @@ for (const backend of backends) {
         () => parseConfig('rules:\n  - { name: d, tool: x, effect: deny, timeout_minutes: 5 }\n'),
         /line 2: rules\.0\.timeout_minutes: only an approval rule has timeout_minutes/,
       );
+      // A repeat window: whole minutes from 0 to a day, on approval and deny rules only.
+      assert.throws(
+        () => parseConfig('rules:\n  - { name: a, tool: x, effect: allow, repeat_window_minutes: 5 }\n'),
+        /rules\.0\.repeat_window_minutes: an allow rule has no repeat_window_minutes/,
+      );
+      for (const bad of ['-1', '1441', '2.5', '"5"'])
+        assert.throws(
+          () =>
+            parseConfig(`rules:\n  - { name: d, tool: x, effect: deny, repeat_window_minutes: ${bad} }\n`),
+          /rules\.0\.repeat_window_minutes/,
+          bad,
+        );
+      parseConfig('rules:\n  - { name: d, tool: x, effect: deny, repeat_window_minutes: 0 }\n');
       const twice = await applyConfig(
         t.service.ctx,
         workspace,

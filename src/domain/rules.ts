@@ -65,6 +65,11 @@ export interface RuleDefinition {
   bulk?: boolean;
   /** What "I'm on it" does on its holds (approval only). */
   claim?: ClaimDefinition;
+  /**
+   * How long a repeat of a finished proxied call gets the same answer (approval and deny rules;
+   * repeat-window.ts; default 5).
+   */
+  repeat_window_minutes?: number;
 }
 
 /** A claim marks a hold as taken by one member: released after `minutes` (default 30) or by hand. */

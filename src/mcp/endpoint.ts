@@ -211,7 +211,7 @@ function callerOf(
     requester: auth.requester,
     server,
     agent,
-    session: dedupFrame(request, mcpSession),
+    serviceSession: serviceSession(request),
     mcpSession,
   };
 }
@@ -256,16 +256,12 @@ async function answerThroughSdk(
 }
 
 /**
- * The frame in which identical calls are one operation (decisions.md, amendments: the MCP session by
- * default). `X-Service-Session` names one that outlives sessions (reconnects, several processes of one
- * job); otherwise a 2025-era request's `Mcp-Session-Id`. A 2026-era request has no session and
- * nothing else that tells one client from another (its clientInfo names the software, not the
- * process), so without the header it is a frame of its own: no dedup across requests.
+ * The scope `X-Service-Session` narrows deduplication to (decisions.md, amendment "MCP deduplication"),
+ * or null: the caller and its agent then frame identical calls, whatever session they come in.
  */
-function dedupFrame(request: FastifyRequest, mcpSession: string | null): string {
+function serviceSession(request: FastifyRequest): string | null {
   const header = request.headers['x-service-session'];
-  if (typeof header === 'string' && header.trim()) return header.trim().slice(0, 200);
-  return mcpSession ?? randomId('req_', 12);
+  return typeof header === 'string' && header.trim() ? header.trim().slice(0, 200) : null;
 }
 
 /**

@@ -112,6 +112,8 @@ const rule = z
         halts_escalation: z.boolean().optional(),
       })
       .optional(),
+    // How long a repeat of a finished MCP call gets the same answer (domain/repeat-window.ts).
+    repeat_window_minutes: z.int().min(0).max(1440).optional(),
   })
   .superRefine((r, ctx) => {
     if (r.effect !== 'approval') {
@@ -129,6 +131,13 @@ const rule = z
           ctx.addIssue({ code: 'custom', path: [field], message: `only an approval rule has ${field}` });
         }
       }
+    }
+    if (r.effect === 'allow' && r.repeat_window_minutes !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['repeat_window_minutes'],
+        message: 'an allow rule has no repeat_window_minutes: each allowed call runs',
+      });
     }
     if (r.effect !== 'deny' && r.reason) {
       ctx.addIssue({ code: 'custom', path: ['reason'], message: 'only a deny rule has a reason' });

@@ -8,6 +8,7 @@ import {
   matchRules,
   scopeKey,
 } from '../domain/rules.ts';
+import { DEFAULT_REPEAT_WINDOW_MINUTES } from '../domain/repeat-window.ts';
 import type { Sql } from '../store/db.ts';
 import { countRecentCalls } from '../store/hold-calls.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
@@ -23,6 +24,19 @@ async function compiledRules(tx: Sql, ctx: ServiceContext, workspaceId: string, 
   const rules = stored.rules.map(compileRule);
   ctx.compiledRuleSets.set(workspaceId, { version: stored.version, rules });
   return rules;
+}
+
+/** The repeat window of the rule named (repeat-window.ts), under the rule set read under the lock. */
+export async function repeatWindowMinutes(
+  tx: Sql,
+  ctx: ServiceContext,
+  workspaceId: string,
+  ruleSetVersion: number,
+  ruleName: string | null,
+): Promise<number> {
+  const rules = ruleName === null ? [] : await compiledRules(tx, ctx, workspaceId, ruleSetVersion);
+  const named = rules.find(({ rule }) => rule.name === ruleName)?.rule;
+  return named?.repeat_window_minutes ?? DEFAULT_REPEAT_WINDOW_MINUTES;
 }
 
 /**

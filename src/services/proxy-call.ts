@@ -78,8 +78,8 @@ export interface ProxyCaller {
   agent: { id: string; label: string | null };
   /** The credential: a bound key's agent, and whose own request a hold is. */
   requester: Requester;
-  /** The frame in which identical calls are one operation (X-Service-Session, else the MCP session). */
-  session: string;
+  /** `X-Service-Session`: when sent, identical calls are one operation within it only. */
+  serviceSession: string | null;
   /** The 2025-era MCP session the call came in: its stream hears when a held call is decided. */
   mcpSession: string | null;
 }
@@ -208,9 +208,7 @@ export async function callThroughProxy(
   const { workspace, server } = caller;
   // A name the upstream does not have is refused as the upstream would (no hold, nobody paged).
   if (!(await upstreamHasTool(ctx, upstreams, caller, name, relay.signal))) refuse({ kind: 'unknown_tool' });
-  const callKey = sha256Hex(
-    canonicalJson({ server: server.id, tool: name, arguments: args, session: caller.session }),
-  );
+  const callKey = callKeyOf(caller, name, args);
   // An identical call whose hold ran out of time is a new request: expire that hold first.
   const open = await findOpenProxyHold(ctx.db, workspace.id, callKey);
   if (open?.status === 'pending' && open.expiresAt !== null && open.expiresAt <= ctx.now()) {
@@ -228,11 +226,9 @@ export async function callThroughProxy(
         agent: caller.agent,
         context: {
           mcp_server: server.slug,
-          session: caller.session,
-          // The session whose stream hears the decision, when the frame is another (X-Service-Session).
-          ...(caller.mcpSession && caller.mcpSession !== caller.session
-            ? { mcp_session: caller.mcpSession }
-            : {}),
+          ...(caller.serviceSession !== null && { session: caller.serviceSession }),
+          // The session whose stream hears the decision.
+          ...(caller.mcpSession !== null && { mcp_session: caller.mcpSession }),
         },
         idempotencyKey: randomId('mcp_', 16),
         proxy: { mcpServerId: server.id, callKey },
@@ -258,6 +254,21 @@ export async function callThroughProxy(
     };
   }
   return runAllowedCall(ctx, upstreams, server, hold, { name, args, relay });
+}
+
+/**
+ * What makes calls identical (decisions.md, amendment "MCP deduplication"): the caller's credential (the
+ * API key, or the OAuth grant, which is one client's for one member), the server, the tool and the
+ * canonical arguments, within `X-Service-Session` when sent, else within the agent's identity
+ * (interface.md: "the agent identity serves as the session"). Never an MCP session or a JSON-RPC id:
+ * hosted assistants open a session per call and send id 1 every time.
+ */
+function callKeyOf(caller: ProxyCaller, tool: string, args: Record<string, unknown>): string {
+  const { requester } = caller;
+  const credential = requester.kind === 'key' ? `key:${requester.keyId}` : `oauth:${requester.grantId}`;
+  const scope =
+    caller.serviceSession !== null ? { session: caller.serviceSession } : { agent: caller.agent.id };
+  return sha256Hex(canonicalJson({ server: caller.server.id, tool, arguments: args, credential, ...scope }));
 }
 
 /** The Core API's limits: a tool name is stored with the hold, arguments are hashed and stored. */
@@ -399,6 +410,7 @@ export async function heldCallNotice(
   holdId: string,
 ): Promise<HeldCallNotice | null> {
   const hold = await findHold(ctx.db, workspaceId, holdId);
+  // Holds made before mcp_session was always kept name it `session` when no X-Service-Session was sent.
   const mcpSession = hold?.context.mcp_session ?? hold?.context.session;
   if (!hold || hold.mcpServerId === null || typeof mcpSession !== 'string') return null;
   if (hold.submitStatus !== 'pending' || hold.status === 'pending') return null;

@@ -3,6 +3,7 @@ import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { type Environment, type Hold, SDK_CONNECTION, type SubmitStatus } from '../domain/hold.ts';
 import { ruleArguments } from '../domain/deciding-values.ts';
 import { newHoldReference } from '../domain/ids.ts';
+import { answersRepeat } from '../domain/repeat-window.ts';
 import type { Outcome } from '../domain/policy.ts';
 import { type RuleMatch, scopeKey } from '../domain/rules.ts';
 import { type Sql, UniqueViolationError } from '../store/db.ts';
@@ -13,7 +14,7 @@ import { toolSeenStatement } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { invalid, ServiceError } from './errors.ts';
-import { evaluateCall, likelyScopes } from './evaluate-call.ts';
+import { evaluateCall, likelyScopes, repeatWindowMinutes } from './evaluate-call.ts';
 import type { HoldSubmission } from './hold-submission.ts';
 import { followUpStatement, followUpsOf } from './follow-ups.ts';
 import { approverNotifications } from './notifications.ts';
@@ -158,8 +159,18 @@ export async function submitHold(
         if (!state) throw new Error('workspace has no evidence chain');
         if (state.replayId)
           return replay(ctx, (await findHold(tx, workspace.id, state.replayId))!, fingerprint);
-        // An identical proxy call while its operation is open (or done) is that operation again.
-        if (state.openId) return result(ctx, (await findHold(tx, workspace.id, state.openId))!, false);
+        // An identical proxy call while its operation is open, or soon after it ended, is that operation again.
+        if (state.openId) {
+          const open = (await findHold(tx, workspace.id, state.openId))!;
+          const window = await repeatWindowMinutes(
+            tx,
+            ctx,
+            workspace.id,
+            state.ruleSetVersion,
+            open.ruleName,
+          );
+          if (answersRepeat(open, window, ctx.now())) return result(ctx, open, false);
+        }
 
         const now = ctx.now();
         if (state.holdsSince !== null && state.holdsSince >= ctx.legacyFreeMonthlyHolds) {

@@ -15,6 +15,7 @@ const SHOWN = [
   'approvals_required',
   'timeout_minutes',
   'reason',
+  'repeat_window_minutes',
   'signed',
   'bulk',
 ];
@@ -25,6 +26,7 @@ const RANGES: Record<string, string> = {
   tool: 'Tool is required.',
   approvals_required: 'Must be a whole number from 1 to 20.',
   timeout_minutes: 'Must be a whole number of minutes, 1 or more.',
+  repeat_window_minutes: 'Must be a whole number of minutes from 0 to 1440.',
   'frequency.more_than': 'Must be a whole number from 0 to 1,000,000,000.',
   'remind.before': 'Give at most 10 reminders.',
   'escalate.N.to': 'Choose at least one approver to add.',

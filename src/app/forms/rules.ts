@@ -48,6 +48,7 @@ export interface RuleValues extends FollowUpValues {
   approvals_required: string;
   timeout_minutes: string;
   reason: string;
+  repeat_window_minutes: string;
 }
 
 export const blankRule: RuleValues = {
@@ -64,6 +65,7 @@ export const blankRule: RuleValues = {
   approvals_required: '',
   timeout_minutes: '',
   reason: '',
+  repeat_window_minutes: '',
   ...blankFollowUps,
 };
 
@@ -87,6 +89,7 @@ const ruleFields = z.object({
   approvals_required: text(),
   timeout_minutes: text(),
   reason: text(),
+  repeat_window_minutes: text(),
 });
 
 const conditionFields = z.object({
@@ -133,6 +136,7 @@ export const valuesOfRule = (rule: RuleDefinition): RuleValues => ({
   approvals_required: rule.approvals_required === undefined ? '' : String(rule.approvals_required),
   timeout_minutes: rule.timeout_minutes === undefined ? '' : String(rule.timeout_minutes),
   reason: rule.reason ?? '',
+  repeat_window_minutes: rule.repeat_window_minutes === undefined ? '' : String(rule.repeat_window_minutes),
   ...valuesOfFollowUps(rule),
 });
 
@@ -223,6 +227,9 @@ const wholeOrEmpty = (message: string) =>
 
 const approvalsRequired = z.object({ approvals_required: wholeOrEmpty('Give a whole number from 1 to 20.') });
 const timeout = z.object({ timeout_minutes: wholeOrEmpty('Give a whole number of minutes, 1 or more.') });
+const repeatWindow = z.object({
+  repeat_window_minutes: wholeOrEmpty('Give a whole number of minutes from 0 to 1440.'),
+});
 
 /** Parses one part of the form; its problems go to `errors` under `at`. */
 function parsePart<S extends z.ZodType>(schema: S, input: Form, at: string, errors: FieldErrors) {
@@ -262,6 +269,8 @@ export function draftRule(values: RuleValues): RuleDraft {
     : {};
   const { timeout_minutes } =
     parsePart(timeout, { timeout_minutes: values.timeout_minutes }, '', errors) ?? {};
+  const { repeat_window_minutes } =
+    parsePart(repeatWindow, { repeat_window_minutes: values.repeat_window_minutes }, '', errors) ?? {};
   const rule: RuleDefinition = {
     name: values.name,
     ...(values.connection !== '' && { connection: values.connection }),
@@ -274,6 +283,7 @@ export function draftRule(values: RuleValues): RuleDraft {
     ...(approvals_required !== undefined && { approvals_required }),
     ...(timeout_minutes !== undefined && { timeout_minutes }),
     ...(values.reason !== '' && { reason: values.reason }),
+    ...(repeat_window_minutes !== undefined && { repeat_window_minutes }),
     ...draftFollowUps(values, approval, errors),
   };
   return { rule, errors, rowOf };

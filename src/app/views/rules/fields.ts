@@ -79,6 +79,7 @@ export function fieldsInOrder(values: RuleValues): FormField[] {
     at('timeout_minutes', 'r-timeout', 'Deadline'),
     at('approvers', 'r-approvers', 'Approvers'),
     at('approvals_required', 'r-approvals', 'Approvals required'),
+    at('repeat_window_minutes', 'r-repeat-window', 'Same answer to a repeated call for'),
     at('reason', 'r-reason', 'Reason'),
     at('remind.before', 'r-remind-before', 'Remind before the deadline'),
     at('remind.every', 'r-remind-every', 'Remind every'),

@@ -3,6 +3,7 @@
  * own error; a form never drops what a rule says, so it shows all of it.
  */
 import { DEFAULT_TIMEOUT_MINUTES } from '../../../domain/policy.ts';
+import { DEFAULT_REPEAT_WINDOW_MINUTES } from '../../../domain/repeat-window.ts';
 import { OPERATORS } from '../../../domain/rules.ts';
 import type { AppSession } from '../../../services/sign-in.ts';
 import { type FieldErrors } from '../../forms/form.ts';
@@ -104,6 +105,7 @@ export function hiddenFields(values: RuleValues): Html {
   ${values.approvers.map((a) => hidden('approvers', a))}
   ${hidden('approvals_required', values.approvals_required)}
   ${hidden('timeout_minutes', values.timeout_minutes)} ${hidden('reason', values.reason)}
+  ${hidden('repeat_window_minutes', values.repeat_window_minutes)}
   ${hidden('remind_before', values.remind_before)} ${hidden('remind_every', values.remind_every)}
   ${values.steps.map(
     (step, i) =>
@@ -242,6 +244,9 @@ function whatHappens(values: RuleValues, errors: FieldErrors, choices: RuleChoic
       </div>
       <div>
         ${numberField({ id: 'r-timeout', name: 'timeout_minutes', label: `Deadline in minutes (approval; empty: ${DEFAULT_TIMEOUT_MINUTES})`, value: values.timeout_minutes, error: errors.timeout_minutes })}
+      </div>
+      <div>
+        ${numberField({ id: 'r-repeat-window', name: 'repeat_window_minutes', label: `Same answer to a repeated MCP call for (minutes; empty: ${DEFAULT_REPEAT_WINDOW_MINUTES})`, value: values.repeat_window_minutes, error: errors.repeat_window_minutes })}
       </div>
     </div>
     <p class="muted" style="margin:0.5rem 0">
