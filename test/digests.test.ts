@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
+import { twilioSignature } from '../src/channels/sms.ts';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import { appClient, formFields } from './support/app-client.ts';
 import { type Backend, backends } from './support/backends.ts';
@@ -33,13 +34,48 @@ async function start(tc: TestContext, backend: Backend, clock = new TestClock({ 
   const smtp = await startSmtp();
   const slack = await startSlackStub();
   const sms = await startSmsStub();
-  const env = { ...smtp.env, ...slack.env, SLACK_SIGNING_SECRET: 'x'.repeat(32), ...sms.env };
+  const env = {
+    ...smtp.env,
+    ...slack.env,
+    SLACK_SIGNING_SECRET: 'x'.repeat(32),
+    ...sms.env,
+    SMS_REPLIES: 'true',
+  };
   const t = await startTestService(backend, { clock, env: { ...env, NOTIFY_RETRY_SCALE: '0.001' } });
   tc.after(async () => {
     await t.close();
     await Promise.all([smtp.close(), slack.close(), sms.close()]);
   });
   return { t, smtp, slack, sms, env };
+}
+
+/** A text from `from` to the service, signed as the provider signs it. */
+async function replyBySms(
+  t: TestService,
+  sms: { authToken: string; from: string },
+  from: string,
+  body: string,
+) {
+  const params = { MessageSid: 'SM1', From: from, To: sms.from, Body: body, NumMedia: '0' };
+  const response = await fetch(`${t.url}/sms/inbound`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilioSignature(sms.authToken, `${t.url}/sms/inbound`, params),
+    },
+    body: new URLSearchParams(params).toString(),
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+/** How many decision links each channel has minted for the member: only those a message shows. */
+async function linksMinted(t: TestService, email: string) {
+  const rows = await t.service.ctx.db.all<{ channel: string; count: unknown }>(
+    `SELECT d.channel AS channel, COUNT(*) AS count FROM decision_tokens d
+     JOIN members m ON m.id = d.member_id WHERE m.email = $1 GROUP BY d.channel`,
+    [email],
+  );
+  return Object.fromEntries(rows.map((row) => [row.channel, Number(row.count)]));
 }
 
 /** Admin and Ann (e-mail, Slack and SMS); payments go to the admin and escalate to Ann after an hour. */
@@ -137,6 +173,8 @@ for (const backend of backends) {
       );
       assert.equal(sms.calls.length, 1, 'one text');
       assert.match(sms.calls[0]!.form.Body!, /^99 holds wait for you .*Open your inbox: http.*\/app\/inbox$/);
+      // A link for each line shown: every line of the mail, the 20 of the Slack message, none in the text.
+      assert.deepEqual(await linksMinted(t, 'ann@acme.test'), { email: 99, slack: 20 });
 
       // A link decides its own hold, and no other.
       assert.deepEqual(await approvedHolds(t), [ids[0]]);
@@ -199,6 +237,29 @@ for (const backend of backends) {
       assert.deepEqual(annsMail().slice(2), [
         'Approve payments.send 31,496.75 EUR to Globex — Large payments need two approvers; reminder, 3 h left; 1 of 2 approvals in',
       ]);
+    });
+
+    test('a digest of one text is the ordinary text, with the reply code that decides its hold', async (tc) => {
+      const { t, sms } = await start(tc, backend);
+      const { workspace, key } = await t.workspace({
+        config: file('', 'approvers: [ann@acme.test], timeout_minutes: 240'),
+      });
+      const id = await submit(t, key);
+      await notificationsDone(t);
+      assert.equal(sms.calls.length, 0, 'collected for the window');
+      await t.clock.advance(5 * MIN);
+      await notificationsDone(t);
+      assert.equal(sms.calls.length, 1);
+      const text = sms.calls[0]!.form.Body!;
+      const match = /^Approval needed \(SDK\): .+ \S+\/d\/\S+ Or reply YES (\d{4}) \/ NO \1\.$/.exec(text);
+      assert.ok(match, text);
+      const answer = await replyBySms(t, sms, '+15550100', `YES ${match[1]}`);
+      assert.equal(answer.status, 200, answer.text);
+      const hold = await t.service.ctx.db.one<{ status: string }>(
+        'SELECT status FROM holds WHERE workspace_id = $1 AND id = $2',
+        [workspace.id, id],
+      );
+      assert.equal(hold?.status, 'approved');
     });
 
     test('collected requests survive a restart: the next service sends the digest', async (tc) => {

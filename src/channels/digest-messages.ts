@@ -3,7 +3,7 @@
  * message per channel. Each hold is a line with its deciding values, why it is the reader's, its
  * deadline and its own decision link (`/d/<token>`: it decides that hold and no other). A line is a
  * summary, so no channel offers a one-click decision on it (decisions.md, "No decision on a summary"):
- * every line links to the hold's decision page. An SMS has room for the count and the inbox only.
+ * every line shown links to the hold's decision page. An SMS has room for the count and the inbox only.
  */
 import { decidingText } from '../domain/deciding-values.ts';
 import type { Hold } from '../domain/hold.ts';
@@ -16,11 +16,15 @@ import type { SlackMessage } from './slack.ts';
 import type { TeamsCard } from './teams.ts';
 import { actionTitle, reasonText } from './titles.ts';
 
-/** One hold of a digest, with its reader's decision link and why it is theirs. */
-export interface DigestEntry {
+/** One hold of a digest, and why it is its reader's. */
+export interface DigestLine {
   hold: Hold;
-  link: string;
   asking: Asking;
+}
+
+/** A line shown with its reader's decision link. */
+export interface DigestEntry extends DigestLine {
+  link: string;
 }
 
 /** Characters of the arguments each line shows (in deciding order: the amount before a memo). */
@@ -28,6 +32,18 @@ const LINE_ARGUMENTS = 200;
 
 /** Lines a Slack message or Teams card lists (Slack takes 50 blocks); the inbox has the rest. */
 export const CHAT_LINES = 20;
+
+/**
+ * The lines a digest on the channel shows with their decision links: every line of a mail, those a chat
+ * message lists, none of a text. Only these get a link: one nobody sees would be a live secret for nothing.
+ */
+export function linkedLines<T extends DigestLine>(
+  channel: 'email' | 'sms' | 'slack' | 'teams',
+  lines: T[],
+): T[] {
+  if (channel === 'email') return lines;
+  return channel === 'sms' ? [] : lines.slice(0, CHAT_LINES);
+}
 
 /** `10:40 UTC`, with the date when it is another day than `now`; in the reader's zone when they set one. */
 function clockText(at: number, now: number, zone: string | null): string {
@@ -50,17 +66,17 @@ const dueText = (hold: Hold, now: number, zone: string | null) =>
   hold.expiresAt === null ? 'no deadline' : `decide by ${clockText(hold.expiresAt, now, zone)}`;
 
 /** `5 holds wait for you — 3 escalated, 1 reminder, due from 10:40 UTC`. */
-export function digestTitle(entries: DigestEntry[], now: number, zone: string | null): string {
+export function digestTitle(lines: DigestLine[], now: number, zone: string | null): string {
   const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-  const escalated = entries.filter((entry) => entry.asking.escalated).length;
-  const reminders = entries.filter((entry) => entry.asking.reminder).length;
-  const deadlines = entries.flatMap(({ hold }) => (hold.expiresAt === null ? [] : [hold.expiresAt]));
+  const escalated = lines.filter((line) => line.asking.escalated).length;
+  const reminders = lines.filter((line) => line.asking.reminder).length;
+  const deadlines = lines.flatMap(({ hold }) => (hold.expiresAt === null ? [] : [hold.expiresAt]));
   const parts = [
     escalated > 0 ? `${escalated} escalated` : null,
     reminders > 0 ? count(reminders, 'reminder') : null,
     deadlines.length > 0 ? `due from ${clockText(Math.min(...deadlines), now, zone)}` : null,
   ].filter(Boolean);
-  const lead = `${count(entries.length, 'hold')} ${entries.length === 1 ? 'waits' : 'wait'} for you`;
+  const lead = `${count(lines.length, 'hold')} ${lines.length === 1 ? 'waits' : 'wait'} for you`;
   return parts.length > 0 ? `${lead} — ${parts.join(', ')}` : lead;
 }
 
@@ -107,22 +123,20 @@ export function digestMail(
   return { subject, text, html: frame(brand, subject, body) };
 }
 
-/** The lines a chat message lists, and how many more the inbox has. */
-const chatLines = (entries: DigestEntry[]) => ({
-  shown: entries.slice(0, CHAT_LINES),
-  more: Math.max(0, entries.length - CHAT_LINES),
-});
-
-/** Slack: the title, then a line per hold linking to its decision page (no buttons: each is a summary). */
+/**
+ * Slack: the title, then a line per hold shown (`linkedLines`) linking to its decision page (no buttons:
+ * each is a summary), and how many more the inbox has.
+ */
 export function slackDigest(
   brand: Branding,
-  entries: DigestEntry[],
+  lines: DigestLine[],
+  shown: DigestEntry[],
   inboxUrl: string,
   now: number,
   zone: string | null,
 ): SlackMessage {
-  const title = digestTitle(entries, now, zone);
-  const { shown, more } = chatLines(entries);
+  const title = digestTitle(lines, now, zone);
+  const more = lines.length - shown.length;
   const section = (text: string) => ({ type: 'section', text: { type: 'mrkdwn', text } });
   // A link's label is escaped mrkdwn, and `|` ends no label there once `>` cannot appear in it.
   const line = ({ hold, link, asking }: DigestEntry) =>
@@ -139,12 +153,13 @@ export function slackDigest(
 /** Teams: the same lines on a card, each opening its hold's decision page. */
 export function teamsDigest(
   brand: Branding,
-  entries: DigestEntry[],
+  lines: DigestLine[],
+  shown: DigestEntry[],
   inboxUrl: string,
   now: number,
   zone: string | null,
 ): TeamsCard {
-  const { shown, more } = chatLines(entries);
+  const more = lines.length - shown.length;
   // Plain text runs: agent text is never read as markdown, and `{{` starts no function.
   const run = (text: string, style: Record<string, unknown> = {}) => ({
     type: 'TextRun',
@@ -152,7 +167,7 @@ export function teamsDigest(
     ...style,
   });
   const paragraph = (...inlines: ReturnType<typeof run>[]) => ({ type: 'RichTextBlock', inlines });
-  const body: unknown[] = [paragraph(run(digestTitle(entries, now, zone), { weight: 'Bolder' }))];
+  const body: unknown[] = [paragraph(run(digestTitle(lines, now, zone), { weight: 'Bolder' }))];
   for (const { hold, link, asking } of shown) {
     body.push(
       paragraph(
@@ -179,11 +194,6 @@ export function teamsDigest(
 }
 
 /** SMS: the count and the inbox (a text cannot list twenty holds). */
-export function smsDigest(
-  entries: DigestEntry[],
-  inboxUrl: string,
-  now: number,
-  zone: string | null,
-): string {
-  return `${digestTitle(entries, now, zone)}. Open your inbox: ${inboxUrl}`;
+export function smsDigest(lines: DigestLine[], inboxUrl: string, now: number, zone: string | null): string {
+  return `${digestTitle(lines, now, zone)}. Open your inbox: ${inboxUrl}`;
 }

@@ -274,7 +274,14 @@ test('digests: a line per hold with its own link; agent text inert in every chan
   for (const n of [1, 2, 3]) assert.ok(mail.text.includes(`https://approvals.test/d/token${n}`));
   assert.ok(!mail.html.includes(SCRIPT));
   for (const line of mail.text.split('\n')) assert.ok(!line.startsWith('<script'), line);
-  const slack = slackDigest(brand, entries, 'https://approvals.test/app/inbox', now, 'Europe/Berlin');
+  const slack = slackDigest(
+    brand,
+    entries,
+    entries,
+    'https://approvals.test/app/inbox',
+    now,
+    'Europe/Berlin',
+  );
   const texts = strings(slack).join('\n');
   // In the member's zone when they set one.
   assert.equal(slack.text, '3 holds wait for you — 2 escalated, due from 11:31 Europe/Berlin');
@@ -293,7 +300,9 @@ test('digests: a line per hold with its own link; agent text inert in every chan
     smsDigest(entries, 'https://approvals.test/app/inbox', now, null),
     /^3 holds wait for you — 2 escalated, due from .*\. Open your inbox: https:\/\/approvals\.test\/app\/inbox$/,
   );
-  const card = JSON.stringify(teamsDigest(brand, entries, 'https://approvals.test/app/inbox', now, null));
+  const card = JSON.stringify(
+    teamsDigest(brand, entries, entries, 'https://approvals.test/app/inbox', now, null),
+  );
   assert.ok(!card.includes('Action.Execute'), 'no one-click decision on a summary');
   assert.equal((card.match(/approvals\.test\/d\/token/g) ?? []).length, 3);
 });

@@ -7,9 +7,20 @@
  */
 import { randomId } from '../domain/ids.ts';
 import type { Hold } from '../domain/hold.ts';
-import { type DueDigest, listDueDigests, recordDigestFailures, takeDigest } from '../store/digests.ts';
-import type { Member } from '../store/members.ts';
+import type { Sql } from '../store/db.ts';
+import {
+  type DueDigest,
+  listDueDigests,
+  type LoneItem,
+  recordDigestFailures,
+  setLoneItemReplyCode,
+  takeDigest,
+} from '../store/digests.ts';
+import { findHold } from '../store/holds.ts';
+import { findMemberById, type Member } from '../store/members.ts';
+import type { ServiceContext } from './context.ts';
 import type { DueWork } from './due-work.ts';
+import { replyCodeFor, smsRepliesAllowed } from './reply-codes.ts';
 
 const MINUTE = 60_000;
 
@@ -42,7 +53,20 @@ export function digestDueAt(
 export const dueDigestWork: DueWork<DueDigest> = {
   listDue: (ctx, now, limit) => listDueDigests(ctx.db, now, limit),
   async run(ctx, digest) {
-    await ctx.db.transaction((tx) => takeDigest(tx, digest, randomId('ntf_', 16)));
+    await ctx.db.transaction(async (tx) => {
+      const lone = await takeDigest(tx, digest, randomId('ntf_', 16));
+      // Alone, a text is the ordinary one it would have been: with a reply code (collected, it had none).
+      if (lone && digest.channel === 'sms') await giveReplyCode(tx, ctx, digest, lone);
+    });
   },
   recordFailures: (ctx, digest, failures, retryAt) => recordDigestFailures(ctx.db, digest, failures, retryAt),
 };
+
+/** The reply code a lone text carries, as askMembers gives one to a text sent at once. */
+async function giveReplyCode(tx: Sql, ctx: ServiceContext, digest: DueDigest, item: LoneItem) {
+  const hold = await findHold(tx, digest.workspaceId, item.holdId!);
+  const member = await findMemberById(tx, digest.memberId);
+  if (hold?.status !== 'pending' || !member?.phone || !(await smsRepliesAllowed(tx, ctx, hold))) return;
+  const code = await replyCodeFor(tx, hold, member, new Set());
+  if (code) await setLoneItemReplyCode(tx, digest.workspaceId, item, code);
+}

@@ -5,8 +5,6 @@
  * closes everywhere: its Slack messages are updated, links answer "already decided", and an outcome
  * mail follows.
  */
-import { randomInt } from 'node:crypto';
-import { channelSummary } from '../channels/messages.ts';
 import type { Slack } from '../channels/slack.ts';
 import type { Sms } from '../channels/sms.ts';
 import type { Teams, TeamsTarget, TeamsVerifier } from '../channels/teams.ts';
@@ -22,15 +20,13 @@ import {
   listNotificationsOfHold,
   type NotificationChannel,
   type NotificationReason,
-  openReplyCodes,
-  sentReplyCode,
 } from '../store/notifications.ts';
 import type { Statement } from '../store/statements.ts';
 import { countWorkspaces, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
 import { digestDueAt, digestWindowMs } from './digests.ts';
-import { passkeyRequired } from './passkeys.ts';
+import { replyCodeFor, smsRepliesAllowed } from './reply-codes.ts';
 
 /** The channels this deployment can send on (each needs its settings). */
 export interface NotificationChannels {
@@ -81,33 +77,6 @@ export function teamsChannelOf(ctx: ServiceContext, workspace: Workspace): Teams
 }
 
 /**
- * A code no other waiting hold sent to this phone uses (the same person may be a member of several
- * workspaces), so a reply names exactly one hold; null when none is free (then the text has no code,
- * only its link). A reminder keeps the code its member got for the hold, so codes are not used up.
- */
-async function replyCodeFor(
-  tx: Sql,
-  hold: Hold,
-  member: Member,
-  issued: Set<string>,
-): Promise<string | null> {
-  const kept = await sentReplyCode(tx, hold.workspaceId, hold.id, member.id);
-  if (kept) return kept;
-  const phone = member.phone!;
-  const taken = new Set(await openReplyCodes(tx, phone));
-  // 9000 codes: past a few hundred tries, nearly all of them are taken.
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const code = String(randomInt(1000, 10_000));
-    // `issued`: codes of this transaction's jobs, not written yet (two members may share a phone).
-    if (!taken.has(code) && !issued.has(`${phone} ${code}`)) {
-      issued.add(`${phone} ${code}`);
-      return code;
-    }
-  }
-  return null;
-}
-
-/**
  * The jobs that ask `members` to decide the hold (`request`) or remind them (`reminder`): one per member
  * and channel of theirs, each due when the member's quiet hours allow. Unless urgent, each is collected
  * for the member's digest of that channel (digests.ts) rather than sent on its own. `reason`: why the
@@ -122,12 +91,7 @@ export async function askMembers(
   reason: NotificationReason | null = null,
 ): Promise<Statement[]> {
   const at = ctx.now();
-  // No reply code for a text that cannot show every argument: it decides nothing blind.
-  // Nor for an approval that must be passkey-signed, which a code cannot carry.
-  const replies =
-    ctx.channels.sms?.replies === true &&
-    channelSummary(hold, 'sms').complete &&
-    !(await passkeyRequired(tx, hold));
+  const replies = await smsRepliesAllowed(tx, ctx, hold);
   const windows = members.length > 0 ? await digestWindows(tx, hold.workspaceId, at) : null;
   const jobs: Statement[] = [];
   const issued = new Set<string>();
@@ -142,7 +106,7 @@ export async function askMembers(
           : null;
       const digestAt = digestDueAt(hold, windowMs, { now: at, sendable, openCloses });
       const collected = digestAt !== null;
-      // A digest's text carries no reply code: it names no one hold.
+      // A digest's text names no one hold: a collected text gets its code if it goes alone (digests.ts).
       const replyCode =
         channel === 'sms' && replies && !collected ? await replyCodeFor(tx, hold, member, issued) : null;
       const dueAt = digestAt ?? sendable;

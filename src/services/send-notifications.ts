@@ -14,7 +14,9 @@ import {
 } from '../channels/messages.ts';
 import {
   type DigestEntry,
+  type DigestLine,
   digestMail,
+  linkedLines,
   slackDigest,
   smsDigest,
   teamsDigest,
@@ -183,15 +185,56 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
 }
 
 /**
- * A digest: the holds of its items that still wait for its member, each with a decision link of its
- * own, in one message; a hold decided (or no longer theirs) since it was collected is left out.
+ * A digest: the holds of its items that still wait for its member, in one message, each line shown
+ * with a decision link of its own; a hold decided (or no longer theirs) since it was collected is left
+ * out. Links are minted only for the lines the message shows, once it is sure to go.
  */
 async function sendDigest(ctx: ServiceContext, job: Notification): Promise<Attempt> {
   const member = await findMemberById(ctx.db, job.memberId!);
   const workspace = member && (await findWorkspace(ctx.db, member.workspaceId));
   if (!member || !workspace) return { state: 'skipped' };
+  const lines = await digestLines(ctx, job, member);
+  if (lines.length === 0) return { state: 'skipped' };
   const channel = job.channel;
-  const entries: DigestEntry[] = [];
+  const linked = async () => {
+    const entries: DigestEntry[] = [];
+    for (const line of linkedLines(channel, lines)) {
+      const link = await mintDecisionLink(ctx, { hold: line.hold, memberId: member.id, channel });
+      entries.push({ ...line, link });
+    }
+    return entries;
+  };
+  const inboxUrl = `${ctx.publicUrl}/app/inbox`;
+  const at = [ctx.now(), member.timeZone] as const;
+  if (channel === 'email') {
+    if (!ctx.mailer) return { state: 'skipped' };
+    await ctx.mailer.send({ to: member.email, ...digestMail(workspace, await linked(), ...at) });
+    return { state: 'sent' };
+  }
+  if (channel === 'sms') {
+    if (!ctx.channels.sms || !member.phone) return { state: 'skipped' };
+    const sent = await ctx.channels.sms.client.send(member.phone, smsDigest(lines, inboxUrl, ...at));
+    return { state: 'sent', messageRef: JSON.stringify({ sid: sent.sid }) };
+  }
+  if (channel === 'teams') {
+    if (!ctx.channels.teams || !member.teamsUserId) return { state: 'skipped' };
+    const card = teamsDigest(workspace, lines, await linked(), inboxUrl, ...at);
+    return {
+      state: 'sent',
+      messageRef: JSON.stringify(await ctx.channels.teams.client.post({ userId: member.teamsUserId }, card)),
+    };
+  }
+  if (!ctx.channels.slack || !member.slackUserId) return { state: 'skipped' };
+  const message = slackDigest(workspace, lines, await linked(), inboxUrl, ...at);
+  return {
+    state: 'sent',
+    messageRef: JSON.stringify(await ctx.channels.slack.client.post(member.slackUserId, message)),
+  };
+}
+
+/** The lines of a digest job: its items' holds that still wait for its member, oldest first. */
+async function digestLines(ctx: ServiceContext, job: Notification, member: Member): Promise<DigestLine[]> {
+  const lines: DigestLine[] = [];
   for (const item of await listDigestItems(ctx.db, job.workspaceId, job.id)) {
     const hold = await findHoldByReference(ctx.db, item.holdId!);
     if (hold?.status !== 'pending') continue;
@@ -199,41 +242,12 @@ async function sendDigest(ctx: ServiceContext, job: Notification): Promise<Attem
     if (!reader.mayDecide) continue;
     const reminder =
       item.kind === 'reminder' ? reminderOf(ctx, item, hold, await approverNames(ctx, hold.id)) : undefined;
-    const link = await mintDecisionLink(ctx, { hold, memberId: member.id, channel });
-    entries.push({
+    lines.push({
       hold,
-      link,
       asking: { reminder, forWhom: reader.forWhom, escalated: item.reason === 'escalated' },
     });
   }
-  if (entries.length === 0) return { state: 'skipped' };
-  const inboxUrl = `${ctx.publicUrl}/app/inbox`;
-  const shown = [workspace, entries] as const;
-  const at = [ctx.now(), member.timeZone] as const;
-  if (channel === 'email') {
-    if (!ctx.mailer) return { state: 'skipped' };
-    await ctx.mailer.send({ to: member.email, ...digestMail(...shown, ...at) });
-    return { state: 'sent' };
-  }
-  if (channel === 'sms') {
-    if (!ctx.channels.sms || !member.phone) return { state: 'skipped' };
-    const sent = await ctx.channels.sms.client.send(member.phone, smsDigest(entries, inboxUrl, ...at));
-    return { state: 'sent', messageRef: JSON.stringify({ sid: sent.sid }) };
-  }
-  if (channel === 'teams') {
-    if (!ctx.channels.teams || !member.teamsUserId) return { state: 'skipped' };
-    const card = teamsDigest(...shown, inboxUrl, ...at);
-    return {
-      state: 'sent',
-      messageRef: JSON.stringify(await ctx.channels.teams.client.post({ userId: member.teamsUserId }, card)),
-    };
-  }
-  if (!ctx.channels.slack || !member.slackUserId) return { state: 'skipped' };
-  const message = slackDigest(...shown, inboxUrl, ...at);
-  return {
-    state: 'sent',
-    messageRef: JSON.stringify(await ctx.channels.slack.client.post(member.slackUserId, message)),
-  };
+  return lines;
 }
 
 /** Whether the member may still decide the hold as the message goes out, and for whom as a delegate. */

@@ -65,20 +65,23 @@ export async function listDueDigests(sql: Sql, now: number, limit: number): Prom
   return dueDigests.decodeAll(rows).map((digest) => ({ ...digest, at: now }));
 }
 
-const taken = notifications.pick('id');
+const taken = notifications.pick('id', 'holdId');
+
+/** A collected item that went alone: its job and hold. */
+export type LoneItem = ReturnType<typeof taken.decode>;
 
 /**
  * Makes the digest job `id` of what is collected and due for the member's channel (each row taken
- * once, even by two instances at the same time). One item alone becomes the ordinary job it is.
- * Returns how many items it took.
+ * once, even by two instances at the same time). One item alone becomes the ordinary job it is, and
+ * is returned (null otherwise).
  */
-export async function takeDigest(sql: Sql, digest: DueDigest, id: string): Promise<number> {
+export async function takeDigest(sql: Sql, digest: DueDigest, id: string): Promise<LoneItem | null> {
   const items = taken.decodeAll(
     await sql.all(
       `UPDATE notifications SET state = 'digested', digest_id = $4
        WHERE workspace_id = $5 AND state = 'collected' AND member_id = $1 AND channel = $2
          AND next_attempt_at <= $3
-       RETURNING id`,
+       RETURNING ${taken.select()}`,
       [digest.memberId, digest.channel, digest.at, id, digest.workspaceId],
     ),
   );
@@ -100,7 +103,21 @@ export async function takeDigest(sql: Sql, digest: DueDigest, id: string): Promi
       at: digest.at,
     });
   }
-  return items.length;
+  return items.length === 1 ? items[0]! : null;
+}
+
+/** A lone item's reply code, which it was not given while collected (a digest's text has none). */
+export async function setLoneItemReplyCode(
+  sql: Sql,
+  workspaceId: string,
+  item: LoneItem,
+  code: string,
+): Promise<void> {
+  await sql.run('UPDATE notifications SET reply_code = $3 WHERE workspace_id = $1 AND id = $2', [
+    workspaceId,
+    item.id,
+    code,
+  ]);
 }
 
 /** A failed attempt at making a digest: its items wait until `retryAt` (none: they stay due). */
