@@ -82,6 +82,8 @@ export interface ProxyCaller {
   serviceSession: string | null;
   /** The 2025-era MCP session the call came in: its stream hears when a held call is decided. */
   mcpSession: string | null;
+  /** The call asked to be answered as a task (2025-11-25): its session also hears the task's status. */
+  asTask?: boolean;
 }
 
 /** Why a tools/call gets no result. */
@@ -229,6 +231,7 @@ export async function callThroughProxy(
           ...(caller.serviceSession !== null && { session: caller.serviceSession }),
           // The session whose stream hears the decision.
           ...(caller.mcpSession !== null && { mcp_session: caller.mcpSession }),
+          ...(caller.asTask && { mcp_task: true }),
         },
         idempotencyKey: randomId('mcp_', 16),
         proxy: { mcpServerId: server.id, callKey },
