@@ -2,8 +2,9 @@
  * Issue 39, bulk decisions, on both backends through the app: a confirmation that lists what is decided
  * and its total, then one decision and one evidence entry per hold (marked `bulk`); approval in bulk only
  * where the hold's rule allows it (not four-eyes, passkey-signed or `bulk: false` rules, not the member's
- * own agents' holds, not an action too long to show whole), rejection always; "all matching this
- * filter" resolves the inbox's set; viewers and other workspaces' members decide nothing.
+ * own agents' holds, not an action too long to show whole), rejection always; neither on a hold another
+ * member has claimed; "all matching this filter" resolves the inbox's set; viewers and other
+ * workspaces' members decide nothing.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -154,6 +155,42 @@ for (const backend of backends) {
       const rejected = await bulk(fin, { hold: [long!], verdict: 'reject', step: 'decide' });
       assert.equal(rejected.notice, 'bulk_rejected:1:0');
       assert.equal(await statusOf(own!), 'pending', 'nor is it rejected by its own member');
+    });
+
+    test('holds another member is on are left out, checked again as each is decided, until released', async () => {
+      const fin = await app.signIn(workspace, 'fin@acme.test');
+      const claim = (session: Session, id: string, action = 'claim') =>
+        app.post(session, `/app/holds/${id}/${action}`, { back: '/app/inbox' });
+      const [theirs, mine, free, late] = (await seed('refund', 4)) as [string, string, string, string];
+      assert.equal((await claim(fin, theirs)).notice, 'claimed');
+      assert.equal((await claim(ada, mine)).notice, 'claimed');
+      for (const verdict of ['approve', 'reject']) {
+        const confirm = await bulk(ada, { hold: [theirs, mine, free], verdict });
+        assert.deepEqual(listed(confirm.text), [mine, free], 'her own claim is no reason to leave it');
+        assert.match(confirm.text, /Claimed by Fin Ance until <time datetime="[^"]+">/);
+      }
+      // A claim made after the confirmation is respected when deciding, whatever the form sends.
+      const confirm = await bulk(ada, { hold: [mine, free, late], verdict: 'approve' });
+      assert.deepEqual(listed(confirm.text), [mine, free, late]);
+      assert.equal((await claim(fin, late)).notice, 'claimed');
+      const decided = await app.post(ada, '/app/inbox/bulk', formFields(confirm.text, '/app/inbox/bulk'));
+      assert.equal(decided.notice, 'bulk_approved:2:1');
+      const forced = await bulk(ada, { hold: [theirs], verdict: 'reject', step: 'decide' });
+      assert.equal(forced.notice, 'bulk_rejected:0:1');
+      assert.deepEqual(await Promise.all([theirs, mine, free, late].map(statusOf)), [
+        'pending',
+        'approved',
+        'approved',
+        'pending',
+      ]);
+      // Released, they are anyone's again.
+      for (const id of [theirs, late]) assert.equal((await claim(fin, id, 'release')).notice, 'released');
+      const released = await bulk(ada, { hold: [theirs, late], verdict: 'reject' });
+      assert.deepEqual(listed(released.text), [theirs, late]);
+      const rejected = await app.post(ada, '/app/inbox/bulk', formFields(released.text, '/app/inbox/bulk'));
+      assert.equal(rejected.notice, 'bulk_rejected:2:0');
+      for (const id of [theirs, late]) assert.equal(await statusOf(id), 'rejected');
+      await verifiedEvidence(t, key);
     });
 
     test('"all matching this filter" decides the inbox\'s set: the filter\'s holds waiting for the member', async () => {

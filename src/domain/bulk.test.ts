@@ -24,7 +24,14 @@ test('holds with no rule follow their own approvals required', () => {
 
 test('bulk reject is always offered; the decision’s own refusals apply to both verdicts', () => {
   const hold = { toolName: 'pay', approvalsRequired: 2 };
-  const base = { hold, args: { amount: 1 }, rule: { signed: true }, workspaceRequiresPasskey: true };
+  const base = {
+    hold,
+    args: { amount: 1 },
+    rule: { signed: true },
+    workspaceRequiresPasskey: true,
+    memberId: 'm1',
+    claim: undefined,
+  };
   assert.equal(bulkSkip({ ...base, verdict: 'reject', blocker: null }), null);
   assert.equal(bulkSkip({ ...base, verdict: 'approve', blocker: null }), 'signed');
   for (const verdict of ['approve', 'reject'] as const) {
@@ -36,12 +43,35 @@ test('bulk reject is always offered; the decision’s own refusals apply to both
 
 test('an action too long to show whole in the list is not approved in bulk, but may be rejected', () => {
   const hold = { toolName: 'pay', approvalsRequired: 1 };
-  const base = { hold, rule: undefined, workspaceRequiresPasskey: false, blocker: null };
+  const base = {
+    hold,
+    rule: undefined,
+    workspaceRequiresPasskey: false,
+    blocker: null,
+    memberId: 'm1',
+    claim: undefined,
+  };
   const memo = 'x'.repeat(BULK_ACTION_LENGTH);
   assert.equal(bulkSkip({ ...base, verdict: 'approve', args: { amount: 1 } }), null);
   assert.equal(bulkSkip({ ...base, verdict: 'approve', args: { amount: 1, memo } }), 'too_long');
   assert.equal(bulkSkip({ ...base, verdict: 'approve', args: null }), 'too_long', 'arguments not read');
   assert.equal(bulkSkip({ ...base, verdict: 'reject', args: { memo } }), null);
+});
+
+test('a hold another member has claimed is left out of both verdicts; the member’s own claim is not', () => {
+  const hold = { toolName: 'pay', approvalsRequired: 1 };
+  const base = {
+    hold,
+    args: { amount: 1 },
+    rule: undefined,
+    workspaceRequiresPasskey: false,
+    memberId: 'm1',
+  };
+  for (const verdict of ['approve', 'reject'] as const) {
+    assert.equal(bulkSkip({ ...base, verdict, blocker: null, claim: { memberId: 'm2' } }), 'claimed');
+    assert.equal(bulkSkip({ ...base, verdict, blocker: null, claim: { memberId: 'm1' } }), null);
+    assert.equal(bulkSkip({ ...base, verdict, blocker: 'closed', claim: { memberId: 'm2' } }), 'closed');
+  }
 });
 
 test('the confirmation shows the values the rule looks at first, then money, then the rest', () => {

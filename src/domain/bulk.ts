@@ -23,6 +23,8 @@ export type BulkSkip =
   | 'not_found'
   /** The decision's own refusals (`DecisionBlocker`), a viewer's included in `not_an_approver`. */
   | Exclude<DecisionBlocker, 'viewer'>
+  /** Another member's claim ("I'm on it") is live: the hold is theirs to work on until it ends. */
+  | 'claimed'
   /** The rule says `bulk: false`. */
   | 'not_in_bulk'
   /** Four eyes or more, and the rule does not say `bulk: true`. */
@@ -61,19 +63,23 @@ export const bulkActionText = (
     : decidingText(args, rule ? ruleArguments(rule) : [], BULK_ACTION_LENGTH);
 
 /**
- * Why this hold is left out of a bulk decision with `verdict`; null when it is decided. `blocker` is the
- * member's capacity on it (null: may decide); `args` null when they were too long to be read for a list.
+ * Why this hold is left out of a bulk decision with `verdict` by member `memberId`; null when it is
+ * decided. `blocker` is the member's capacity on it (null: may decide); `claim` the hold's live claim;
+ * `args` null when they were too long to be read for a list.
  */
 export function bulkSkip(input: {
   verdict: Verdict;
+  memberId: string;
   blocker: DecisionBlocker | null;
+  claim: { memberId: string } | undefined;
   hold: { approvalsRequired: number };
   args: Record<string, unknown> | null;
   rule: Pick<RuleDefinition, 'bulk' | 'signed' | 'when'> | undefined;
   workspaceRequiresPasskey: boolean;
 }): BulkSkip | null {
-  const { verdict, blocker, hold } = input;
+  const { verdict, blocker, claim, hold } = input;
   if (blocker !== null) return blocker === 'viewer' ? 'not_an_approver' : blocker;
+  if (claim && claim.memberId !== input.memberId) return 'claimed';
   if (verdict === 'reject') return null;
   return (
     bulkApprovalSkip(hold, input.rule, input.workspaceRequiresPasskey) ??

@@ -2,7 +2,8 @@
  * Bulk decisions (issue 39): a member approves or rejects many holds at once. Each hold is decided
  * through the one decision path (decide-hold.ts), in a transaction of its own, so each gets its own
  * decision and evidence entry (decisions.md, amendment "Bulk decisions"); approval only where its rule
- * allows it (domain/bulk.ts), checked again under the chain's lock as it is made. `bulkPreview` says
+ * allows it (domain/bulk.ts), and neither verdict on a hold another member has claimed (claims.ts), both
+ * checked again under the chain's lock as it is made. `bulkPreview` says
  * beforehand which holds would be decided, which left out and why, and what they add up to.
  */
 import {
@@ -17,6 +18,7 @@ import {
 import type { HoldStatus, Verdict } from '../domain/hold.ts';
 import type { RuleDefinition } from '../domain/rules.ts';
 import type { ActionSummary } from '../domain/summary.ts';
+import { listLiveClaims } from '../store/claims.ts';
 import type { Sql } from '../store/db.ts';
 import { listDecisionsOfHolds, listPastDecisions } from '../store/hold-decisions.ts';
 import { type HoldLine, listArgumentsById, listLinesById } from '../store/hold-lines.ts';
@@ -24,6 +26,7 @@ import { findHold } from '../store/holds.ts';
 import type { Member } from '../store/members.ts';
 import { findRequirePasskey } from '../store/passkeys.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
+import { type ClaimShown, claimsOf } from './claims.ts';
 import type { ServiceContext } from './context.ts';
 import { type DecisionInput, type DecisionResult, recordDecision, settleDecision } from './decide-hold.ts';
 import { loadDeciders } from './deciders.ts';
@@ -39,6 +42,8 @@ export interface BulkLine {
   /** Its arguments, all of them in full when `complete` (what an approval is made on). */
   action: ActionSummary;
   skip: BulkSkip | null;
+  /** Its live claim, if any: another member's is why it is left out (`claimed`). */
+  claim: ClaimShown | undefined;
 }
 
 export interface BulkPreview {
@@ -96,12 +101,13 @@ export async function bulkPreview(
   const readable = lines
     .filter((line) => line.argumentsSize <= BULK_ACTION_LENGTH * 2)
     .map((line) => line.id);
-  const [deciders, decisions, { rules }, workspaceRequiresPasskey, args] = await Promise.all([
+  const [deciders, decisions, { rules }, workspaceRequiresPasskey, args, claims] = await Promise.all([
     loadDeciders(ctx.db, workspaceId),
     listDecisionsOfHolds(ctx.db, ids),
     findRuleSet(ctx.db, workspaceId),
     findRequirePasskey(ctx.db, workspaceId),
     listArgumentsById(ctx.db, workspaceId, readable),
+    claimsOf(ctx, workspaceId, ids),
   ]);
   const self = deciders.byId.get(member.id);
   const now = ctx.now();
@@ -110,15 +116,25 @@ export async function bulkPreview(
     const blocker = self ? deciders.capacity(line, self, past, now).blocker : 'not_an_approver';
     const lineArgs = args.get(line.id) ?? null;
     const rule = ruleOf(rules, line.ruleName);
-    const skip = bulkSkip({ verdict, blocker, hold: line, args: lineArgs, rule, workspaceRequiresPasskey });
+    const claim = claims.get(line.id);
+    const skip = bulkSkip({
+      verdict,
+      memberId: member.id,
+      blocker,
+      claim,
+      hold: line,
+      args: lineArgs,
+      rule,
+      workspaceRequiresPasskey,
+    });
     // Arguments not read are shown by their stored summary, which says what it leaves out.
     const action = lineArgs
       ? bulkActionText(lineArgs, rule)
       : { text: line.argumentsSummary, complete: false };
-    return { line, action, skip, args: lineArgs };
+    return { line, action, skip, claim, args: lineArgs };
   });
   const decided = all.filter((line) => line.skip === null);
-  const strip = ({ line, action, skip }: BulkLine): BulkLine => ({ line, action, skip });
+  const strip = ({ line, action, skip, claim }: BulkLine): BulkLine => ({ line, action, skip, claim });
   return {
     verdict,
     decided: decided.map(strip),
@@ -143,9 +159,9 @@ export type BulkOutcome = { holdId: string } & ({ status: HoldStatus } | { skip:
 
 /**
  * Decides each hold in turn, each in its own transaction through the decision path: its own decision
- * and evidence entry (marked `bulk`), channel `inbox`. Holds that may not be approved in bulk, are not
- * the member's to decide or no longer wait are left as they are. A comment too long fails at the first
- * hold, before anything is decided.
+ * and evidence entry (marked `bulk`), channel `inbox`. Holds that may not be approved in bulk, that
+ * another member has claimed, are not the member's to decide or no longer wait are left as they are. A
+ * comment too long fails at the first hold, before anything is decided.
  */
 export async function bulkDecide(ctx: ServiceContext, input: BulkDecisionInput): Promise<BulkOutcome[]> {
   const ids = [...new Set(input.holdIds)];
@@ -194,9 +210,13 @@ async function skipOf(
   const member = deciders.byId.get(input.memberId);
   if (!member) return 'not_an_approver';
   const { rules } = await findRuleSet(tx, input.workspaceId);
+  const now = ctx.now();
+  const [claim] = await listLiveClaims(tx, input.workspaceId, [hold.id], now);
   return bulkSkip({
     verdict: input.verdict,
-    blocker: deciders.capacity(hold, member, await listPastDecisions(tx, hold.id), ctx.now()).blocker,
+    memberId: member.id,
+    blocker: deciders.capacity(hold, member, await listPastDecisions(tx, hold.id), now).blocker,
+    claim,
     hold,
     args: hold.arguments,
     rule: ruleOf(rules, hold.ruleName),

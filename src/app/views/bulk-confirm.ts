@@ -6,11 +6,11 @@ import { BULK_LIMIT, type BulkSkip, type BulkTotals } from '../../domain/bulk.ts
 import { showHidden } from '../../domain/summary.ts';
 import type { BulkLine, BulkPreview } from '../../services/bulk-decisions.ts';
 import type { AppSession } from '../../services/sign-in.ts';
-import { countdown, type Html, html, when } from '../html.ts';
+import { countdown, type Html, html, time, when } from '../html.ts';
 import { csrfField } from './form-fields.ts';
 
-/** Why a hold was left out, to the member who chose it. */
-export function skipInWords(skip: BulkSkip, line: { approvalsRequired: number }): string {
+/** Why a hold was left out, to the member who chose it (a claim says whose: `skippedInWords`). */
+export function skipInWords(skip: Exclude<BulkSkip, 'claimed'>, line: { approvalsRequired: number }): string {
   switch (skip) {
     case 'not_found':
       return 'No such hold in this workspace.';
@@ -76,6 +76,12 @@ const linesTable = (caption: string, lines: BulkLine[]) =>
     </tbody>
   </table>`;
 
+/** Why a line of the confirmation is left out; a claim names its member and until when, in the page's zone. */
+const skippedInWords = ({ line, skip, claim }: BulkLine) =>
+  skip === 'claimed'
+    ? html`Claimed by ${claim!.name} until ${time(claim!.until)}: theirs to decide while it lasts.`
+    : skipInWords(skip!, line);
+
 const skippedList = (preview: BulkPreview) =>
   when(
     preview.skipped.length > 0 || preview.unknown > 0,
@@ -83,10 +89,10 @@ const skippedList = (preview: BulkPreview) =>
       html`<h2>Left as they are (${preview.skipped.length + preview.unknown})</h2>
         <ul class="bulk-skipped">
           ${preview.skipped.map(
-            ({ line, skip }) =>
+            (skipped) =>
               html`<li>
-                <a href="/app/holds/${line.id}">${line.toolName}</a> · ${line.agentLabel ?? line.agentId}:
-                ${skipInWords(skip!, line)}
+                <a href="/app/holds/${skipped.line.id}">${skipped.line.toolName}</a> ·
+                ${skipped.line.agentLabel ?? skipped.line.agentId}: ${skippedInWords(skipped)}
               </li>`,
           )}
           ${when(preview.unknown > 0, () => html`<li>${plural(preview.unknown, 'hold')}: not found.</li>`)}
