@@ -6,6 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { listedWithHeldAnswer } from '../src/domain/held-output-schema.ts';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { canonicalJson } from '../packages/sdk/src/canonical-json.ts';
 import { CLIENT_FEATURES } from '../src/mcp/upstream.ts';
 import { exportConfig } from '../src/services/apply-config.ts';
@@ -192,11 +195,14 @@ for (const backend of backends) {
         tools.map((tool) => tool.name),
         [...upstreamTools.map((tool) => tool.name), 'service_check_status'],
       );
-      // Definitions pass through unchanged (schemas, output schemas, annotations), except that any
-      // call may run as a task of the proxy's (a held call waits for people: mcp-tasks.test.ts).
+      // Definitions pass through unchanged (schemas, annotations), except that any call may run as a
+      // task of the proxy's (a held call waits for people: mcp-tasks.test.ts), and an output schema
+      // also takes the held answer (held-output-schema.ts).
       assert.deepEqual(
         tools.slice(0, -1),
-        upstreamTools.map((tool) => ({ ...tool, execution: { ...tool.execution, taskSupport: 'optional' } })),
+        upstreamTools.map((tool) =>
+          listedWithHeldAnswer({ ...tool, execution: { ...tool.execution, taskSupport: 'optional' } }),
+        ),
       );
       const check = tools.at(-1)!;
       assert.deepEqual(check.inputSchema.required, ['reference']);
@@ -597,19 +603,37 @@ for (const backend of backends) {
       }
     });
 
-    test('a held call to a tool with an outputSchema does not make the client throw; executed carries structuredContent', async () => {
+    test('a held call to a tool with an outputSchema is no error and passes the client’s check; executed carries structuredContent', async () => {
       const { workspace, key } = await workspaceWith();
       const client = await connect(key);
-      await client.listTools(); // the client validates results against the listed outputSchema
+      // The client validates results against the listed outputSchema, which also takes the held answer.
+      const listed = (await client.listTools()).tools.find((tool) => tool.name === 'get-structured-content')!;
+      assert.equal(listed.outputSchema?.type, 'object');
+      assert.equal((listed.outputSchema?.anyOf as unknown[]).length, 2);
       const args = { location: 'Chicago' };
       const held = await callTool(client, 'get-structured-content', args);
-      assert.equal(held.isError, true);
+      assert.equal(held.isError, undefined, 'a waiting call is no failure');
       assert.equal(held.content.length, 2);
       const envelope = envelopeOf(held);
       assert.equal(envelope.status, 'held');
+      assert.deepEqual(held.structuredContent, { service: envelope });
       const repeat = await callTool(client, 'get-structured-content', args);
       assert.equal(envelopeOf(repeat).deduplicated, true);
-      assert.equal(repeat.isError, true);
+      assert.equal(repeat.isError, undefined);
+      // The v1 SDK's client checks with its own validator: it takes the held answer too.
+      const v1 = new ClientV1({ name: 'v1', version: '1' });
+      await v1.connect(
+        new TransportV1(new URL(`${t.url}/mcp/every`), {
+          requestInit: { headers: { Authorization: `Bearer ${key}` } },
+        }),
+      );
+      try {
+        await v1.listTools();
+        const fromV1 = await v1.callTool({ name: 'get-structured-content', arguments: args });
+        assert.equal(envelopeOf(fromV1 as ToolResult).reference, envelope.reference);
+      } finally {
+        await v1.close();
+      }
 
       await decideAs(t, workspace.id, envelope.reference, 'approve');
       assert.equal((await executed(workspace, envelope.reference)).status, 'executed');

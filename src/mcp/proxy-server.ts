@@ -16,6 +16,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import type { FastifyBaseLogger } from 'fastify';
+import { listedWithHeldAnswer } from '../domain/held-output-schema.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { ChainFrozenError, describeSafely, isStorageUnavailable } from '../services/errors.ts';
 import {
@@ -275,13 +276,13 @@ function serveTools(
       upstreams.use(caller.server, (client) => client.listTools(cursor ? { cursor } : undefined, { signal })),
     ).catch(refuseUpstream);
     await registerDiscoveredTools(ctx, caller, listed.tools as Record<string, unknown>[]);
-    // Any call may wait for people: a 2025-era client may ask for a task for each (not the status check).
-    const tools = legacy
-      ? listed.tools.map((tool) => ({
-          ...tool,
-          execution: { ...tool.execution, taskSupport: 'optional' as const },
-        }))
-      : listed.tools;
+    // Any call may wait for people: a 2025-era client may ask for a task for each (not the status check),
+    // and a declared output also takes the held answer (held-output-schema.ts).
+    const tools = listed.tools.map((tool) =>
+      listedWithHeldAnswer(
+        legacy ? { ...tool, execution: { ...tool.execution, taskSupport: 'optional' as const } } : tool,
+      ),
+    );
     return {
       tools: cursor ? tools : [...tools, checkStatusTool],
       ...(listed.nextCursor ? { nextCursor: listed.nextCursor } : {}),

@@ -145,13 +145,16 @@ export function answerFor(
   const result = hold.execution?.status === 'executed' ? (hold.execution.outcome as CallToolResult) : null;
   // A rejection, an expiry or a failed execution is an error for the model: the action was not carried
   // out as asked (and an outcome that is not known says so in its message).
-  // A client also validates a tool's declared output, which a held answer does not have: there a held
-  // answer is marked an error too, to pass that check.
   const failed = NOT_DONE.has(envelope.status) || result?.isError === true;
+  // A tool with a declared output is listed as also taking the held answer's structured form
+  // (held-output-schema.ts): a call still waiting says so in it, and is no error.
+  const structured =
+    result?.structuredContent ??
+    (options.outputSchema && !failed && envelope.status !== 'executed' ? { service: envelope } : undefined);
   return {
     content: [...envelopeContent(envelope), ...(result?.content ?? [])],
-    ...(failed || (options.outputSchema && envelope.status !== 'executed') ? { isError: true } : {}),
-    ...(result?.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
+    ...(failed ? { isError: true } : {}),
+    ...(structured !== undefined ? { structuredContent: structured } : {}),
   };
 }
 
