@@ -52,22 +52,30 @@ const shown = (claim: ClaimShown): ClaimShown => ({
 const person = (member: Member) => ({ id: member.id, email: member.email, name: member.name });
 
 /**
+ * What a claim or a release starts from, in its transaction and under the workspace's chain lock: the
+ * hold, its deciders, the member (undefined when no longer one of them) and the hold's live claim.
+ */
+async function openHold(tx: Sql, ctx: ServiceContext, input: HoldOfMember) {
+  const chain = await openChain(tx, ctx, input.workspaceId);
+  const hold = await findHold(tx, input.workspaceId, input.holdId, true);
+  if (!hold) throw notFound('hold');
+  const deciders = await loadDeciders(tx, input.workspaceId);
+  const now = ctx.now();
+  const [live] = await listLiveClaims(tx, input.workspaceId, [hold.id], now);
+  return { chain, hold, deciders, member: deciders.byId.get(input.memberId), live, now };
+}
+
+/**
  * The member claims the hold (or renews their claim) until now plus the rule's minutes. Only a member
  * who may decide it now may claim it; another member's live claim stands.
  */
 export async function claimHold(ctx: ServiceContext, input: HoldOfMember): Promise<ClaimResult> {
   const result = await ctx.db.transaction(async (tx): Promise<ClaimResult> => {
-    const chain = await openChain(tx, ctx, input.workspaceId);
-    const hold = await findHold(tx, input.workspaceId, input.holdId, true);
-    if (!hold) throw notFound('hold');
-    const deciders = await loadDeciders(tx, input.workspaceId);
-    const member = deciders.byId.get(input.memberId);
-    const now = ctx.now();
+    const { chain, hold, deciders, member, live, now } = await openHold(tx, ctx, input);
     const blocker = member
       ? deciders.capacity(hold, member, await listPastDecisions(tx, hold.id), now).blocker
       : 'not_an_approver';
     if (!member || blocker !== null) return { outcome: 'refused', blocker: blocker ?? 'not_an_approver' };
-    const [live] = await listLiveClaims(tx, input.workspaceId, [hold.id], now);
     if (live && live.memberId !== member.id) return { outcome: 'taken', claim: shown(live) };
     const { rules } = await findRuleSet(tx, input.workspaceId);
     const rule = rules.find((candidate) => hold.ruleName !== null && candidate.name === hold.ruleName);
@@ -100,13 +108,7 @@ export async function claimHold(ctx: ServiceContext, input: HoldOfMember): Promi
  */
 export async function releaseHold(ctx: ServiceContext, input: HoldOfMember): Promise<ReleaseResult> {
   const result = await ctx.db.transaction(async (tx): Promise<ReleaseResult> => {
-    const chain = await openChain(tx, ctx, input.workspaceId);
-    const hold = await findHold(tx, input.workspaceId, input.holdId, true);
-    if (!hold) throw notFound('hold');
-    const deciders = await loadDeciders(tx, input.workspaceId);
-    const member = deciders.byId.get(input.memberId);
-    const now = ctx.now();
-    const [live] = await listLiveClaims(tx, input.workspaceId, [hold.id], now);
+    const { chain, hold, deciders, member, live, now } = await openHold(tx, ctx, input);
     if (!live) return { outcome: 'none' };
     if (!member || (live.memberId !== member.id && member.role !== 'admin'))
       return { outcome: 'not_yours', claim: shown(live) };
