@@ -42,6 +42,7 @@ ${extra}`;
 interface Envelope {
   status: string;
   reference: string;
+  deduplicated?: boolean;
 }
 const envelopeOf = (result: unknown) => {
   const { content } = result as { content: { text?: string }[] };
@@ -176,6 +177,10 @@ for (const backend of backends) {
       const held = envelopeOf(await client.callTool({ name: 'send', arguments: { to: 'x' } }));
       assert.equal(held.status, 'held');
       await assert.rejects(client.callTool({ name: 'drop', arguments: {} }), /Denied by policy/);
+      // The grant is the caller: a new session with its token repeats the same hold.
+      const again = await connectWith(resource, exchanged.body.access_token);
+      const repeat = envelopeOf(await again.callTool({ name: 'send', arguments: { to: 'x' } }));
+      assert.deepEqual([repeat.reference, repeat.deduplicated], [held.reference, true]);
 
       // The agent identity names the client and the member who allowed it.
       const hold = await t.service.ctx.db.one<{ agent_id: string }>(
