@@ -1,13 +1,15 @@
 /**
  * Triage at scale (issue 39), part of the inbox benchmark, on SQLite and (with TEST_DATABASE_URL)
  * PostgreSQL, each against a real service on a clock this process moves:
+ * - the floor of the times: `GET /healthz` of the same service, one request at a time;
  * - keyboard decisions: 10 holds decided with the keys alone (`a`, then Enter in the confirmation) in
  *   headless Chromium, each from the key to its line leaving the list; the keystrokes it took and the
  *   page loads it caused (none: a decision is made in place);
  * - bulk approval of 100 holds through the app's form (the confirmation, then the decisions): its time,
  *   and the evidence entries it added per hold (one each);
  * - the mails of an escalation wave: 100 holds escalate to one member within a minute; the e-mails she
- *   gets with the default digest window, against one per hold when digests are off (the floor).
+ *   gets with the default digest window (one digest: e-mail is her one channel), against one per hold
+ *   when digests are off (the floor); either way a decision link for each hold.
  * The service runs in this process (the clock is moved here); Chromium in its own. Every figure is
  * checked: a decision that does not happen, a page load, or a count other than expected fails the
  * figure (listed as skipped with the reason, exit code 1), never a fast answer.
@@ -21,7 +23,7 @@ import { closeBrowser, launchBrowser, openPage } from '../test/support/browser.t
 import { seedHolds } from '../test/support/seed.ts';
 import { escalationWaveMails } from '../test/support/escalation-wave.ts';
 import { startTestService, type TestService } from '../test/support/service.ts';
-import { compared, type Figure, percentile } from './lib.ts';
+import { compared, type Figure, percentile, sample } from './lib.ts';
 
 const KEYBOARD_HOLDS = 10;
 const BULK_HOLDS = 100;
@@ -56,6 +58,24 @@ export interface TriageOutcome {
 
 type Make = (label: string, value: number, unit: string, note?: string) => Figure;
 
+/** The floor of the triage times: `GET /healthz` of the same service, one at a time over loopback. */
+async function healthzFloor(t: TestService, figure: Make): Promise<Figure> {
+  const { samples } = await sample(
+    async () => {
+      const answer = await fetch(`${t.url}/healthz`);
+      await answer.arrayBuffer();
+      if (answer.status !== 200) throw new Error(`bench: /healthz answered ${answer.status}`);
+    },
+    { warmup: 50, count: 300, budgetMs: 5000 },
+  );
+  return figure(
+    'GET /healthz of the triage service, p50',
+    percentile(samples, 50) / 1000,
+    'ms',
+    `${samples.length} requests one at a time (fetch, kept-alive connection) to the service the keyboard and bulk figures use, in this process; their floor`,
+  );
+}
+
 /** Signs Ada in, in a page of its own, on the inbox. */
 async function signedInPage(browser: Browser, t: TestService, workspace: Workspace): Promise<Page> {
   const { page } = await openPage(browser, { width: 1280, height: 900 });
@@ -67,7 +87,7 @@ async function signedInPage(browser: Browser, t: TestService, workspace: Workspa
   return page;
 }
 
-async function keyboard(name: string, t: TestService, figure: Make, out: TriageOutcome) {
+async function keyboard(name: string, t: TestService, figure: Make, floor: Figure, out: TriageOutcome) {
   const label = `keyboard decisions of ${KEYBOARD_HOLDS} holds`;
   const { workspace } = await t.workspace({ config: WORKSPACE });
   const ids = await seedHolds(t.service.ctx, workspace, KEYBOARD_HOLDS, payment);
@@ -100,11 +120,14 @@ async function keyboard(name: string, t: TestService, figure: Make, out: TriageO
     if (!samePage) throw new Error('a page was loaded');
     if (approved !== KEYBOARD_HOLDS) throw new Error(`${approved} of ${KEYBOARD_HOLDS} holds approved`);
     out.figures.push(
-      figure(
-        `${label}, time per decision p50`,
-        percentile(times, 50),
-        'ms',
-        `from the key a to the line leaving the list (the confirmation's Enter and the decision in place), headless Chromium at 1280 px; ${KEYBOARD_HOLDS} payments, each the focused line`,
+      compared(
+        figure(
+          `${label}, time per decision p50`,
+          percentile(times, 50),
+          'ms',
+          `from the key a to the line leaving the list (the confirmation's Enter and the decision in place), headless Chromium at 1280 px; ${KEYBOARD_HOLDS} payments, each the focused line`,
+        ),
+        floor,
       ),
       figure(`${label}, time per decision max`, percentile(times, 100), 'ms'),
       figure(`${label}, keystrokes per decision`, keystrokes / KEYBOARD_HOLDS, 'keys'),
@@ -116,7 +139,7 @@ async function keyboard(name: string, t: TestService, figure: Make, out: TriageO
   }
 }
 
-async function bulk(name: string, t: TestService, figure: Make, out: TriageOutcome) {
+async function bulk(name: string, t: TestService, figure: Make, floor: Figure, out: TriageOutcome) {
   const label = `bulk approval of ${BULK_HOLDS} holds`;
   try {
     const { workspace } = await t.workspace({ config: WORKSPACE });
@@ -153,8 +176,11 @@ async function bulk(name: string, t: TestService, figure: Make, out: TriageOutco
       `the confirmed form's POST: one decision and one evidence entry per hold, each in its own transaction; the confirmation page took ${(confirmed - start).toFixed(0)} ms`,
     );
     out.figures.push(
-      figure(`${label}, total`, end - start, 'ms', 'the confirmation page and the confirmed decisions'),
-      perHold,
+      compared(
+        figure(`${label}, total`, end - start, 'ms', 'the confirmation page and the confirmed decisions'),
+        floor,
+      ),
+      compared(perHold, floor),
       figure(`${label}, evidence entries per hold`, added / BULK_HOLDS, 'entries'),
     );
   } catch (error) {
@@ -165,19 +191,32 @@ async function bulk(name: string, t: TestService, figure: Make, out: TriageOutco
 async function wave(name: string, backend: Backend, figure: Make, out: TriageOutcome) {
   const label = `e-mails for an escalation wave of ${WAVE_HOLDS} holds to one member`;
   try {
-    const one = (await escalationWaveMails(backend, { holds: WAVE_HOLDS, digestMinutes: 0 })).mails;
-    const digested = (await escalationWaveMails(backend, { holds: WAVE_HOLDS })).mails;
-    if (one !== WAVE_HOLDS) throw new Error(`with digests off, ${one} e-mails for ${WAVE_HOLDS} holds`);
-    if (digested < 1) throw new Error('with the default window, no e-mail at all');
-    const floor = figure(`${label}, digests off`, one, 'mails', 'digest_minutes: 0: one e-mail per hold');
+    const off = await escalationWaveMails(backend, { holds: WAVE_HOLDS, digestMinutes: 0 });
+    const on = await escalationWaveMails(backend, { holds: WAVE_HOLDS });
+    // Every hold reaches her either way, each with its own decision link; e-mail is her one channel.
+    for (const [way, counted] of Object.entries({ 'with digests off': off, 'with the default window': on }))
+      if (counted.links !== WAVE_HOLDS)
+        throw new Error(`${way}, ${counted.links} decision links for ${WAVE_HOLDS} holds`);
+    if (off.mails !== WAVE_HOLDS)
+      throw new Error(`with digests off, ${off.mails} e-mails for ${WAVE_HOLDS} holds`);
+    if (on.mails !== 1)
+      throw new Error(
+        `with the default window, ${on.mails} e-mails (one digest on her one channel expected)`,
+      );
+    const floor = figure(
+      `${label}, digests off`,
+      off.mails,
+      'mails',
+      'digest_minutes: 0: one e-mail per hold',
+    );
     out.figures.push(
       floor,
       compared(
         figure(
           `${label}, default digest window`,
-          digested,
+          on.mails,
           'mails',
-          'the default window (5 minutes); the goal is one digest per channel per window',
+          `the default window (5 minutes): one digest per channel per window (her one channel is e-mail), with a decision link for each of the ${WAVE_HOLDS} holds`,
         ),
         floor,
       ),
@@ -198,8 +237,10 @@ export async function triage(name: string, backend: Backend): Promise<TriageOutc
   });
   const t = await startTestService(backend, { env: { APP_RATE_LIMIT: '0' } });
   try {
-    await keyboard(name, t, figure, out);
-    await bulk(name, t, figure, out);
+    const floor = await healthzFloor(t, figure);
+    out.figures.push(floor);
+    await keyboard(name, t, figure, floor, out);
+    await bulk(name, t, figure, floor, out);
   } finally {
     await t.close();
   }
