@@ -165,7 +165,7 @@ describe('the rule builder in a browser', { skip: browserSkip }, () => {
       const config = await t.workspace({ config: EVERY_FIELD });
       await seedHolds(t.service.ctx, config.workspace, 5, (i) => ({
         toolName: i % 2 ? 'payments.refund' : 'payments.send',
-        agent: { id: 'agent-7' },
+        agent: { id: 'agent-7', label: null },
         arguments: { amount: 900 + i * 400, currency: 'EUR', payee: 'Globex' },
       }));
       const opened = await openPage(browser, { baseURL: t.url, width });

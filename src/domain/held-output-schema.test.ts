@@ -20,7 +20,7 @@ test('a declared output schema also takes the held answer; references into $defs
 });
 
 test('a tool without an output schema is listed as it is', () => {
-  const tool = { name: 'echo', inputSchema: { type: 'object' } };
+  const tool: { name: string; outputSchema?: unknown } = { name: 'echo' };
   assert.equal(listedWithHeldAnswer(tool), tool);
   assert.ok(
     'anyOf' in (listedWithHeldAnswer({ ...tool, outputSchema: { type: 'object' } }).outputSchema as object),
