@@ -16,6 +16,7 @@ import {
   type JsonRpcResponse,
   type RawClientDispatch,
 } from '@modelcontextprotocol/ext-tasks/client';
+import { z } from 'zod';
 import { oversightReport } from '../src/services/reports.ts';
 import { findHold } from '../src/store/holds.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
@@ -40,6 +41,11 @@ tools:
 `;
 
 const REVISION_2026 = '2026-07-28';
+
+/** A result the test reads itself (the SDK client checks only the spec's own methods). */
+const AnyResult = z.object({}).loose();
+const cancelTask = (client: Client, taskId: string) =>
+  client.request({ method: 'tasks/cancel', params: { taskId } }, AnyResult);
 
 type Era = 'legacy' | 'auto';
 
@@ -172,20 +178,34 @@ for (const backend of backends) {
         assert.equal(upstream.calls.filter((call) => call.arguments.text === `pay ${era}`).length, 1);
       });
 
-      test(`${revision}: rejected or expired, the task ends with an error result`, async () => {
+      // 2025: a call not carried out fails its task; the 2026 extension keeps `failed` for JSON-RPC errors.
+      const ended = era === 'legacy' ? 'failed' : 'completed';
+      test(`${revision}: rejected or expired, the task ends ${ended} with an error result`, async () => {
         const { workspace, key } = await t.workspace({ config: CONFIG(upstream.url) });
-        const { session } = await taskSession(key, era);
+        const { session, client } = await taskSession(key, era);
+        // How the task ended, and its result: inline on 2026; from tasks/result on 2025 (a success).
+        const endOf = async (execution: Awaited<ReturnType<typeof session.callTool>>) => {
+          const { outcome } = await execution.settle();
+          const result =
+            era === 'legacy'
+              ? await client.request(
+                  { method: 'tasks/result', params: { taskId: execution.handle!.taskId } },
+                  AnyResult,
+                )
+              : (outcome as { result: unknown }).result;
+          return {
+            status: outcome.status,
+            result: result as { isError?: boolean; content: { text: string }[] },
+          };
+        };
         const rejected = await session.callTool(
           'record',
           { text: 'reject me' },
           { task: { preference: 'require' } },
         );
         await decideAs(t, workspace.id, rejected.handle!.taskId, 'reject', 'fin@acme.test', 'not this month');
-        const first = (await rejected.settle()).outcome as {
-          status: string;
-          result: { isError?: boolean; content: { text: string }[] };
-        };
-        assert.equal(first.status, 'completed');
+        const first = await endOf(rejected);
+        assert.equal(first.status, ended);
         assert.equal(first.result.isError, true);
         assert.match(first.result.content[0]!.text, /denied/);
 
@@ -195,19 +215,22 @@ for (const backend of backends) {
           { task: { preference: 'require' } },
         );
         t.clock.advance(31 * 60_000);
-        const second = (await expiring.settle()).outcome as {
-          status: string;
-          result: { isError?: boolean; content: { text: string }[] };
-        };
-        assert.equal(second.status, 'completed');
+        const second = await endOf(expiring);
+        assert.equal(second.status, ended);
         assert.equal(second.result.isError, true);
         assert.match(second.result.content[0]!.text, /expired/);
         assert.equal((await holdOf(workspace, expiring.handle!.taskId)).status, 'expired');
+        if (era === 'legacy') {
+          for (const { handle } of [rejected, expiring]) {
+            const refused = await rpcFailure(cancelTask(client, handle!.taskId));
+            assert.equal(refused.code, -32602, 'an ended task cannot be cancelled');
+          }
+        }
       });
 
       test(`${revision}: cancelling the task withdraws the hold, with evidence; approvers see it closed`, async () => {
         const { workspace, key } = await t.workspace({ config: CONFIG(upstream.url) });
-        const { session } = await taskSession(key, era);
+        const { session, client } = await taskSession(key, era);
         const execution = await session.callTool(
           'record',
           { text: 'never mind' },
@@ -230,6 +253,11 @@ for (const backend of backends) {
         assert.ok(withdrawn, entries.map((entry) => entry.type).join(', '));
         assert.equal(JSON.parse(withdrawn.data).hold, taskId);
         assert.equal((await session.task(taskId).snapshot()).status, 'cancelled');
+        if (era === 'legacy') {
+          // Cancelled is an end: a second cancel is refused as for any ended task.
+          const again = await rpcFailure(cancelTask(client, taskId));
+          assert.equal(again.code, -32602, again.message);
+        }
         // The approver's open inbox is told it left, and why.
         const fin = await appClient(() => t).signIn(workspace, 'fin@acme.test');
         const changes = await fetch(`${t.url}/app/inbox/changes?shown=${taskId}&since=0`, {
@@ -263,6 +291,33 @@ for (const backend of backends) {
         assert.equal(upstream.calls.filter((call) => call.arguments.text === 'never mind').length, 0);
       });
     }
+
+    test('2026-07-28: tasks/get, tasks/update and tasks/cancel from a client that did not declare the extension are -32021', async () => {
+      const { workspace, key } = await t.workspace({ config: CONFIG(upstream.url) });
+      const { session } = await taskSession(key, 'auto');
+      const held = await session.callTool(
+        'record',
+        { text: 'undeclared' },
+        { task: { preference: 'require' } },
+      );
+      const taskId = held.handle!.taskId;
+      const undeclared = rawDispatchTo(`${t.url}/mcp/rec`, key);
+      const meta = {
+        'io.modelcontextprotocol/protocolVersion': REVISION_2026,
+        'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      };
+      for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+        const answer = await undeclared({ method, params: { taskId, _meta: meta } } as never);
+        assert.equal(answer.kind, 'error', method);
+        const { error } = answer as { error: { code: number; data?: unknown } };
+        assert.equal(error.code, -32021, method);
+        assert.deepEqual(error.data, {
+          requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+        });
+      }
+      assert.equal((await holdOf(workspace, taskId)).status, 'pending', 'not withdrawn');
+    });
 
     test('2025-11-25: an allowed call asked as a task is a finished task with the upstream result; a task of another workspace is not found', async () => {
       const { key } = await t.workspace({ config: CONFIG(upstream.url) });

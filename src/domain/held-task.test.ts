@@ -73,12 +73,31 @@ test('each outcome of a hold as a task: completed, failed (with an unknown outco
     data: { outcome: 'unknown' },
   });
   const rejected = applyDecision(pending, { verdict: 'reject', comment: 'no', channel: 'inbox', at: 5 });
-  assert.deepEqual([task(rejected).status, task(rejected).result], ['completed', answer]);
-  assert.deepEqual(
-    [task(expireHold(pending)).status, task(expireHold(pending)).result],
-    ['completed', answer],
-  );
+  assert.deepEqual([task(rejected).status, task(rejected).result], ['failed', answer], 'not carried out');
+  assert.deepEqual([task(expireHold(pending)).status, task(expireHold(pending)).result], ['failed', answer]);
+  assert.equal(task(rejected).error, undefined, 'the error result, not a JSON-RPC error');
   assert.equal(task(withdrawHold(pending, 5)).status, 'cancelled');
+});
+
+test('an allowed call is a working task until its result is recorded, then completed or failed', () => {
+  const allowed: Hold = {
+    ...pending,
+    status: 'auto_allowed',
+    execution: { status: 'running', startedAt: 1, completedAt: null, outcome: null },
+  };
+  assert.equal(task(allowed).status, 'working');
+  const outcome = { content: [{ type: 'text', text: 'noted' }] };
+  const executed = {
+    ...allowed,
+    execution: { status: 'executed' as const, startedAt: 1, completedAt: 2, outcome },
+  };
+  assert.deepEqual([task(executed).status, task(executed).result], ['completed', outcome]);
+  const failure = { code: -32000, message: 'The upstream MCP server cannot be reached' };
+  const failed = {
+    ...allowed,
+    execution: { status: 'failed' as const, startedAt: 1, completedAt: 2, outcome: failure },
+  };
+  assert.deepEqual([task(failed).status, task(failed).error], ['failed', failure]);
 });
 
 test('a withdrawn hold: rejected on the agent channel; its envelope invites a new call, never "do not retry"', () => {

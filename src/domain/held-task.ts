@@ -16,19 +16,23 @@ export interface HeldTask {
   statusMessage: string;
   createdAt: string;
   lastUpdatedAt: string;
-  /** `completed`: the tool result the call now has. */
+  /**
+   * The tool result the call now has: `completed` with the upstream's result, or `failed` with the
+   * error result of a call not carried out (rejected, expired).
+   */
   result?: { content: unknown[]; isError?: boolean; [key: string]: unknown };
-  /** `failed`: the JSON-RPC error the call would have been answered with. */
+  /** `failed` without a result: the JSON-RPC error the call would have been answered with. */
   error?: { code: number; message: string; data?: unknown };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
- * The task of a held call. `answer` is the tool result a task-less client gets for the hold now (the
- * envelope, and the upstream's result once carried out): a rejection or an expiry completes the task
- * with it (an error result, as for every client); an approved call the proxy ran completes it with
- * the upstream's own result; a call it could not run fails it with the error it got.
+ * The task of a held (or allowed) call. `answer` is the tool result a task-less client gets for the
+ * hold now (the envelope, and the upstream's result once carried out): a rejection or an expiry fails
+ * the task with it (an error result, as for every client; the 2026 wire says `completed`, tasks.ts);
+ * a call the proxy ran completes it with the upstream's own result; a call it could not run fails it
+ * with the error it got. An approved or allowed call works until its outcome is recorded.
  */
 export function heldTask(hold: Hold, answer: NonNullable<HeldTask['result']>, statusUrl: string): HeldTask {
   const execution = hold.execution;
@@ -61,6 +65,7 @@ export function heldTask(hold: Hold, answer: NonNullable<HeldTask['result']>, st
       error: { code, message: text, ...(data ? { data } : {}) },
     };
   }
-  if (hold.status === 'approved') return { ...task, status: 'working', statusMessage: message };
-  return { ...task, status: 'completed', statusMessage: message, result: answer };
+  if (hold.status === 'approved' || hold.status === 'auto_allowed')
+    return { ...task, status: 'working', statusMessage: message };
+  return { ...task, status: 'failed', statusMessage: message, result: answer };
 }

@@ -5,7 +5,7 @@
  * one transaction.
  */
 import { heldTask, type HeldTask } from '../domain/held-task.ts';
-import { type Hold, isWithdrawn, withdrawHold } from '../domain/hold.ts';
+import { type Hold, withdrawHold } from '../domain/hold.ts';
 import { HOLD_REFERENCE_PATTERN } from '../domain/ids.ts';
 import { findHold, updateHoldState } from '../store/holds.ts';
 import type { ServiceContext } from './context.ts';
@@ -56,11 +56,12 @@ export async function settledHeldTask(
   }
 }
 
-export type CancelOutcome = 'cancelled' | 'not_found' | 'finished';
+export type CancelOutcome = 'cancelled' | 'not_found' | 'finished' | 'running';
 
 /**
  * The client no longer wants the call: a pending hold is withdrawn (approvers see it closed; a later
- * decision changes nothing). One already decided, expired or carried out is `finished`.
+ * decision changes nothing). One that ended (decided against, expired, carried out, withdrawn) is
+ * `finished`; an approved or allowed call being carried out is `running`, which nothing stops now.
  */
 export async function cancelHeldTask(
   ctx: ServiceContext,
@@ -69,13 +70,15 @@ export async function cancelHeldTask(
 ): Promise<CancelOutcome> {
   const hold = await heldCall(ctx, caller, taskId);
   if (!hold) return 'not_found';
-  if (isWithdrawn(hold)) return 'cancelled';
+  const unstoppable = (current: Hold) => (taskOf(ctx, current).status === 'working' ? 'running' : 'finished');
+  if (hold.status !== 'pending') return unstoppable(hold);
   const outcome = await ctx.db.transaction(async (tx) => {
     const chain = await openChain(tx, ctx, hold.workspaceId);
     const current = (await findHold(tx, hold.workspaceId, hold.id, true))!;
     const now = ctx.now();
-    if (current.status !== 'pending' || (current.expiresAt !== null && current.expiresAt <= now))
-      return 'finished' as const;
+    // Decided since it was read: as it is now. Past its deadline: expired (below), so finished.
+    if (current.status !== 'pending') return unstoppable(current);
+    if (current.expiresAt !== null && current.expiresAt <= now) return 'finished' as const;
     const next = withdrawHold(current, now);
     await updateHoldState(tx, next);
     await emitHoldEvent(tx, ctx, next);
