@@ -30,13 +30,15 @@ import {
 import { noticeDecisions } from './decision-notices.ts';
 import { type ProxyRequest, proxyServer, runToolCall } from './proxy-server.ts';
 import type { McpRelay } from './relay.ts';
+import { isTaskListen, listenToTasks } from './task-notices.ts';
+import { wantsTask } from './tasks.ts';
 import { answerToolCall, isDirectToolCall } from './tool-call.ts';
 import type { UpstreamPool } from './upstream.ts';
 
 const SESSION_HEADER = 'mcp-session-id';
 
 /** A POSTed body as the endpoint reads it (admission.ts checked it is JSON-RPC); none for GET and DELETE. */
-type McpBody = { method?: string; params?: { protocolVersion?: string } } | undefined;
+type McpBody = { method?: string; params?: { protocolVersion?: string; task?: unknown } } | undefined;
 
 /** What serving a request needs, made once for the routes. */
 interface Endpoint {
@@ -148,6 +150,7 @@ async function serveAdmitted(
   }
   const caller = callerOf(request, admitted, mcpSession);
   const proxied: ProxyRequest = { caller, mcpSession, legacy, log: request.log };
+  if (!legacy && isTaskListen(body)) return listenToTasks(ctx, proxied, body, reply, gone.signal);
   if (mcpSession && isDirectToolCall(body, request.headers)) {
     const call = body;
     return answerToolCall(reply, call, gone.signal, (stream) =>
@@ -194,7 +197,7 @@ async function openStandingStream(
 /** Who calls, as the proxy's calls know it: the credential's agent, or the one the request names. */
 function callerOf(
   request: FastifyRequest,
-  { auth, token, server }: Admitted,
+  { auth, token, server, body }: Admitted,
   mcpSession: string | null,
 ): ProxyCaller {
   const agentHeader = request.headers['x-service-agent'];
@@ -213,6 +216,8 @@ function callerOf(
     agent,
     serviceSession: serviceSession(request),
     mcpSession,
+    asTask:
+      mcpSession !== null && body?.method === 'tools/call' && wantsTask(true, body.params ?? {}, undefined),
   };
 }
 
