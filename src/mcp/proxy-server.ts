@@ -32,6 +32,7 @@ import {
 } from '../services/proxy-call.ts';
 import { taskOf } from '../services/held-call-tasks.ts';
 import { setMcpSessionLevel } from '../services/mcp-sessions.ts';
+import { callProgress } from './call-progress.ts';
 import { refusalError } from './refusals.ts';
 import { type ClientAnswer, isLogLevel, type McpRelay } from './relay.ts';
 import { createTaskResult, serveTasks, taskCapabilities, wantsTask } from './tasks.ts';
@@ -187,8 +188,9 @@ export function callError(error: unknown, log: Pick<FastifyBaseLogger, 'warn' | 
 
 /**
  * A tools/call through the rules, answered on `call`: the upstream's progress goes back on it (when
- * the client asked for progress), and so do the upstream's sampling, elicitation and roots requests
- * during the call, to a 2025-era session's client, which takes requests on the call's answer stream.
+ * the client asked for progress), with the proxy's own while the upstream is silent (call-progress.ts),
+ * and so do the upstream's sampling, elicitation and roots requests during the call, to a 2025-era
+ * session's client, which takes requests on the call's answer stream.
  * A 2026-era client takes none (its revision asks through input_required results, which are not
  * relayed). A request still unanswered when the call ends is given up (the upstream stopped waiting).
  * Refusals are thrown as the JSON-RPC errors the client gets.
@@ -202,13 +204,7 @@ export async function runToolCall(
   call: CallStream,
 ): Promise<ProxyAnswer> {
   const progressToken = params._meta?.progressToken;
-  const onProgress =
-    progressToken === undefined
-      ? undefined
-      : (progress: { progress: number; total?: number; message?: string }) =>
-          void call
-            .notify({ method: 'notifications/progress', params: { progressToken, ...progress } })
-            .catch(() => undefined);
+  const progress = progressToken === undefined ? undefined : callProgress(call.notify, progressToken);
   const asker = mcpSession && legacy ? askClient(relay, mcpSession, call) : undefined;
   const ended = new AbortController();
   try {
@@ -218,7 +214,7 @@ export async function runToolCall(
         ((question, cancelled) => asker(question, AbortSignal.any([signal, ended.signal, cancelled])));
       return callThroughProxy(ctx, upstreams, caller, params.name, params.arguments ?? {}, {
         signal,
-        onProgress,
+        onProgress: progress?.send,
         ask,
       });
     });
@@ -226,6 +222,7 @@ export async function runToolCall(
     throw callError(error, log);
   } finally {
     ended.abort(CALL_ENDED);
+    progress?.stop();
   }
 }
 
