@@ -9,6 +9,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from '@modelcontextprotocol/client';
 import { silentCallProgress } from '../src/mcp/call-progress.ts';
 import { backends } from './support/backends.ts';
 import { type SlowUpstream, startSlowUpstream } from './support/mcp-upstream.ts';
@@ -22,11 +26,13 @@ tools:
   - { connection: Slow, tool: slow, classification: allow }
 `;
 
+type Heard = { progress: number; total?: number; message?: string };
+
 for (const backend of backends) {
   describe(`silent upstream calls on ${backend.name}`, { skip: backend.skip, timeout: 60_000 }, () => {
     let t: TestService;
     let slow: SlowUpstream;
-    const clients: Client[] = [];
+    const clients: { close(): Promise<void> }[] = [];
     const usual = silentCallProgress.afterMs;
 
     before(async () => {
@@ -41,23 +47,34 @@ for (const backend of backends) {
       await slow?.close();
     });
 
-    /** A v1 SDK client's call with a 1 s timeout reset by progress, and the progress it heard. */
-    async function impatientCall(label: string, upstreamProgress: boolean) {
+    /**
+     * A call with a 1 s timeout reset by progress, and the progress its client heard: a v1 SDK client
+     * (a 2025-era session's call, answered directly), or a v2 one speaking 2026-07-28 (through the SDK).
+     */
+    async function impatientCall(label: string, upstreamProgress: boolean, sdk: 'v1' | 'v2' = 'v1') {
       const { key } = await t.workspace({ config: CONFIG(slow.url) });
+      const url = new URL(`${t.url}/mcp/slow`);
+      const requestInit = { headers: { Authorization: `Bearer ${key}` } };
+      const heard: Heard[] = [];
+      const params = { name: 'slow', arguments: { label, seconds: 3, progress: upstreamProgress } };
+      const options = {
+        timeout: 1000,
+        resetTimeoutOnProgress: true,
+        onprogress: (progress: Heard) => void heard.push(progress),
+      };
+      if (sdk === 'v2') {
+        const client = new ClientV2(
+          { name: 'impatient', version: '2' },
+          { versionNegotiation: { mode: 'auto' } },
+        );
+        await client.connect(new TransportV2(url, { requestInit }));
+        clients.push(client);
+        return { result: await client.callTool(params, options), heard };
+      }
       const client = new Client({ name: 'impatient', version: '1' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${t.url}/mcp/slow`), {
-          requestInit: { headers: { Authorization: `Bearer ${key}` } },
-        }),
-      );
+      await client.connect(new StreamableHTTPClientTransport(url, { requestInit }));
       clients.push(client);
-      const heard: { progress: number; total?: number; message?: string }[] = [];
-      const result = await client.callTool(
-        { name: 'slow', arguments: { label, seconds: 3, progress: upstreamProgress } },
-        undefined,
-        { timeout: 1000, resetTimeoutOnProgress: true, onprogress: (progress) => heard.push(progress) },
-      );
-      return { result, heard };
+      return { result: await client.callTool(params, undefined, options), heard };
     }
 
     const increasing = (values: number[]) => values.every((value, i) => i === 0 || value > values[i - 1]!);
@@ -77,6 +94,12 @@ for (const backend of backends) {
       const values = heard.map((p) => p.progress);
       assert.ok(increasing(values), JSON.stringify(values));
       assert.ok(values.includes(1) && values.includes(2), `the upstream's own: ${JSON.stringify(values)}`);
+    });
+
+    test('a 2026-07-28 client of the v2 SDK hears the same', async () => {
+      const { result, heard } = await impatientCall('stateless', false, 'v2');
+      assert.deepEqual(result.content, [{ type: 'text', text: 'slept 3 s' }]);
+      assert.ok(heard.length >= 3 && increasing(heard.map((p) => p.progress)), JSON.stringify(heard));
     });
   });
 }
