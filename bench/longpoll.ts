@@ -352,9 +352,11 @@ async function measureWakeUp(origin: string, seeded: Seeded) {
         body: form,
       });
       const answer = await answers[index]!;
-      if (decision.status !== 303 || decision.headers.location !== '/app/inbox?notice=approved')
+      // Approved: back to the inbox, the notice in the flash cookie (src/app/flash.ts).
+      const notice = /approvals_flash=([^;]*)/.exec(String(decision.headers['set-cookie']))?.[1];
+      if (decision.status !== 303 || decision.headers.location !== '/app/inbox' || notice !== 'approved')
         throw new Error(
-          `bench: deciding ${wait.holdId} answered ${decision.status} ${decision.text.slice(0, 300)}`,
+          `bench: deciding ${wait.holdId} answered ${decision.status} to ${decision.headers.location} (notice ${notice}) ${decision.text.slice(0, 300)}`,
         );
       checkRecord('the wait', wait, answer.status, answer.text, 'approved');
       if (index >= WARMUP) {
