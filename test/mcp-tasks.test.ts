@@ -362,6 +362,28 @@ for (const backend of backends) {
       assert.equal(refused.code, -32601);
     });
 
+    test('2025-11-25: an allowed call asked as a task begins working and runs on after its answer', async () => {
+      // `wait` answers only when cancelled: here it runs until the server's 1 s call timeout.
+      const config = CONFIG(upstream.url)
+        .replace('url: "', 'call_timeout_seconds: 1, url: "')
+        .concat('  - { connection: Recorder, tool: wait, classification: allow }\n');
+      const { workspace, key } = await t.workspace({ config });
+      const { session } = await taskSession(key, 'legacy');
+      const before = upstream.calls.length;
+      const running = await session.callTool('wait', {}, { task: { preference: 'require' } });
+      assert.equal(running.kind, 'task');
+      const taskId = running.handle!.taskId;
+      assert.equal((await session.task(taskId).snapshot()).status, 'working');
+      assert.equal(upstream.calls.length, before + 1, 'it was sent upstream before its task was answered');
+      // Running, it cannot be stopped; when the upstream does not answer in time it fails.
+      const hold = await until('the call to end', async () => {
+        const found = await holdOf(workspace, taskId);
+        return found.execution?.status === 'failed' ? found : undefined;
+      });
+      assert.equal(hold.status, 'auto_allowed');
+      assert.equal((await session.task(taskId).snapshot()).status, 'failed');
+    });
+
     test('a v1 SDK client without tasks: the held answer, then the outcome from service_check_status', async () => {
       const { workspace, key } = await t.workspace({ config: CONFIG(upstream.url) });
       const client = new ClientV1({ name: 'tasks-test-v1', version: '1' });

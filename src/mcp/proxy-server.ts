@@ -17,12 +17,12 @@ import {
 import type { Client } from '@modelcontextprotocol/client';
 import type { FastifyBaseLogger } from 'fastify';
 import { listedWithHeldAnswer } from '../domain/held-output-schema.ts';
+import type { Hold } from '../domain/hold.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { ChainFrozenError, describeSafely, isStorageUnavailable } from '../services/errors.ts';
 import {
   callThroughProxy,
   type CallRelay,
-  CHECK_STATUS_TOOL,
   checkStatusTool,
   type ProxyCaller,
   describeFailure,
@@ -30,12 +30,12 @@ import {
   ProxyRefusal,
   registerDiscoveredTools,
 } from '../services/proxy-call.ts';
-import { taskOf } from '../services/held-call-tasks.ts';
 import { setMcpSessionLevel } from '../services/mcp-sessions.ts';
 import { callProgress } from './call-progress.ts';
 import { refusalError } from './refusals.ts';
 import { type ClientAnswer, isLogLevel, type McpRelay } from './relay.ts';
-import { createTaskResult, serveTasks, taskCapabilities, wantsTask } from './tasks.ts';
+import { toolCallAnswer } from './task-call.ts';
+import { serveTasks, taskCapabilities } from './tasks.ts';
 import type { UpstreamPool } from './upstream.ts';
 import { CALL_ENDED } from './upstream-call.ts';
 
@@ -202,6 +202,7 @@ export async function runToolCall(
   { caller, mcpSession, legacy, log }: ProxyRequest,
   params: { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken?: ProgressToken } },
   call: CallStream,
+  onRunning?: (hold: Hold) => void,
 ): Promise<ProxyAnswer> {
   const progressToken = params._meta?.progressToken;
   const progress = progressToken === undefined ? undefined : callProgress(call.notify, progressToken);
@@ -216,6 +217,7 @@ export async function runToolCall(
         signal,
         onProgress: progress?.send,
         ask,
+        onRunning,
       });
     });
   } catch (error) {
@@ -288,24 +290,16 @@ function serveTools(
 
   server.setRequestHandler('tools/call', async (request, handler) => {
     const call = handler.mcpReq;
-    const answer = await runToolCall(ctx, upstreams, relay, proxied, request.params, {
+    const stream: CallStream = {
       id: call.id,
       signal: call.signal,
       notify: (notification) => call.notify(notification as never),
       request: (message) => server.transport!.send(message, { relatedRequestId: call.id }),
-    });
-    // A client with tasks gets one for a call that waits for people (2025: for every call it asked
-    // one for, since it then expects a task; one allowed has already ended). The SDK checks every
-    // tools/call answer as a tool result, which has content: an empty list passes that check, and
-    // clients read the task (`task`, or `resultType: "task"`).
-    if (wantsTask(legacy, request.params, handler.mcpReq.envelope)) {
-      // The status check is not listed for tasks (2025: "method not found" when asked as one).
-      if (!answer.hold && legacy)
-        throw new ProtocolError(-32601, `${CHECK_STATUS_TOOL} does not run as a task`);
-      if (answer.hold && (legacy || answer.hold.status === 'pending'))
-        return { content: [], ...createTaskResult(taskOf(ctx, answer.hold), legacy) } as never;
-    }
-    return answer.result as never;
+    };
+    const asked = { legacy, params: request.params, envelope: call.envelope };
+    return (await toolCallAnswer(ctx, asked, stream, (on, onRunning) =>
+      runToolCall(ctx, upstreams, relay, proxied, request.params, on, onRunning),
+    )) as never;
   });
 }
 

@@ -57,6 +57,8 @@ export interface CallRelay {
    * asked: an approved call runs with no client there, and a 2026-era client takes no requests.
    */
   ask?: (request: ClientFeatureRequest, signal: AbortSignal) => Promise<Record<string, unknown>>;
+  /** Told the hold of an allowed call as it is sent upstream (a task then begins `working`). */
+  onRunning?: (hold: Hold) => void;
 }
 
 /** The port to upstream MCP servers (the proxy's client pool). */
@@ -310,6 +312,7 @@ async function runAllowedCall(
     relay.onProgress?.(progress);
   };
   try {
+    relay.onRunning?.(hold);
     const result = await upstreams.callTool(server, name, args, { ...relay, onProgress });
     await renewing.settled();
     ctx.executions.record(hold, { status: 'executed', startedAt, outcome: result });
