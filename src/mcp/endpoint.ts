@@ -38,7 +38,9 @@ import type { UpstreamPool } from './upstream.ts';
 const SESSION_HEADER = 'mcp-session-id';
 
 /** A POSTed body as the endpoint reads it (admission.ts checked it is JSON-RPC); none for GET and DELETE. */
-type McpBody = { method?: string; params?: { protocolVersion?: string; task?: unknown } } | undefined;
+type McpBody =
+  | { method?: string; params?: { protocolVersion?: string; task?: unknown; capabilities?: unknown } }
+  | undefined;
 
 /** What serving a request needs, made once for the routes. */
 interface Endpoint {
@@ -254,6 +256,8 @@ async function answerThroughSdk(
       workspaceId: workspace.id,
       mcpServerId: server.id,
       protocolVersion: (body?.params?.protocolVersion ?? '2025-03-26').slice(0, 20),
+      // The SDK's handler answered initialize, so they are the object its schema takes.
+      clientCapabilities: (body?.params?.capabilities ?? null) as Record<string, unknown> | null,
     });
     reply.header('Mcp-Session-Id', sessionId);
   }

@@ -12,7 +12,13 @@ import type { ServiceContext } from './context.ts';
 
 export const startMcpSession = (
   ctx: ServiceContext,
-  session: { id: string; workspaceId: string; mcpServerId: string; protocolVersion: string },
+  session: {
+    id: string;
+    workspaceId: string;
+    mcpServerId: string;
+    protocolVersion: string;
+    clientCapabilities: Record<string, unknown> | null;
+  },
 ) => insertMcpSession(ctx.db, { ...session, createdAt: ctx.now() });
 
 export const mcpSessionOf = (ctx: ServiceContext, id: string) => findMcpSession(ctx.db, id);

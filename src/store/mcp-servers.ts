@@ -1,4 +1,4 @@
-import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
+import { columns, integer, json, nullable, type RecordOf, text } from './columns.ts';
 import type { Sql } from './db.ts';
 
 /** Every column of `mcp_servers`. */
@@ -71,6 +71,8 @@ const sessions = columns({
   createdAt: integer('created_at'),
   closedAt: nullable(integer('closed_at')),
   logLevel: nullable(text('log_level')),
+  /** What the client declared at initialize; null for sessions opened before it was kept. */
+  clientCapabilities: nullable(json<Record<string, unknown>>('client_capabilities')),
 });
 
 export async function insertMcpSession(
@@ -81,7 +83,13 @@ export async function insertMcpSession(
   await sql.run(`INSERT INTO mcp_sessions (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
-const sessionState = sessions.pick('workspaceId', 'mcpServerId', 'closedAt', 'logLevel');
+const sessionState = sessions.pick(
+  'workspaceId',
+  'mcpServerId',
+  'closedAt',
+  'logLevel',
+  'clientCapabilities',
+);
 
 export async function findMcpSession(sql: Sql, id: string) {
   const row = await sql.one(`SELECT ${sessionState.select()} FROM mcp_sessions WHERE id = $1`, [id]);
