@@ -30,6 +30,7 @@ async function checkTargets(ctx: ServiceContext, config: WorkspaceConfig, lineOf
     (server, index) => ({ url: server.url, path: ['mcp_servers', index, 'url'] }),
   );
   if (config.webhook) targets.push({ url: config.webhook.url, path: ['webhook', 'url'] });
+  if (config.sign_in) targets.push({ url: config.sign_in.oidc.issuer, path: ['sign_in', 'oidc', 'issuer'] });
   for (const { url, path } of targets) {
     await checkTarget(url, ctx.allowPrivateTargets).catch((error: Error) =>
       unreachable.push({ field: path.join('.'), message: error.message, line: lineOf(path) }),

@@ -25,6 +25,7 @@ import { type Actor, type AddressChanges, applyMembers } from './apply-members.t
 import { crossCheck } from './config-cross-check.ts';
 import { configError, type ParsedConfig, type WorkspaceConfig } from './config-file.ts';
 import type { ServiceContext } from './context.ts';
+import { applySignIn } from './oidc-config.ts';
 import { configureWebhook } from './webhooks.ts';
 
 /** The evidence of a change, part by part (`config.applied`). */
@@ -192,6 +193,8 @@ async function applySettings(
     await updateRequirePasskey(tx, workspace.id, config.approvals.require_passkey);
     changes.approvals = config.approvals;
   }
+  if (config.sign_in !== undefined)
+    changes.sign_in = await applySignIn(tx, ctx, workspace.id, config.sign_in);
   if (config.webhook !== undefined) {
     const made = await configureWebhook(tx, ctx, workspace.id, config.webhook?.url ?? null);
     webhookSecret = made.secret;

@@ -8,6 +8,7 @@ import { DURATION, durationMs } from '../domain/follow-ups.ts';
 import { MAX_CALL_TIMEOUT_SECONDS } from '../domain/mcp-servers.ts';
 import { CLOCK_TIME } from '../domain/quiet-hours.ts';
 import { isTimeZone } from '../domain/time-zones.ts';
+import { signInSchema } from './oidc-config.ts';
 import type { Path } from './config-file.ts';
 
 const TOOL_NAME = /^[A-Za-z0-9_.:/-]{1,200}$/;
@@ -293,6 +294,8 @@ export const configSchema = z.strictObject({
   oauth: z.strictObject({ grant_role: z.enum(['admin', 'approver']) }).optional(),
   // `require_bound: true`: holds from API keys not bound to an agent identity are refused.
   keys: z.strictObject({ require_bound: z.boolean() }).optional(),
+  // Sign-in with the company's identity provider (OpenID Connect); null: none.
+  sign_in: signInSchema,
   mcp_servers: z
     .array(
       z.strictObject({

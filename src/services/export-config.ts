@@ -12,6 +12,7 @@ import { findWebhookEndpoint } from '../store/webhooks.ts';
 import { findWorkspace, type Workspace } from '../store/workspaces.ts';
 import type { WorkspaceConfig } from './config-file.ts';
 import type { ServiceContext } from './context.ts';
+import { exportSignIn } from './oidc-config.ts';
 
 /** The workspace in the format `apply` takes: applying the export changes nothing. */
 export const exportConfig = (ctx: ServiceContext, workspace: Workspace) => exportFrom(ctx.db, workspace);
@@ -65,6 +66,8 @@ export async function exportFrom(sql: Sql, workspace: Workspace): Promise<Worksp
   if (current.oauthGrantRole !== 'admin') config.oauth = { grant_role: current.oauthGrantRole };
   if (current.keyBinding === 'required') config.keys = { require_bound: true };
   if (await findRequirePasskey(sql, workspace.id)) config.approvals = { require_passkey: true };
+  const signIn = await exportSignIn(sql, workspace.id);
+  if (signIn) config.sign_in = signIn;
   const digestMinutes = await findDigestMinutes(sql, workspace.id);
   if (digestMinutes !== DEFAULT_DIGEST_MINUTES) config.notifications = { digest_minutes: digestMinutes };
   if (current.remind) config.remind = JSON.parse(current.remind) as WorkspaceConfig['remind'];

@@ -25,5 +25,5 @@ export async function createFirstWorkspace(
   };
   await applyConfig(ctx, workspace, members);
   const admin = (await findMemberByEmail(ctx.db, workspace.id, input.adminEmail))!;
-  return { sessionId: await ctx.db.transaction((tx) => startSession(tx, ctx, admin)) };
+  return { sessionId: await ctx.db.transaction((tx) => startSession(tx, ctx, admin, 'setup')) };
 }

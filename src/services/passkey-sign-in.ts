@@ -43,6 +43,6 @@ export async function signInWithPasskey(
     } catch {
       return null;
     }
-    return { sessionId: await startSession(tx, ctx, member) };
+    return { sessionId: await startSession(tx, ctx, member, 'passkey') };
   });
 }

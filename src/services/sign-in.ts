@@ -22,6 +22,7 @@ import {
   insertSession,
   useLoginToken,
 } from '../store/sessions.ts';
+import { findOidcClient } from '../store/oidc-clients.ts';
 import { findWorkspace, type Workspace } from '../store/workspaces.ts';
 import type { Sql } from '../store/db.ts';
 import type { ServiceContext } from './context.ts';
@@ -34,6 +35,12 @@ export const INVITE_DAYS = 7;
 export const SESSION_DAYS = 7;
 
 const secret = () => base64url(randomBytes(32));
+
+/** How a session was opened: its evidence says so. */
+export type SignInMethod = 'sign_in_link' | 'passkey' | 'oidc' | 'setup';
+
+/** A sign-in the workspace does not allow; the message says what to do instead. */
+export class SignInRefused extends Error {}
 
 export interface AppSession {
   member: Member;
@@ -107,7 +114,11 @@ export async function mailSignInLinks(
   memberId: string | null,
 ): Promise<'sent' | 'skipped'> {
   const member = memberId ? await findMemberById(ctx.db, memberId) : undefined;
-  const memberships = member ? await findMembershipsByEmail(ctx.db, member.email) : [];
+  const memberships = [];
+  // No link where it would be refused: a workspace that requires its identity provider, but for admins.
+  for (const membership of member ? await findMembershipsByEmail(ctx.db, member.email) : [])
+    if (membership.role === 'admin' || !(await findOidcClient(ctx.db, membership.workspaceId))?.required)
+      memberships.push(membership);
   if (!ctx.mailer || memberships.length === 0) return 'skipped';
   const links = [];
   for (const membership of memberships) {
@@ -198,12 +209,27 @@ export async function signIn(ctx: ServiceContext, token: string): Promise<{ sess
   return ctx.db.transaction(async (tx) => {
     const memberId = await useLoginToken(tx, sha256Hex(token), ctx.now());
     const member = memberId ? await findMemberById(tx, memberId) : undefined;
-    return member ? { sessionId: await startSession(tx, ctx, member) } : null;
+    return member ? { sessionId: await startSession(tx, ctx, member, 'sign_in_link') } : null;
   });
 }
 
-/** A new session for a member, evidenced, inside the caller's transaction. */
-export async function startSession(tx: Sql, ctx: ServiceContext, member: Member): Promise<string> {
+/**
+ * A new session for a member, evidenced, inside the caller's transaction. Where the workspace requires
+ * its identity provider, a sign-in link or a passkey opens one for an admin only (break-glass, said so
+ * in the evidence); refused for the others (`SignInRefused`, the transaction rolls back).
+ */
+export async function startSession(
+  tx: Sql,
+  ctx: ServiceContext,
+  member: Member,
+  method: SignInMethod,
+): Promise<string> {
+  const oidc = method === 'oidc' ? undefined : await findOidcClient(tx, member.workspaceId);
+  const breakGlass = !!oidc?.required;
+  if (breakGlass && member.role !== 'admin')
+    throw new SignInRefused(
+      `This workspace signs in with ${oidc.displayName}: use “Sign in with ${oidc.displayName}” on the sign-in page.`,
+    );
   const sessionId = secret();
   const now = ctx.now();
   const chain = await openChain(tx, ctx, member.workspaceId);
@@ -216,7 +242,11 @@ export async function startSession(tx: Sql, ctx: ServiceContext, member: Member)
     expiresAt: now + SESSION_DAYS * 86_400_000,
   });
   await markActed(tx, member, now);
-  await chain.append('member.signed_in', { member: { id: member.id, email: member.email } });
+  await chain.append('member.signed_in', {
+    member: { id: member.id, email: member.email },
+    method,
+    ...(breakGlass ? { break_glass: true } : {}),
+  });
   return sessionId;
 }
 

@@ -21,6 +21,7 @@ import { ServiceError } from './errors.ts';
 import type { openChain } from './evidence.ts';
 import { exportFrom } from './export-config.ts';
 import { revokeGrantsNoLongerHeld } from './oauth.ts';
+import { sealedSecretOf } from './oidc-config.ts';
 
 /**
  * Runs `apply` between two readings of the configuration's items: the items it changed move to the
@@ -83,6 +84,7 @@ async function itemsOf(sql: Sql, workspace: Workspace): Promise<Map<string, stri
   put('keys', config.keys ?? { require_bound: false });
   put('approvals', config.approvals ?? { require_passkey: false });
   put('remind', config.remind);
+  put('sign_in', config.sign_in && { ...config.sign_in, secret: await sealedSecretOf(sql, workspace.id) });
   put('notifications', config.notifications ?? { digest_minutes: DEFAULT_DIGEST_MINUTES });
   const webhook = await findWebhookEndpoint(sql, workspace.id);
   put('webhook', webhook && { url: webhook.url, secret: webhook.secretSealed, disabled: webhook.disabledAt });

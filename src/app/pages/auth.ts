@@ -3,7 +3,15 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ServiceContext } from '../../services/context.ts';
 import { describeSafely, ServiceError } from '../../services/errors.ts';
 import { createFirstWorkspace, hasWorkspaces } from '../../services/first-run.ts';
-import { queueSignInMail, SESSION_DAYS, signIn, signInLinkUsable, signOut } from '../../services/sign-in.ts';
+import { oidcSignInOf } from '../../services/oidc.ts';
+import {
+  queueSignInMail,
+  SESSION_DAYS,
+  signIn,
+  signInLinkUsable,
+  SignInRefused,
+  signOut,
+} from '../../services/sign-in.ts';
 import { appPath } from '../app-path.ts';
 import { readLoginForm, readSetupForm } from '../forms/auth.ts';
 import { validTry, mayTry } from '../guesses.ts';
@@ -17,6 +25,7 @@ import {
   sessionCookie,
 } from '../respond.ts';
 import { loginPage, setupPage, signInLinkPage } from '../views/auth.ts';
+import { refusedPage, ssoPages } from './sso.ts';
 
 const SESSION_SECONDS = SESSION_DAYS * 86_400;
 
@@ -62,10 +71,18 @@ function setupPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
 }
 
 function loginPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
-  app.get<{ Querystring: { next?: string } }>('/app/login', publicRoute, async (request, reply) => {
-    if (!(await hasWorkspaces(ctx))) return reply.redirect('/app/setup', 303);
-    return sendPage(reply, loginPage(ctx, null, appPath(request.query.next)));
-  });
+  app.get<{ Querystring: { next?: string; workspace?: string } }>(
+    '/app/login',
+    publicRoute,
+    async (request, reply) => {
+      if (!(await hasWorkspaces(ctx))) return reply.redirect('/app/setup', 303);
+      // `?workspace=<slug>`: a link a company gives its people, with the button of its provider.
+      const slug = request.query.workspace;
+      const sso = typeof slug === 'string' ? await oidcSignInOf(ctx, slug.slice(0, 63)) : null;
+      const provider = sso && { slug: sso.workspace.slug, name: sso.name };
+      return sendPage(reply, loginPage(ctx, null, appPath(request.query.next), provider));
+    },
+  );
 
   app.post<{ Body: Form }>('/app/login', publicRoute, async (request, reply) => {
     if (!(await limitAnonymous(request, reply))) return reply;
@@ -111,7 +128,13 @@ function signInLinkPages(app: FastifyInstance, deps: PageDeps) {
 
   app.post<{ Params: { token: string } }>('/app/login/:token', publicRoute, async (request, reply) => {
     if (!(await mayTry(deps, request, reply))) return reply;
-    const session = await signIn(ctx, request.params.token);
+    let session;
+    try {
+      session = await signIn(ctx, request.params.token);
+    } catch (error) {
+      if (error instanceof SignInRefused) return refusedPage(reply, error);
+      throw error;
+    }
     if (!session) return linkGone(reply);
     await validTry(deps, request);
     const kept = readCookie(request, NEXT_COOKIE);
@@ -131,4 +154,5 @@ export function authPages(app: FastifyInstance, deps: PageDeps) {
   setupPages(app, deps);
   loginPages(app, deps);
   signInLinkPages(app, deps);
+  ssoPages(app, deps);
 }

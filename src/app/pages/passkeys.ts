@@ -21,7 +21,8 @@ import {
   type RegistrationResponseJSON,
   relyingParty,
 } from '../../services/passkeys.ts';
-import { type AppSession, SESSION_DAYS } from '../../services/sign-in.ts';
+import { type AppSession, SESSION_DAYS, SignInRefused } from '../../services/sign-in.ts';
+import { refusedPage } from './sso.ts';
 import { redirectWithNotice, takeNotice } from '../flash.ts';
 import { readEnrolForm, readRemoveForm, readSignInForm } from '../forms/passkeys.ts';
 import { mayTry, validTry } from '../guesses.ts';
@@ -165,7 +166,12 @@ function signInPages(app: FastifyInstance, deps: PageDeps) {
     const session = await signInWithPasskey(ctx, {
       ceremony: form.ceremony,
       response: form.response as AuthenticationResponseJSON,
+    }).catch((error: unknown) => {
+      // A workspace that requires its identity provider takes passkeys from admins only.
+      if (error instanceof SignInRefused) return error;
+      throw error;
     });
+    if (session instanceof SignInRefused) return refusedPage(reply, session);
     if (!session)
       return problemPage(
         reply,

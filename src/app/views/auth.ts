@@ -46,20 +46,57 @@ export const setupPage = (error?: string, values: Partial<SetupValues> = {}): Ht
     </div>`,
   );
 
+/** A workspace's identity provider, offered on the sign-in page. */
+export interface ProviderButton {
+  slug: string;
+  name: string;
+}
+
+/**
+ * Sign-in with a workspace's identity provider: its button when the page was opened for that workspace
+ * (`?workspace=<slug>`), otherwise a form asking for the workspace's short name.
+ */
+const providerSignIn = (provider: ProviderButton | null, next: string | null) =>
+  html`<form method="get" action="/app/sso" class="decide">
+    ${when(next, () => html`<input type="hidden" name="next" value="${next}" />`)}
+    ${
+      provider
+        ? html`<input type="hidden" name="workspace" value="${provider.slug}" />
+            <div class="buttons"><button type="submit">Sign in with ${provider.name}</button></div>`
+        : html`<label for="sso-workspace"
+              >Or sign in with your company's identity provider: workspace short name</label
+            ><input
+              id="sso-workspace"
+              name="workspace"
+              type="text"
+              required
+              maxlength="63"
+              autocomplete="organization"
+            />
+            <div class="buttons"><button type="submit" class="secondary">Continue</button></div>`
+    }
+  </form>`;
+
 /** The sign-in form; `message` says what became of a request for a link, `next` where to go after. */
-export const loginPage = (ctx: ServiceContext, message: string | null, next: string | null = null): Html =>
+export const loginPage = (
+  ctx: ServiceContext,
+  message: string | null,
+  next: string | null = null,
+  provider: ProviderButton | null = null,
+): Html =>
   layout(
     { title: 'Sign in' },
     html`<div class="narrow card">
       <h1>Sign in</h1>
       ${message ? html`<p class="notice" role="status">${message}</p>` : null}
+      ${when(provider, () => providerSignIn(provider, next))}
       <form method="post" action="/app/login" class="decide">
         ${when(next, () => html`<input type="hidden" name="next" value="${next}" />`)}
         <label for="email">E-mail</label
         ><input id="email" name="email" type="email" autocomplete="email" required />
         <div class="buttons"><button type="submit">Send me a sign-in link</button></div>
       </form>
-      ${passkeySignInForm(ctx)}
+      ${passkeySignInForm(ctx)} ${when(!provider, () => providerSignIn(null, next))}
       ${when(!ctx.mailer, () => html`<p class="muted">E-mail is not set up on this service. Ask an admin for an invite link (<code>npx approvals users invite</code>).</p>`)}
     </div>`,
   );
