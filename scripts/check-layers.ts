@@ -89,6 +89,8 @@ export const LAYERS: Layer[] = [
     packages: [
       '@simplewebauthn/server',
       'ipaddr.js',
+      // Receipts: the hold's signed JWS (receipts.ts).
+      'jose',
       'node:async_hooks',
       'node:crypto',
       'node:fs',

@@ -14,6 +14,7 @@ import {
   PROTOCOL_VERSION_META_KEY,
   SUBSCRIPTION_ID_META_KEY,
 } from '@modelcontextprotocol/server';
+import { createApiKey } from '../src/services/api-keys.ts';
 import { backends, postgres, type Storage } from './support/backends.ts';
 import { rpcMessages } from './support/http.ts';
 import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
@@ -186,6 +187,26 @@ for (const backend of backends) {
         const current = (await request('tasks/get', { taskId: rejectedId })).result!;
         assert.notEqual(current.status, 'working');
         assert.deepEqual(told.params, current);
+      });
+
+      test('2025-11-25: an allowed call made as a task is told when it has run; another key does not see the task', async () => {
+        const config = CONFIG(upstream.url).concat(
+          '  - { connection: Recorder, tool: note, classification: allow }\n',
+        );
+        upstream.offer('note');
+        const { workspace, key } = await t.workspace({ config });
+        const { request, stream } = await legacySession(key);
+        const allowed = await request('tools/call', { name: 'note', arguments: { text: 'now' }, task: {} });
+        const taskId = allowed.result!.task.taskId as string;
+        const done = await until('the completed task on the stream', () =>
+          statusNotices(stream, taskId).find((m) => m.params!.status === 'completed'),
+        );
+        assert.deepEqual(done.params, (await request('tasks/get', { taskId })).result);
+        // A task is its caller's: another key of the workspace, given the reference, finds no task.
+        const other = await createApiKey(t.service.ctx, { workspace, env: 'live' });
+        const stranger = await legacySession(other.key);
+        for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel'])
+          assert.equal((await stranger.request(method, { taskId })).error?.code, -32602, method);
       });
 
       test('2025-11-25: a held call made without a task is told by the log notice only', async () => {

@@ -5,6 +5,7 @@
 import type { Route } from './route-table.ts';
 import { auditKeyRoute, auditRoutes } from './routes/audit.ts';
 import { holdRoutes } from './routes/holds.ts';
+import { receiptKeysRoute } from './routes/receipts.ts';
 import { reportRoutes } from './routes/reports.ts';
 import { statusPageRoutes } from './routes/status-page.ts';
 import { workspaceConfigRoutes } from './routes/workspace-config.ts';
@@ -16,5 +17,6 @@ export const CORE_API: Route[] = [
   ...reportRoutes,
   // Public: no API key.
   auditKeyRoute,
+  receiptKeysRoute,
   ...statusPageRoutes,
 ];

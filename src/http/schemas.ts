@@ -44,6 +44,13 @@ export const holdParamsSchema = z.object({
 
 // ---- POST /api/v1/holds
 
+/** A hold's signed receipt (packages/sdk/src/receipt.ts; docs/holds.md, "Receipts"). */
+const receiptSchema = z.string().meta({
+  id: 'Receipt',
+  description:
+    "A compact JWS (EdDSA) the service signs for an approved or allowed hold: its reference (`sub`), workspace, the SHA-256 of the canonical action (`action_sha256`), `decision`, `approvers`, `iat` and `exp` (15 minutes after the decision). Check it with the keys at `/.well-known/approvals-receipt-keys` (the SDKs' `verifyReceipt`).",
+});
+
 export const holdCreatedSchema = z
   .object({
     id: holdReferenceSchema,
@@ -51,6 +58,7 @@ export const holdCreatedSchema = z
       description: 'allowed: execute now. pending: wait for the decision. denied: do not execute.',
     }),
     status_url: z.url().meta({ description: 'The public status page, `{base_url}/a/<reference>`.' }),
+    receipt: receiptSchema.optional().meta({ description: '`allowed` only: the signed receipt.' }),
   })
   .meta({
     id: 'HoldCreated',
@@ -110,6 +118,10 @@ export const holdRecordSchema = z
     decision: decisionSchema
       .nullable()
       .meta({ description: 'Null while pending, for auto_allowed and for expired holds.' }),
+    receipt: receiptSchema.optional().meta({
+      description:
+        'Approved and allowed holds (and their executions) whose evidence says so: the signed receipt.',
+    }),
     execution: executionSchema.optional().meta({
       description:
         'Holds of the MCP proxy only (absent for holds submitted through this API): null until the service has made the upstream call.',
@@ -283,6 +295,16 @@ const publicKeySchema = z
     }),
   })
   .meta({ id: 'PublicKey' });
+
+export const receiptKeysSchema = z
+  .object({
+    keys: z.array(publicKeySchema.shape.jwk).meta({ description: 'The signing key last.' }),
+  })
+  .meta({
+    id: 'ReceiptKeys',
+    description:
+      "A JWK Set (RFC 7517): the Ed25519 keys whose receipts count, by `kid` (the receipt header's).",
+  });
 
 export const auditKeySchema = z
   .intersection(

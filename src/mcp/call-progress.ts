@@ -25,21 +25,32 @@ export function callProgress(
 ) {
   let last: number | undefined;
   let silence: NodeJS.Timeout | undefined;
-  const send = ({ progress, ...rest }: Progress) => {
+  let stopped = false;
+  const send = ({ progress, total, ...rest }: Progress) => {
+    if (stopped) return;
     last = last !== undefined && progress <= last ? last + OWN_STEP : progress;
+    // Past the upstream's total (the proxy's own steps went beyond it), the total is not said.
+    const said = total !== undefined && last <= total ? { total } : {};
     void notify({
       method: 'notifications/progress',
-      params: { progressToken, ...rest, progress: last },
+      params: { progressToken, ...rest, ...said, progress: last },
     }).catch(() => undefined);
     waitForSilence();
   };
   const waitForSilence = () => {
     clearTimeout(silence);
+    if (stopped) return;
     silence = setTimeout(
       () => send({ progress: (last ?? 0) + OWN_STEP, message: 'Still waiting for the upstream MCP server' }),
       silentCallProgress.afterMs,
     );
   };
   waitForSilence();
-  return { send, stop: () => clearTimeout(silence) };
+  return {
+    send,
+    stop: () => {
+      stopped = true;
+      clearTimeout(silence);
+    },
+  };
 }

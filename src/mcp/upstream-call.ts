@@ -131,11 +131,18 @@ function toolResult(result: unknown): CallToolResult {
   return checked.value as CallToolResult;
 }
 
+/** A tools/call's params; `_meta`: what the proxy adds (the hold's receipt), beside the progress token. */
+interface ToolCallParams {
+  name: string;
+  arguments: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+}
+
 export async function callToolOverHttp(
   http: HttpClient,
   session: UpstreamSession,
   id: string,
-  params: { name: string; arguments: Record<string, unknown> },
+  params: ToolCallParams,
   options: UpstreamCallOptions,
 ): Promise<CallToolResult> {
   // Already cancelled (while its hold was stored, say): nothing is sent.
@@ -179,7 +186,7 @@ class ToolCallExchange {
   readonly #cancelled = () => this.#ended.abort(this.#options.signal!.reason);
 
   /** Sends the call and reads its answer, resuming the stream it comes on when the upstream ends it early. */
-  async run(params: { name: string; arguments: Record<string, unknown> }): Promise<CallToolResult> {
+  async run(params: ToolCallParams): Promise<CallToolResult> {
     try {
       let answer = await this.#send(params);
       // From here the upstream has the call and may be running it: whatever fails now is a connection
@@ -234,9 +241,10 @@ class ToolCallExchange {
   }
 
   /** The call's POST; an HTTP refusal means the upstream does not have the call. */
-  async #send(params: { name: string; arguments: Record<string, unknown> }): Promise<HttpStream> {
+  async #send(params: ToolCallParams): Promise<HttpStream> {
+    const _meta = { ...params._meta, progressToken: this.#id };
     const answer = await this.#post(
-      { id: this.#id, method: 'tools/call', params: { ...params, _meta: { progressToken: this.#id } } },
+      { id: this.#id, method: 'tools/call', params: { ...params, _meta } },
       this.#ended.signal,
     );
     if (answer.status < 200 || answer.status > 299) {

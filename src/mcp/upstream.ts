@@ -237,7 +237,7 @@ export class UpstreamPool {
                 this.network,
                 session,
                 `approvals-${(this.sent += 1)}`,
-                { name, arguments: args },
+                { name, arguments: args, _meta: relay.meta },
                 {
                   timeoutMs: server.callTimeoutSeconds * 1000,
                   signal: relay.signal,
@@ -254,7 +254,10 @@ export class UpstreamPool {
                 {
                   name,
                   arguments: args,
-                  _meta: { [CLIENT_CAPABILITIES_META_KEY]: relay.ask ? CLIENT_FEATURES : {} },
+                  _meta: {
+                    ...relay.meta,
+                    [CLIENT_CAPABILITIES_META_KEY]: relay.ask ? CLIENT_FEATURES : {},
+                  },
                 },
                 callToolOptions(server, relay),
               ),

@@ -1,9 +1,10 @@
 /**
- * The service's Ed25519 keys for chain heads (checkpoints). With AUDIT_SIGNING_KEY the signing key
- * comes from configuration, and only configured keys (it, plus the earlier public keys listed in
- * AUDIT_TRUSTED_KEYS) are trusted: a database writer can add a key to the database, never to the
- * configuration. Without it, a key is made once and stored in the database, shared by every instance
- * there, and every key the database holds is trusted: a database writer can then forge checkpoints.
+ * The service's Ed25519 keys for chain heads (checkpoints) and hold receipts (receipts.ts). With
+ * AUDIT_SIGNING_KEY the signing key comes from configuration, and only configured keys (it, plus the
+ * earlier public keys listed in AUDIT_TRUSTED_KEYS) are trusted: a database writer can add a key to the
+ * database, never to the configuration. Without it, a key is made once and stored in the database,
+ * shared by every instance there, and every key the database holds is trusted: a database writer can
+ * then forge checkpoints and receipts.
  */
 import {
   createPrivateKey,
@@ -20,6 +21,8 @@ import { sha256Hex } from './hashing.ts';
 
 export interface AuditSigner {
   keyId: string;
+  /** The private key `keyId` names; it signs receipts too (receipts.ts). */
+  signingKey: KeyObject;
   /** Base64 Ed25519 signature of the UTF-8 text. */
   sign(text: string): string;
   /**
@@ -118,6 +121,7 @@ export async function loadAuditSigner(
   const keyId = keyIdOf(createPublicKey(privateKey));
   return {
     keyId,
+    signingKey: privateKey,
     configured: false,
     sign: (text) => sign(null, Buffer.from(text), privateKey).toString('base64'),
     async trusts(orgId, checkpoint, sql = db) {
@@ -143,6 +147,7 @@ function configuredSigner(signingKeyPem: string, trustedKeysText: string | undef
   const published = [...trusted.values()].map(publish);
   return {
     keyId,
+    signingKey: privateKey,
     configured: true,
     sign: (text) => sign(null, Buffer.from(text), privateKey).toString('base64'),
     trusts: async (orgId, checkpoint) => {

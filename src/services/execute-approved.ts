@@ -18,6 +18,7 @@ import { chainAfter } from './evidence.ts';
 import { checkApprovedHold, type EvidenceMismatch, runInEvidence } from './hold-evidence.ts';
 import { CALL_FAILED, CALL_TIMED_OUT, describeFailure, type Upstreams } from './proxy-call.ts';
 import { recordExecution, renewingOnProgress } from './record-execution.ts';
+import { approvedCallMeta } from './receipts.ts';
 import { evidenceEventStatements } from './evidence-events.ts';
 
 /**
@@ -129,6 +130,7 @@ export async function executeApproved(
     if (!server) throw new Error('the MCP server was removed');
     const result = await upstreams.callTool(server, claimed.toolName, claimed.arguments, {
       onProgress: renewing.onProgress,
+      meta: await approvedCallMeta(ctx, claimed),
     });
     await renewing.settled();
     await recordExecution(ctx, claimed, { status: 'executed', startedAt, outcome: result });

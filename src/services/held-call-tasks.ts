@@ -12,7 +12,7 @@ import type { ServiceContext } from './context.ts';
 import { openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
 import { notifyChange } from './notifications.ts';
-import { answerFor, type ProxyCaller } from './proxy-call.ts';
+import { answerFor, callKeyOf, type ProxyCaller } from './proxy-call.ts';
 import { getHold } from './read-hold.ts';
 import { statusUrl } from './submit-hold.ts';
 import { emitHoldEvent } from './webhooks.ts';
@@ -20,11 +20,15 @@ import { emitHoldEvent } from './webhooks.ts';
 export const taskOf = (ctx: ServiceContext, hold: Hold): HeldTask =>
   heldTask(hold, answerFor(ctx, hold), statusUrl(ctx, hold.id));
 
-/** The hold behind a task id, if it is a call made through this caller's MCP server. */
+/**
+ * The hold behind a task id, if this caller made the call: through its MCP server, with its credential
+ * and scope (the call's key, proxy-call.ts). A reference is shared freely (status links), a task is not.
+ */
 async function heldCall(ctx: ServiceContext, caller: ProxyCaller, taskId: string): Promise<Hold | null> {
   if (!HOLD_REFERENCE_PATTERN.test(taskId)) return null;
   const hold = await findHold(ctx.db, caller.workspace.id, taskId);
   if (!hold || hold.mcpServerId !== caller.server.id) return null;
+  if (hold.callKey !== callKeyOf(caller, hold.toolName, hold.arguments)) return null;
   // Read through getHold: a hold past its deadline is expired first, never shown as working.
   return getHold(ctx, hold.workspaceId, hold.id);
 }

@@ -71,29 +71,12 @@ export async function checkApprovedHold(
   if (submittedSeq === null) return { ok: false, reason: 'submission_not_in_evidence' };
   const seqs = approvedSeq === null ? [submittedSeq] : [submittedSeq, approvedSeq];
   const entries = await entriesAt(sql, hold.workspaceId, seqs);
-  const found = (seq: number | null, type: string): EntryData | null => {
-    const entry = entries.find((candidate) => candidate.seq === seq);
-    if (!entry || entry.type !== type || entry.seq > head.seq) return null;
-    const hash = sha256Hex(entryHashInputWithData({ ...entry, orgId: hold.workspaceId }, entry.data));
-    const linked = entry.seq === head.seq ? head.hash === entry.hash : entry.nextPrevHash === entry.hash;
-    if (hash !== entry.hash || !linked) return null;
-    const data = JSON.parse(entry.data) as EntryData;
-    return data.hold === hold.id ? data : null;
-  };
+  const found = entryFinder(hold, entries, head);
   const submitted = found(submittedSeq, 'hold.submitted');
   if (!submitted || submitted.status !== 'pending')
     return { ok: false, reason: 'submission_not_in_evidence' };
-  const call = {
-    connection: String(submitted.connection),
-    toolName: String(submitted.tool_name),
-    arguments: (submitted.arguments ?? {}) as Record<string, unknown>,
-  };
-  if (
-    call.connection !== hold.connection ||
-    call.toolName !== hold.toolName ||
-    canonicalJson(call.arguments) !== canonicalJson(hold.arguments)
-  )
-    return { ok: false, reason: 'call_not_as_submitted' };
+  const call = callOf(submitted);
+  if (!sameCall(call, hold)) return { ok: false, reason: 'call_not_as_submitted' };
   const approved =
     approvedSeq !== null && approvedSeq > submittedSeq ? found(approvedSeq, 'hold.approved') : null;
   if (
@@ -120,6 +103,53 @@ export async function checkApprovedHold(
   }
   return { ok: true, call, approvedSeq: approvedSeq! };
 }
+
+/**
+ * Checks a hold the rules allowed at submission against its `hold.submitted` entry, at or before
+ * `head` (as `checkApprovedHold`): the entry says `auto_allowed`, and the call is the hold's.
+ */
+export async function checkAllowedHold(
+  sql: Sql,
+  hold: Hold,
+  head: { seq: number; hash: string },
+): Promise<boolean> {
+  const { submittedSeq } = await holdEvidenceSeqs(sql, hold.workspaceId, hold.id);
+  if (submittedSeq === null) return false;
+  const entries = await entriesAt(sql, hold.workspaceId, [submittedSeq]);
+  const submitted = entryFinder(hold, entries, head)(submittedSeq, 'hold.submitted');
+  return submitted?.status === 'auto_allowed' && sameCall(callOf(submitted), hold);
+}
+
+/**
+ * Finds an entry of the hold among `entries` by seq and type, as stored: its hash recomputed from its
+ * data, and linked to from the entry after it, or it is `head`. Null for anything else.
+ */
+function entryFinder(
+  hold: Hold,
+  entries: Awaited<ReturnType<typeof entriesAt>>,
+  head: { seq: number; hash: string },
+) {
+  return (seq: number | null, type: string): EntryData | null => {
+    const entry = entries.find((candidate) => candidate.seq === seq);
+    if (!entry || entry.type !== type || entry.seq > head.seq) return null;
+    const hash = sha256Hex(entryHashInputWithData({ ...entry, orgId: hold.workspaceId }, entry.data));
+    const linked = entry.seq === head.seq ? head.hash === entry.hash : entry.nextPrevHash === entry.hash;
+    if (hash !== entry.hash || !linked) return null;
+    const data = JSON.parse(entry.data) as EntryData;
+    return data.hold === hold.id ? data : null;
+  };
+}
+
+const callOf = (submitted: EntryData): SubmittedCall => ({
+  connection: String(submitted.connection),
+  toolName: String(submitted.tool_name),
+  arguments: (submitted.arguments ?? {}) as Record<string, unknown>,
+});
+
+const sameCall = (call: SubmittedCall, hold: Hold) =>
+  call.connection === hold.connection &&
+  call.toolName === hold.toolName &&
+  canonicalJson(call.arguments) === canonicalJson(hold.arguments);
 
 /** What the chain records when a call ends: once one is there, the call is never run again. */
 const RUN_TYPES = ['hold.executed', 'hold.failed', 'hold.execution_refused'];

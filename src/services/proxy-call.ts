@@ -24,6 +24,7 @@ import { ServiceError } from './errors.ts';
 import { openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
 import { getHold } from './read-hold.ts';
+import { allowedCallMeta } from './receipts.ts';
 import { renewingOnProgress } from './record-execution.ts';
 import { sha256Hex } from './hashing.ts';
 import { BOUND_AGENT_FIELD, type Requester, statusUrl, submitHold } from './submit-hold.ts';
@@ -59,6 +60,8 @@ export interface CallRelay {
   ask?: (request: ClientFeatureRequest, signal: AbortSignal) => Promise<Record<string, unknown>>;
   /** Told the hold of an allowed call as it is sent upstream (a task then begins `working`). */
   onRunning?: (hold: Hold) => void;
+  /** Sent upstream in the tools/call's `_meta`: the hold's receipt (receipts.ts). */
+  meta?: Record<string, unknown>;
 }
 
 /** The port to upstream MCP servers (the proxy's client pool). */
@@ -261,7 +264,8 @@ export async function callThroughProxy(
       hold,
     };
   }
-  return runAllowedCall(ctx, upstreams, server, hold, { name, args, relay });
+  const meta = await allowedCallMeta(ctx, workspace.slug, hold);
+  return runAllowedCall(ctx, upstreams, server, hold, { name, args, relay: { ...relay, meta } });
 }
 
 /**
@@ -271,7 +275,7 @@ export async function callThroughProxy(
  * (interface.md: "the agent identity serves as the session"). Never an MCP session or a JSON-RPC id:
  * hosted assistants open a session per call and send id 1 every time.
  */
-function callKeyOf(caller: ProxyCaller, tool: string, args: Record<string, unknown>): string {
+export function callKeyOf(caller: ProxyCaller, tool: string, args: Record<string, unknown>): string {
   const { requester } = caller;
   const credential = requester.kind === 'key' ? `key:${requester.keyId}` : `oauth:${requester.grantId}`;
   const scope =
@@ -412,16 +416,16 @@ export interface HeldCallNotice {
   answer: CallToolResult;
 }
 
+/** The 2025-era MCP session a proxied call came in (its stream hears what becomes of it), or null. */
+export function mcpSessionOf(hold: Hold): { serverId: string; mcpSession: string } | null {
+  const mcpSession = hold.context.mcp_session;
+  if (hold.mcpServerId === null || typeof mcpSession !== 'string') return null;
+  return { serverId: hold.mcpServerId, mcpSession };
+}
+
 /** For a change to a hold: the notice its MCP session gets, or null (not a held proxy call, or no session). */
-export async function heldCallNotice(
-  ctx: ServiceContext,
-  workspaceId: string,
-  holdId: string,
-): Promise<HeldCallNotice | null> {
-  const hold = await findHold(ctx.db, workspaceId, holdId);
-  // Holds made before mcp_session was always kept name it `session` when no X-Service-Session was sent.
-  const mcpSession = hold?.context.mcp_session ?? hold?.context.session;
-  if (!hold || hold.mcpServerId === null || typeof mcpSession !== 'string') return null;
-  if (hold.submitStatus !== 'pending' || hold.status === 'pending') return null;
-  return { serverId: hold.mcpServerId, mcpSession, status: hold.status, answer: answerFor(ctx, hold) };
+export function heldCallNotice(ctx: ServiceContext, hold: Hold): HeldCallNotice | null {
+  const session = mcpSessionOf(hold);
+  if (!session || hold.submitStatus !== 'pending' || hold.status === 'pending') return null;
+  return { ...session, status: hold.status, answer: answerFor(ctx, hold) };
 }

@@ -218,8 +218,10 @@ export class ExecutionRecorder {
   private recorded(batch: Queued[]) {
     for (const queued of batch) {
       this.done(queued);
-      // An allowed call's result leaves nothing for the workers.
-      this.context().holdEvents.publish(queued.hold.id, queued.hold.workspaceId, { routine: true });
+      // An allowed call's result leaves nothing for the workers; one asked as a task is told to its
+      // session (decision-notices.ts), which hears what is not routine.
+      const routine = queued.hold.context.mcp_task !== true;
+      this.context().holdEvents.publish(queued.hold.id, queued.hold.workspaceId, { routine });
     }
   }
 

@@ -48,6 +48,8 @@ export interface HoldResult {
   decision: Decision | null;
   /** The full record when the SDK read one; null when the submission's answer said everything. */
   record: HoldRecord | null;
+  /** The signed receipt of an approved or allowed hold, for the system that performs it (`verifyReceipt`). */
+  receipt: string | null;
   /** True when the idempotency key had been used before and this is the original hold. */
   replayed: boolean;
 }
@@ -110,6 +112,7 @@ export class ApprovalsClient {
         rejected: false,
         decision: null,
         record: null,
+        receipt: created.body.receipt ?? null,
         replayed,
       };
     }
@@ -124,6 +127,7 @@ export class ApprovalsClient {
         rejected: false,
         decision: null,
         record: null,
+        receipt: null,
         replayed,
       };
     }
@@ -239,6 +243,7 @@ function resultOf(record: HoldRecord, statusUrl: string): HoldResult {
     rejected: record.decision?.verdict === 'reject',
     decision: record.decision,
     record,
+    receipt: record.receipt ?? null,
     replayed: false,
   };
 }

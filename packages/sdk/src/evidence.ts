@@ -268,7 +268,7 @@ function isEntry(value: unknown): value is EvidenceEntry {
   );
 }
 
-async function sha256Hex(text: string): Promise<string> {
+export async function sha256Hex(text: string): Promise<string> {
   const digest = new Uint8Array(await subtle().digest('SHA-256', new TextEncoder().encode(text)));
   let hex = '';
   for (const byte of digest) hex += byte.toString(16).padStart(2, '0');

@@ -43,6 +43,18 @@ export {
   verifySignedDecision,
   verifySignedDecisions,
 } from './signed-decision.ts';
+export {
+  RECEIPT_TYPE,
+  type ReceiptAction,
+  type ReceiptCheck,
+  type ReceiptClaims,
+  type ReceiptKeys,
+  type ReceiptProblem,
+  type ReceiptVerifyOptions,
+  receiptActionHash,
+  receiptActionInput,
+  verifyReceipt,
+} from './receipt.ts';
 export type {
   CheckpointEvent,
   Decision,

@@ -284,7 +284,7 @@ const equalBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.
 /** A copy on an ArrayBuffer of its own, as WebCrypto's types want. */
 const bytes = (view: Uint8Array) => new Uint8Array(view) as Uint8Array<ArrayBuffer>;
 
-function fromBase64url(text: string): Uint8Array {
+export function fromBase64url(text: string): Uint8Array {
   if (typeof text !== 'string' || !/^[A-Za-z0-9_-]*$/.test(text)) throw new TypeError('not base64url');
   const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));

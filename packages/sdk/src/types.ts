@@ -19,6 +19,8 @@ export interface HoldCreated {
   id: string;
   status: 'allowed' | 'pending' | 'denied';
   status_url: string;
+  /** `allowed` only: the signed receipt (`verifyReceipt`). */
+  receipt?: string;
 }
 
 /** A stored status (GET /api/v1/holds/:id). `executed` and `failed` occur on the MCP proxy path only. */
@@ -49,6 +51,8 @@ export interface HoldRecord {
   environment: 'live' | 'test';
   approvals: { required: number; received: number };
   decision: Decision | null;
+  /** Approved or allowed holds (and their executions): the signed receipt (`verifyReceipt`). */
+  receipt?: string;
   /** Present on the MCP proxy path only. */
   execution?: {
     status: 'executed' | 'failed';

@@ -155,7 +155,10 @@ test('the constructor rejects a missing apiKey and a baseUrl that is not http(s)
 });
 
 test('allowed: one POST with the key, JSON and the submission without the SDK options', async () => {
-  const { fetch, calls } = fakeFetch([created('allowed')]);
+  const receipt = 'header.payload.signature';
+  const { fetch, calls } = fakeFetch([
+    json(201, { id: ID, status: 'allowed', status_url: SENT_STATUS_URL, receipt }),
+  ]);
   const result = await client(fetch).hold({
     ...submission,
     wait: true,
@@ -174,6 +177,7 @@ test('allowed: one POST with the key, JSON and the submission without the SDK op
     rejected: false,
     decision: null,
     record: null,
+    receipt,
     replayed: false,
   });
 });
@@ -202,6 +206,7 @@ test('denied: POST, then one GET of the record for the reason', async () => {
     rejected: true,
     decision: denial,
     record,
+    receipt: null,
     replayed: false,
   });
   assert.equal(result.decision?.reason, 'Denied by rule: no invoices over 100');
@@ -234,6 +239,7 @@ test('pending with the default wait: long-poll rounds until the record is decide
     rejected: false,
     decision: approval,
     record: decided,
+    receipt: null,
     replayed: false,
   });
 });
@@ -251,6 +257,7 @@ test('pending with wait: false: exactly one request', async () => {
     rejected: false,
     decision: null,
     record: null,
+    receipt: null,
     replayed: false,
   });
 });
@@ -285,6 +292,7 @@ test('waitForDecision: still pending when the time is up, the service asked once
     rejected: false,
     decision: null,
     record: pending,
+    receipt: null,
     replayed: false,
   });
 });
@@ -318,7 +326,7 @@ test('an id with reserved characters is URL-encoded in paths and the status URL'
 });
 
 test('getHold: one GET, the record, and the status URL built from baseUrl', async () => {
-  const record = holdRecord('approved', approval);
+  const record = { ...holdRecord('approved', approval), receipt: 'header.payload.signature' };
   const { fetch, calls } = fakeFetch([json(200, record)]);
   const result = await client(fetch).getHold(ID);
   assert.deepEqual(requests(calls), [`GET ${HOLD_URL}`]);
@@ -332,6 +340,7 @@ test('getHold: one GET, the record, and the status URL built from baseUrl', asyn
     rejected: false,
     decision: approval,
     record,
+    receipt: record.receipt,
     replayed: false,
   });
 });

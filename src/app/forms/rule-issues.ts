@@ -18,6 +18,7 @@ const SHOWN = [
   'repeat_window_minutes',
   'signed',
   'bulk',
+  'self_approval',
 ];
 
 /** What a value out of its range must be, by form field (`escalate.N.to` for every step). */
@@ -39,7 +40,9 @@ export function inWords(field: string, message: string): string {
   if (tooLong) return `Must be at most ${tooLong[1]} characters.`;
   if (/^(Too small|Too big|Invalid)\b/.test(message))
     return RANGES[field.replace(/\.\d+\./, '.N.')] ?? 'Is not a value this field takes.';
-  const said = message.replaceAll('timeout_minutes', 'the deadline');
+  const said = message
+    .replaceAll('repeat_window_minutes', 'repeat window')
+    .replaceAll('timeout_minutes', 'the deadline');
   return `${said.charAt(0).toUpperCase()}${said.slice(1)}${said.endsWith('.') ? '' : '.'}`;
 }
 

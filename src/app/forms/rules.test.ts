@@ -181,6 +181,21 @@ test("the service's issues about the edited rule land on the form's fields, in w
     named,
   );
   assert.deepEqual(named, { name: 'Name is required.' });
+  const window: FieldErrors = {};
+  attachRuleIssues(
+    [
+      {
+        field: 'rules.0.repeat_window_minutes',
+        message: 'an allow rule has no repeat_window_minutes: each allowed call runs',
+      },
+    ],
+    0,
+    [],
+    window,
+  );
+  assert.deepEqual(window, {
+    repeat_window_minutes: 'An allow rule has no repeat window: each allowed call runs.',
+  });
 });
 
 test('reminders, escalation steps, signing, bulk and claim: read as posted, each problem on its field', () => {

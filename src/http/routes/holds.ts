@@ -2,6 +2,7 @@
 import { holdRecord } from '../../domain/hold.ts';
 import { holdSubmissionSchema } from '../../services/hold-submission.ts';
 import { getHoldForAgent, waitForHold } from '../../services/read-hold.ts';
+import { allowedReceipt, receiptOf } from '../../services/receipts.ts';
 import { keyRequester } from '../../services/api-keys.ts';
 import { submitSdkHold } from '../../services/submit-hold.ts';
 import { API_HEADERS, BODY_ERRORS, COMMON_ERRORS, defineRoute, headerRef } from '../route-table.ts';
@@ -34,9 +35,15 @@ const submit = defineRoute({
     const { workspace, key } = request.caller!;
     const caller = { workspace, environment: key.env, requester: keyRequester(key) };
     const result = await submitSdkHold(ctx, caller, body);
-    if (!result.created) return answer(200, result.body, { 'Idempotent-Replayed': 'true' });
+    const allowed = result.body.status === 'allowed';
+    if (!result.created) {
+      // A replay's hold was read back from the database: its receipt only as its evidence has it.
+      const receipt = allowed ? await receiptOf(ctx, workspace.slug, result.hold) : undefined;
+      return answer(200, { ...result.body, receipt }, { 'Idempotent-Replayed': 'true' });
+    }
     metrics.holdsSubmitted.labels(result.body.status).inc();
-    return answer(201, result.body);
+    const receipt = allowed ? await allowedReceipt(ctx, workspace.slug, result.hold) : undefined;
+    return answer(201, { ...result.body, receipt });
   },
 });
 
@@ -57,8 +64,9 @@ const read = defineRoute({
   },
   handler: async ({ params, request, answer }, { ctx }) => {
     // `approved` only with its approval in the evidence (issue 37).
-    const hold = await getHoldForAgent(ctx, request.caller!.workspace.id, params.id);
-    return answer(200, holdRecord(hold));
+    const { workspace } = request.caller!;
+    const hold = await getHoldForAgent(ctx, workspace.id, params.id);
+    return answer(200, { ...holdRecord(hold), receipt: await receiptOf(ctx, workspace.slug, hold) });
   },
 });
 
@@ -90,8 +98,9 @@ const wait = defineRoute({
     reply.raw.once('close', hangUp);
     try {
       const timeoutMs = body.timeout_seconds * 1000;
-      const hold = await waitForHold(ctx, request.caller!.workspace.id, params.id, timeoutMs, gone.signal);
-      return answer(200, holdRecord(hold));
+      const { workspace } = request.caller!;
+      const hold = await waitForHold(ctx, workspace.id, params.id, timeoutMs, gone.signal);
+      return answer(200, { ...holdRecord(hold), receipt: await receiptOf(ctx, workspace.slug, hold) });
     } finally {
       reply.raw.off('close', hangUp);
     }
