@@ -64,9 +64,27 @@ export const LAYERS: Layer[] = [
   {
     name: 'net',
     paths: ['src/net/'],
-    may: [],
+    may: ['telemetry'],
     packages: ['node:dns', 'node:dns/promises', 'node:net', 'ipaddr.js', 'undici'],
     why: 'the one HTTP client for requests sent out, and the internal-address guard it applies',
+  },
+  {
+    name: 'telemetry',
+    paths: ['src/telemetry/'],
+    may: ['store'],
+    packages: [
+      '@opentelemetry/api',
+      '@opentelemetry/context-async-hooks',
+      '@opentelemetry/core',
+      '@opentelemetry/exporter-trace-otlp-http',
+      '@opentelemetry/exporter-trace-otlp-proto',
+      '@opentelemetry/resources',
+      '@opentelemetry/sdk-trace',
+      // Fastify's and Node's server types, for the request spans.
+      'fastify',
+      'node:http',
+    ],
+    why: 'traces (OpenTelemetry): the SDK started from the settings, and the spans of the choke points',
   },
   {
     name: 'store',
@@ -85,7 +103,7 @@ export const LAYERS: Layer[] = [
   {
     name: 'services',
     paths: ['src/services/'],
-    may: ['sdk', 'domain', 'store', 'channels', 'net', 'settings'],
+    may: ['sdk', 'domain', 'store', 'channels', 'net', 'settings', 'telemetry'],
     packages: [
       '@simplewebauthn/server',
       'ipaddr.js',
@@ -156,7 +174,7 @@ export const LAYERS: Layer[] = [
   {
     name: 'mcp',
     paths: ['src/mcp/'],
-    may: ['domain', 'services', 'web', 'net'],
+    may: ['domain', 'services', 'web', 'net', 'telemetry'],
     packages: [
       '@modelcontextprotocol/client',
       '@modelcontextprotocol/server',

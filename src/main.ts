@@ -4,6 +4,7 @@ import { cacheCompiledModules } from './compile-cache.ts';
 cacheCompiledModules();
 const { loadConfig } = await import('./config.ts');
 const { startService } = await import('./runtime.ts');
+const { flushTraces } = await import('./telemetry/tracing.ts');
 
 const service = await startService(loadConfig());
 service.app.log.info(
@@ -15,6 +16,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, async () => {
     service.app.log.info({ signal }, 'shutting down');
     await service.stop();
+    await flushTraces();
     process.exit(0);
   });
 }

@@ -16,9 +16,10 @@ import { ExecutionRecorder } from './services/record-execution.ts';
 import { loadSealer } from './services/secrets.ts';
 import type { Db } from './store/db.ts';
 import { openDb } from './store/open.ts';
+import { tracedDb } from './telemetry/traced-db.ts';
 
 export async function openContext(config: Config, now: () => number = Date.now): Promise<ServiceContext> {
-  const db = await openDb(config);
+  const db = tracedDb(await openDb(config));
   return contextOn(db, config, now);
 }
 

@@ -24,6 +24,7 @@ import { startWebhookWorker } from './workers/webhooks.ts';
 import { startNotificationWorker } from './workers/notifications.ts';
 import { UpstreamPool } from './mcp/upstream.ts';
 import { McpRelay } from './mcp/relay.ts';
+import { startTracing, traceRequests } from './telemetry/tracing.ts';
 
 export interface RunningService {
   ctx: ServiceContext;
@@ -42,6 +43,7 @@ export async function startService(
   config: Config,
   options: { now?: () => number } = {},
 ): Promise<RunningService> {
+  startTracing();
   const ctx = await openContext(config, options.now);
   await checkSharedSlackChannel(ctx).catch(async (error: unknown) => {
     await ctx.db.close();
@@ -67,6 +69,7 @@ export async function startService(
     trustProxy: config.trustProxy,
     // The transports side by side; an instance that runs the workers alone answers operations only.
     mount: (app) => {
+      traceRequests(app);
       opsRoutes(app, { ctx, metrics });
       if (config.role === 'workers') return;
       apiRoutes(app, { ctx, metrics, counter });

@@ -17,6 +17,7 @@ import { type Backoff, backoffDelay } from '../domain/backoff.ts';
 import { httpClient, type HttpClient } from '../net/http-client.ts';
 import { checkTarget } from '../net/internal-addresses.ts';
 import { callToolOverHttp, type UpstreamSession } from './upstream-call.ts';
+import { inSpan, SpanKind } from '../telemetry/tracing.ts';
 import type { CallRelay, ClientFeatureRequest } from '../services/proxy-call.ts';
 import type { UpstreamNotification } from './relay.ts';
 import type { Sealer } from '../services/secrets.ts';
@@ -225,6 +226,12 @@ export class UpstreamPool {
    * there with `UpstreamUnavailable`.
    */
   callTool(server: McpServer, name: string, args: Record<string, unknown>, relay: CallRelay = {}) {
+    const attributes = { 'gen_ai.tool.name': name, 'mcp.server': server.name };
+    const call = () => this.callToolUntraced(server, name, args, relay);
+    return inSpan(`tools/call ${name}`, attributes, call, SpanKind.CLIENT);
+  }
+
+  private callToolUntraced(server: McpServer, name: string, args: Record<string, unknown>, relay: CallRelay) {
     return this.withConnection(server, async ({ client, session }) => {
       const call: CallInFlight = { relay };
       const calls = this.inFlight.get(server.id) ?? new Set<CallInFlight>();

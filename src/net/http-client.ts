@@ -13,6 +13,7 @@
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch, request } from 'undici';
 import { guardedLookup, isInternalAddress } from './internal-addresses.ts';
+import { inSpan, SpanKind, tracing, withTraceparent } from '../telemetry/tracing.ts';
 
 export const INTERNAL_ADDRESS_REFUSED = 'internal address refused';
 
@@ -108,6 +109,23 @@ function failureOf(error: unknown, signal: AbortSignal, timeoutMs: number): Requ
   return new RequestFailed(cause.code ?? 'connection failed');
 }
 
+/**
+ * A client span for a request sent out (until its answer's headers, or all of it for `send`): its
+ * method and host only, never the URL's path or query (a Slack webhook's is a secret), headers or body.
+ * The request carries the span's `traceparent`.
+ */
+function outbound<T>(method: string, url: string | URL, work: () => Promise<T>): Promise<T> {
+  if (!tracing.on) return work();
+  const host = URL.parse(url)?.host ?? '';
+  return inSpan(method, { 'http.request.method': method, 'server.address': host }, work, SpanKind.CLIENT);
+}
+
+/** A fetch's headers, of any kind it takes, with the active trace's `traceparent` when there is one. */
+function fetchHeaders(given: RequestInit['headers']) {
+  const { traceparent } = withTraceparent();
+  return traceparent ? { ...Object.fromEntries(new Headers(given)), traceparent } : given;
+}
+
 /** Connections are pooled per origin and kept alive; each is checked when it is made. */
 export function httpClient(options: {
   allowPrivate: boolean;
@@ -136,7 +154,12 @@ export function httpClient(options: {
     const timer = setTimeout(() => abort.abort(), timeoutMs);
     try {
       // The text, not the URL object: undici takes a string much faster.
-      const answer = await request(url, { ...init, dispatcher, signal });
+      const answer = await request(url, {
+        ...init,
+        headers: withTraceparent(init.headers),
+        dispatcher,
+        signal,
+      });
       let text = '';
       if (readText) {
         const chunks: Buffer[] = [];
@@ -165,16 +188,28 @@ export function httpClient(options: {
   }
 
   const fetch = ((input: string | URL, init?: RequestInit) =>
-    undiciFetch(input, {
-      ...(init as object),
-      redirect: 'error',
-      dispatcher,
-    })) as unknown as typeof globalThis.fetch;
+    outbound(init?.method ?? 'GET', input, () =>
+      undiciFetch(input, {
+        ...({ ...init, headers: fetchHeaders(init?.headers) } as object),
+        redirect: 'error',
+        dispatcher,
+      }),
+    )) as unknown as typeof globalThis.fetch;
 
-  const open: HttpClient['open'] = async (url, options) => {
-    const answer = await request(url, { ...options, dispatcher });
-    return { status: answer.statusCode, headers: answer.headers, body: answer.body };
+  const open: HttpClient['open'] = (url, options) =>
+    outbound(options.method, url, async () => {
+      const answer = await request(url, {
+        ...options,
+        headers: withTraceparent(options.headers),
+        dispatcher,
+      });
+      return { status: answer.statusCode, headers: answer.headers, body: answer.body };
+    });
+
+  return {
+    send: (url, options) => outbound(options.method, url, () => send(url, options)),
+    open,
+    fetch,
+    close: () => dispatcher.destroy(),
   };
-
-  return { send, open, fetch, close: () => dispatcher.destroy() };
 }

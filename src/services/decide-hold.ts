@@ -18,6 +18,7 @@ import { expireIfOverdue } from './expire-holds.ts';
 import { notifyChange } from './notifications.ts';
 import { checkDecisionPasskey } from './passkeys.ts';
 import { emitHoldEvent } from './webhooks.ts';
+import { inSpan } from '../telemetry/tracing.ts';
 
 export const MAX_COMMENT = 2000;
 
@@ -47,7 +48,11 @@ export type DecisionResult =
   /** The hold was requested through an agent identity mapped to this member: someone else decides it. */
   | { outcome: 'own_request'; hold: Hold };
 
-export async function decideHold(ctx: ServiceContext, input: DecisionInput): Promise<DecisionResult> {
+/** Traced as `hold decide`. */
+export const decideHold = (ctx: ServiceContext, input: DecisionInput) =>
+  inSpan('hold decide', { 'hold.id': input.holdId }, () => decideUntraced(ctx, input));
+
+async function decideUntraced(ctx: ServiceContext, input: DecisionInput): Promise<DecisionResult> {
   const result = await ctx.db.transaction(async (tx) =>
     recordDecision(tx, ctx, await openChain(tx, ctx, input.workspaceId), input),
   );

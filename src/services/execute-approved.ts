@@ -20,6 +20,7 @@ import { CALL_FAILED, CALL_TIMED_OUT, describeFailure, type Upstreams } from './
 import { recordExecution, renewingOnProgress } from './record-execution.ts';
 import { approvedCallMeta } from './receipts.ts';
 import { evidenceEventStatements } from './evidence-events.ts';
+import { inHoldTrace } from './hold-traces.ts';
 
 /**
  * A running call this much older than its server's call timeout belonged to an instance that died
@@ -128,10 +129,13 @@ export async function executeApproved(
   const renewing = renewingOnProgress(ctx, claimed);
   try {
     if (!server) throw new Error('the MCP server was removed');
-    const result = await upstreams.callTool(server, claimed.toolName, claimed.arguments, {
-      onProgress: renewing.onProgress,
-      meta: await approvedCallMeta(ctx, claimed),
-    });
+    // In the agent's trace, when one was kept at submission.
+    const result = await inHoldTrace(ctx, claimed.id, async () =>
+      upstreams.callTool(server, claimed.toolName, claimed.arguments, {
+        onProgress: renewing.onProgress,
+        meta: await approvedCallMeta(ctx, claimed),
+      }),
+    );
     await renewing.settled();
     await recordExecution(ctx, claimed, { status: 'executed', startedAt, outcome: result });
   } catch (error) {

@@ -21,6 +21,8 @@ import { approverNotifications } from './notifications.ts';
 import { holdEventStatement } from './webhooks.ts';
 import { chainAfter } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
+import { keepHoldTrace } from './hold-traces.ts';
+import { inSpan } from '../telemetry/tracing.ts';
 
 /** What the use case records: a submission, read from wherever it came, and where it came from. */
 export interface HoldRequest {
@@ -123,7 +125,16 @@ const startOfMonth = (ms: number) => {
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
 };
 
-export async function submitHold(
+/** Traced as `hold submit`, which names the hold; a held MCP call keeps its trace (hold-traces.ts). */
+export function submitHold(ctx: ServiceContext, caller: Submitter, submission: HoldRequest) {
+  return inSpan('hold submit', {}, async () => {
+    const submitted = await submitUntraced(ctx, caller, submission);
+    await keepHoldTrace(ctx, submitted.hold);
+    return submitted;
+  });
+}
+
+async function submitUntraced(
   ctx: ServiceContext,
   caller: Submitter,
   submission: HoldRequest,
