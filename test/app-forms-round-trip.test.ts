@@ -90,6 +90,17 @@ mcp_servers:
   - { slug: crm, name: CRM, url: "http://127.0.0.1:8/mcp" }
 `;
 
+/**
+ * `self_approval` cannot go with `require_passkey` (an MCP client cannot sign), which WORKSPACE
+ * says: a workspace of its own keeps it.
+ */
+const SELF_APPROVAL = `members:
+  - { email: admin@acme.test, name: Ada Admin, role: admin }
+rules:
+  - { name: Own sends, tool: send_mail, effect: approval, self_approval: true }
+  - { name: Not in the client, tool: "send_*", effect: approval, self_approval: false }
+`;
+
 /** The fields of every form of `page` that posts to `action`, each as a browser sends it. */
 function formsPosting(page: string, action: string): [string, string][][] {
   const forms: [string, string][][] = [];
@@ -214,6 +225,22 @@ for (const backend of backends) {
           await saveAsShown(session, '/app/settings', '/app/settings');
         }
         await saveAsShown(admin, '/app/widget', '/app/widget/token', { expected: 200 });
+      });
+
+      test("a rule the requester approves in their client: the rule's form keeps self_approval", async () => {
+        const { workspace: own } = await t.workspace({ config: SELF_APPROVAL });
+        const session = await signIn(own, 'admin@acme.test');
+        const before = await exportConfig(t.service.ctx, own);
+        assert.deepEqual(
+          before.rules?.map((rule) => rule.self_approval),
+          [true, false],
+        );
+        for (const rule of before.rules!) {
+          const path = `/app/admin/rules/${encodeURIComponent(rule.name)}`;
+          for (const fields of formsPosting((await get(session, path)).text, path))
+            assert.equal((await post(session, path, fields)).status, 303, path);
+        }
+        assert.deepEqual(await exportConfig(t.service.ctx, own), before);
       });
     },
   );

@@ -63,6 +63,11 @@ export interface RuleDefinition {
    * for four-eyes or passkey-signed rules (bulk.ts).
    */
   bulk?: boolean;
+  /**
+   * The requesting member may approve their own request in their MCP client, when it asks them
+   * (approval only; one approval, never signed: config-schema.ts refuses the rest).
+   */
+  self_approval?: boolean;
   /** What "I'm on it" does on its holds (approval only). */
   claim?: ClaimDefinition;
   /**

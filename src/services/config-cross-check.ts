@@ -62,7 +62,20 @@ export function crossCheck(
   checkDelegations(config, roleOf, issue);
   const resolve = approverResolver(members, roleOf, groups, issue);
   checkRules(config.rules ?? stored.rules, roleOf, resolve, issue);
+  checkSelfApprovals(config, issue);
   return issues;
+}
+
+/** Every approval passkey-signed leaves none to give in an MCP client, which cannot sign. */
+function checkSelfApprovals(config: WorkspaceConfig, issue: Report) {
+  if (!config.approvals?.require_passkey) return;
+  config.rules?.forEach((r, index) => {
+    if (r.self_approval)
+      issue(
+        ['rules', index, 'self_approval'],
+        'cannot go with approvals.require_passkey: an MCP client cannot give a passkey signature',
+      );
+  });
 }
 
 function checkGroups(config: WorkspaceConfig, roleOf: Roles, issue: Report) {

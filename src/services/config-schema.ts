@@ -107,6 +107,8 @@ const rule = z
     signed: z.boolean().optional(),
     // Whether its holds may be approved in bulk; default true unless four-eyes or signed.
     bulk: z.boolean().optional(),
+    // The requesting member may approve their own request in their MCP client (one approval, unsigned).
+    self_approval: z.boolean().optional(),
     claim: z
       .strictObject({
         minutes: z.int().min(1).max(1440).optional(),
@@ -126,6 +128,7 @@ const rule = z
         'escalate',
         'signed',
         'bulk',
+        'self_approval',
         'claim',
       ] as const) {
         if (r[field] !== undefined) {
@@ -140,6 +143,19 @@ const rule = z
         message: 'an allow rule has no repeat_window_minutes: each allowed call runs',
       });
     }
+    // Four eyes need another person, and a signature a passkey, which no MCP client gives.
+    if (r.self_approval && (r.approvals_required ?? 1) > 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['self_approval'],
+        message: 'needs approvals_required 1: with four eyes, another person approves',
+      });
+    if (r.self_approval && r.signed)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['self_approval'],
+        message: 'cannot go with signed: an MCP client cannot give a passkey signature',
+      });
     if (r.effect !== 'deny' && r.reason) {
       ctx.addIssue({ code: 'custom', path: ['reason'], message: 'only a deny rule has a reason' });
     }

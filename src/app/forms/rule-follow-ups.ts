@@ -1,6 +1,6 @@
 /**
  * The rule form's approval-only parts after the approvers: reminders, escalation steps, passkey
- * signing, approval in bulk and claims (docs/rules.md). Read as typed, then made into the rule's
+ * signing, approval in bulk, approval in the requester's own client and claims (docs/rules.md). Read as typed, then made into the rule's
  * fields, each problem on its form field (`remind.before`, `escalate.1.after`, `claim.minutes`).
  * Pure: no I/O.
  */
@@ -30,6 +30,7 @@ export interface FollowUpValues {
   steps: StepRow[];
   signed: string;
   bulk: string;
+  self_approval: string;
   claim_minutes: string;
   claim_halts: string;
 }
@@ -40,6 +41,7 @@ export const blankFollowUps: FollowUpValues = {
   steps: [],
   signed: '',
   bulk: '',
+  self_approval: '',
   claim_minutes: '',
   claim_halts: '',
 };
@@ -49,6 +51,7 @@ const fields = z.object({
   remind_every: text(),
   signed: text(),
   bulk: text(),
+  self_approval: text(),
   claim_minutes: text(),
   claim_halts: text(),
 });
@@ -75,6 +78,7 @@ export const valuesOfFollowUps = (rule: RuleDefinition): FollowUpValues => ({
   steps: (rule.escalate ?? []).map((step) => ({ after: step.after, to: step.to })),
   signed: yesNo(rule.signed),
   bulk: yesNo(rule.bulk),
+  self_approval: yesNo(rule.self_approval),
   claim_minutes: rule.claim?.minutes === undefined ? '' : String(rule.claim.minutes),
   claim_halts: yesNo(rule.claim?.halts_escalation),
 });
@@ -120,6 +124,7 @@ export function draftFollowUps(
   };
   const signed = yesOrNo('signed', values.signed);
   const bulk = yesOrNo('bulk', values.bulk);
+  const selfApproval = yesOrNo('self_approval', values.self_approval);
   const halts = yesOrNo('claim.halts_escalation', values.claim_halts);
   const claim = {
     ...(claimMinutes !== '' && WHOLE.test(claimMinutes) && { minutes }),
@@ -130,6 +135,7 @@ export function draftFollowUps(
     ...(values.steps.length > 0 && { escalate: values.steps }),
     ...(signed !== undefined && { signed }),
     ...(bulk !== undefined && { bulk }),
+    ...(selfApproval !== undefined && { self_approval: selfApproval }),
     ...(Object.keys(claim).length > 0 && { claim }),
   };
 }

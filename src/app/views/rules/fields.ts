@@ -86,6 +86,7 @@ export function fieldsInOrder(values: RuleValues): FormField[] {
     ...steps,
     at('signed', 'r-signed', 'Passkey signature'),
     at('bulk', 'r-bulk', 'Approved in bulk'),
+    at('self_approval', 'r-self-approval', 'Requester approves in their client'),
     at('claim.minutes', 'r-claim-minutes', '“I’m on it” lasts'),
     at('claim.halts_escalation', 'r-claim-halts', 'A claim halts escalation'),
   ];
