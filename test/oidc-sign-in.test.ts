@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { inviteLink } from '../src/services/sign-in.ts';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
-import { verifiedEvidence } from './support/app-client.ts';
+import { appClient, verifiedEvidence } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { startTestIdp, type TestIdp } from './support/oidc-idp.ts';
 import { startTestService, type TestService } from './support/service.ts';
@@ -281,6 +281,49 @@ for (const backend of backends) {
         [['admin@acme.test', 'sign_in_link', true]],
       );
       assert.equal((await signIn(workspace, 'ann')).status, 303, 'the provider still signs Ann in');
+    });
+
+    test('the admin page sets the provider (the secret never shown), tests it; an approver cannot', async () => {
+      const { workspace } = await t.workspace({ config: MEMBERS });
+      const app = appClient(() => t);
+      const admin = await app.signIn(workspace, 'admin@acme.test');
+      const empty = await app.get(admin, '/app/admin/sign-in');
+      assert.match(empty.text, new RegExp(`${t.url}/app/sso/callback`));
+      const version = empty.text.match(/name="config_version" value="(\d+)"/)![1]!;
+      const saved = await app.post(admin, '/app/admin/sign-in', {
+        config_version: version,
+        name: 'Acme SSO',
+        issuer: idp.issuer,
+        client_id: idp.clientId,
+        client_secret: idp.clientSecret,
+        roles_claim: 'groups',
+        roles: 'approvers = approver\nadmins = admin',
+        just_in_time: 'yes',
+      });
+      assert.equal(saved.status, 303, saved.text);
+      const page = await app.follow(admin, saved);
+      assert.match(page.text, /Sign-in saved/);
+      assert.equal(page.text.includes(idp.clientSecret), false, 'the secret is not in the page');
+      assert.match(page.text, /stored; leave empty to keep it/);
+      const oidc = (await exportConfig(t.service.ctx, workspace)).sign_in?.oidc;
+      assert.deepEqual(oidc?.roles, { approvers: 'approver', admins: 'admin' });
+      assert.equal(oidc?.just_in_time, true);
+      const tested = await app.post(admin, '/app/admin/sign-in/test', {});
+      assert.match(tested.text, new RegExp(`Connected: the provider answers as ${idp.issuer}`));
+      assert.equal((await signIn(workspace, 'dave')).status, 303, 'the saved secret signs in');
+      const wrong = await app.post(admin, '/app/admin/sign-in', {
+        name: 'Acme SSO',
+        issuer: idp.issuer,
+        client_id: idp.clientId,
+        roles_claim: 'groups',
+        roles: 'approvers = owner',
+      });
+      assert.equal(wrong.status, 422);
+      const approver = await app.signIn(workspace, 'ann@acme.test');
+      assert.equal((await app.get(approver, '/app/admin/sign-in')).status, 403);
+      const forbidden = await app.post(approver, '/app/admin/sign-in', { issuer: '' });
+      assert.equal(forbidden.status, 403);
+      assert.ok((await exportConfig(t.service.ctx, workspace)).sign_in, 'still set');
     });
 
     test('a file with a roles map but no claim, or an http issuer elsewhere than this machine, is refused', () => {

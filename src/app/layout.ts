@@ -36,6 +36,7 @@ const NAV: [string, string, (session: AppSession) => boolean][] = [
   ['slack', 'Slack', (s) => s.member.role === 'admin'],
   ['teams', 'Teams', (s) => s.member.role === 'admin'],
   ['branding', 'Branding', (s) => s.member.role === 'admin'],
+  ['sign-in', 'Sign-in', (s) => s.member.role === 'admin'],
 ];
 
 const HREF: Record<string, string> = {
@@ -53,6 +54,7 @@ const HREF: Record<string, string> = {
   slack: '/app/admin/slack',
   teams: '/app/admin/teams',
   branding: '/app/admin/branding',
+  'sign-in': '/app/admin/sign-in',
 };
 
 /** The main navigation, with the count of holds waiting for the reader beside Inbox. */

@@ -7,6 +7,7 @@ import { keyPages } from './admin/keys.ts';
 import { mcpServerPages } from './admin/mcp-servers.ts';
 import { memberPages } from './admin/members.ts';
 import { rulePages } from './admin/rules.ts';
+import { signInSettingsPages } from './admin/sign-in.ts';
 import { slackPages } from './admin/slack.ts';
 import { teamsPages } from './admin/teams.ts';
 import { webhookPages } from './admin/webhook.ts';
@@ -21,4 +22,5 @@ export function adminPages(app: FastifyInstance, deps: PageDeps) {
   webhookPages(app, deps);
   slackPages(app, deps);
   teamsPages(app, deps);
+  signInSettingsPages(app, deps);
 }
