@@ -138,6 +138,7 @@ describe('the Python SDK against the service', { skip: pythonSkip() }, () => {
     Object.assign(env, {
       APPROVALS_URL: t.url,
       APPROVALS_KEY: key,
+      APPROVALS_WORKSPACE: workspace.slug,
       APPROVALS_SPARE_KEY: spare.key,
       APPROVALS_WEBHOOK_SECRET: secret,
       APPROVALS_WEBHOOK_PREVIOUS_SECRET: previous,

@@ -13,6 +13,7 @@ from .client import Client, Decision
 from .decorator import call_arguments, requires_approval
 from .errors import ApprovalsApiError, ApprovalsError, ApprovalsNetworkError, NotApproved, RateLimit
 from .evidence import EvidenceVerification, checkpoint_input, entry_hash_input, verify_evidence_export
+from .receipts import ReceiptCheck, receipt_action_hash, verify_receipt
 from .signed_decisions import (
     SignedDecisionCheck,
     SignedDecisionsReport,
@@ -33,6 +34,7 @@ __all__ = [
     "EvidenceVerification",
     "NotApproved",
     "RateLimit",
+    "ReceiptCheck",
     "SignedDecisionCheck",
     "SignedDecisionsReport",
     "action_challenge",
@@ -40,8 +42,10 @@ __all__ = [
     "canonical_json",
     "checkpoint_input",
     "entry_hash_input",
+    "receipt_action_hash",
     "requires_approval",
     "verify_evidence_export",
+    "verify_receipt",
     "verify_signed_decision",
     "verify_signed_decisions",
     "verify_webhook",

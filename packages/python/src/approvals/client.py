@@ -65,6 +65,9 @@ class Decision:
     idempotency_key: Optional[str] = None
     #: The full hold record (GET /api/v1/holds/:id) when the SDK read one, else None.
     record: Optional[Dict[str, Any]] = None
+    #: The signed receipt of an approved or allowed hold, for the system that performs the action
+    #: (``verify_receipt``); None otherwise.
+    receipt: Optional[str] = None
 
     @property
     def id(self) -> str:
@@ -155,7 +158,9 @@ class Client:
         status_url = created.get("status_url") or self._status_url(reference)
         status = created.get("status")
         if status == "allowed":
-            return _undecided(reference, "auto_allowed", status_url, replayed, idempotency_key, approved=True)
+            return _undecided(
+                reference, "auto_allowed", status_url, replayed, idempotency_key, True, created.get("receipt")
+            )
         if status == "pending" and wait:
             decided = self.wait(reference, timeout=timeout)
         elif status == "pending" and not replayed:
@@ -264,13 +269,20 @@ def _decision(record: Dict[str, Any], status_url: str) -> Decision:
         decided_at=decision.get("decided_at") if decision else None,
         status_url=status_url,
         record=record,
+        receipt=record.get("receipt"),
     )
 
 
 def _undecided(
-    reference: str, status: str, status_url: str, replayed: bool, idempotency_key: str, approved: bool = False
+    reference: str,
+    status: str,
+    status_url: str,
+    replayed: bool,
+    idempotency_key: str,
+    approved: bool = False,
+    receipt: Optional[str] = None,
 ) -> Decision:
-    """A hold the submission's answer says everything about: allowed, or pending."""
+    """A hold the submission's answer says everything about: allowed (with its receipt), or pending."""
     return Decision(
         reference=reference,
         status=status,
@@ -283,6 +295,7 @@ def _undecided(
         status_url=status_url,
         replayed=replayed,
         idempotency_key=idempotency_key,
+        receipt=receipt,
     )
 
 
