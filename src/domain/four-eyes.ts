@@ -37,6 +37,9 @@ export type Capacity =
  * `delegators`: the members whose delegation to this member is in force now. Each person counts once
  * on a hold, as actor or as the one acted for: a delegate who decided for someone cannot decide again
  * as themselves, and nobody decides for a member who decided (or was decided for) already.
+ * `inOwnClient`: the decision is made in the requesting member's own MCP client, under a rule that
+ * says `self_approval` (src/services/client-approval.ts checks that): then, and only then, the member
+ * the hold was requested for decides it, as themselves, whoever the rule's approvers are.
  */
 export function decisionCapacity(
   hold: Pick<Hold, 'status' | 'expiresAt' | 'approvers' | 'agentId' | 'requestedFor'>,
@@ -44,11 +47,14 @@ export function decisionCapacity(
   delegators: readonly Decider[],
   decisions: readonly PastDecision[],
   now: number,
+  inOwnClient = false,
 ): Capacity {
   if (member.role === 'viewer') return { blocker: 'viewer' };
   const approves = (person: Decider) =>
     isApprover(hold.approvers, { email: person.email, role: person.role }, [...person.groups]);
-  const self = approves(member);
+  // Never for a hold requested for nobody (an unbound key): its agent identity names no one for sure.
+  const selfApproval = inOwnClient && hold.requestedFor !== null && member.id === hold.requestedFor;
+  const self = selfApproval || approves(member);
   const principals = delegators
     .filter((delegator) => delegator.id !== member.id && approves(delegator))
     .sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
@@ -60,6 +66,7 @@ export function decisionCapacity(
     decisions.flatMap((d) => (d.onBehalfOf ? [d.memberId, d.onBehalfOf] : [d.memberId])),
   );
   if (counted.has(member.id)) return { blocker: 'already_decided' };
+  if (selfApproval) return { blocker: null, onBehalfOf: null };
   const ownRequest = (person: Decider) =>
     person.agents.includes(hold.agentId) || person.id === hold.requestedFor;
   if (ownRequest(member)) return { blocker: 'own_request' };

@@ -4,8 +4,12 @@ export type HoldStatus =
   'pending' | 'approved' | 'rejected' | 'expired' | 'auto_allowed' | 'executed' | 'failed';
 export type SubmitStatus = 'allowed' | 'pending' | 'denied';
 export type Verdict = 'approve' | 'reject';
-/** `rule`: decided by a rule at submission; `agent`: withdrawn by its agent (an MCP task cancelled). */
-export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'teams' | 'widget' | 'rule' | 'agent';
+/**
+ * `rule`: decided by a rule at submission; `agent`: withdrawn by its agent (an MCP task cancelled);
+ * `mcp_client`: decided by the requesting member in their own MCP client (a rule's `self_approval`).
+ */
+export type DecisionChannel =
+  'inbox' | 'email' | 'sms' | 'slack' | 'teams' | 'widget' | 'mcp_client' | 'rule' | 'agent';
 export type Environment = 'live' | 'test';
 
 export const SDK_CONNECTION = 'SDK';

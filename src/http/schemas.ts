@@ -76,9 +76,13 @@ const decisionSchema = z
     reason: z.string().nullable().meta({
       description: "A rule denial: the rule's reason. A human decision: the comment, or null.",
     }),
-    channel: z.enum(['inbox', 'email', 'sms', 'slack', 'teams', 'widget', 'rule', 'agent']).meta({
-      description: '`agent`: withdrawn by its agent before a decision (its MCP client cancelled the task).',
-    }),
+    channel: z
+      .enum(['inbox', 'email', 'sms', 'slack', 'teams', 'widget', 'mcp_client', 'rule', 'agent'])
+      .meta({
+        description:
+          '`agent`: withdrawn by its agent before a decision (its MCP client cancelled the task). ' +
+          "`mcp_client`: decided by the requesting member in their own MCP client (the rule's `self_approval`).",
+      }),
     decided_at: timestamp,
   })
   .meta({ id: 'Decision' });

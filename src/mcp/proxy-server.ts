@@ -32,6 +32,7 @@ import {
 } from '../services/proxy-call.ts';
 import { setMcpSessionLevel } from '../services/mcp-sessions.ts';
 import { callProgress } from './call-progress.ts';
+import { askInClient, askInRounds, type CallRound } from './client-approval.ts';
 import { refusalError } from './refusals.ts';
 import { type ClientAnswer, isLogLevel, type McpRelay } from './relay.ts';
 import { toolCallAnswer } from './task-call.ts';
@@ -108,6 +109,8 @@ export interface CallStream {
   notify(notification: { method: string; params: Record<string, unknown> }): Promise<void>;
   /** A request of the proxy's to the client, related to the call. */
   request(message: JSONRPCRequest): Promise<void>;
+  /** A 2026-era call's round: how its client may be asked, and what it answered (client-approval.ts). */
+  round?: CallRound;
 }
 
 /**
@@ -209,16 +212,19 @@ export async function runToolCall(
   const asker = mcpSession && legacy ? askClient(relay, mcpSession, call) : undefined;
   const ended = new AbortController();
   try {
-    return await live(relay, mcpSession, call, (signal) => {
+    return await live(relay, mcpSession, call, async (signal) => {
       const ask: CallRelay['ask'] =
         asker &&
         ((question, cancelled) => asker(question, AbortSignal.any([signal, ended.signal, cancelled])));
-      return callThroughProxy(ctx, upstreams, caller, params.name, params.arguments ?? {}, {
+      const answer = await callThroughProxy(ctx, upstreams, caller, params.name, params.arguments ?? {}, {
         signal,
         onProgress: progress?.send,
         ask,
         onRunning,
       });
+      // Held where the rule lets the requester approve: they are asked in this client (client-approval.ts).
+      if (ask) return askInClient(ctx, caller, answer, ask, { signal, log });
+      return call.round ? askInRounds(ctx, caller, answer, call.round, { signal, log }) : answer;
     });
   } catch (error) {
     throw callError(error, log);
@@ -295,6 +301,13 @@ function serveTools(
       signal: call.signal,
       notify: (notification) => call.notify(notification as never),
       request: (message) => server.transport!.send(message, { relatedRequestId: call.id }),
+      ...(!legacy && {
+        round: {
+          envelope: call.envelope,
+          inputResponses: call.inputResponses,
+          requestState: call.requestState(),
+        },
+      }),
     };
     const asked = { legacy, params: request.params, envelope: call.envelope };
     return (await toolCallAnswer(ctx, asked, stream, (on, onRunning) =>

@@ -1,7 +1,11 @@
-/** A human approver decides a pending hold (inbox, e-mail link, SMS, Slack, widget). */
+/**
+ * A human approver decides a pending hold (inbox, e-mail link, SMS, Slack, widget), or the requesting
+ * member in their own MCP client where the rule lets them (`mcp_client`).
+ */
 import { applyDecision, type DecisionChannel, type Hold, type Verdict } from '../domain/hold.ts';
 import type { Sql } from '../store/db.ts';
 import { markActed } from '../store/members.ts';
+import { findRuleSet } from '../store/rule-sets.ts';
 import { insertHoldDecision, listPastDecisions } from '../store/hold-decisions.ts';
 import {
   approvalSeqsOf,
@@ -16,7 +20,7 @@ import { invalid, notFound } from './errors.ts';
 import { type Chain, openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
 import { notifyChange } from './notifications.ts';
-import { checkDecisionPasskey } from './passkeys.ts';
+import { checkDecisionPasskey, passkeyRequired } from './passkeys.ts';
 import { emitHoldEvent } from './webhooks.ts';
 import { inSpan } from '../telemetry/tracing.ts';
 
@@ -80,7 +84,9 @@ export async function recordDecision(
   // change their addresses (issue 37). Marked here, where every channel's decision passes, rather than
   // read back from hold_decisions: a decision that comes too late records nothing but proves as much.
   await markActed(tx, member, now);
-  const capacity = deciders.capacity(hold, member, await listPastDecisions(tx, hold.id), now);
+  const inOwnClient = input.channel === 'mcp_client' && (await selfApprovalAllowed(tx, hold));
+  const past = await listPastDecisions(tx, hold.id);
+  const capacity = deciders.capacity(hold, member, past, now, inOwnClient);
   if (capacity.blocker !== null) {
     const outcome = capacity.blocker === 'viewer' ? 'not_an_approver' : capacity.blocker;
     return { outcome, hold };
@@ -130,6 +136,19 @@ export async function recordDecision(
   if (next.status === 'approved') await setApprovedSeq(tx, hold.workspaceId, hold.id, entry.seq);
   else if (counted) await setApprovalSeqs(tx, hold.workspaceId, hold.id, [...before, entry.seq]);
   return { outcome: 'recorded', hold: next };
+}
+
+/**
+ * Whether the member a hold was requested for may decide it in their own MCP client (docs/rules.md,
+ * "Approval in the client"): its rule says `self_approval`, it needs one approval, and no passkey
+ * signature (the rule's `signed`, or the workspace's), which a client cannot give. Read when the
+ * decision is made, from the rules in force; a hold requested for nobody never is.
+ */
+export async function selfApprovalAllowed(sql: Sql, hold: Hold): Promise<boolean> {
+  if (hold.requestedFor === null || hold.ruleName === null || hold.approvalsRequired !== 1) return false;
+  const { rules } = await findRuleSet(sql, hold.workspaceId);
+  const rule = rules.find((candidate) => candidate.name === hold.ruleName);
+  return rule?.self_approval === true && !(await passkeyRequired(sql, hold));
 }
 
 /** After the commit: a hold found past its deadline expires; waiters and the app hear of a change. */

@@ -22,6 +22,8 @@ export interface Deciders {
     member: Member,
     decisions: readonly PastDecision[],
     now: number,
+    /** Decided in the requesting member's own MCP client, under a `self_approval` rule. */
+    inOwnClient?: boolean,
   ): Capacity;
   /** Out of office: the member's delegate while their delegation is in force and the delegate is not away too. */
   delegateOf(member: Member, now: number): Member | null;
@@ -41,11 +43,11 @@ export async function loadDeciders(sql: Sql, workspaceId: string): Promise<Decid
   return {
     members,
     byId,
-    capacity(hold, member, decisions, now) {
+    capacity(hold, member, decisions, now, inOwnClient) {
       const delegators = members
         .filter((other) => other.delegation?.delegateId === member.id && inForce(other, now))
         .map((other) => deciderOf.get(other.id)!);
-      return decisionCapacity(hold, deciderOf.get(member.id)!, delegators, decisions, now);
+      return decisionCapacity(hold, deciderOf.get(member.id)!, delegators, decisions, now, inOwnClient);
     },
     delegateOf(member, now) {
       // Delegations do not chain: with both away, the first one is asked after all.
