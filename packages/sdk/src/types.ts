@@ -27,7 +27,9 @@ export interface HoldCreated {
 export type HoldStatus =
   'pending' | 'auto_allowed' | 'approved' | 'rejected' | 'expired' | 'executed' | 'failed';
 
-export type DecisionChannel = 'inbox' | 'email' | 'sms' | 'slack' | 'teams' | 'widget' | 'rule' | 'agent';
+/** `mcp_client`: decided by the member it was requested for, in their own MCP client (`self_approval`). */
+export type DecisionChannel =
+  'inbox' | 'email' | 'sms' | 'slack' | 'teams' | 'widget' | 'mcp_client' | 'rule' | 'agent';
 
 export interface Decision {
   verdict: 'approve' | 'reject';

@@ -54,7 +54,8 @@ class Decision:
     reason: Optional[str]
     #: ``approve`` or ``reject``; None while pending, for allowed and for expired holds.
     verdict: Optional[str]
-    #: How it was decided: inbox, email, sms, slack, teams, widget, rule or agent; None without a decision.
+    #: How it was decided: inbox, email, sms, slack, teams, widget, mcp_client, rule or agent;
+    #: None without a decision.
     channel: Optional[str]
     decided_at: Optional[str]
     #: The public status page: safe to link from tickets and chats.
