@@ -115,6 +115,8 @@ export const LAYERS: Layer[] = [
       'node:path',
       'node:timers/promises',
       'oidc-provider',
+      // Sign-in with a workspace's identity provider (oidc.ts).
+      'openid-client',
       'yaml',
       'zod',
     ],
