@@ -63,7 +63,7 @@ const CONFIG = {
 };
 
 /** `bench/load.ts` in its own process; resolves with what it printed. */
-function load(spec: Load): Promise<LoadResult> {
+export function load(spec: Load): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE, [join(import.meta.dirname, 'load.ts'), JSON.stringify(spec)], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -79,7 +79,7 @@ function load(spec: Load): Promise<LoadResult> {
 }
 
 /** `count` workspaces configured alike, each with a live key, made through the services. */
-async function seed(ctx: ServiceContext, count: number, prefix = 'load'): Promise<string[]> {
+export async function seed(ctx: ServiceContext, count: number, prefix = 'load'): Promise<string[]> {
   const keys: string[] = [];
   const config = parseConfig(JSON.stringify(CONFIG));
   for (let first = 0; first < count; first += 20) {
@@ -102,7 +102,7 @@ const countHolds = async (ctx: ServiceContext) =>
  * A submission run; throws unless every answer was 201 and the database holds at least as many new
  * holds as were acknowledged (a request cut off by the end of the run may still have been stored).
  */
-async function submitRun(ctx: ServiceContext, spec: Load, label: string): Promise<LoadResult> {
+export async function submitRun(ctx: ServiceContext, spec: Load, label: string): Promise<LoadResult> {
   const before = await countHolds(ctx);
   const result = await load(spec);
   const acknowledged = result.statuses['201'] ?? 0;

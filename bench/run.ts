@@ -33,6 +33,7 @@ const BENCHMARKS: Record<string, () => Promise<Outcome>> = {
   longpoll: async () => (await import('./longpoll.ts')).run(),
   chain: async () => (await import('./chain.ts')).run(),
   inbox: async () => (await import('./inbox.ts')).run(),
+  telemetry: async () => (await import('./telemetry.ts')).run(),
 };
 
 function format(value: number): string {
