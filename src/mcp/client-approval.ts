@@ -22,7 +22,7 @@ import type { CallRelay, ProxyAnswer, ProxyCaller } from '../services/proxy-call
 import { wantsTask } from './tasks.ts';
 
 /** How long the member has to answer; their client's own timeout may end the call sooner. */
-export const ASK_TIMEOUT_MS = 5 * 60_000;
+const ASK_TIMEOUT_MS = 5 * 60_000;
 
 /** The most of the action the form shows; a longer one is not asked about (nobody approves half of it). */
 const ACTION_BUDGET = 4000;
@@ -72,7 +72,7 @@ async function decided(
 }
 
 /** The form: what the call would do, and approve or reject. */
-export function approvalForm(hold: Hold, serverName: string, action: string) {
+function approvalForm(hold: Hold, serverName: string, action: string) {
   return {
     method: 'elicitation/create' as const,
     params: {
@@ -178,12 +178,14 @@ export async function askInRounds(
   const { hold } = asking;
   const codec = stateCodec(ctx);
   if (typeof round.requestState === 'string') {
+    // Verified without the request's context: the codec binds nothing to it, the payload names the call.
     const state = await codec.verify(round.requestState, undefined as never).catch(() => null);
     if (!state) throw new ProtocolError(-32602, 'Invalid or expired requestState');
     // Sealed for another hold, or another caller's call: not an answer to this one.
     if (state.hold !== hold.id || state.call !== hold.callKey) return answer;
     const reply = round.inputResponses?.[APPROVAL_INPUT];
-    const verdict = typeof reply === 'object' && reply !== null ? verdictOf(reply as never) : null;
+    const verdict =
+      typeof reply === 'object' && reply !== null ? verdictOf(reply as Record<string, unknown>) : null;
     return verdict ? decided(ctx, caller, { ...answer, hold }, verdict, options) : answer;
   }
   if (!takesForms(capabilitiesIn(round.envelope))) return answer;
