@@ -1,6 +1,7 @@
 /** The page shell of the app: header with workspace branding, navigation, live pending count. */
 import type { AppSession } from '../services/sign-in.ts';
 import { type Html, html, when } from './html.ts';
+import { FREEZE_PAGE, frozenBanner } from './views/freeze.ts';
 
 export const APP_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; " +
@@ -37,6 +38,7 @@ const NAV: [string, string, (session: AppSession) => boolean][] = [
   ['teams', 'Teams', (s) => s.member.role === 'admin'],
   ['branding', 'Branding', (s) => s.member.role === 'admin'],
   ['sign-in', 'Sign-in', (s) => s.member.role === 'admin'],
+  ['freeze', 'Freeze', (s) => s.member.role === 'admin'],
 ];
 
 const HREF: Record<string, string> = {
@@ -55,6 +57,7 @@ const HREF: Record<string, string> = {
   teams: '/app/admin/teams',
   branding: '/app/admin/branding',
   'sign-in': '/app/admin/sign-in',
+  freeze: FREEZE_PAGE,
 };
 
 /** The main navigation, with the count of holds waiting for the reader beside Inbox. */
@@ -124,6 +127,7 @@ export function layout(options: PageOptions, body: Html): Html {
         )}
         ${when(!session && brand, () => html`<header class="top">${brandMark(brand!)}</header>`)}
         <main id="main" tabindex="-1" data-live="${session && options.live !== false ? 'on' : 'off'}">
+          ${session ? frozenBanner(session.workspace) : null}
           ${when(options.notice, () => html`<p class="notice" role="status">${options.notice}</p>`)} ${body}
         </main>
       </body>

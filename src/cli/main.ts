@@ -15,6 +15,7 @@ import { openDb } from '../store/open.ts';
 import { commandOf, type LocalCommand, type RemoteCommand } from './commands/command.ts';
 import { configCommands, remoteConfigCommands } from './commands/config.ts';
 import { ChainInvalid, evidenceCommands, verifyExportFile } from './commands/evidence.ts';
+import { freezeCommands, remoteFreezeCommands } from './commands/freeze.ts';
 import { holdsCommands, remoteHoldsCommands } from './commands/holds.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { workspaceCommands } from './commands/workspace.ts';
@@ -25,13 +26,18 @@ import { type Answer, options, USAGE, UsageError, usageAnswer, usageOf, type Val
 const LOCAL_COMMANDS: Record<string, LocalCommand> = {
   ...evidenceCommands,
   ...workspaceCommands,
+  ...freezeCommands,
   ...configCommands,
   ...holdsCommands,
   ...webhookCommands,
 };
 
-/** apply, export, simulate and holds through the service's API: the same answers as the local commands. */
-const REMOTE_COMMANDS: Record<string, RemoteCommand> = { ...remoteConfigCommands, ...remoteHoldsCommands };
+/** apply, export, simulate, holds and the freeze through the service's API: the same answers as the local commands. */
+const REMOTE_COMMANDS: Record<string, RemoteCommand> = {
+  ...remoteConfigCommands,
+  ...remoteHoldsCommands,
+  ...remoteFreezeCommands,
+};
 
 /** Runs a command; null when it wrote its own output (a stream too long for one JSON object). */
 async function run(ctx: ServiceContext, words: string[], values: Values): Promise<Answer | null> {

@@ -1,6 +1,6 @@
 /**
  * The CLI against a deployed service: with APPROVALS_URL and APPROVALS_KEY (or --url, --key), `apply`,
- * `export`, `simulate` and `holds list|show` call the Core API's admin routes with an admin-scope key
+ * `export`, `simulate`, `holds list|show` and `workspace freeze|unfreeze` call the Core API's admin routes with an admin-scope key
  * instead of opening the database. Answers and errors are the same as the local commands'.
  */
 import { ServiceError } from '../services/errors.ts';

@@ -6,6 +6,8 @@ import { lookBackMs } from '../domain/time-text.ts';
 export const USAGE = `usage: approvals <command> [--json] [--init]
   workspace create <slug> --name <name> [--plan legacy_free]
   workspace limits <slug> [--v1 <n>|default] [--mcp <n>|default]
+  workspace freeze <slug> --reason <text>     (every new hold denied, no approved MCP call run)
+  workspace unfreeze <slug>
   keys create --workspace <slug> --env live|test [--scope agent|admin] [--name <name>] [--agent <id> [--owner <e-mail>]]
   keys revoke <key-id>
   apply --workspace <slug> -f <file.yaml|file.json> [--expect-version <n>]
@@ -25,7 +27,8 @@ export const USAGE = `usage: approvals <command> [--json] [--init]
   migrate
 
 Against a deployed service, set APPROVALS_URL and APPROVALS_KEY (an admin-scope key), or pass --url and
---key: apply, export, simulate and holds then call its API, and --workspace is the key's.`;
+--key: apply, export, simulate, holds and workspace freeze|unfreeze then call its API, and --workspace is
+the key's (freeze and unfreeze refuse a slug that is not).`;
 
 export class UsageError extends Error {}
 

@@ -9,10 +9,12 @@ import { receiptKeysRoute } from './routes/receipts.ts';
 import { reportRoutes } from './routes/reports.ts';
 import { statusPageRoutes } from './routes/status-page.ts';
 import { workspaceConfigRoutes } from './routes/workspace-config.ts';
+import { workspaceFreezeRoutes } from './routes/workspace-freeze.ts';
 
 export const CORE_API: Route[] = [
   ...holdRoutes,
   ...workspaceConfigRoutes,
+  ...workspaceFreezeRoutes,
   ...auditRoutes,
   ...reportRoutes,
   // Public: no API key.

@@ -12,6 +12,7 @@ import { lockChainHead } from '../store/evidence.ts';
 import { listHoldsToExecute, listStaleExecutions } from '../store/hold-sweeps.ts';
 import { findHold, updateHoldState } from '../store/holds.ts';
 import { findMcpServer } from '../store/mcp-servers.ts';
+import { findWorkspace } from '../store/workspaces.ts';
 import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { chainAfter } from './evidence.ts';
@@ -37,8 +38,8 @@ const REFUSED_MESSAGE: Record<EvidenceMismatch, string> = {
 };
 
 /**
- * Takes the hold for this instance; null when it is not approved, someone else took it, or it is
- * refused. Under the chain's lock (the signer checks its head first), the hold is checked against its
+ * Takes the hold for this instance; null when it is not approved, someone else took it, its workspace
+ * is frozen, or it is refused. Under the chain's lock (the signer checks its head first), the hold is checked against its
  * evidence (hold-evidence.ts): the call that is run is the one its `hold.submitted` records, on the MCP
  * server it was submitted to, and its `hold.approved` is there. Otherwise it is not run: the hold
  * fails with the reason, `hold.execution_refused` says so, and `evidence.alert` tells the operators.
@@ -49,6 +50,8 @@ async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
     const head = await lockChainHead(tx, workspaceId);
     if (!head) throw new Error('workspace has no evidence chain');
     const chain = await chainAfter(tx, ctx, workspaceId, head);
+    // Under the lock a freeze takes too: nothing of a frozen workspace runs (it waits, still approved).
+    if ((await findWorkspace(tx, workspaceId))?.frozenAt != null) return null;
     const hold = await findHold(tx, workspaceId, holdId, true);
     if (!hold || hold.status !== 'approved' || hold.mcpServerId === null || hold.execution !== null)
       return null;

@@ -2,6 +2,7 @@
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import { type Environment, type Hold, SDK_CONNECTION, type SubmitStatus } from '../domain/hold.ts';
 import { ruleArguments } from '../domain/deciding-values.ts';
+import { FROZEN_RULE, frozenOutcome } from '../domain/freeze.ts';
 import { newHoldReference } from '../domain/ids.ts';
 import { answersRepeat } from '../domain/repeat-window.ts';
 import type { Outcome } from '../domain/policy.ts';
@@ -180,19 +181,16 @@ async function submitUntraced(
             state.ruleSetVersion,
             open.ruleName,
           );
-          if (answersRepeat(open, window, ctx.now())) return result(ctx, open, false);
+          // A freeze's denial answers repeats only while the workspace is still frozen.
+          const thawed = open.ruleName === FROZEN_RULE && !state.frozen;
+          if (answersRepeat(open, window, ctx.now()) && !thawed) return result(ctx, open, false);
         }
 
         const now = ctx.now();
-        if (state.holdsSince !== null && state.holdsSince >= ctx.legacyFreeMonthlyHolds) {
-          throw new ServiceError('hold_limit_reached', 'monthly hold limit reached');
-        }
-        const { tool } = state;
-        const counted = new Map(scopes.map(({ scope }, i) => [scopeKey(scope), state.counts[i]!]));
-        const outcome = await evaluateCall(tx, ctx, workspace.id, call, tool?.classification ?? null, now, {
-          ruleSetVersion: state.ruleSetVersion,
-          counted,
-        });
+        // A frozen workspace denies every new hold, whatever its rules say (the kill switch).
+        const outcome = state.frozen
+          ? frozenOutcome(state.frozen)
+          : await decideByRules(tx, ctx, { workspaceId: workspace.id, call, state, scopes, now });
         const hold = newHold(submission, outcome, {
           workspace,
           environment: caller.environment,
@@ -221,6 +219,30 @@ async function submitUntraced(
     }
     throw error;
   }
+}
+
+/** What the workspace's rules answer, once the monthly limit (of plans that have one) is checked. */
+async function decideByRules(
+  tx: Sql,
+  ctx: ServiceContext,
+  asked: {
+    workspaceId: string;
+    call: Parameters<typeof evaluateCall>[3];
+    state: SubmissionState;
+    scopes: ReturnType<typeof likelyScopes>;
+    now: number;
+  },
+): Promise<Outcome> {
+  const { state } = asked;
+  if (state.holdsSince !== null && state.holdsSince >= ctx.legacyFreeMonthlyHolds) {
+    throw new ServiceError('hold_limit_reached', 'monthly hold limit reached');
+  }
+  const counted = new Map(asked.scopes.map(({ scope }, i) => [scopeKey(scope), state.counts[i]!]));
+  const classification = state.tool?.classification ?? null;
+  return evaluateCall(tx, ctx, asked.workspaceId, asked.call, classification, asked.now, {
+    ruleSetVersion: state.ruleSetVersion,
+    counted,
+  });
 }
 
 /**

@@ -50,6 +50,9 @@ export async function createWorkspace(
     oauthGrantRole: 'admin',
     keyBinding: 'optional',
     remind: null,
+    frozenAt: null,
+    frozenReason: null,
+    frozenBy: null,
     createdAt: ctx.now(),
   };
   try {

@@ -32,13 +32,20 @@ export const listStaleExecutions = async (sql: Sql, startedBefore: number) =>
     ),
   );
 
-/** Approved proxy holds nobody has started to run yet, oldest first. */
-export const listHoldsToExecute = async (sql: Sql, limit: number) =>
+/**
+ * Approved proxy holds nobody has started to run yet, oldest first; none of a frozen workspace (they
+ * wait for it to be unfrozen, and must not keep others' calls waiting behind them). `workspaceId`: of
+ * that workspace only.
+ */
+export const listHoldsToExecute = async (sql: Sql, limit: number, workspaceId?: string) =>
   holdRefs.decodeAll(
     await sql.all(
       `SELECT ${holdRefs.select()} FROM holds
-       WHERE status = 'approved' AND mcp_server_id IS NOT NULL AND execution_status IS NULL ORDER BY created_at LIMIT $1`,
-      [limit],
+       WHERE status = 'approved' AND mcp_server_id IS NOT NULL AND execution_status IS NULL
+         AND workspace_id NOT IN (SELECT id FROM workspaces WHERE frozen_at IS NOT NULL)
+         ${workspaceId === undefined ? '' : 'AND workspace_id = $2'}
+       ORDER BY created_at LIMIT $1`,
+      workspaceId === undefined ? [limit] : [limit, workspaceId],
     ),
   );
 

@@ -10,8 +10,18 @@ import { LOCK_FOR_SUBMISSION } from './submissions.ts';
 
 const directory = new URL('./migrations/', import.meta.url);
 
-/** Migrations made from the store's statements, by the name their file would have. */
-const made: Record<string, string> = { '034_lock_for_submission.postgres.sql': LOCK_FOR_SUBMISSION };
+/** lock_for_submission made again: dropped first, as a function's result cannot change in place. */
+const REMAKE_LOCK_FOR_SUBMISSION = `DROP FUNCTION IF EXISTS lock_for_submission(TEXT, TEXT, TEXT, TEXT, TEXT, BIGINT);
+${LOCK_FOR_SUBMISSION}`;
+
+/**
+ * Migrations made from the store's statements, by the name their file would have. 043 makes the
+ * function again for databases past 034 when the read learnt whether the workspace is frozen.
+ */
+const made: Record<string, string> = {
+  '034_lock_for_submission.postgres.sql': REMAKE_LOCK_FOR_SUBMISSION,
+  '043_lock_for_submission.postgres.sql': REMAKE_LOCK_FOR_SUBMISSION,
+};
 
 export function listMigrations(dialect: Db['dialect']) {
   return [...readdirSync(directory), ...Object.keys(made)]

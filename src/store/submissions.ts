@@ -1,8 +1,9 @@
 /**
  * What a submission reads once it holds its workspace's chain lock: the chain's head, whether the
  * idempotency key or an identical proxy call already has a hold, the rule set's version, the tool's
- * classification, the holds of the month (plans with a monthly limit), whether it has a webhook, and
- * the recent calls of each frequency scope asked. A PostgreSQL statement that waits for a row lock still reads with the
+ * classification, the holds of the month (plans with a monthly limit), whether it has a webhook,
+ * whether it is frozen (read under the lock that freezing takes too: no hold is let in after a freeze
+ * committed, on any instance), and the recent calls of each frequency scope asked. A PostgreSQL statement that waits for a row lock still reads with the
  * snapshot it started with, and would miss what the holder it waited for committed (the frequency
  * counts, the idempotency key): there a function takes the lock and then reads (lock_for_submission,
  * made from the read below by migration 034), one round trip; on SQLite, whose write transactions are
@@ -29,6 +30,8 @@ export interface SubmissionState {
   counts: number[];
   /** The workspace has a webhook endpoint (a hold decided by a rule leaves an event for it). */
   webhook: boolean;
+  /** The workspace is frozen: when, why and by whom; null when it is not. */
+  frozen: { at: number; reason: string; by: string } | null;
 }
 
 /**
@@ -43,19 +46,23 @@ const READ_AFTER_LOCK = `SELECT h.seq, h.hash,
        t.name AS "toolName", t.classification, t.first_seen_at AS "firstSeenAt",
        CASE WHEN $6 IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM holds WHERE workspace_id = $1 AND created_at >= $6) END
          AS "holdsSince",
-       EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = $1) AS webhook
-     FROM evidence_heads h LEFT JOIN tools t ON t.workspace_id = h.workspace_id AND t.connection = $3 AND t.name = $4
+       EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = $1) AS webhook,
+       w.frozen_at AS "frozenAt", w.frozen_reason AS "frozenReason", w.frozen_by AS "frozenBy"
+     FROM evidence_heads h JOIN workspaces w ON w.id = h.workspace_id
+       LEFT JOIN tools t ON t.workspace_id = h.workspace_id AND t.connection = $3 AND t.name = $4
      WHERE h.workspace_id = $1`;
 
 /** The read's columns with their PostgreSQL types: the function's result. */
 const STATE_TYPES = `seq BIGINT, hash TEXT, "replayId" TEXT, "openId" TEXT, "ruleSetVersion" BIGINT, "toolName" TEXT,
-  classification TEXT, "firstSeenAt" BIGINT, "holdsSince" BIGINT, webhook BOOLEAN`;
+  classification TEXT, "firstSeenAt" BIGINT, "holdsSince" BIGINT, webhook BOOLEAN, "frozenAt" BIGINT,
+  "frozenReason" TEXT, "frozenBy" TEXT`;
 
 /** The function's columns by name: a change to its others cannot change what this statement returns. */
 const STATE_COLUMNS = STATE_TYPES.replace(/ [A-Z]+/g, '');
 
 /**
- * The function PostgreSQL runs (migration 034, listed in migrate.ts). The lock comes first and the read
+ * The function PostgreSQL runs (migration 034, made again by 043 when the read learnt of frozen
+ * workspaces; listed in migrate.ts). The lock comes first and the read
  * is a statement of its own: its snapshot is taken once the lock is held, so it sees what the lock's
  * previous holder committed. Its body is static, planned once per connection. A database keeps the
  * function its migration made: a change to the read needs a migration that makes it again
@@ -84,6 +91,9 @@ const state = columns({
   firstSeenAt: nullable(integer('firstSeenAt')),
   holdsSince: nullable(integer('holdsSince')),
   webhook: boolean('webhook'),
+  frozenAt: nullable(integer('frozenAt')),
+  frozenReason: nullable(text('frozenReason')),
+  frozenBy: nullable(text('frozenBy')),
 });
 
 export async function lockForSubmission(
@@ -113,10 +123,12 @@ export async function lockForSubmission(
       : // SQLite's write transaction is exclusive already: no lock to take first.
         await sql.one(READ_AFTER_LOCK, args);
   if (!row) return undefined;
-  const { seq, hash, toolName, classification, firstSeenAt, ...rest } = state.decode(row);
+  const { seq, hash, toolName, classification, firstSeenAt, frozenAt, frozenReason, frozenBy, ...rest } =
+    state.decode(row);
   return {
     ...rest,
     head: { seq, hash },
+    frozen: frozenAt === null ? null : { at: frozenAt, reason: frozenReason ?? '', by: frozenBy ?? '' },
     tool: toolName === null ? null : { classification: classification!, firstSeenAt },
     counts: await countScopes(sql, ask.workspaceId, ask.scopes),
   };

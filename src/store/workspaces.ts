@@ -29,6 +29,13 @@ const workspaces = columns({
   keyBinding: text<KeyBinding>('key_binding'),
   /** The default reminders (`remind` in the workspace file) as JSON; null: none. */
   remind: nullable(text('remind')),
+  /**
+   * The kill switch: set while the workspace is frozen (every new hold denied, no approved MCP call
+   * run), with the admin's reason and who froze it; null otherwise.
+   */
+  frozenAt: nullable(integer('frozen_at')),
+  frozenReason: nullable(text('frozen_reason')),
+  frozenBy: nullable(text('frozen_by')),
   createdAt: integer('created_at'),
 });
 
@@ -42,7 +49,9 @@ export const toWorkspace = (row: Row) => workspaces.decode(row);
 
 export async function insertWorkspace(sql: Sql, workspace: Workspace): Promise<void> {
   // The others keep their defaults: a new workspace's settings are the deployment's.
-  const row = workspaces.omit('oauthGrantRole', 'keyBinding', 'remind').insert(workspace);
+  const row = workspaces
+    .omit('oauthGrantRole', 'keyBinding', 'remind', 'frozenAt', 'frozenReason', 'frozenBy')
+    .insert(workspace);
   await sql.run(`INSERT INTO workspaces (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
@@ -105,6 +114,20 @@ export async function updateWorkspaceRateLimits(
 ): Promise<void> {
   const { set, params } = workspaces.update(limits, 2);
   if (params.length > 0) await sql.run(`UPDATE workspaces SET ${set} WHERE id = $1`, [id, ...params]);
+}
+
+/** Freezes the workspace (`frozen`), or unfreezes it (null). */
+export async function updateWorkspaceFrozen(
+  sql: Sql,
+  id: string,
+  frozen: { at: number; reason: string; by: string } | null,
+): Promise<void> {
+  await sql.run('UPDATE workspaces SET frozen_at = $2, frozen_reason = $3, frozen_by = $4 WHERE id = $1', [
+    id,
+    frozen?.at ?? null,
+    frozen?.reason ?? null,
+    frozen?.by ?? null,
+  ]);
 }
 
 const count = columns({ n: integer('n') });

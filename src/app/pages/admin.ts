@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PageDeps } from '../respond.ts';
 import { brandingPages } from './admin/branding.ts';
+import { freezePages } from './admin/freeze.ts';
 import { groupPages } from './admin/groups.ts';
 import { keyPages } from './admin/keys.ts';
 import { mcpServerPages } from './admin/mcp-servers.ts';
@@ -23,4 +24,5 @@ export function adminPages(app: FastifyInstance, deps: PageDeps) {
   slackPages(app, deps);
   teamsPages(app, deps);
   signInSettingsPages(app, deps);
+  freezePages(app, deps);
 }

@@ -33,7 +33,7 @@ const statusPage = defineRoute({
   tags: ['Public'],
   summary: 'Public status page of a hold (HTML)',
   description:
-    'Shows the status, the reference, when it was requested, decided, and its deadline (pending or expired), with the workspace name and branding. Never the tool, arguments or agent. Limited to 20 requests per minute per client IP. Unknown and malformed references get the same 404 page.',
+    'Shows the status, the reference, when it was requested, decided, and its deadline (pending or expired), with the workspace name and branding, and whether the workspace is frozen (never why). Never the tool, arguments or agent. Limited to 20 requests per minute per client IP. Unknown and malformed references get the same 404 page.',
   params: statusPageParamsSchema,
   answers: {
     200: {
@@ -61,8 +61,13 @@ const statusPage = defineRoute({
       hold.decidedAt !== null ? ['Decided', when(hold.decidedAt)] : null,
       hold.status === 'pending' || hold.status === 'expired' ? ['Deadline', when(hold.expiresAt)] : null,
     ].filter((row): row is string[] => row !== null);
+    // Whether it is frozen, never why: the admin's reason is for the workspace, not the public.
+    const frozen =
+      workspace.frozenAt === null
+        ? ''
+        : '<p role="alert">This workspace is frozen: no action of it is carried out until an admin unfreezes it.</p>';
     const body = `<header>${logo}<span>${escapeHtml(workspace.name)}</span></header>
-<h1>Action status</h1>
+<h1>Action status</h1>${frozen}
 <dl>${rows.map(([label, value]) => `<dt>${label}</dt><dd>${value}</dd>`).join('')}</dl>`;
     return reply
       .type('text/html; charset=utf-8')
