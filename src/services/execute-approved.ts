@@ -39,8 +39,8 @@ const REFUSED_MESSAGE: Record<EvidenceMismatch, string> = {
 
 /**
  * Takes the hold for this instance; null when it is not approved, someone else took it, its workspace
- * is frozen, or it is refused. Under the chain's lock (the signer checks its head first), the hold is checked against its
- * evidence (hold-evidence.ts): the call that is run is the one its `hold.submitted` records, on the MCP
+ * is frozen, or it is refused. Under the chain's lock (the signer checks its head first), the hold is
+ * checked against its evidence (hold-evidence.ts): the call that is run is the one its `hold.submitted` records, on the MCP
  * server it was submitted to, and its `hold.approved` is there. Otherwise it is not run: the hold
  * fails with the reason, `hold.execution_refused` says so, and `evidence.alert` tells the operators.
  */
