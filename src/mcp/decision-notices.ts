@@ -8,8 +8,7 @@
  */
 import type { ServiceContext } from '../services/context.ts';
 import { taskOf } from '../services/held-call-tasks.ts';
-import { heldCallNotice, mcpSessionOf } from '../services/proxy-call.ts';
-import { findHold } from '../store/holds.ts';
+import { heldCallNotice, mcpSessionOf, storedHold } from '../services/proxy-call.ts';
 import type { McpRelay } from './relay.ts';
 import { taskStatusNotice } from './task-notices.ts';
 
@@ -21,7 +20,7 @@ export function noticeDecisions(ctx: ServiceContext, relay: McpRelay, log: (erro
   const told = new Map<string, string>();
   const taskTold = new Map<string, string>();
   const tell = async (holdId: string, workspaceId: string) => {
-    const hold = await findHold(ctx.db, workspaceId, holdId);
+    const hold = await storedHold(ctx, workspaceId, holdId);
     const session = hold && mcpSessionOf(hold);
     if (!hold || !session) return;
     const notice = heldCallNotice(ctx, hold);

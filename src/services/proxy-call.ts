@@ -423,6 +423,10 @@ export function mcpSessionOf(hold: Hold): { serverId: string; mcpSession: string
   return { serverId: hold.mcpServerId, mcpSession };
 }
 
+/** A hold as it is stored, to tell its MCP session what became of it. */
+export const storedHold = (ctx: ServiceContext, workspaceId: string, holdId: string) =>
+  findHold(ctx.db, workspaceId, holdId);
+
 /** For a change to a hold: the notice its MCP session gets, or null (not a held proxy call, or no session). */
 export function heldCallNotice(ctx: ServiceContext, hold: Hold): HeldCallNotice | null {
   const session = mcpSessionOf(hold);
