@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { inviteLink } from '../src/services/sign-in.ts';
+import { inviteLink, mailSignInLinks } from '../src/services/sign-in.ts';
+import { findMemberByEmail } from '../src/store/members.ts';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { appClient, verifiedEvidence } from './support/app-client.ts';
@@ -281,6 +282,21 @@ for (const backend of backends) {
         [['admin@acme.test', 'sign_in_link', true]],
       );
       assert.equal((await signIn(workspace, 'ann')).status, 303, 'the provider still signs Ann in');
+      // No link is made where it would be refused; the admin's is. (Ann is a member of other workspaces.)
+      const { ctx } = t.service;
+      ctx.mailer = { send: async () => {}, close: () => {} };
+      try {
+        const linksBefore = (await entries(workspace, 'member.sign_in_link')).length;
+        for (const email of ['ann@acme.test', 'admin@acme.test'])
+          await mailSignInLinks(ctx, (await findMemberByEmail(ctx.db, workspace.id, email))!.id);
+        const made = (await entries(workspace, 'member.sign_in_link')).slice(linksBefore);
+        assert.deepEqual(
+          made.map((entry) => (entry.member as { email: string }).email),
+          ['admin@acme.test'],
+        );
+      } finally {
+        ctx.mailer = null;
+      }
     });
 
     test('the admin page sets the provider (the secret never shown), tests it; an approver cannot', async () => {
@@ -329,6 +345,20 @@ for (const backend of backends) {
     test('a file with a roles map but no claim, or an http issuer elsewhere than this machine, is refused', () => {
       assert.throws(() => parseConfig(oidcYaml({ roles: { a: 'admin' } })), /roles_claim/);
       assert.throws(() => parseConfig(oidcYaml({}, 'http://idp.example.com')), /https/);
+    });
+
+    test('an issuer at an internal address is refused unless ALLOW_PRIVATE_TARGETS', async () => {
+      const { workspace } = await t.workspace({ config: MEMBERS });
+      t.service.ctx.allowPrivateTargets = false;
+      try {
+        await assert.rejects(
+          applyConfig(t.service.ctx, workspace, parseConfig(oidcYaml())),
+          /sign_in\.oidc\.issuer.*internal address|internal address/,
+        );
+      } finally {
+        t.service.ctx.allowPrivateTargets = true;
+      }
+      assert.equal((await exportConfig(t.service.ctx, workspace)).sign_in, undefined);
     });
   });
 }
