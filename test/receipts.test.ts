@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { type ReceiptKeys, receiptActionHash, verifyReceipt } from '../packages/sdk/src/receipt.ts';
+import { freezeWorkspace, unfreezeWorkspace } from '../src/services/freeze.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
@@ -227,6 +228,22 @@ for (const backend of backends) {
       const retried = await call(t.url, 'POST', '/api/v1/holds', { key, body });
       assert.equal(retried.status, 200);
       assert.equal(retried.body.receipt, undefined);
+    });
+
+    test('a frozen workspace has no receipts signed until it is unfrozen', async () => {
+      const approved = (await submit(INVOICE)).body.id;
+      await decideAs(t, workspace.id, approved, 'approve');
+      const allowed = (await submit(BALANCE)).body.id;
+      const receipt = (await read(approved)).receipt;
+      assert.equal(typeof receipt, 'string');
+      await freezeWorkspace(t.service.ctx, workspace, { reason: 'incident', by: 'test' });
+      try {
+        assert.equal((await read(approved)).receipt, undefined);
+        assert.equal((await read(allowed)).receipt, undefined);
+      } finally {
+        await unfreezeWorkspace(t.service.ctx, workspace, { by: 'test' });
+      }
+      assert.equal((await read(approved)).receipt, receipt);
     });
 
     async function connect() {

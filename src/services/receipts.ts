@@ -4,8 +4,9 @@
  * the action can check without trusting the agent (packages/sdk/src/receipt.ts says what it holds).
  * A receipt is made from the hold as decided, so reading it twice gives the same text; it expires
  * RECEIPT_LIFETIME_MS after the decision. A hold read from the database gets one only when its
- * evidence says it was approved or allowed (hold-evidence.ts): a database writer who flips a row
- * gets no receipt signed.
+ * evidence says it was approved or allowed (hold-evidence.ts), so a database writer who flips a row
+ * gets no receipt signed, and only while its workspace is not frozen (freeze.ts): the kill switch
+ * stops what agents could still show to the systems that act.
  */
 import { SignJWT } from 'jose';
 import { RECEIPT_TYPE, type ReceiptClaims, receiptActionInput } from '../../packages/sdk/src/receipt.ts';
@@ -70,33 +71,32 @@ export const allowedReceipt = (ctx: ServiceContext, workspaceSlug: string, hold:
   signReceipt(ctx, workspaceSlug, hold, 'allowed', []);
 
 /**
- * The receipt of a hold as stored, or undefined when it gets none: not approved or allowed, or its
- * evidence does not say so. Approvers are the members who approved, by e-mail.
+ * The receipt of a hold as stored, or undefined when it gets none: not approved or allowed, its
+ * evidence does not say so, or its workspace is frozen. Approvers are the members who approved, by e-mail.
  */
-export async function receiptOf(
-  ctx: ServiceContext,
-  workspaceSlug: string,
-  hold: Hold,
-): Promise<string | undefined> {
+export async function receiptOf(ctx: ServiceContext, hold: Hold): Promise<string | undefined> {
   const decision = decisionOf(hold);
   if (decision === null) return undefined;
-  const head = await findChainHead(ctx.db, hold.workspaceId);
-  if (!head) return undefined;
+  // Read now, not as the caller's credential found it: a freeze counts from the moment it is made.
+  const [workspace, head] = await Promise.all([
+    findWorkspace(ctx.db, hold.workspaceId),
+    findChainHead(ctx.db, hold.workspaceId),
+  ]);
+  if (!workspace || workspace.frozenAt !== null || !head) return undefined;
   if (decision === 'allowed') {
     if (!(await checkAllowedHold(ctx.db, hold, head))) return undefined;
-    return signReceipt(ctx, workspaceSlug, hold, decision, []);
+    return signReceipt(ctx, workspace.slug, hold, decision, []);
   }
   if (!(await checkApprovedHold(ctx.db, hold, head)).ok) return undefined;
   const approvers = (await listHoldDecisions(ctx.db, hold.id))
     .filter((row) => row.verdict === 'approve')
     .map((row) => row.email);
-  return signReceipt(ctx, workspaceSlug, hold, decision, approvers);
+  return signReceipt(ctx, workspace.slug, hold, decision, approvers);
 }
 
 /** The `_meta` of an approved call the execution worker sends upstream (its hold checked already). */
 export async function approvedCallMeta(ctx: ServiceContext, hold: Hold): Promise<Record<string, string>> {
-  const workspace = await findWorkspace(ctx.db, hold.workspaceId);
-  const receipt = workspace && (await receiptOf(ctx, workspace.slug, hold));
+  const receipt = await receiptOf(ctx, hold);
   return receipt ? { [RECEIPT_META_KEY]: receipt } : {};
 }
 

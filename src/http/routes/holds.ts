@@ -38,7 +38,7 @@ const submit = defineRoute({
     const allowed = result.body.status === 'allowed';
     if (!result.created) {
       // A replay's hold was read back from the database: its receipt only as its evidence has it.
-      const receipt = allowed ? await receiptOf(ctx, workspace.slug, result.hold) : undefined;
+      const receipt = allowed ? await receiptOf(ctx, result.hold) : undefined;
       return answer(200, { ...result.body, receipt }, { 'Idempotent-Replayed': 'true' });
     }
     metrics.holdsSubmitted.labels(result.body.status).inc();
@@ -66,7 +66,7 @@ const read = defineRoute({
     // `approved` only with its approval in the evidence (issue 37).
     const { workspace } = request.caller!;
     const hold = await getHoldForAgent(ctx, workspace.id, params.id);
-    return answer(200, { ...holdRecord(hold), receipt: await receiptOf(ctx, workspace.slug, hold) });
+    return answer(200, { ...holdRecord(hold), receipt: await receiptOf(ctx, hold) });
   },
 });
 
@@ -100,7 +100,7 @@ const wait = defineRoute({
       const timeoutMs = body.timeout_seconds * 1000;
       const { workspace } = request.caller!;
       const hold = await waitForHold(ctx, workspace.id, params.id, timeoutMs, gone.signal);
-      return answer(200, { ...holdRecord(hold), receipt: await receiptOf(ctx, workspace.slug, hold) });
+      return answer(200, { ...holdRecord(hold), receipt: await receiptOf(ctx, hold) });
     } finally {
       reply.raw.off('close', hangUp);
     }
