@@ -41,6 +41,7 @@ for (const backend of backends) {
       idp.accounts.set('carol', { email: 'carol@acme.test', email_verified: true, name: 'Carol' });
       idp.accounts.set('dave', { email: 'dave@acme.test', email_verified: true, groups: ['approvers'] });
       idp.accounts.set('erin', { email: 'erin@acme.test', email_verified: true, groups: ['x', 'admins'] });
+      idp.accounts.set('sole', { email: 'sole@acme.test', email_verified: true, groups: ['approvers'] });
     });
     after(async () => {
       await idp?.close();
@@ -263,6 +264,22 @@ for (const backend of backends) {
         issuer: idp.issuer,
         role: { from: 'viewer', to: 'admin' },
       });
+    });
+
+    test('the role mapping never demotes the last admin; another admin it does', async () => {
+      const mapping = { roles_claim: 'groups', roles: { approvers: 'approver' } };
+      const sole = await workspaceWith(
+        mapping,
+        'members:\n  - { email: sole@acme.test, name: Sole, role: admin }\n',
+      );
+      assert.equal((await signIn(sole.workspace, 'sole')).status, 303);
+      assert.equal((await memberOf(sole.workspace, 'sole@acme.test'))?.role, 'admin', 'kept: the last admin');
+      const two = await workspaceWith(
+        mapping,
+        MEMBERS + '  - { email: sole@acme.test, name: Sole, role: admin }\n',
+      );
+      assert.equal((await signIn(two.workspace, 'sole')).status, 303);
+      assert.equal((await memberOf(two.workspace, 'sole@acme.test'))?.role, 'approver');
     });
 
     test('required: sign-in links only for admins (break-glass, evidenced); the provider for everyone', async () => {

@@ -23,7 +23,7 @@ import {
 import { newMemberId } from '../domain/ids.ts';
 import { type HttpClient, httpClient } from '../net/http-client.ts';
 import type { Sql } from '../store/db.ts';
-import { findMemberByEmail, type Member, type Role, upsertMember } from '../store/members.ts';
+import { findMemberByEmail, listMembers, type Member, type Role, upsertMember } from '../store/members.ts';
 import { findOidcClient, type OidcClient, wasRemovedMember } from '../store/oidc-clients.ts';
 import { findWorkspace, findWorkspaceBySlug, type Workspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
@@ -190,6 +190,8 @@ async function memberFor(
   const member = await findMemberByEmail(tx, workspace.id, email);
   const role = mappedRole(client, claims);
   if (member && (!role || role === member.role)) return member;
+  // The provider never demotes the workspace's last admin: nobody could sign in to set it right.
+  if (member?.role === 'admin' && (await isLastAdmin(tx, member))) return member;
   if (!member && (!client.justInTime || (await wasRemovedMember(tx, workspace.id, email))))
     throw new SignInRefused(`${email} is not a member of this workspace. Ask one of its admins.`);
   const name =
@@ -211,6 +213,9 @@ async function memberFor(
   });
   return (await findMemberByEmail(tx, workspace.id, email))!;
 }
+
+const isLastAdmin = async (tx: Sql, member: Member) =>
+  !(await listMembers(tx, member.workspaceId)).some((m) => m.role === 'admin' && m.id !== member.id);
 
 /** The admin page's check: the provider's metadata can be read and names the issuer configured. */
 export async function testOidcConnection(ctx: ServiceContext, workspaceId: string) {
