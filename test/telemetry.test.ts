@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { tracingWanted } from '../src/telemetry/tracing.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
@@ -59,6 +60,18 @@ Object.assign(process.env, {
   OTEL_BSP_SCHEDULE_DELAY: '20',
 });
 after(() => otlp.close());
+
+test('no SDK starts without an OTLP endpoint, or when the standard settings turn it off', () => {
+  assert.equal(tracingWanted({}), false);
+  assert.equal(tracingWanted({ OTEL_SERVICE_NAME: 'approvals' }), false);
+  assert.equal(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.origin }), true);
+  assert.equal(tracingWanted({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.origin}/v1/traces` }), true);
+  assert.equal(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.origin, OTEL_SDK_DISABLED: 'true' }), false);
+  assert.equal(
+    tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.origin, OTEL_TRACES_EXPORTER: 'none' }),
+    false,
+  );
+});
 
 for (const backend of backends) {
   describe(`traces on ${backend.name}`, { skip: backend.skip }, () => {
@@ -115,6 +128,16 @@ for (const backend of backends) {
         attribute(transaction, 'db.system.name'),
         backend.name === 'sqlite' ? 'sqlite' : 'postgresql',
       );
+
+      // Where the agent waits for a decision: the wait route's span, in the agent's trace.
+      const id = (answer.body as { id: string }).id;
+      const wait = await call(t.url, 'POST', `/api/v1/holds/${id}/wait`, { key, headers: { traceparent } });
+      assert.equal(wait.status, 200);
+      const waited = await spansIn(traceId, (found) =>
+        found.some((span) => span.name === 'POST /api/v1/holds/:id/wait'),
+      );
+      const waitSpan = waited.find((span) => span.name === 'POST /api/v1/holds/:id/wait')!;
+      assert.equal(waitSpan.parentSpanId, agentSpanId);
     });
 
     test("a held MCP call, approved, is run upstream in the agent's trace; webhooks carry traceparent", async () => {
