@@ -70,6 +70,7 @@ rules:
       - { after: 1h, to: [role:admin, ann@acme.test] }
     signed: true
     bulk: true
+    editable: [memo, meta.a]
     claim: { minutes: 45, halts_escalation: true }
     repeat_window_minutes: 15
   - { name: Refunds, tool: refund, effect: approval, signed: false, bulk: false, claim: { halts_escalation: false } }
@@ -174,6 +175,7 @@ for (const backend of backends) {
         assert.equal(config.members?.length, 4);
         assert.deepEqual(config.rules?.[0]?.claim, { minutes: 45, halts_escalation: true });
         assert.equal(config.rules?.[1]?.bulk, false);
+        assert.deepEqual(config.rules?.[0]?.editable, ['memo', 'meta.a']);
         assert.equal(config.rules?.[0]?.repeat_window_minutes, 15);
         assert.equal(config.rules?.[2]?.repeat_window_minutes, 0);
         assert.deepEqual(config.teams, { channel: '19:round_trip-1@thread.tacv2' });

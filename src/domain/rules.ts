@@ -68,6 +68,11 @@ export interface RuleDefinition {
    * (approval only; one approval, never signed: config-schema.ts refuses the rest).
    */
   self_approval?: boolean;
+  /**
+   * The arguments (dotted paths, as conditions name them) an approver may change before approving
+   * (approval only; domain/edits.ts): the rule's conditions are checked again on the new values.
+   */
+  editable?: string[];
   /** What "I'm on it" does on its holds (approval only). */
   claim?: ClaimDefinition;
   /**

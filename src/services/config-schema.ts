@@ -28,12 +28,14 @@ const targetUrl = z
     return !parsed?.username && !parsed?.password;
   }, 'must not carry credentials (user:password@); send them as headers');
 
+const argumentPath = z
+  .string()
+  .regex(/^[^.\s]+(\.[^.\s]+)*$/, 'must be a dotted path like amount or customer.country')
+  .max(200);
+
 const condition = z
   .strictObject({
-    arg: z
-      .string()
-      .regex(/^[^.\s]+(\.[^.\s]+)*$/, 'must be a dotted path like amount or customer.country')
-      .max(200),
+    arg: argumentPath,
     op: z.enum(OPERATORS),
     value: z.unknown().optional(),
   })
@@ -109,6 +111,13 @@ const rule = z
     bulk: z.boolean().optional(),
     // The requesting member may approve their own request in their MCP client (one approval, unsigned).
     self_approval: z.boolean().optional(),
+    // The arguments an approver may change before approving (domain/edits.ts).
+    editable: z
+      .array(argumentPath)
+      .min(1)
+      .max(50)
+      .refine((paths) => new Set(paths).size === paths.length, 'must not name an argument twice')
+      .optional(),
     claim: z
       .strictObject({
         minutes: z.int().min(1).max(1440).optional(),
@@ -129,6 +138,7 @@ const rule = z
         'signed',
         'bulk',
         'self_approval',
+        'editable',
         'claim',
       ] as const) {
         if (r[field] !== undefined) {

@@ -1,6 +1,7 @@
 /**
  * The rule form's approval-only parts after the approvers: reminders, escalation steps, passkey
- * signing, approval in bulk, approval in the requester's own client and claims (docs/rules.md). Read as typed, then made into the rule's
+ * signing, approval in bulk, approval in the requester's own client, editable arguments and claims
+ * (docs/rules.md). Read as typed, then made into the rule's
  * fields, each problem on its form field (`remind.before`, `escalate.1.after`, `claim.minutes`).
  * Pure: no I/O.
  */
@@ -31,6 +32,8 @@ export interface FollowUpValues {
   signed: string;
   bulk: string;
   self_approval: string;
+  /** The editable arguments' paths, separated by commas. */
+  editable: string;
   claim_minutes: string;
   claim_halts: string;
 }
@@ -42,6 +45,7 @@ export const blankFollowUps: FollowUpValues = {
   signed: '',
   bulk: '',
   self_approval: '',
+  editable: '',
   claim_minutes: '',
   claim_halts: '',
 };
@@ -52,6 +56,7 @@ const fields = z.object({
   signed: text(),
   bulk: text(),
   self_approval: text(),
+  editable: text(),
   claim_minutes: text(),
   claim_halts: text(),
 });
@@ -79,11 +84,15 @@ export const valuesOfFollowUps = (rule: RuleDefinition): FollowUpValues => ({
   signed: yesNo(rule.signed),
   bulk: yesNo(rule.bulk),
   self_approval: yesNo(rule.self_approval),
+  editable: rule.editable?.join(', ') ?? '',
   claim_minutes: rule.claim?.minutes === undefined ? '' : String(rule.claim.minutes),
   claim_halts: yesNo(rule.claim?.halts_escalation),
 });
 
 const DURATION_WORDS = 'Write a duration like 30m, 2h or 1d';
+/** As the workspace file takes them (config-schema.ts): a dotted path, no spaces. */
+const ARGUMENT_PATH = /^[^.\s]+(\.[^.\s]+)*$/;
+const MAX_EDITABLE = 50;
 
 /**
  * These parts of the rule, as far as they can be read; each problem goes to `errors` under its form
@@ -122,6 +131,14 @@ export function draftFollowUps(
     if (!TRI_STATE.includes(value)) problem(field, 'Choose one of the options.');
     return value === '' || !TRI_STATE.includes(value) ? undefined : value === 'true';
   };
+  const editable = values.editable
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  if (!editable.every((path) => ARGUMENT_PATH.test(path) && path.length <= 200))
+    problem('editable', 'Name arguments as conditions do (amount, customer.country), separated by commas.');
+  else if (new Set(editable).size !== editable.length) problem('editable', 'Name each argument once.');
+  else if (editable.length > MAX_EDITABLE) problem('editable', `Name at most ${MAX_EDITABLE} arguments.`);
   const signed = yesOrNo('signed', values.signed);
   const bulk = yesOrNo('bulk', values.bulk);
   const selfApproval = yesOrNo('self_approval', values.self_approval);
@@ -136,6 +153,7 @@ export function draftFollowUps(
     ...(signed !== undefined && { signed }),
     ...(bulk !== undefined && { bulk }),
     ...(selfApproval !== undefined && { self_approval: selfApproval }),
+    ...(editable.length > 0 && { editable }),
     ...(Object.keys(claim).length > 0 && { claim }),
   };
 }

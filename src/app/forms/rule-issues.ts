@@ -19,6 +19,7 @@ const SHOWN = [
   'signed',
   'bulk',
   'self_approval',
+  'editable',
 ];
 
 /** What a value out of its range must be, by form field (`escalate.N.to` for every step). */
@@ -32,6 +33,7 @@ const RANGES: Record<string, string> = {
   'remind.before': 'Give at most 10 reminders.',
   'escalate.N.to': 'Choose at least one approver to add.',
   'claim.minutes': 'Must be a whole number of minutes from 1 to 1440.',
+  editable: 'Name from 1 to 50 arguments, each at most 200 characters.',
 };
 
 /** The service's words for what a field must be, as the form says them. */

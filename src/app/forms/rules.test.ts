@@ -198,7 +198,7 @@ test("the service's issues about the edited rule land on the form's fields, in w
   });
 });
 
-test('reminders, escalation steps, signing, bulk and claim: read as posted, each problem on its field', () => {
+test('reminders, escalation steps, signing, bulk, editable arguments and claim: read as posted, each problem on its field', () => {
   const read = readRuleForm({
     effect: 'approval',
     remind_before: ' 30m , 5m ',
@@ -209,6 +209,7 @@ test('reminders, escalation steps, signing, bulk and claim: read as posted, each
     esc_to_3: 'ann@acme.test',
     signed: 'true',
     bulk: 'false',
+    editable: ' amount , customer.memo ',
     claim_minutes: '45',
     claim_halts: '',
   });
@@ -226,6 +227,7 @@ test('reminders, escalation steps, signing, bulk and claim: read as posted, each
     escalate: read.steps,
     signed: true,
     bulk: false,
+    editable: ['amount', 'customer.memo'],
     claim: { minutes: 45 },
   });
   const wrong = draftRule(
@@ -235,6 +237,7 @@ test('reminders, escalation steps, signing, bulk and claim: read as posted, each
       remind_every: '1 hour',
       steps: [{ after: 'later', to: [] }],
       signed: 'maybe',
+      editable: 'amount, the memo',
       claim_minutes: '0',
     }),
   );
@@ -244,8 +247,13 @@ test('reminders, escalation steps, signing, bulk and claim: read as posted, each
     'escalate.0.after',
     'escalate.0.to',
     'claim.minutes',
+    'editable',
     'signed',
   ]);
+  assert.equal(
+    draftRule(values({ effect: 'approval', editable: 'amount, amount' })).errors.editable,
+    'Name each argument once.',
+  );
   assert.equal(wrong.errors['claim.minutes'], 'Must be a whole number of minutes from 1 to 1440.');
   // Only an approval rule has them: another effect leaves them out.
   const deny = draftRule(

@@ -87,6 +87,7 @@ export function fieldsInOrder(values: RuleValues): FormField[] {
     at('signed', 'r-signed', 'Passkey signature'),
     at('bulk', 'r-bulk', 'Approved in bulk'),
     at('self_approval', 'r-self-approval', 'Requester approves in their client'),
+    at('editable', 'r-editable', 'Arguments an approver may change'),
     at('claim.minutes', 'r-claim-minutes', '“I’m on it” lasts'),
     at('claim.halts_escalation', 'r-claim-halts', 'A claim halts escalation'),
   ];

@@ -1,6 +1,7 @@
 /**
  * The rule form's approval-only parts after the approvers: reminders and escalation steps, then how
- * holds are approved (passkey signature, in bulk, by the requester in their client, claims). Without
+ * holds are approved (passkey signature, in bulk, by the requester in their client, with changes to
+ * which arguments, claims). Without
  * JavaScript every step row is there (the file's limit is five); empty rows are skipped.
  */
 import type { FieldErrors } from '../../forms/form.ts';
@@ -93,6 +94,9 @@ export function approving(values: RuleValues, errors: FieldErrors): Html {
       </div>
       <div>
         ${yesNo({ id: 'r-self-approval', name: 'self_approval', label: html`The requester may approve in their own MCP client <span class="muted">(one approval, not signed)</span>`, value: values.self_approval, error: errors.self_approval }, { unsaid: 'No (default)', yes: 'Yes', no: 'No (false)', offerNo: false })}
+      </div>
+      <div>
+        ${textInput('r-editable', 'editable', html`Arguments an approver may change <span class="muted">(amount, memo; empty: none)</span>`, values.editable, errors.editable)}
       </div>
       <div>
         ${inputField({ id: 'r-claim-minutes', name: 'claim_minutes', label: '“I’m on it” lasts (minutes; empty: 30)', type: 'number', value: values.claim_minutes, error: errors['claim.minutes'], extra: html`min="1" max="1440" step="1" inputmode="numeric"` })}
