@@ -122,19 +122,21 @@ class Client:
         agent_identity: Optional[AgentIdentity] = None,
         context: Optional[Mapping[str, Any]] = None,
         idempotency_key: Optional[str] = None,
-        wait: bool = True,
+        wait: Union[bool, float] = True,
         timeout: float = DEFAULT_WAIT_SECONDS,
     ) -> Decision:
         """Submits a hold: may ``tool_name`` run with these ``arguments``?
 
         By default waits for the decision, by long-poll, for up to ``timeout`` seconds (default 15
-        minutes); a hold nobody decided in time comes back with ``status == "pending"``. With
-        ``wait=False`` it returns as soon as the rules have answered.
+        minutes); a hold nobody decided in time comes back with ``status == "pending"``. A number
+        as ``wait`` is the seconds to wait instead (``wait=2``: up to 2 s). With ``wait=False`` it
+        returns as soon as the rules have answered. Any other ``wait`` raises ``TypeError``.
 
         ``idempotency_key``: one per logical action. When not given, one is made (a random UUID)
         and used for every retry of this call, so a retry never makes a second hold; pass your own
         to make calls across restarts one hold. The key used is ``decision.idempotency_key``.
         """
+        wait_seconds = _wait_seconds(wait, timeout)
         identity = _identity(agent_identity) if agent_identity is not None else self.agent_identity
         if identity is None:
             raise TypeError("hold(): agent_identity is required (here or in Client(agent_identity=…))")
@@ -162,8 +164,8 @@ class Client:
             return _undecided(
                 reference, "auto_allowed", status_url, replayed, idempotency_key, True, created.get("receipt")
             )
-        if status == "pending" and wait:
-            decided = self.wait(reference, timeout=timeout)
+        if status == "pending" and wait_seconds is not None:
+            decided = self.wait(reference, timeout=wait_seconds)
         elif status == "pending" and not replayed:
             return _undecided(reference, "pending", status_url, False, idempotency_key)
         else:
@@ -245,6 +247,18 @@ class Client:
                 raise error
             self._sleep(delay)
             attempt += 1
+
+
+def _wait_seconds(wait: Union[bool, float], timeout: float) -> Optional[float]:
+    """hold()'s ``wait`` as seconds, None for no wait. bool is an int in Python, so it is asked first:
+    True is the ``timeout``, not one second."""
+    if isinstance(wait, bool):
+        return timeout if wait else None
+    if not isinstance(wait, (int, float)):
+        raise TypeError("hold(): wait must be True, False or a number of seconds, not %s" % type(wait).__name__)
+    if not math.isfinite(wait) or wait < 0:
+        raise ValueError("hold(): wait must be a finite number of seconds, 0 or more")
+    return wait
 
 
 def _identity(value: AgentIdentity) -> Dict[str, Any]:
