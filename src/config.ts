@@ -29,6 +29,7 @@ const schema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   LEGACY_FREE_MONTHLY_HOLDS: z.coerce.number().int().min(0).default(1000),
   // The Core API quota, requests a minute per workspace and bucket (the contract's 120 by default), and
   // the MCP tool calls a minute per API key. `approvals workspace limits` overrides either for one workspace.
@@ -114,6 +115,8 @@ function parseConfigFrom(env: Record<string, string | undefined>) {
     redisUrl: settings.REDIS_URL || undefined,
     dataDir: settings.DATA_DIR,
     logLevel: settings.LOG_LEVEL,
+    /** Absent: pretty when stdout is a terminal, JSON otherwise. */
+    logFormat: settings.LOG_FORMAT,
     legacyFreeMonthlyHolds: settings.LEGACY_FREE_MONTHLY_HOLDS,
     apiRateLimit: settings.API_RATE_LIMIT,
     mcpRateLimit: settings.MCP_RATE_LIMIT,

@@ -7,9 +7,10 @@ const { startService } = await import('./runtime.ts');
 const { flushTraces } = await import('./telemetry/tracing.ts');
 
 const service = await startService(loadConfig());
+const { publicUrl } = service.ctx;
 service.app.log.info(
-  { url: service.url, publicUrl: service.ctx.publicUrl, storage: service.ctx.db.dialect },
-  'listening',
+  { url: service.url, publicUrl, storage: service.ctx.db.dialect },
+  `listening: the app at ${publicUrl}/app, the docs at ${publicUrl}/docs`,
 );
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

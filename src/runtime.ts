@@ -16,6 +16,7 @@ import { checkSharedSlackChannel } from './services/workspaces.ts';
 import type { ServiceContext } from './services/context.ts';
 import { frozenWorkspaces } from './services/chain-guard.ts';
 import { describeSafely } from './services/errors.ts';
+import { recordPublicUrl } from './services/public-url.ts';
 import { shareEvents } from './store/postgres-events.ts';
 import { startCheckpointWorker } from './workers/checkpoints.ts';
 import { startDeadlineWorker } from './workers/deadlines.ts';
@@ -65,7 +66,7 @@ export async function startService(
     ctx,
     metrics,
     counter,
-    logLevel: config.logLevel,
+    log: { level: config.logLevel, format: config.logFormat },
     trustProxy: config.trustProxy,
     // The transports side by side; an instance that runs the workers alone answers operations only.
     mount: (app) => {
@@ -87,9 +88,7 @@ export async function startService(
     await ctx.db.close();
     throw error;
   }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  if (!config.publicUrl) ctx.publicUrl = `http://127.0.0.1:${port}`;
+  const port = await addressOf(app, config, ctx);
   const shared =
     ctx.db.dialect === 'postgres'
       ? await shareEvents(config.databaseUrl!, { holds: ctx.holdEvents, mcp: mcpRelay }, app.log)
@@ -122,6 +121,18 @@ export async function startService(
       return stopping;
     },
   };
+}
+
+/**
+ * The port it listens on, and the address people open: PUBLIC_URL or that port, recorded for the
+ * command line on the same storage (its links must reach this service).
+ */
+async function addressOf(app: FastifyInstance, config: Config, ctx: ServiceContext): Promise<number> {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  if (!config.publicUrl) ctx.publicUrl = `http://127.0.0.1:${port}`;
+  if (config.role !== 'workers') await recordPublicUrl(ctx);
+  return port;
 }
 
 /** The shared rate counter in Redis when REDIS_URL is set; storage closes if it cannot connect. */

@@ -28,7 +28,9 @@ const UNDOCUMENTED = [
   // the OAuth authorization server of the MCP servers, and their metadata (docs/mcp.md, OAuth)
   ...['/oauth/', '/.well-known/oauth-', '/.well-known/openid-configuration'],
 ];
-const documentedSurface = (url: string) => !UNDOCUMENTED.some((prefix) => url.startsWith(prefix));
+// `/` too: it leads to the app (docs/operations.md), and as a prefix it would leave out every route.
+const documentedSurface = (url: string) =>
+  url !== '/' && !UNDOCUMENTED.some((prefix) => url.startsWith(prefix));
 
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 /** `/api/v1/holds/:id` as OpenAPI writes it. */

@@ -358,10 +358,10 @@ for (const backend of backends) {
       const needsDb = await remote(['keys', 'create', '--env', 'live']);
       assert.equal(needsDb.code, 1);
       assert.match(needsDb.stderr, /needs the database/);
-      // The key names the workspace: a --workspace beside it would be silently ignored, so it is refused.
-      const named = await remote(['export', '--workspace', workspace.slug]);
-      assert.equal(named.code, 2);
-      assert.match(named.stderr, /--workspace is not used with APPROVALS_URL/);
+      // The key names the workspace: a --workspace beside it must be the same (test/first-run.test.ts).
+      const named = await remote(['export', '--workspace', `${workspace.slug}-not`]);
+      assert.equal(named.code, 1);
+      assert.match(named.stderr, /is not this key's workspace/);
     });
   });
 }

@@ -18,6 +18,7 @@ const hostile: Hold = {
   agentLabel: `${SCRIPT}${SLACK}`,
   requestedFor: null,
   arguments: { note: `${SCRIPT}${IMG}${SLACK}`, [`k${SCRIPT}`]: 1 },
+  changedArguments: null,
   context: {},
   idempotencyKey: 'k',
   fingerprint: 'f',

@@ -18,6 +18,7 @@ const hostile: Hold = {
   agentLabel: `**Security team**${HEADING}${BIDI} ${LINK}`,
   requestedFor: null,
   arguments: { note: `${LINK}${HEADING}${BIDI}\r\n- [x] checked ${DATE}`, [`k${LINK}`]: 1 },
+  changedArguments: null,
   context: {},
   idempotencyKey: 'k',
   fingerprint: 'f',

@@ -3,13 +3,14 @@
  * short text), exits 0 on success, and non-zero with a one-line reason on stderr otherwise. The
  * commands themselves are in commands/, one file per group.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
+import { type Config, loadConfig } from '../config.ts';
 import { openContext } from '../open-context.ts';
 import type { ServiceContext } from '../services/context.ts';
 import { ServiceError } from '../services/errors.ts';
+import { recordedPublicUrl } from '../services/public-url.ts';
 import { migrate } from '../store/migrate.ts';
 import { openDb } from '../store/open.ts';
 import { commandOf, type LocalCommand, type RemoteCommand } from './commands/command.ts';
@@ -20,8 +21,18 @@ import { holdsCommands, remoteHoldsCommands } from './commands/holds.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { workspaceCommands } from './commands/workspace.ts';
 import { doctor } from './doctor.ts';
-import type { Remote } from './remote.ts';
-import { type Answer, options, USAGE, UsageError, usageAnswer, usageOf, type Values } from './usage.ts';
+import { keyWorkspace, type Remote } from './remote.ts';
+import { describeCommand, helpOf } from './help.ts';
+import {
+  type Answer,
+  nearest,
+  optionError,
+  options,
+  USAGE,
+  UsageError,
+  usageAnswer,
+  type Values,
+} from './usage.ts';
 
 const LOCAL_COMMANDS: Record<string, LocalCommand> = {
   ...evidenceCommands,
@@ -42,7 +53,10 @@ const REMOTE_COMMANDS: Record<string, RemoteCommand> = {
 /** Runs a command; null when it wrote its own output (a stream too long for one JSON object). */
 async function run(ctx: ServiceContext, words: string[], values: Values): Promise<Answer | null> {
   const command = commandOf(LOCAL_COMMANDS, words);
-  if (!command) throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
+  if (!command) {
+    const guess = nearest(words.slice(0, 2).join(' '), Object.keys(LOCAL_COMMANDS));
+    throw new UsageError(`unknown command: ${words.join(' ')}${guess ? ` (did you mean ${guess}?)` : ''}`);
+  }
   return command.run(ctx, words, values);
 }
 
@@ -53,8 +67,6 @@ function remoteOf(values: Values): Remote | null {
   const key = values.key ?? process.env.APPROVALS_KEY;
   if (!key) throw new UsageError('APPROVALS_KEY (or --key) is required with APPROVALS_URL (or --url)');
   if (!/^https?:\/\//.test(url)) throw new UsageError('APPROVALS_URL must start with http:// or https://');
-  if (values.workspace !== undefined)
-    throw new UsageError("--workspace is not used with APPROVALS_URL: the key's workspace is");
   const host = new URL(url).hostname;
   if (url.startsWith('http://') && !['localhost', '127.0.0.1', '[::1]'].includes(host))
     process.stderr.write(
@@ -63,13 +75,49 @@ function remoteOf(values: Values): Remote | null {
   return { url, key };
 }
 
+/**
+ * The storage's context, at the address the service recorded when it started: links made here point at
+ * it. Without a record (it never started on this storage), only PUBLIC_URL names it: a link is refused.
+ */
+async function cliContext(config: Config, words: string[]): Promise<ServiceContext> {
+  const ctx = await openContext(config);
+  const recorded = await recordedPublicUrl(ctx);
+  if (recorded) ctx.publicUrl = recorded;
+  else if (!config.publicUrl && words.join(' ') === 'users invite') {
+    await ctx.db.close();
+    throw new Error(
+      "the service's address is not known: it has not started on this storage yet. Start it, or set PUBLIC_URL to the address people open",
+    );
+  }
+  return ctx;
+}
+
 async function runRemote(remote: Remote, words: string[], values: Values): Promise<Answer> {
   const command = commandOf(REMOTE_COMMANDS, words);
   if (!command)
     throw new Error(
       `${words.join(' ')} needs the database: it runs where DATA_DIR or DATABASE_URL reaches the service's storage, not through APPROVALS_URL (unset it to run here)`,
     );
+  // The key names the workspace; a --workspace beside it must name the same one, or nothing runs.
+  if (values.workspace !== undefined) {
+    const workspace = await keyWorkspace(remote);
+    if (values.workspace !== workspace)
+      throw new Error(
+        `--workspace ${values.workspace} is not this key's workspace: the key of APPROVALS_KEY (or --key) is of ${workspace}`,
+      );
+  }
   return command.run(remote, words, values);
+}
+
+/** `approvals --help`, `approvals help apply`, `approvals apply --help`: every command, or one described. */
+function help(words: string[]): number {
+  const commands = words.length > 0 ? helpOf(words.slice(0, 2)) : [];
+  if (words.length > 0 && commands.length === 0) {
+    process.stderr.write(usageAnswer(`no command ${words.join(' ')}`, []));
+    return 2;
+  }
+  process.stdout.write(`${commands.length > 0 ? commands.map(describeCommand).join('\n\n') : USAGE}\n`);
+  return 0;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -78,17 +126,16 @@ export async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
     const words = argv.filter((arg) => !arg.startsWith('-'));
-    process.stderr.write(usageAnswer((error as Error).message, words));
+    process.stderr.write(usageAnswer(optionError(error as Error), words));
     return 2;
   }
-  if (parsed.values.help) {
-    // `approvals apply --help`: that command's usage; otherwise every command's.
-    const lines = parsed.positionals.length > 0 ? usageOf(parsed.positionals.slice(0, 2)) : [];
-    process.stdout.write(
-      lines.length > 0 ? `${lines.map((line) => `usage: approvals ${line}`).join('\n')}\n` : `${USAGE}\n`,
-    );
+  if (parsed.values.version) {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    process.stdout.write(`approvals ${version}\n`);
     return 0;
   }
+  if (parsed.values.help) return help(parsed.positionals);
+  if (parsed.positionals[0] === 'help') return help(parsed.positionals.slice(1));
   if (parsed.positionals.length === 0) {
     process.stderr.write(usageAnswer('a command is required', []));
     return 2;
@@ -131,7 +178,7 @@ export async function main(argv: string[]): Promise<number> {
         'not_found',
         `no database in DATA_DIR ${config.dataDir}: set DATA_DIR (or DATABASE_URL) to the service's, or pass --init to make a new one here`,
       );
-    if (!offline) ctx = await openContext(config);
+    if (!offline) ctx = await cliContext(config, parsed.positionals);
     const answer = offline
       ? await verifyExportFile(parsed.values)
       : await run(ctx!, parsed.positionals, parsed.values);

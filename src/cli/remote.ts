@@ -52,7 +52,7 @@ export async function callService(
       throw new Error(`${remote.url} refused the key (401 unauthorized): it is unknown, revoked or mistyped`);
     case 403:
       throw new Error(
-        'this key may not change the configuration (403 forbidden): use a key made with `approvals keys create … --scope admin`',
+        'this key is not an admin-scope key (403 forbidden): these commands need one, made with `approvals keys create … --scope admin`',
       );
     case 404:
       throw new ServiceError('not_found', error.detail ?? 'not found');
@@ -74,4 +74,10 @@ export async function callService(
         `${remote.url} answered HTTP ${response.status} (${error.error ?? 'no error code'}${error.referenceId ? `, reference ${error.referenceId} in the service's log` : ''})`,
       );
   }
+}
+
+/** The slug of the key's workspace, as the service names it beside the workspace file. */
+export async function keyWorkspace(remote: Remote): Promise<string> {
+  const { headers } = await callService(remote, 'GET', 'api/v1/workspace/config');
+  return headers.get('workspace') ?? '';
 }

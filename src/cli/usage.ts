@@ -2,33 +2,16 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { lookBackMs } from '../domain/time-text.ts';
+import { COMMANDS } from './help.ts';
 
 export const USAGE = `usage: approvals <command> [--json] [--init]
-  workspace create <slug> --name <name> [--plan legacy_free]
-  workspace limits <slug> [--v1 <n>|default] [--mcp <n>|default]
-  workspace freeze <slug> --reason <text>     (every new hold denied, no approved MCP call run)
-  workspace unfreeze <slug>
-  keys create --workspace <slug> --env live|test [--scope agent|admin] [--name <name>] [--agent <id> [--owner <e-mail>]]
-  keys revoke <key-id>
-  apply --workspace <slug> -f <file.yaml|file.json> [--expect-version <n>]
-  export --workspace <slug>
-  evidence export --workspace <slug>          (JSON Lines on stdout)
-  evidence reanchor --workspace <slug> --reason <text>
-  verify --workspace <slug> [--against <checkpoint.json>]
-  verify --export <evidence.jsonl> --key <key.pem|key.json> [--against <checkpoint.json>]
-  simulate --workspace <slug> -f <draft.yaml> [--since 30d]
-  holds list --workspace <slug> [--status <status>] [--tool <glob>] [--agent <id>] [--before <ref>] [--limit 50]
-  holds show --workspace <slug> <ref>
-  users invite --workspace <slug> --email <e-mail>
-  webhook rotate --workspace <slug>
-  webhook deliveries --workspace <slug> [--state pending|delivered|dead]
-  webhook redeliver --workspace <slug> (<event-id>… | --all-dead)
-  doctor                                      (checks the settings it can)
-  migrate
+${COMMANDS.map((command) => `  ${command.usage}`).join('\n')}
 
 Against a deployed service, set APPROVALS_URL and APPROVALS_KEY (an admin-scope key), or pass --url and
---key: apply, export, simulate, holds and workspace freeze|unfreeze then call its API, and --workspace is
-the key's (freeze and unfreeze refuse a slug that is not).`;
+--key: apply, export, simulate, holds and workspace freeze|unfreeze then call its API, and --workspace, if
+given, must be the key's.
+\`approvals help <command>\` (or \`approvals <command> --help\`) describes one, with an example;
+\`approvals --version\` prints the version.`;
 
 export class UsageError extends Error {}
 
@@ -60,6 +43,7 @@ export const options = {
   before: { type: 'string' },
   limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
 
 export type Values = ReturnType<
@@ -77,11 +61,44 @@ export function required(values: Values, name: keyof Values): string {
 
 /** The usage lines of the commands that start with `words` (all of them for none). */
 export function usageOf(words: string[]): string[] {
-  const commands = USAGE.split('\n\n')[0]!
-    .split('\n')
-    .slice(1)
-    .map((line) => line.trim());
-  return commands.filter((line) => words.every((word, i) => line.split(' ')[i] === word));
+  return COMMANDS.map((command) => command.usage.replace(/\s{2,}\(.*\)$/, '')).filter((line) =>
+    words.every((word, i) => line.split(' ')[i] === word),
+  );
+}
+
+/** The word of `known` nearest to `word` (a typo's distance away at most), for a "did you mean". */
+export function nearest(word: string, known: string[]): string | undefined {
+  const distance = (a: string, b: string) => {
+    // Levenshtein, one row at a time.
+    let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const next = [i];
+      for (let j = 1; j <= b.length; j++)
+        next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      row = next;
+    }
+    return row[b.length]!;
+  };
+  const [best] = known
+    .map((candidate) => ({ candidate, far: distance(word, candidate) }))
+    .filter(({ candidate, far }) => far <= Math.min(2, Math.floor(candidate.length / 3)))
+    .sort((a, b) => a.far - b.far);
+  return best?.candidate;
+}
+
+/** parseArgs' refusal in our words: one line, the option named, the nearest known one suggested. */
+export function optionError(error: Error): string {
+  const unknown = /^Unknown option '(-{1,2})([^']*)'/.exec(error.message);
+  if (unknown) {
+    const [, dashes, name] = unknown;
+    const guess = dashes === '--' ? nearest(name!, Object.keys(options)) : undefined;
+    return `unknown option ${dashes}${name}${guess ? ` (did you mean --${guess}?)` : ''}`;
+  }
+  const missing = /^Option '(?:-\w, )?(--[\w-]+)[^']*' argument missing/.exec(error.message);
+  if (missing) return `${missing[1]} needs a value`;
+  const notBoolean = /^Option '(?:-\w, )?(--[\w-]+)' does not take an argument/.exec(error.message);
+  if (notBoolean) return `${notBoolean[1]} takes no value`;
+  return error.message;
 }
 
 /** A usage error's answer: the reason, then how the command is used (or where to look). */

@@ -14,6 +14,7 @@ const pending: Hold = {
   agentLabel: null,
   requestedFor: null,
   arguments: { amount: 5 },
+  changedArguments: null,
   context: {},
   idempotencyKey: 'k',
   fingerprint: 'f',

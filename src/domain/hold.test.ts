@@ -12,6 +12,7 @@ const pending: Hold = {
   agentLabel: null,
   requestedFor: null,
   arguments: {},
+  changedArguments: null,
   context: {},
   idempotencyKey: 'k',
   fingerprint: 'f',
@@ -44,7 +45,27 @@ test('four-eyes: the hold is approved only with the last required approval', () 
     reason: 'ok',
     channel: 'email',
     decided_at: new Date(2).toISOString(),
+    changed_arguments: null,
   });
+  assert.equal(holdRecord(twice).arguments_changed, false);
+});
+
+test('an approval with changes restarts the count and carries the changed arguments', () => {
+  const two = { ...pending, approvalsRequired: 2 };
+  const once = applyDecision(two, { verdict: 'approve', comment: null, channel: 'inbox', at: 1 });
+  const edited = applyDecision(once, {
+    verdict: 'approve',
+    comment: null,
+    channel: 'inbox',
+    at: 2,
+    changedArguments: { amount: 1 },
+  });
+  assert.deepEqual([edited.status, edited.approvalsReceived], ['pending', 1]);
+  const done = applyDecision(edited, { verdict: 'approve', comment: null, channel: 'email', at: 3 });
+  assert.equal(done.status, 'approved');
+  assert.deepEqual(done.changedArguments, { amount: 1 });
+  assert.equal(holdRecord(done).arguments_changed, true);
+  assert.deepEqual(holdRecord(done).decision?.changed_arguments, { amount: 1 });
 });
 
 test('any rejection is final at once', () => {

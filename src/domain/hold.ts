@@ -27,7 +27,10 @@ export interface Hold {
    * their own request, which they may not approve. Null: nobody's.
    */
   requestedFor: string | null;
+  /** As submitted, always. */
   arguments: Record<string, unknown>;
+  /** An approver's changes (a rule's `editable`): the arguments the call runs with. Null: as submitted. */
+  changedArguments: Record<string, unknown> | null;
   context: Record<string, unknown>;
   idempotencyKey: string;
   /** SHA-256 of the canonical action; a reused idempotency key must match it. */
@@ -77,6 +80,8 @@ export function holdRecord(hold: Hold) {
     agent_identity: { id: hold.agentId, label: hold.agentLabel },
     environment: hold.environment,
     approvals: { required: hold.approvalsRequired, received: hold.approvalsReceived },
+    // An approver changed the call (docs/holds.md): `decision.changed_arguments` is what to run.
+    arguments_changed: hold.changedArguments !== null,
     decision:
       hold.verdict === null || hold.decidedAt === null || hold.channel === null
         ? null
@@ -85,6 +90,7 @@ export function holdRecord(hold: Hold) {
             reason: hold.reason,
             channel: hold.channel,
             decided_at: iso(hold.decidedAt),
+            changed_arguments: hold.changedArguments,
           },
     // Absent on the Hold API path; on the proxy path null until the call has run.
     ...(hold.mcpServerId === null ? {} : { execution: executionRecord(hold.execution) }),
@@ -130,9 +136,14 @@ export interface MemberDecision {
   comment: string | null;
   channel: DecisionChannel;
   at: number;
+  /** An approval that changes the arguments (null: back to the submitted ones): the count restarts. */
+  changedArguments?: Record<string, unknown> | null;
 }
 
-/** One member's decision on a pending hold: any rejection is final; approval after the last one required. */
+/**
+ * One member's decision on a pending hold: any rejection is final; approval after the last one
+ * required. An approval with changes is the first approval of the changed call.
+ */
 export function applyDecision(hold: Hold, decision: MemberDecision): Hold {
   const decided = {
     verdict: decision.verdict,
@@ -141,9 +152,11 @@ export function applyDecision(hold: Hold, decision: MemberDecision): Hold {
     decidedAt: decision.at,
   };
   if (decision.verdict === 'reject') return { ...hold, status: 'rejected', ...decided };
-  const approvalsReceived = hold.approvalsReceived + 1;
-  if (approvalsReceived < hold.approvalsRequired) return { ...hold, approvalsReceived };
-  return { ...hold, approvalsReceived, status: 'approved', ...decided };
+  const edited = decision.changedArguments !== undefined;
+  const changedArguments = edited ? decision.changedArguments! : hold.changedArguments;
+  const approvalsReceived = (edited ? 0 : hold.approvalsReceived) + 1;
+  if (approvalsReceived < hold.approvalsRequired) return { ...hold, approvalsReceived, changedArguments };
+  return { ...hold, approvalsReceived, changedArguments, status: 'approved', ...decided };
 }
 
 /** Whether a member is among a hold's approvers (`role:admin`, `group:<name>`, or an e-mail). */

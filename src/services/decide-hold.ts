@@ -6,7 +6,7 @@ import { applyDecision, type DecisionChannel, type Hold, type Verdict } from '..
 import type { Sql } from '../store/db.ts';
 import { markActed } from '../store/members.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
-import { insertHoldDecision, listPastDecisions } from '../store/hold-decisions.ts';
+import { insertHoldDecision, listPastDecisions, supersedeDecisions } from '../store/hold-decisions.ts';
 import {
   approvalSeqsOf,
   findHold,
@@ -16,6 +16,7 @@ import {
 } from '../store/holds.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
+import { decisionEdit } from './decision-changes.ts';
 import { invalid, notFound } from './errors.ts';
 import { type Chain, openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
@@ -40,6 +41,11 @@ export interface DecisionInput {
   passkey?: unknown;
   /** Decided together with other holds (the inbox's bulk decisions): said in the evidence entry. */
   bulk?: boolean;
+  /**
+   * An approval with changes: argument path → new value, only paths the hold's rule lists as
+   * `editable` (decision-changes.ts).
+   */
+  changes?: Record<string, unknown>;
 }
 
 export type DecisionResult =
@@ -92,8 +98,20 @@ export async function recordDecision(
     return { outcome, hold };
   }
   const principal = capacity.onBehalfOf;
-  // Throws, before anything is stored, when a required signature is missing or does not verify.
-  const signature = await checkDecisionPasskey(tx, ctx, hold, member, input.verdict, input.passkey);
+  // Throws, before anything is stored, when the changes are not the rule's to allow.
+  const edit = await decisionEdit(tx, hold, input.verdict, input.changes);
+  // Throws, before anything is stored, when a required signature is missing or does not verify: over
+  // the call as it would run, changes included.
+  const signature = await checkDecisionPasskey(
+    tx,
+    ctx,
+    edit ? { ...hold, changedArguments: edit.changedArguments } : hold,
+    member,
+    input.verdict,
+    input.passkey,
+  );
+  // An edit restarts four eyes: the approvals of the call before it no longer count (nor block).
+  if (edit) await supersedeDecisions(tx, hold.id);
   await insertHoldDecision(tx, {
     ...input,
     comment,
@@ -102,7 +120,13 @@ export async function recordDecision(
     memberId: member.id,
     onBehalfOf: principal?.id ?? null,
   });
-  const next = applyDecision(hold, { verdict: input.verdict, comment, channel: input.channel, at: now });
+  const next = applyDecision(hold, {
+    verdict: input.verdict,
+    comment,
+    channel: input.channel,
+    at: now,
+    ...(edit && { changedArguments: edit.changedArguments }),
+  });
   await updateHoldState(tx, next);
   await emitHoldEvent(
     tx,
@@ -114,7 +138,7 @@ export async function recordDecision(
   const type = next.status === 'pending' ? 'hold.approval_recorded' : `hold.${next.status}`;
   // With four eyes and more, the approvals so far are entries too: `hold.approved` lists them.
   const counted = next.approvalsRequired > 1 && input.verdict === 'approve';
-  const before = counted ? await approvalSeqsOf(tx, hold.workspaceId, hold.id) : [];
+  const before = counted && !edit ? await approvalSeqsOf(tx, hold.workspaceId, hold.id) : [];
   const entry = await chain.append(type, {
     hold: hold.id,
     member: { id: member.id, email: member.email, name: member.name },
@@ -126,6 +150,7 @@ export async function recordDecision(
     comment,
     channel: input.channel,
     ...(input.bulk ? { bulk: true } : {}),
+    ...edit?.evidence,
     approvals: { required: next.approvalsRequired, received: next.approvalsReceived },
     // The seqs of the earlier approvals' `hold.approval_recorded` entries (hold-evidence.ts checks them).
     ...(counted && next.status === 'approved' ? { approvals_before: before } : {}),

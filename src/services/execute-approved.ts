@@ -16,6 +16,7 @@ import { findWorkspace } from '../store/workspaces.ts';
 import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { chainAfter } from './evidence.ts';
+import { argumentsToRun } from './decision-changes.ts';
 import { checkApprovedHold, type EvidenceMismatch, runInEvidence } from './hold-evidence.ts';
 import { CALL_FAILED, CALL_TIMED_OUT, describeFailure, type Upstreams } from './proxy-call.ts';
 import { recordExecution, renewingOnProgress } from './record-execution.ts';
@@ -91,7 +92,7 @@ async function claim(ctx: ServiceContext, workspaceId: string, holdId: string) {
       ]);
       return null;
     }
-    // What runs is what the evidence records (the same as the row, as just checked).
+    // What runs is what the evidence records (the same as the row, changes too, as just checked).
     const next: Hold & { execution: NonNullable<Hold['execution']> } = {
       ...hold,
       toolName: check.call.toolName,
@@ -134,7 +135,7 @@ export async function executeApproved(
     if (!server) throw new Error('the MCP server was removed');
     // In the agent's trace, when one was kept at submission.
     const result = await inHoldTrace(ctx, claimed.id, async () =>
-      upstreams.callTool(server, claimed.toolName, claimed.arguments, {
+      upstreams.callTool(server, claimed.toolName, argumentsToRun(claimed), {
         onProgress: renewing.onProgress,
         meta: await approvedCallMeta(ctx, claimed),
       }),

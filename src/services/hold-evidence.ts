@@ -8,7 +8,8 @@
  * four eyes and more, `hold.approved` lists the earlier approvals' `hold.approval_recorded` entries
  * (`approvals_before`): each must be this hold's, and by as many distinct members as the submission
  * required, so approvals counted up in the row alone do not add up. A seq a writer changed finds an
- * entry that is not this hold's, or of another type: the check fails.
+ * entry that is not this hold's, or of another type: the check fails. An approval with changes
+ * carries the changed arguments (`changed_arguments`): they must be the row's, and are what runs.
  *
  * Each entry read is checked as stored: its hash recomputed from its data, and linked to from the
  * entry after it, or it is the head the caller locked (and the signer checked). Rewriting one entry
@@ -54,6 +55,7 @@ interface EntryData {
   verdict?: unknown;
   approvals?: { required?: unknown; received?: unknown };
   approvals_before?: unknown;
+  changed_arguments?: unknown;
   member?: { id?: unknown };
   on_behalf_of?: { id?: unknown };
 }
@@ -88,6 +90,7 @@ export async function checkApprovedHold(
     return { ok: false, reason: 'approval_not_in_evidence' };
   // Four eyes and more: the earlier approvals are entries of this hold too, each by another member.
   const before = approved.approvals_before;
+  const counted: EntryData[] = [];
   if (Number(submitted.approvals_required) > 1 && before !== undefined) {
     if (!Array.isArray(before) || !before.every((seq) => Number.isSafeInteger(seq) && seq > submittedSeq))
       return { ok: false, reason: 'approval_not_in_evidence' };
@@ -97,10 +100,19 @@ export async function checkApprovedHold(
       const earlier = seq < approvedSeq! ? found(seq, 'hold.approval_recorded') : null;
       if (!earlier || earlier.verdict !== 'approve') return { ok: false, reason: 'approval_not_in_evidence' };
       members.add(approverOf(earlier));
+      counted.push(earlier);
     }
     if (members.size < Number(submitted.approvals_required))
       return { ok: false, reason: 'approval_not_in_evidence' };
   }
+  // Approved with changes: the changes are in the first approval counted (an edit restarts the count,
+  // so a later one carries none), and the row's changed arguments are those.
+  const edits = [...counted, approved].map((entry) => entry.changed_arguments);
+  if (edits.slice(1).some((edit) => edit !== undefined))
+    return { ok: false, reason: 'approval_not_in_evidence' };
+  const toRun = (edits[0] ?? call.arguments) as Record<string, unknown>;
+  if (canonicalJson(toRun) !== canonicalJson(hold.changedArguments ?? hold.arguments))
+    return { ok: false, reason: 'call_not_as_submitted' };
   return { ok: true, call, approvedSeq: approvedSeq! };
 }
 

@@ -27,6 +27,7 @@ import {
 } from '../store/passkeys.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
+import { argumentsToRun } from './decision-changes.ts';
 import { invalid, ServiceError } from './errors.ts';
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };
@@ -57,14 +58,17 @@ export function requireRelyingParty(ctx: ServiceContext): RelyingParty {
   return rp;
 }
 
-/** The challenge of a decision: base64url of the SHA-256 of the canonical action and verdict. */
+/**
+ * The challenge of a decision: base64url of the SHA-256 of the canonical action and verdict. The
+ * action is the call as it would run: with an approver's changes, the changed one.
+ */
 export function decisionChallenge(hold: Hold, verdict: Verdict): string {
   const input = signedActionInput({
     hold: hold.id,
     connection: hold.connection,
     tool_name: hold.toolName,
     agent: hold.agentId,
-    arguments: hold.arguments,
+    arguments: argumentsToRun(hold),
     verdict,
   });
   return createHash('sha256').update(input).digest('base64url');

@@ -15,6 +15,7 @@ import { findChainHead } from '../store/evidence.ts';
 import { listHoldDecisions } from '../store/hold-decisions.ts';
 import { findWorkspace } from '../store/workspaces.ts';
 import type { ServiceContext } from './context.ts';
+import { argumentsToRun } from './decision-changes.ts';
 import { sha256Hex } from './hashing.ts';
 import { checkAllowedHold, checkApprovedHold } from './hold-evidence.ts';
 
@@ -53,7 +54,8 @@ async function signReceipt(
       receiptActionInput({
         connection: hold.connection,
         tool_name: hold.toolName,
-        arguments: hold.arguments,
+        // The call as approved: with an approver's changes, the changed one.
+        arguments: argumentsToRun(hold),
       }),
     ),
     decision,
@@ -89,7 +91,7 @@ export async function receiptOf(ctx: ServiceContext, hold: Hold): Promise<string
   }
   if (!(await checkApprovedHold(ctx.db, hold, head)).ok) return undefined;
   const approvers = (await listHoldDecisions(ctx.db, hold.id))
-    .filter((row) => row.verdict === 'approve')
+    .filter((row) => row.verdict === 'approve' && !row.superseded)
     .map((row) => row.email);
   return signReceipt(ctx, workspace.slug, hold, decision, approvers);
 }

@@ -11,6 +11,7 @@ import { type Sql, StorageUnavailableError } from '../store/db.ts';
 import { findHold, updateHoldState } from '../store/holds.ts';
 import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
+import { argumentsToRun } from './decision-changes.ts';
 import { lockChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 import { notifyUnknownOutcome } from './notifications.ts';
@@ -55,9 +56,9 @@ async function storeExecution(
       ? {
           is_error: (execution.outcome as { isError?: unknown }).isError === true,
           result_sha256: sha256Hex(canonicalJson(execution.outcome)),
-          // The arguments sent (an approved call's are its `hold.submitted`'s, checked before it ran):
-          // an auditor matches them with that entry's `arguments` offline.
-          arguments_sha256: sha256Hex(canonicalJson(hold.arguments)),
+          // The arguments sent (an approved call's are its `hold.submitted`'s, or its approval's
+          // `changed_arguments`, checked before it ran): an auditor matches them with that entry offline.
+          arguments_sha256: sha256Hex(canonicalJson(argumentsToRun(hold))),
         }
       : { error: execution.outcome }),
   });

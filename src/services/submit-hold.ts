@@ -359,6 +359,7 @@ function newHold(
     agentLabel: submission.agent.label,
     requestedFor: at.requestedFor,
     arguments: submission.arguments,
+    changedArguments: null,
     context: submission.context,
     idempotencyKey: submission.idempotencyKey,
     fingerprint: at.fingerprint,

@@ -1,5 +1,5 @@
 /** The `hold_decisions` table: each member's decision on a hold. */
-import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
+import { boolean, columns, integer, nullable, type RecordOf, text } from './columns.ts';
 import type { Sql } from './db.ts';
 
 /** Every column of `hold_decisions`: a member's decision on a hold. */
@@ -14,26 +14,43 @@ const holdDecisions = columns({
   onBehalfOf: nullable(text('on_behalf_of')),
 });
 
+/** A member's decision; one per member and hold (four eyes), but for approvals an edit superseded. */
 export async function insertHoldDecision(
   sql: Sql,
   decision: Omit<RecordOf<typeof holdDecisions.fields>, 'decidedAt'> & { at: number },
 ): Promise<void> {
   const { at, ...fields } = decision;
   const written = holdDecisions.insert({ ...fields, decidedAt: at });
-  await sql.run(`INSERT INTO hold_decisions (${written.columns}) VALUES ${written.values}`, written.params);
+  // A member whose approval an edit superseded approves again: their row is the new decision (the
+  // evidence keeps both).
+  await sql.run(
+    `INSERT INTO hold_decisions (${written.columns}) VALUES ${written.values}
+     ON CONFLICT (hold_id, member_id) DO UPDATE SET verdict = EXCLUDED.verdict, comment = EXCLUDED.comment,
+       channel = EXCLUDED.channel, decided_at = EXCLUDED.decided_at, on_behalf_of = EXCLUDED.on_behalf_of,
+       superseded = 0
+     WHERE hold_decisions.superseded = 1`,
+    written.params,
+  );
 }
 
 const pastDecisions = holdDecisions.pick('memberId', 'onBehalfOf');
 
-/** Who decided the hold so far, and for whom (a delegate). */
+/** Who decided the hold so far, and for whom (a delegate); not approvals an edit superseded. */
 export const listPastDecisions = async (sql: Sql, holdId: string) =>
   pastDecisions.decodeAll(
-    await sql.all(`SELECT ${pastDecisions.select()} FROM hold_decisions WHERE hold_id = $1`, [holdId]),
+    await sql.all(
+      `SELECT ${pastDecisions.select()} FROM hold_decisions WHERE hold_id = $1 AND superseded = 0`,
+      [holdId],
+    ),
   );
+
+/** An approval with changes: the approvals so far were of another call, and no longer count. */
+export const supersedeDecisions = (sql: Sql, holdId: string) =>
+  sql.run('UPDATE hold_decisions SET superseded = 1 WHERE hold_id = $1 AND superseded = 0', [holdId]);
 
 /** Hold decisions `d`, with their member `m` and the member `p` a delegate decided for. */
 const decisionColumns = `d.member_id AS "memberId", m.name, m.email, d.verdict, d.comment, d.channel,
-  d.decided_at AS "decidedAt", d.on_behalf_of AS "onBehalfOf", p.name AS "onBehalfOfName"`;
+  d.decided_at AS "decidedAt", d.on_behalf_of AS "onBehalfOf", p.name AS "onBehalfOfName", d.superseded`;
 
 const decisionLines = columns({
   ...holdDecisions.omit('holdId').fields,
@@ -41,6 +58,8 @@ const decisionLines = columns({
   email: text('email'),
   /** The member a delegate decided for, by name; null when members decided themselves. */
   onBehalfOfName: nullable(text('name')),
+  /** An approval of the call before an approver changed it: it no longer counts. */
+  superseded: boolean('superseded'),
 });
 
 export type HoldDecisionRow = RecordOf<typeof decisionLines.fields>;
@@ -82,7 +101,7 @@ export async function pendingDecisions(
   const rows = await sql.all(
     `SELECT ${pendingDecisionColumns.select('d')}
      FROM hold_decisions d JOIN holds h ON h.id = d.hold_id
-     WHERE h.workspace_id = $1 AND h.status = 'pending'`,
+     WHERE h.workspace_id = $1 AND h.status = 'pending' AND d.superseded = 0`,
     [workspaceId],
   );
   const byHold = new Map<string, { memberId: string; onBehalfOf: string | null }[]>();

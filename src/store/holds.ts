@@ -24,6 +24,7 @@ export const holds = columns({
   agentLabel: nullable(text('agent_label')),
   requestedFor: nullable(text('requested_for')),
   arguments: json<Record<string, unknown>>('arguments'),
+  changedArguments: nullable(json<Record<string, unknown>>('changed_arguments')),
   context: json<Record<string, unknown>>('context'),
   idempotencyKey: text('idempotency_key'),
   fingerprint: text('fingerprint'),
@@ -192,12 +193,13 @@ export async function findHoldByIdempotencyKey(
   return toHold(row);
 }
 
-/** Writes the mutable part of a hold: its status, approvals, decision and execution. */
+/** Writes the mutable part of a hold: its status, approvals, changed arguments, decision and execution. */
 export async function updateHoldState(sql: Sql, hold: Hold): Promise<void> {
   const { set, params } = holds.update(
     {
       status: hold.status,
       approvalsReceived: hold.approvalsReceived,
+      changedArguments: hold.changedArguments,
       verdict: hold.verdict,
       reason: hold.reason,
       channel: hold.channel,

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyRequest, type HTTPMethods } from 'fastify';
+import { prettyLog } from './pretty-log.ts';
 import { errorHandler, HttpError, sendError } from './errors.ts';
 import { guardApi } from './guard.ts';
 import type { Metrics } from './metrics.ts';
@@ -32,7 +33,8 @@ export interface WebServerOptions {
   ctx: ServiceContext;
   metrics: Metrics;
   counter: RateCounter;
-  logLevel: string;
+  /** `format`: readable lines (pretty-log.ts) or JSON; absent, readable when stdout is a terminal. */
+  log: { level: string; format?: 'json' | 'pretty' };
   /** false, a number of proxy hops, or the proxies' addresses (config.ts, TRUST_PROXY). */
   trustProxy: false | number | string;
   /** Set `closing` when shutdown begins: new requests get 503, answers close their connection. */
@@ -68,18 +70,27 @@ function closeQuietConnections(app: FastifyInstance) {
   });
 }
 
+function loggerOptions({ level, format }: WebServerOptions['log']) {
+  const pretty = (format ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
+  return {
+    level,
+    serializers: { req: describeRequest },
+    ...(pretty ? { stream: prettyLog(process.stdout) } : {}),
+  };
+}
+
 export function buildWebServer({
   ctx,
   metrics,
   counter,
-  logLevel,
+  log,
   trustProxy,
   lifecycle,
   mount,
 }: WebServerOptions): FastifyInstance {
   const docsUrl = () => `${ctx.publicUrl}/docs/holds`;
   const app = Fastify({
-    logger: { level: logLevel, serializers: { req: describeRequest } },
+    logger: loggerOptions(log),
     // A URL Fastify cannot decode: our 404, not its message, which quotes the URL.
     frameworkErrors: (error, request, reply) => void errorHandler(docsUrl)(error, request, reply),
     bodyLimit: BODY_LIMIT,

@@ -39,6 +39,9 @@ const nextCookie = (ctx: ServiceContext, value: string, maxAgeSeconds: number) =
   `${NEXT_COOKIE}=${value}; Path=/app/login; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${ctx.secureCookies ? '; Secure' : ''}`;
 
 function setupPages(app: FastifyInstance, { ctx, limitAnonymous }: PageDeps) {
+  // The service opened in a browser: the app (its first-run page on a new install).
+  app.get('/', publicRoute, async (_request, reply) => reply.redirect('/app', 303));
+
   app.get('/app', publicRoute, async (request, reply) => {
     if (!(await hasWorkspaces(ctx))) return reply.redirect('/app/setup', 303);
     return reply.redirect(request.appSession ? '/app/inbox' : '/app/login', 303);

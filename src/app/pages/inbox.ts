@@ -121,7 +121,11 @@ function deskPages(app: FastifyInstance, ctx: ServiceContext) {
         lines.map((line) => line.id),
       ),
     ]);
-    const body = deskView({ url, page, chosen, session, claims }, panel?.view ?? null, drawnAt);
+    const body = deskView(
+      { url, page, chosen, session, claims, publicUrl: ctx.publicUrl },
+      panel?.view ?? null,
+      drawnAt,
+    );
     const notice = inboxNoticeText(takeNotice(request, reply), DECISION_NOTICES);
     return sendPage(
       reply,

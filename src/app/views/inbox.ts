@@ -3,6 +3,7 @@
  * beside it, and a hold's own page. The panel itself is `hold-panel.ts`, a line `hold-line.ts`.
  */
 import type { InboxChanges, InboxPage } from '../../services/inbox.ts';
+import { copyable } from '../copyable.ts';
 import { type Html, html, when } from '../html.ts';
 import type { AppSession } from '../../services/sign-in.ts';
 import { filterFields, inboxHref, type InboxUrl } from '../pages/inbox-url.ts';
@@ -101,6 +102,8 @@ export interface Desk {
   session: AppSession;
   /** Who said "I'm on it" for which of the lines (claims.ts), when known. */
   claims?: ReadonlyMap<string, { name: string }>;
+  /** This service's address, for the first hold's command. */
+  publicUrl: string;
 }
 
 /** Pages either side of the current one that get a link of their own. */
@@ -150,6 +153,31 @@ function bulkBar({ url, page, session }: Desk): Html {
   </form>`;
 }
 
+/** An empty inbox says how holds get here: an API key, then a first hold, as a command to copy. */
+function emptyView({ session, publicUrl }: Desk): Html {
+  const hold = JSON.stringify({
+    tool_name: 'send_invoice',
+    arguments: { amount: 1200 },
+    agent_identity: { id: 'billing-bot' },
+    idempotency_key: 'first-hold',
+  });
+  const command = `curl -s ${publicUrl}/api/v1/holds -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '${hold}'`;
+  return html`<div class="empty card">
+    <p>Nothing waits for your decision.</p>
+    <p>
+      Holds come here when an agent asks with an API key of this workspace.
+      ${
+        session.member.role === 'admin'
+          ? html`Make one on <a href="/app/admin/keys">Keys</a>, set it as <code>KEY</code>, then submit a
+              first hold:`
+          : html`An admin makes one; with it set as <code>KEY</code>, submit a first hold:`
+      }
+    </p>
+    ${copyable('first-hold', command, 'command')}
+    <p><a href="/docs/holds">The Hold API</a> says what an agent sends and gets back.</p>
+  </div>`;
+}
+
 /**
  * The list of waiting holds, its filters and its pages. The heading counts what waits for the reader,
  * as the header does; `1–50 of 614` counts what matches the filters.
@@ -169,9 +197,9 @@ function queueView(desk: Desk): Html {
     ${when(page.capped, () => html`<p class="notice">More holds wait than the inbox lists at once: filter to see the rest.</p>`)}
     ${
       lines.length === 0
-        ? html`<p class="empty card">
-            ${page.waiting === 0 ? 'Nothing waits for your decision.' : 'No waiting hold matches these filters.'}
-          </p>`
+        ? page.waiting === 0
+          ? emptyView(desk)
+          : html`<p class="empty card">No waiting hold matches these filters.</p>`
         : html`${when(desk.session.member.role !== 'viewer', () => bulkBar(desk))}
             <p class="range">${rangeText(page, filtered)}</p>
             <ol class="lines" aria-label="Holds waiting for you">

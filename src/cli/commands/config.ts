@@ -115,7 +115,9 @@ export const remoteConfigCommands: Record<string, RemoteCommand> = {
     maxWords: 1,
     async run(remote) {
       const { body, headers } = await callService(remote, 'GET', 'api/v1/workspace/config');
-      return exported(body as object, Number(headers.get('config-version')), remote.url);
+      // The workspace, as the local command names it, not the service's address.
+      const workspace = headers.get('workspace') ?? remote.url;
+      return exported(body as object, Number(headers.get('config-version')), workspace);
     },
   },
   simulate: {

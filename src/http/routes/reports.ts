@@ -20,6 +20,7 @@ const report = (kind: ReportKind) =>
     summary: SUMMARIES[kind],
     description:
       'CSV (RFC 4180, UTF-8, streamed; formula-like cells prefixed with an apostrophe) or PDF. `format` wins over `Accept`. The report names the evidence chain head it was built from.',
+    docsPage: 'reports',
     query: reportQuerySchema,
     answers: {
       200: {
@@ -34,7 +35,7 @@ const report = (kind: ReportKind) =>
     },
     // sendReport reads the query again: the app's downloads share it.
     handler: async ({ request, reply }, { ctx }) =>
-      sendReport(ctx, request, reply, request.caller!.workspace, kind, docsUrl(ctx)),
+      sendReport(ctx, request, reply, request.caller!.workspace, kind, docsUrl(ctx, 'reports')),
   });
 
 export const reportRoutes = [report('oversight'), report('activity')];

@@ -66,6 +66,7 @@ const exportRoute = defineRoute({
         ...API_HEADERS,
         ETag: { schema: { type: 'string' } },
         'Config-Version': { schema: { type: 'integer' } },
+        Workspace: { description: "The key's workspace (its slug).", schema: { type: 'string' } },
       },
       schema: anyObjectSchema,
       media: { 'application/yaml': WORKSPACE_FILE['application/yaml'] },
@@ -78,7 +79,7 @@ const exportRoute = defineRoute({
     // The version first: a change landing in between makes an If-Match with it refuse, never lose it.
     const version = await currentConfigVersion(ctx, workspace);
     const config = await exportConfig(ctx, workspace);
-    const headers = { ETag: `"${version}"`, 'Config-Version': String(version) };
+    const headers = { ETag: `"${version}"`, 'Config-Version': String(version), Workspace: workspace.slug };
     const accept = request.headers.accept ?? '';
     if (YAML_TYPES.some((type) => accept.includes(type)))
       return reply.headers(headers).type('application/yaml; charset=utf-8').send(stringify(config));

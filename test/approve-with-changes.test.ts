@@ -1,0 +1,343 @@
+/**
+ * Issue 41, part 4: approve with changes. A rule's `editable` arguments may be changed by an approver;
+ * the rule's conditions are asked again on the new values; the changed call is what the Core API
+ * returns and the MCP proxy runs; the evidence keeps both; on four eyes an edit restarts the count; a
+ * passkey signs the changed action. Tried as approvers, other workspaces' approvers, viewers and
+ * agents would, on both backends.
+ */
+import assert from 'node:assert/strict';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { canonicalJson } from '../packages/sdk/src/canonical-json.ts';
+import { receiptActionInput } from '../packages/sdk/src/receipt.ts';
+import type { Verdict } from '../src/domain/hold.ts';
+import { decideHold } from '../src/services/decide-hold.ts';
+import { sha256Hex } from '../src/services/hashing.ts';
+import { decisionChallenge } from '../src/services/passkeys.ts';
+import { findHold } from '../src/store/holds.ts';
+import { findMemberByEmail } from '../src/store/members.ts';
+import { insertPasskey } from '../src/store/passkeys.ts';
+import type { Workspace } from '../src/store/workspaces.ts';
+import { backends } from './support/backends.ts';
+import { call, submission } from './support/http.ts';
+import { freePort, type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
+import { startTestService, type TestService } from './support/service.ts';
+import { until } from './support/wait.ts';
+
+const ARGS = { amount: 4000, memo: 'Invoice 7', iban: 'DE02120300000000202051' };
+
+const config = (upstream: string) => `members:
+  - { email: admin@acme.test, name: Ada Admin, role: admin }
+  - { email: bea@acme.test, name: Bea, role: admin }
+  - { email: ann@acme.test, name: Ann, role: approver }
+  - { email: vic@acme.test, name: Vic, role: viewer }
+mcp_servers:
+  - { slug: rec, name: Recorder, url: "${upstream}" }
+tools:
+  - { connection: SDK, tool: pay, classification: approval }
+  - { connection: SDK, tool: pay2, classification: approval }
+  - { connection: SDK, tool: pay_signed, classification: approval }
+  - { connection: Recorder, tool: record, classification: approval }
+rules:
+  - name: Payments
+    tool: pay
+    when: [{ arg: amount, op: lte, value: 5000 }]
+    effect: approval
+    approvers: [role:admin, ann@acme.test]
+    editable: [amount, memo]
+  - { name: No refunds, tool: "pay*", when: [{ arg: memo, op: matches, value: "^refund" }], effect: deny }
+  - { name: Two, tool: pay2, effect: approval, approvals_required: 2, editable: [amount] }
+  - { name: Signed, tool: pay_signed, effect: approval, signed: true, editable: [amount] }
+  - { name: Records, connection: Recorder, tool: record, effect: approval, editable: [text] }
+`;
+
+for (const backend of backends) {
+  describe(`approve with changes on ${backend.name}`, { skip: backend.skip }, () => {
+    let t: TestService;
+    let upstream: RecordingUpstream;
+    let workspace: Workspace;
+    let key: string;
+    const clients: Client[] = [];
+
+    before(async () => {
+      upstream = await startRecordingUpstream();
+      const port = await freePort();
+      t = await startTestService(backend, {
+        env: { ALLOW_PRIVATE_TARGETS: 'true', PORT: String(port), PUBLIC_URL: `http://localhost:${port}` },
+      });
+      ({ workspace, key } = await t.workspace({ config: config(upstream.url) }));
+    });
+    after(async () => {
+      await Promise.all(clients.map((client) => client.close().catch(() => {})));
+      await t?.close();
+      await upstream?.close();
+    });
+
+    const submit = async (tool: string, args: Record<string, unknown> = ARGS) => {
+      const made = await call(t.url, 'POST', '/api/v1/holds', {
+        key,
+        body: submission({ tool_name: tool, arguments: args }),
+      });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      assert.equal(made.body.status, 'pending');
+      return made.body.id as string;
+    };
+    const memberId = async (email: string, ws = workspace) =>
+      (await findMemberByEmail(t.service.ctx.db, ws.id, email))!.id;
+    const decide = async (
+      holdId: string,
+      email: string,
+      changes?: Record<string, unknown>,
+      extra: { verdict?: Verdict; passkey?: unknown } = {},
+    ) =>
+      decideHold(t.service.ctx, {
+        workspaceId: workspace.id,
+        holdId,
+        memberId: await memberId(email),
+        verdict: extra.verdict ?? 'approve',
+        channel: 'inbox',
+        ...(changes && { changes }),
+        ...(extra.passkey !== undefined && { passkey: extra.passkey }),
+      });
+    const stored = async (id: string) => (await findHold(t.service.ctx.db, workspace.id, id))!;
+    const entries = async (holdId: string) =>
+      (
+        await t.service.ctx.db.all<{ seq: number; type: string; data: string }>(
+          'SELECT seq, type, data FROM evidence WHERE workspace_id = $1 ORDER BY seq',
+          [workspace.id],
+        )
+      )
+        .map((row) => ({ seq: Number(row.seq), type: row.type, data: JSON.parse(row.data) }))
+        .filter((entry) => entry.data.hold === holdId);
+    const record = async (id: string) => (await call(t.url, 'GET', `/api/v1/holds/${id}`, { key })).body;
+    const hash = (value: unknown) => sha256Hex(canonicalJson(value));
+
+    /** Nothing changed: still pending, no approval counted, no entry after the submission. */
+    async function unchanged(id: string) {
+      const hold = await stored(id);
+      assert.deepEqual([hold.status, hold.approvalsReceived, hold.changedArguments], ['pending', 0, null]);
+      assert.deepEqual(
+        (await entries(id)).map((entry) => entry.type),
+        ['hold.submitted'],
+      );
+    }
+
+    test('an edit within editable is approved: the API returns the changed call, the evidence keeps both', async () => {
+      const id = await submit('pay');
+      const result = await decide(id, 'ann@acme.test', { amount: 3500, memo: 'Invoice 7, less 500' });
+      assert.equal(result.outcome, 'recorded');
+      const changed = { ...ARGS, amount: 3500, memo: 'Invoice 7, less 500' };
+      const body = await record(id);
+      assert.equal(body.status, 'approved');
+      assert.equal(body.arguments_changed, true);
+      assert.deepEqual(body.decision.changed_arguments, changed);
+      // The receipt is of the changed call: a payment API checks what it is asked to run against it.
+      const claims = JSON.parse(Buffer.from(body.receipt.split('.')[1], 'base64url').toString());
+      assert.equal(
+        claims.action_sha256,
+        sha256Hex(receiptActionInput({ connection: 'SDK', tool_name: 'pay', arguments: changed })),
+      );
+      const [submitted, approved] = await entries(id);
+      assert.deepEqual(submitted!.data.arguments, ARGS, 'the submission as it was sent');
+      assert.equal(approved!.type, 'hold.approved');
+      assert.deepEqual(approved!.data.changed_arguments, changed);
+      assert.deepEqual(approved!.data.arguments_sha256, { submitted: hash(ARGS), changed: hash(changed) });
+      // A plain approval says nothing changed.
+      const plain = await submit('pay');
+      await decide(plain, 'ann@acme.test');
+      const plainBody = await record(plain);
+      assert.equal(plainBody.arguments_changed, false);
+      assert.equal(plainBody.decision.changed_arguments, null);
+    });
+
+    test('a change to an argument the rule does not name is refused, and nothing changes', async () => {
+      const id = await submit('pay');
+      await assert.rejects(decide(id, 'ann@acme.test', { iban: 'GB33BUKB20201555555555' }), (error: Error) =>
+        /iban.*not an argument this rule lets an approver change/.test(error.message),
+      );
+      await unchanged(id);
+    });
+
+    test('an edit the rule would no longer match, or a deny rule would, is refused', async () => {
+      const id = await submit('pay');
+      await assert.rejects(
+        decide(id, 'ann@acme.test', { amount: 6000 }),
+        /no longer matches the rule "Payments"/,
+      );
+      await assert.rejects(
+        decide(id, 'ann@acme.test', { memo: 'refund of invoice 7' }),
+        /would be denied by the rule "No refunds"/,
+      );
+      // Changes go with an approval only.
+      await assert.rejects(decide(id, 'ann@acme.test', { amount: 10 }, { verdict: 'reject' }), /approval/);
+      await unchanged(id);
+    });
+
+    test('an approver of another workspace and a viewer cannot decide, with or without changes', async () => {
+      const id = await submit('pay');
+      const other = await t.workspace({
+        config: 'members:\n  - { email: ann@acme.test, name: Ann, role: admin }\n',
+      });
+      const outsider = await decideHold(t.service.ctx, {
+        workspaceId: workspace.id,
+        holdId: id,
+        memberId: await memberId('ann@acme.test', other.workspace),
+        verdict: 'approve',
+        channel: 'inbox',
+        changes: { amount: 1 },
+      });
+      assert.equal(outsider.outcome, 'not_an_approver');
+      assert.equal((await decide(id, 'vic@acme.test', { amount: 1 })).outcome, 'not_an_approver');
+      await unchanged(id);
+    });
+
+    test('four eyes: an edit restarts the count; the earlier approver approves the changed call', async () => {
+      const id = await submit('pay2');
+      await decide(id, 'admin@acme.test');
+      assert.equal((await stored(id)).approvalsReceived, 1);
+      await decide(id, 'bea@acme.test', { amount: 3000 });
+      let hold = await stored(id);
+      assert.deepEqual([hold.status, hold.approvalsReceived], ['pending', 1]);
+      const [, first, edit] = await entries(id);
+      assert.equal(edit!.type, 'hold.approval_recorded');
+      assert.deepEqual(edit!.data.superseded_approvals, [first!.seq]);
+      assert.deepEqual(edit!.data.approvals, { required: 2, received: 1 });
+      // Ada's approval was of the call before: she may approve the changed one, which completes it.
+      assert.equal((await decide(id, 'admin@acme.test')).outcome, 'recorded');
+      hold = await stored(id);
+      assert.equal(hold.status, 'approved');
+      const approved = (await entries(id)).at(-1)!;
+      assert.deepEqual(approved.data.approvals_before, [edit!.seq]);
+      const body = await record(id);
+      assert.equal(body.status, 'approved', 'the evidence bears the approval out');
+      assert.deepEqual(body.decision.changed_arguments, { ...ARGS, amount: 3000 });
+    });
+
+    test('a passkey signs the changed action: a signature over the submitted one does not verify', async () => {
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const jwk = publicKey.export({ format: 'jwk' });
+      // COSE EC2 P-256 key: {1: 2, 3: -7, -1: 1, -2: x, -3: y}, CBOR by hand.
+      const x = Buffer.from(jwk.x!, 'base64url');
+      const y = Buffer.from(jwk.y!, 'base64url');
+      const cose = Buffer.concat([
+        Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]),
+        x,
+        Buffer.from([0x22, 0x58, 0x20]),
+        y,
+      ]);
+      const adminId = await memberId('admin@acme.test');
+      await insertPasskey(t.service.ctx.db, {
+        id: 'cred-ada',
+        workspaceId: workspace.id,
+        memberId: adminId,
+        publicKey: cose.toString('base64url'),
+        algorithm: -7,
+        counter: 0,
+        transports: [],
+        name: 'Ada laptop',
+        createdAt: t.clock.now(),
+        lastUsedAt: null,
+      });
+      const origin = new URL(t.url.replace('127.0.0.1', 'localhost')).origin;
+      let counter = 0;
+      const assertion = (challenge: string) => {
+        const clientData = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin }));
+        const sha = (data: Buffer | string) => createHash('sha256').update(data).digest();
+        const authenticatorData = Buffer.concat([
+          sha('localhost'),
+          Buffer.from([0x05]),
+          Buffer.from([0, 0, 0, ++counter]),
+        ]);
+        return {
+          id: 'cred-ada',
+          response: {
+            authenticatorData: authenticatorData.toString('base64url'),
+            clientDataJSON: clientData.toString('base64url'),
+            signature: sign(
+              'sha256',
+              Buffer.concat([authenticatorData, sha(clientData)]),
+              privateKey,
+            ).toString('base64url'),
+          },
+        };
+      };
+      const id = await submit('pay_signed');
+      const hold = await stored(id);
+      await assert.rejects(
+        decide(
+          id,
+          'admin@acme.test',
+          { amount: 100 },
+          { passkey: assertion(decisionChallenge(hold, 'approve')) },
+        ),
+        /challenge mismatch/,
+      );
+      await unchanged(id);
+      const edited = { ...hold, arguments: { ...ARGS, amount: 100 } };
+      const result = await decide(
+        id,
+        'admin@acme.test',
+        { amount: 100 },
+        { passkey: assertion(decisionChallenge(edited, 'approve')) },
+      );
+      assert.equal(result.outcome, 'recorded');
+      const approved = (await entries(id)).at(-1)!;
+      assert.equal(approved.data.passkey.credential_id, 'cred-ada');
+      assert.deepEqual(approved.data.changed_arguments, edited.arguments);
+    });
+
+    /** A held MCP call of `record`: its reference. */
+    async function heldCall(text: string) {
+      const client = new Client({ name: 'edit-test', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${t.url}/mcp/rec`), {
+          requestInit: { headers: { Authorization: `Bearer ${key}` } },
+        }),
+      );
+      clients.push(client);
+      const result = (await client.callTool({ name: 'record', arguments: { text } })) as {
+        content: { text?: string }[];
+      };
+      return JSON.parse(result.content[1]!.text!).service.reference as string;
+    }
+
+    test('a database writer who sets changed arguments gets nothing run: not as the evidence has it', async () => {
+      const id = await heldCall('pay 5 to DE-2');
+      await t.service.ctx.db.run('UPDATE holds SET changed_arguments = $1 WHERE id = $2', [
+        JSON.stringify({ text: 'pay 5000 to GB-ATTACKER' }),
+        id,
+      ]);
+      await decide(id, 'admin@acme.test');
+      await until('the call to be refused', async () => (await stored(id)).status === 'failed');
+      await t.settled();
+      assert.equal(
+        ((await stored(id)).execution!.outcome as { reason: string }).reason,
+        'call_not_as_submitted',
+      );
+      assert.deepEqual(
+        upstream.calls.filter((c) => /DE-2|ATTACKER/.test(String(c.arguments.text))),
+        [],
+      );
+    });
+
+    test('the MCP proxy runs the approved call with the changes', async () => {
+      const id = await heldCall('pay 900 to DE-1');
+      await decide(id, 'admin@acme.test', { text: 'pay 90 to DE-1' });
+      await until('the approved call to run', async () => (await stored(id)).status === 'executed');
+      await t.settled();
+      assert.deepEqual(
+        upstream.calls.filter((c) => String(c.arguments.text).endsWith('DE-1')),
+        [{ name: 'record', arguments: { text: 'pay 90 to DE-1' } }],
+      );
+      const executed = (await entries(id)).at(-1)!;
+      assert.equal(executed.type, 'hold.executed');
+      assert.equal(executed.data.arguments_sha256, hash({ text: 'pay 90 to DE-1' }));
+      const body = await record(id);
+      assert.deepEqual(
+        [body.arguments_changed, body.decision.changed_arguments],
+        [true, { text: 'pay 90 to DE-1' }],
+      );
+    });
+  });
+}
