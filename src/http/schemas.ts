@@ -84,10 +84,7 @@ const decisionSchema = z
           "`mcp_client`: decided by the requesting member in their own MCP client (the rule's `self_approval`).",
       }),
     decided_at: timestamp,
-    changed_arguments: z.record(z.string(), z.unknown()).nullable().meta({
-      description:
-        "Approved with changes (the rule's `editable`): the arguments to run, whole. Null: run them as submitted.",
-    }),
+    changed_arguments: z.record(z.string(), z.unknown()).nullable().describe('Changed: what to run.'),
   })
   .meta({ id: 'Decision' });
 
@@ -123,10 +120,7 @@ export const holdRecordSchema = z
       .enum(['live', 'test'])
       .meta({ description: 'From the prefix of the API key that submitted the hold.' }),
     approvals: z.object({ required: z.int().min(0), received: z.int().min(0) }),
-    arguments_changed: z.boolean().meta({
-      description:
-        'An approver changed the arguments (`decision.changed_arguments`); while pending, a later approver may change them again.',
-    }),
+    arguments_changed: z.boolean().describe('See decision.changed_arguments.'),
     decision: decisionSchema
       .nullable()
       .meta({ description: 'Null while pending, for auto_allowed and for expired holds.' }),
