@@ -247,6 +247,22 @@ describe('the command line helps', () => {
     const missing = await approvals(storage, ['export', '--workspace']);
     assert.match(missing.stderr, /^approvals: --workspace needs a value\n/);
   });
+
+  test('an unknown command is named, with the nearest one, before any storage is looked for', async () => {
+    const empty = await sqlite.create();
+    try {
+      const local = await approvals(empty, ['aply', '--workspace', 'acme']);
+      assert.equal(local.code, 2);
+      assert.match(local.stderr, /^approvals: unknown command: aply \(did you mean apply\?\)\n/);
+      const remote = await approvals(empty, ['exprot'], {
+        APPROVALS_URL: 'http://127.0.0.1:9',
+        APPROVALS_KEY: 'ak_test_x',
+      });
+      assert.match(remote.stderr, /^approvals: unknown command: exprot \(did you mean export\?\)\n/);
+    } finally {
+      await empty.drop();
+    }
+  });
 });
 
 test('`npm test` closes with the suites it skipped whole, and why', () => {

@@ -52,12 +52,15 @@ const REMOTE_COMMANDS: Record<string, RemoteCommand> = {
 
 /** Runs a command; null when it wrote its own output (a stream too long for one JSON object). */
 async function run(ctx: ServiceContext, words: string[], values: Values): Promise<Answer | null> {
+  return localCommand(words).run(ctx, words, values);
+}
+
+/** The command the words name; none is a usage error that names the nearest one. */
+function localCommand(words: string[]): LocalCommand {
   const command = commandOf(LOCAL_COMMANDS, words);
-  if (!command) {
-    const guess = nearest(words.slice(0, 2).join(' '), Object.keys(LOCAL_COMMANDS));
-    throw new UsageError(`unknown command: ${words.join(' ')}${guess ? ` (did you mean ${guess}?)` : ''}`);
-  }
-  return command.run(ctx, words, values);
+  if (command) return command;
+  const guess = nearest(words.slice(0, 2).join(' '), Object.keys(LOCAL_COMMANDS));
+  throw new UsageError(`unknown command: ${words.join(' ')}${guess ? ` (did you mean ${guess}?)` : ''}`);
 }
 
 /** The service to call instead of the database, when APPROVALS_URL (or --url) is set. */
@@ -120,6 +123,12 @@ function help(words: string[]): number {
   return 0;
 }
 
+function printVersion(): number {
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`approvals ${version}\n`);
+  return 0;
+}
+
 export async function main(argv: string[]): Promise<number> {
   let parsed: { values: Values; positionals: string[] };
   try {
@@ -129,11 +138,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(usageAnswer(optionError(error as Error), words));
     return 2;
   }
-  if (parsed.values.version) {
-    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-    process.stdout.write(`approvals ${version}\n`);
-    return 0;
-  }
+  if (parsed.values.version) return printVersion();
   if (parsed.values.help) return help(parsed.positionals);
   if (parsed.positionals[0] === 'help') return help(parsed.positionals.slice(1));
   if (parsed.positionals.length === 0) {
@@ -159,6 +164,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(parsed.values.json ? `${JSON.stringify({ checks })}\n` : `${text}\n`);
       return checks.some((check) => check.status === 'fail') ? 1 : 0;
     }
+    localCommand(parsed.positionals); // a typo is named before storage or a service is looked for
     const offline = parsed.positionals.join(' ') === 'verify' && parsed.values.export !== undefined;
     const remote = offline ? null : remoteOf(parsed.values);
     if (remote) {
