@@ -10,6 +10,7 @@ import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { canonicalJson } from '../packages/sdk/src/canonical-json.ts';
+import { ApprovalsClient } from '../packages/sdk/src/index.ts';
 import { receiptActionInput } from '../packages/sdk/src/receipt.ts';
 import type { Verdict } from '../src/domain/hold.ts';
 import { decideHold } from '../src/services/decide-hold.ts';
@@ -285,6 +286,30 @@ for (const backend of backends) {
       const approved = (await entries(id)).at(-1)!;
       assert.equal(approved.data.passkey.credential_id, 'cred-ada');
       assert.deepEqual(approved.data.changed_arguments, edited.arguments);
+    });
+
+    test('the TypeScript SDK returns the changed arguments as what to run, and says they changed', async () => {
+      const sdk = new ApprovalsClient({ apiKey: key, baseUrl: t.url });
+      const submitted = submission({ tool_name: 'pay', arguments: ARGS });
+      const waiting = sdk.hold(submitted);
+      const id = await until(
+        'the hold to be stored',
+        async () =>
+          (
+            await t.service.ctx.db.one<{ id: string }>('SELECT id FROM holds WHERE idempotency_key = $1', [
+              submitted.idempotency_key,
+            ])
+          )?.id,
+      );
+      await decide(id, 'ann@acme.test', { amount: 100 });
+      const result = await waiting;
+      assert.deepEqual([result.approved, result.changed], [true, true]);
+      assert.deepEqual(result.arguments, { ...ARGS, amount: 100 });
+      const read = await sdk.waitForDecision(id);
+      assert.deepEqual([read.changed, read.arguments], [true, { ...ARGS, amount: 100 }]);
+      // Approved as submitted: what to run is what was submitted.
+      const plain = await sdk.hold({ ...submission({ tool_name: 'pay', arguments: ARGS }), wait: false });
+      assert.deepEqual([plain.changed, plain.arguments], [false, ARGS]);
     });
 
     /** A held MCP call of `record`: its reference. */

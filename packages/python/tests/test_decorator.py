@@ -9,7 +9,7 @@ import uuid
 from typing import Any, List
 
 import _support
-from approvals import Client, NotApproved, call_arguments, requires_approval
+from approvals import Client, Decision, NotApproved, call_arguments, requires_approval
 
 
 def send_invoice(customer: str, amount: float, currency: str = "EUR", *items: str, **extra: Any) -> str:
@@ -39,6 +39,46 @@ class ArgumentMapping(unittest.TestCase):
             pay(datetime.date(2026, 1, 1))
         with self.assertRaises(TypeError):
             call_arguments(send_invoice, (), {})  # a required parameter is missing
+        self.assertEqual(calls, [])
+
+
+class ApprovedWithChanges(unittest.TestCase):
+    """An approver changed the call (a rule's ``editable``): it runs as changed, never as submitted."""
+
+    def client_answering(self, changed: Any) -> Client:
+        client = Client("http://127.0.0.1:9", "svc_test_x")
+        decision = Decision(
+            reference="svc_pa_1",
+            status="approved",
+            approved=True,
+            rejected=False,
+            reason=None,
+            verdict="approve",
+            channel="inbox",
+            decided_at="2026-11-29T00:00:00.000Z",
+            status_url="http://127.0.0.1:9/a/svc_pa_1",
+            changed=True,
+            arguments=changed,
+        )
+        client.hold = lambda **_: decision  # type: ignore[method-assign]
+        return client
+
+    def test_the_function_runs_with_the_changed_arguments(self) -> None:
+        changed = {"customer": "C-1", "amount": 90, "currency": "USD", "items": ["a"], "note": "y"}
+        pay = requires_approval(self.client_answering(changed), tool_name="send_invoice")(send_invoice)
+        self.assertEqual(pay("C-1", 120, "USD", "a", note="x"), "sent C-1 90 USD")
+
+    def test_a_hand_made_mapping_cannot_be_applied_back_so_nothing_runs(self) -> None:
+        calls: List[int] = []
+
+        @requires_approval(
+            self.client_answering({"total": 1}), tool_name="send_invoice", arguments=lambda amount: {"total": amount}
+        )
+        def pay(amount: int) -> None:
+            calls.append(amount)
+
+        with self.assertRaisesRegex(NotApproved, "approved with changes"):
+            pay(5)
         self.assertEqual(calls, [])
 
 

@@ -46,6 +46,13 @@ export interface HoldResult {
   rejected: boolean;
   /** Null while pending, for allowed and for expired holds. */
   decision: Decision | null;
+  /** An approver changed the arguments before approving: run `arguments`, not what you submitted. */
+  changed: boolean;
+  /**
+   * What to run: the arguments an approver changed, else (from `hold()`) those submitted. Null when
+   * the SDK does not know them: `waitForDecision` of a hold nobody changed.
+   */
+  arguments: Record<string, unknown> | null;
   /** The full record when the SDK read one; null when the submission's answer said everything. */
   record: HoldRecord | null;
   /** The signed receipt of an approved or allowed hold, for the system that performs it (`verifyReceipt`). */
@@ -101,6 +108,7 @@ export class ApprovalsClient {
       );
     }
     const created = await this.#call<HoldCreated>('POST', '/api/v1/holds', submission, signal);
+    const submitted = submission.arguments ?? {};
     const { id, status, status_url: statusUrl } = created.body;
     const replayed = created.replayed;
     if (status === 'allowed') {
@@ -111,13 +119,17 @@ export class ApprovalsClient {
         approved: true,
         rejected: false,
         decision: null,
+        changed: false,
+        arguments: submitted,
         record: null,
         receipt: created.body.receipt ?? null,
         replayed,
       };
     }
-    if (status === 'pending' && wait)
-      return { ...(await this.waitForDecision(id, { timeoutMs, signal })), statusUrl, replayed };
+    if (status === 'pending' && wait) {
+      const result = await this.waitForDecision(id, { timeoutMs, signal });
+      return { ...result, arguments: result.arguments ?? submitted, statusUrl, replayed };
+    }
     if (status === 'pending' && !replayed) {
       return {
         id,
@@ -126,13 +138,15 @@ export class ApprovalsClient {
         approved: false,
         rejected: false,
         decision: null,
+        changed: false,
+        arguments: submitted,
         record: null,
         receipt: null,
         replayed,
       };
     }
     // A denial's reason is in the record; a replayed pending hold may have been decided since.
-    return { ...resultOf(await this.#read(id, signal), statusUrl), replayed };
+    return { ...resultOf(await this.#read(id, signal), statusUrl, submitted), replayed };
   }
 
   /** Reads a hold once. */
@@ -234,7 +248,11 @@ export class ApprovalsClient {
   }
 }
 
-function resultOf(record: HoldRecord, statusUrl: string): HoldResult {
+function resultOf(
+  record: HoldRecord,
+  statusUrl: string,
+  submitted: Record<string, unknown> | null = null,
+): HoldResult {
   return {
     id: record.id,
     status: record.status,
@@ -242,6 +260,8 @@ function resultOf(record: HoldRecord, statusUrl: string): HoldResult {
     approved: record.status === 'auto_allowed' || record.decision?.verdict === 'approve',
     rejected: record.decision?.verdict === 'reject',
     decision: record.decision,
+    changed: record.arguments_changed === true,
+    arguments: record.decision?.changed_arguments ?? submitted,
     record,
     receipt: record.receipt ?? null,
     replayed: false,

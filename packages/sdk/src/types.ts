@@ -37,6 +37,11 @@ export interface Decision {
   reason: string | null;
   channel: DecisionChannel;
   decided_at: string;
+  /**
+   * Approved with changes (the rule's `editable`): the arguments to run, whole. Null (or absent, from
+   * a service before it): run them as submitted.
+   */
+  changed_arguments?: Record<string, unknown> | null;
 }
 
 /** The answer of GET /api/v1/holds/:id and of POST /api/v1/holds/:id/wait. */
@@ -52,6 +57,8 @@ export interface HoldRecord {
   agent_identity: { id: string; label: string | null };
   environment: 'live' | 'test';
   approvals: { required: number; received: number };
+  /** An approver changed the arguments: run `decision.changed_arguments`. */
+  arguments_changed?: boolean;
   decision: Decision | null;
   /** Approved or allowed holds (and their executions): the signed receipt (`verifyReceipt`). */
   receipt?: string;

@@ -69,6 +69,11 @@ class Decision:
     #: The signed receipt of an approved or allowed hold, for the system that performs the action
     #: (``verify_receipt``); None otherwise.
     receipt: Optional[str] = None
+    #: An approver changed the arguments before approving (a rule's ``editable``): run ``arguments``.
+    changed: bool = False
+    #: What to run: the changed arguments, else (from ``hold``) those submitted; None from ``wait`` or
+    #: ``get_hold`` of a hold nobody changed.
+    arguments: Optional[Dict[str, Any]] = None
 
     @property
     def id(self) -> str:
@@ -160,18 +165,25 @@ class Client:
             raise ApprovalsError("The answer to a submission has no hold reference; is base_url right?")
         status_url = created.get("status_url") or self._status_url(reference)
         status = created.get("status")
+        submitted = arguments if arguments is not None else {}
         if status == "allowed":
             return _undecided(
-                reference, "auto_allowed", status_url, replayed, idempotency_key, True, created.get("receipt")
+                reference, "auto_allowed", status_url, replayed, idempotency_key, submitted, True, created.get("receipt")
             )
         if status == "pending" and wait_seconds is not None:
             decided = self.wait(reference, timeout=wait_seconds)
         elif status == "pending" and not replayed:
-            return _undecided(reference, "pending", status_url, False, idempotency_key)
+            return _undecided(reference, "pending", status_url, False, idempotency_key, submitted)
         else:
             # A denial's reason is in the record; a replayed pending hold may have been decided since.
             decided = self.get_hold(reference)
-        return replace(decided, status_url=status_url, replayed=replayed, idempotency_key=idempotency_key)
+        return replace(
+            decided,
+            status_url=status_url,
+            replayed=replayed,
+            idempotency_key=idempotency_key,
+            arguments=decided.arguments if decided.arguments is not None else submitted,
+        )
 
     def get_hold(self, reference: str) -> Decision:
         """Reads a hold once."""
@@ -285,6 +297,8 @@ def _decision(record: Dict[str, Any], status_url: str) -> Decision:
         status_url=status_url,
         record=record,
         receipt=record.get("receipt"),
+        changed=record.get("arguments_changed") is True,
+        arguments=decision.get("changed_arguments") if decision else None,
     )
 
 
@@ -294,6 +308,7 @@ def _undecided(
     status_url: str,
     replayed: bool,
     idempotency_key: str,
+    submitted: Dict[str, Any],
     approved: bool = False,
     receipt: Optional[str] = None,
 ) -> Decision:
@@ -311,6 +326,7 @@ def _undecided(
         replayed=replayed,
         idempotency_key=idempotency_key,
         receipt=receipt,
+        arguments=submitted,
     )
 
 

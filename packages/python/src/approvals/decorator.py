@@ -45,6 +45,23 @@ def call_arguments(function: Callable[..., Any], args: tuple, kwargs: Dict[str, 
     return mapped
 
 
+def _call_with_changes(
+    function: Callable[..., Any], args: tuple, kwargs: Dict[str, Any], changed: Dict[str, Any]
+) -> Any:
+    """Calls the function with the approver's changes put back where ``call_arguments`` took them."""
+    bound = inspect.signature(function).bind(*args, **kwargs)
+    bound.apply_defaults()
+    for name, value in list(bound.arguments.items()):
+        kind = bound.signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            bound.arguments[name] = tuple(changed.get(name, list(value)))
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            bound.arguments[name] = {key: changed.get(key, item) for key, item in value.items()}
+        else:
+            bound.arguments[name] = changed.get(name, value)
+    return function(*bound.args, **bound.kwargs)
+
+
 def requires_approval(
     client: Client,
     tool_name: str,
@@ -61,7 +78,9 @@ def requires_approval(
     or pass ``arguments=lambda *a, **kw: {...}`` to choose what the approver sees), waits up to
     ``timeout`` seconds for the decision, and runs the function only when it is approved (by a rule
     or by the people required). Otherwise it raises ``NotApproved``, whose ``decision`` says why:
-    rejected (``decision.reason``), expired, or still pending when the wait ran out.
+    rejected (``decision.reason``), expired, or still pending when the wait ran out. Approved with
+    changes (a rule's ``editable``), the function runs with the changed arguments; with your own
+    ``arguments=`` mapping, which cannot be applied back, it raises ``NotApproved`` instead.
 
     ``agent_identity`` defaults to the client's, else to the function's module and name.
     Each call is a new logical action with a new idempotency key (retries inside one call reuse
@@ -92,6 +111,11 @@ def requires_approval(
             wrapper.last_decision = decision  # type: ignore[attr-defined]
             if not decision.approved:
                 raise NotApproved(decision)
+            if decision.changed:
+                # The approver changed the call: it runs as changed, or (mapped by hand) not at all.
+                if arguments or decision.arguments is None:
+                    raise NotApproved(decision)
+                return _call_with_changes(function, args, kwargs, decision.arguments)
             return function(*args, **kwargs)
 
         wrapper.last_decision = None  # type: ignore[attr-defined]

@@ -125,6 +125,8 @@ class NotApproved(ApprovalsError):
             why = "rejected" + (": " + decision.reason if decision.reason else "")
         elif decision.status == "pending":
             why = "no decision within the wait (still pending)"
+        elif decision.approved and decision.changed:
+            why = "approved with changes that arguments= cannot apply back: run decision.arguments yourself"
         else:
             why = decision.status
         super().__init__("Hold %s was not approved (%s); see %s" % (decision.reference, why, decision.status_url))
