@@ -303,7 +303,7 @@ for (const backend of backends) {
         approvals(storage, ['evidence', 'export', '--workspace', workspace.slug]),
       ]);
       assert.equal(exported.code, 0, exported.stderr);
-      const config = JSON.parse(exported.stdout);
+      const { config } = JSON.parse(exported.stdout);
       assert.deepEqual(config.mcp_servers, [{ slug: 'rec', name: 'Recorder', url: recorder.url }]);
       assert.deepEqual(config.webhook, { url: hook.url });
       assertNoSecret(exported.stdout + exported.stderr, secrets, 'approvals export --json');

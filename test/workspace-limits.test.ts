@@ -214,7 +214,9 @@ for (const backend of backends) {
       assert.equal((await read(t, key)).headers.get('ratelimit-limit'), '120');
       // Nor does `export` (what an admin gets back to edit and re-apply) carry them.
       json(await limits(workspace.slug, '--v1', '5000'));
-      const exported = json(await approvals(storage, ['export', '--workspace', workspace.slug, '--json']));
+      const exported = json(
+        await approvals(storage, ['export', '--workspace', workspace.slug, '--json']),
+      ).config;
       assert.equal('limits' in exported, false);
       assert.equal(JSON.stringify(exported).includes('5000'), false);
     });

@@ -110,9 +110,16 @@ export const COMMANDS: CommandHelp[] = [
     example: 'approvals verify --export evidence.jsonl --key signing-key.pem',
   },
   {
-    usage: 'simulate --workspace <slug> -f <draft.yaml> [--since 30d]',
+    usage:
+      'simulate --workspace <slug> -f <draft.yaml> [--since 30d] [--format text|markdown] [--fail-on-change]',
     about: 'Replays past holds against a draft workspace file and reports what would change.' + REMOTE,
-    options: { ...WORKSPACE, '-f, --file <file>': 'the draft', '--since <30d>': 'how far back (d, h or m)' },
+    options: {
+      ...WORKSPACE,
+      '-f, --file <file>': 'the draft',
+      '--since <30d>': 'how far back (d, h or m)',
+      '--format markdown': 'the report as Markdown, for a pull-request comment',
+      '--fail-on-change': 'exit code 5 when any call would be decided differently',
+    },
     example: 'approvals simulate --workspace acme -f draft.yaml --since 7d',
   },
   {

@@ -168,9 +168,9 @@ export async function main(argv: string[]): Promise<number> {
     const offline = parsed.positionals.join(' ') === 'verify' && parsed.values.export !== undefined;
     const remote = offline ? null : remoteOf(parsed.values);
     if (remote) {
-      const [result, text] = await runRemote(remote, parsed.positionals, parsed.values);
+      const [result, text, exitCode = 0] = await runRemote(remote, parsed.positionals, parsed.values);
       process.stdout.write(parsed.values.json ? `${JSON.stringify(result)}\n` : `${text}\n`);
-      return 0;
+      return exitCode;
     }
     // A DATA_DIR that is not the service's would otherwise get an empty database of its own, and every
     // command would answer "not found" about it.
@@ -190,7 +190,7 @@ export async function main(argv: string[]): Promise<number> {
       : await run(ctx!, parsed.positionals, parsed.values);
     if (answer)
       process.stdout.write(parsed.values.json ? `${JSON.stringify(answer[0])}\n` : `${answer[1]}\n`);
-    return 0;
+    return answer?.[2] ?? 0;
   } catch (error) {
     if (error instanceof ChainInvalid) {
       if (parsed.values.json) process.stdout.write(`${JSON.stringify(error.result)}\n`);

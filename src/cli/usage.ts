@@ -44,14 +44,16 @@ export const options = {
   limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
+  format: { type: 'string' },
+  'fail-on-change': { type: 'boolean' },
 } as const;
 
 export type Values = ReturnType<
   typeof parseArgs<{ options: typeof options; allowPositionals: true }>
 >['values'];
 
-/** A command's answer: the JSON printed with --json, and the text printed otherwise. */
-export type Answer = [object, string];
+/** A command's answer: the JSON printed with --json, the text printed otherwise, and its exit code (0). */
+export type Answer = [result: object, text: string, exitCode?: number];
 
 export function required(values: Values, name: keyof Values): string {
   const value = values[name];

@@ -1,11 +1,11 @@
 /** `apply`, `export` and `simulate`: a workspace's configuration, in the database or through the API. */
 import { stringify } from 'yaml';
 import { applyConfig, currentConfigVersion, exportConfig, parseConfig } from '../../services/apply-config.ts';
-import { followUpsText, type SimulationReport, simulatePolicy } from '../../services/simulate-policy.ts';
-import { describeTypeMismatch } from '../../domain/rules.ts';
+import { type SimulationReport, simulatePolicy } from '../../services/simulate-policy.ts';
 import { callService } from '../remote.ts';
 import { type Answer, duration, readText, required, UsageError, type Values } from '../usage.ts';
 import type { LocalCommand, RemoteCommand } from './command.ts';
+import { simulationAnswer } from './simulate-report.ts';
 import { workspaceNamed } from './workspace.ts';
 
 function expectVersionOf(values: Values): number | undefined {
@@ -29,35 +29,12 @@ function applied(
   return [result, text + secret];
 }
 
+/** The file as YAML after a comment naming its version; with --json, the version beside the file. */
 function exported(config: object, version: number, where: string): Answer {
   return [
-    config,
+    { workspace: where, version, config },
     `# ${where}, configuration version ${version}: \`approvals apply --expect-version ${version}\` applies this file only if nothing changed since.\n${stringify(config).trimEnd()}`,
   ];
-}
-
-function describeSimulation(report: SimulationReport): string {
-  const lines = [
-    `Replayed ${report.holds} holds from ${report.period.from} to ${report.period.to}` +
-      ` (${report.rules.current} rules now, ${report.rules.draft} in the draft).`,
-    `${report.changed} would be decided differently, ${report.unchanged} the same.`,
-    ...report.transitions.map((t) => `  ${t.from} -> ${t.to}: ${t.count}`),
-  ];
-  const pending = report.pending.reduce((sum, p) => sum + p.holds, 0);
-  if (pending > 0) lines.push(`The draft makes ${pending} of them pending:`);
-  for (const p of report.pending) lines.push(`  ${p.rule}: ${p.holds}; ${followUpsText(p)}`);
-  if (report.examples.length > 0) lines.push('Examples:');
-  for (const e of report.examples) {
-    const side = (d: typeof e.actual, notes: string[] = []) =>
-      `${d.effect}${d.effect === 'approval' ? ` x${d.approvals_required}, ${d.timeout_minutes} min` : ''} (${[d.rule, ...notes].join('; ')})`;
-    const mismatches = e.draft.type_mismatches.map(describeTypeMismatch);
-    // The follow-ups of a hold the draft makes pending, when it has any.
-    const followUps = e.draft.remind || e.draft.escalate.length > 0 ? `; ${followUpsText(e.draft)}` : '';
-    lines.push(
-      `  ${e.id} ${e.created_at} ${e.connection}/${e.tool_name} by ${e.agent}: ${side(e.actual)} -> ${side(e.draft, mismatches)}${followUps}`,
-    );
-  }
-  return lines.join('\n');
 }
 
 export const configCommands: Record<string, LocalCommand> = {
@@ -90,7 +67,7 @@ export const configCommands: Record<string, LocalCommand> = {
       const report = await simulatePolicy(ctx, workspace, draft, {
         sinceMs: duration(values.since ?? '30d'),
       });
-      return [report, describeSimulation(report)];
+      return simulationAnswer(report, values);
     },
   },
 };
@@ -130,7 +107,7 @@ export const remoteConfigCommands: Record<string, RemoteCommand> = {
         body: draft,
         headers: { 'Content-Type': 'application/yaml' },
       });
-      return [body as SimulationReport, describeSimulation(body as SimulationReport)];
+      return simulationAnswer(body as SimulationReport, values);
     },
   },
 };
