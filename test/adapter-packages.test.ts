@@ -7,23 +7,29 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { NODE, ROOT } from './support/cli.ts';
+import { ROOT } from './support/cli.ts';
+import { SYSTEM_NODE } from './support/readme-example.ts';
 
 const run = promisify(execFile);
-/** The machine's own Node.js (v20 here), as most users' would be, else the project's. */
-const SYSTEM_NODE = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => existsSync(path)) ?? NODE;
 
-/** A client that answers every hold with `status`, recording what it was asked. */
+/**
+ * A client whose holds are pending until waited for, then `status`; it records what it was asked and,
+ * in `events`, the order of submissions, waits and onHold calls.
+ */
 const FAKE_CLIENT = `
 const asked = [];
-const client = (status) => ({
+const events = [];
+const onHold = (hold) => events.push('onHold ' + hold.status);
+const client = (decided) => ({
   async hold(request) {
     asked.push(request);
+    events.push(request.wait === false ? 'submit' : 'wait');
+    const status = request.wait === false ? 'pending' : decided;
     return { id: 'svc_pa_' + 'x'.repeat(22), status, statusUrl: 'https://approvals.example/a/x', replayed: false,
       approved: status === 'approved', rejected: status === 'rejected', decision: status === 'rejected' ? { reason: 'No.' } : null };
   },
@@ -35,10 +41,10 @@ const CONSUMERS: Record<string, string> = {
 import { withApprovals, ApprovalRefusedError } from '@approvals/ai-sdk';
 const tools = { send_invoice: { inputSchema: {}, execute: async (input) => 'sent ' + input.amount } };
 const options = { toolCallId: 'call_1', messages: [] };
-const approved = await withApprovals(tools, { client: client('approved'), agent: { id: 'bot' } }).send_invoice.execute({ amount: 5 }, options);
+const approved = await withApprovals(tools, { client: client('approved'), agent: { id: 'bot' }, onHold }).send_invoice.execute({ amount: 5 }, options);
 const refused = await withApprovals(tools, { client: client('rejected'), agent: { id: 'bot' } }).send_invoice
   .execute({ amount: 5 }, options).catch((error) => error instanceof ApprovalRefusedError && error.message);
-console.log(JSON.stringify({ approved, refused, key: asked[0].idempotency_key, args: asked[0].arguments }));
+console.log(JSON.stringify({ approved, refused, key: asked[0].idempotency_key, args: asked[0].arguments, events: events.slice(0, 3) }));
 `,
   'openai-agents': `${FAKE_CLIENT}
 import { runWithApprovals } from '@approvals/openai-agents';
@@ -48,8 +54,8 @@ let turns = 0;
 const runner = { run: async () => turns++ === 0
   ? { interruptions: [item], state: { approve: () => answers.push('approve'), reject: (_, o) => answers.push('reject: ' + o.message) } }
   : { interruptions: [], finalOutput: 'done' } };
-const { result, holds } = await runWithApprovals(runner, {}, 'Send it', { client: client('approved'), agentIdentity: { id: 'bot' } });
-console.log(JSON.stringify({ approved: result.finalOutput, answers, key: asked[0].idempotency_key, args: asked[0].arguments, holds: holds.length }));
+const { result, holds } = await runWithApprovals(runner, {}, 'Send it', { client: client('approved'), agentIdentity: { id: 'bot' }, onHold });
+console.log(JSON.stringify({ approved: result.finalOutput, answers, key: asked[0].idempotency_key, args: asked[0].arguments, holds: holds.length, events }));
 `,
 };
 
@@ -110,6 +116,8 @@ describe('the adapter packages', () => {
       const seen = JSON.parse(stdout);
       assert.equal(seen.key, `${name}:bot:call_1`);
       assert.deepEqual(seen.args, { amount: 5 });
+      // Both adapters report a hold at the same moment: once submitted, before the wait.
+      assert.deepEqual(seen.events, ['submit', 'onHold pending', 'wait']);
       if (name === 'ai-sdk') {
         assert.equal(seen.approved, 'sent 5');
         assert.match(seen.refused, /send_invoice was not approved \(rejected\): No\./);
@@ -118,6 +126,11 @@ describe('the adapter packages', () => {
         assert.deepEqual(seen.answers, ['approve']);
         assert.equal(seen.holds, 1);
       }
+      // What it needs is said where npm enforces it and where users read it; the settings are the CLI's.
+      assert.equal(manifest.engines?.node, '>=18.17');
+      const readme = readFileSync(join(ROOT, 'packages', name, 'README.md'), 'utf8');
+      assert.match(readme, /Node\.js 18\.17 or later/);
+      assert.doesNotMatch(readme, /APPROVALS_API_KEY|:3000/);
     });
   }
 });

@@ -1,12 +1,11 @@
 /**
- * The OpenAI Agents adapter's README example, run as written (issue 24, part 4): the packages' names
- * pointed at this checkout, and a scripted model set as the default model provider before it runs (no
- * network, no OpenAI key). The admin approves the hold it waits on; the example prints what the README
+ * The OpenAI Agents adapter's README example, run as written (issue 24, part 4; issue 42: on the
+ * system's Node.js, in a default `npm init -y` project, see support/readme-example.ts), with a
+ * scripted model set as the default model provider before it runs (no network, no OpenAI key). The admin approves the hold it waits on; the example prints what the README
  * says it prints.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { stripTypeScriptTypes } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import { sqlite } from './support/backends.ts';
 import { runApprovedExample } from './support/readme-example.ts';
@@ -17,8 +16,7 @@ const WORKSPACE = /```yaml\n([\s\S]*?)```/;
 function example(): { workspace: string; script: string } {
   const readme = readFileSync(new URL('../packages/openai-agents/README.md', import.meta.url), 'utf8');
   const workspace = WORKSPACE.exec(readme)![1]!;
-  const code = readme.split('```ts\n')[1]!.split('```')[0]!;
-  const resolved = (specifier: string) => import.meta.resolve(specifier);
+  const code = readme.split('```js\n')[1]!.split('```')[0]!;
   // Stands in for OpenAI: asks for send_invoice once, then repeats what the tool answered.
   const scriptedModel = `
 import { setDefaultModelProvider, setTracingDisabled, Usage } from '@openai/agents';
@@ -35,14 +33,7 @@ setDefaultModelProvider({ getModel: () => ({
   getStreamedResponse() { throw new Error('not streamed'); },
 }) });
 `;
-  const script = stripTypeScriptTypes(scriptedModel + code)
-    .replaceAll("from '@openai/agents'", `from '${resolved('@openai/agents')}'`)
-    .replace("from '@approvals/sdk'", `from '${resolved('../packages/sdk/src/index.ts')}'`)
-    .replace(
-      "from '@approvals/openai-agents'",
-      `from '${resolved('../packages/openai-agents/src/index.ts')}'`,
-    )
-    .replace("from 'zod'", `from '${resolved('zod')}'`);
+  const script = scriptedModel + code;
   return { workspace, script };
 }
 
@@ -59,7 +50,7 @@ describe("the OpenAI Agents adapter's README", () => {
     const { out, holdId } = await runApprovedExample(
       t,
       script,
-      { APPROVALS_URL: t.url, APPROVALS_API_KEY: key, OPENAI_API_KEY: '' },
+      { APPROVALS_URL: t.url, APPROVALS_KEY: key, OPENAI_API_KEY: '' },
       (pid) => `openai-agents:billing-bot:call_readme_${pid}`,
     );
     assert.match(out, new RegExp(`Waiting for approval: ${t.url}/a/${holdId}`));

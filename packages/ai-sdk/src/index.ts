@@ -48,8 +48,8 @@ export interface ApprovalOptions {
    * same hold. Override when your provider's tool call ids are not unique across conversations.
    */
   idempotencyKey?: (call: { toolName: string; toolCallId: string }) => string;
-  /** Called with each hold once it is decided or the wait ends: to log it, or post its status URL. */
-  onHold?: (hold: HoldOutcome, call: { toolName: string; toolCallId: string }) => void;
+  /** Called once a hold is submitted, before waiting for it: e.g. to post `hold.statusUrl`. */
+  onHold?: (hold: HoldOutcome, call: { toolName: string; toolCallId: string }) => void | Promise<void>;
 }
 
 /** A tool call the service did not approve: rejected, denied by a rule, expired, or still pending. */
@@ -77,24 +77,28 @@ const argumentsOf = (input: unknown): Record<string, unknown> =>
     ? (input as Record<string, unknown>)
     : { input };
 
-/** One hold for one tool call, waited for. The call's id keeps a retried step on the same hold. */
+/**
+ * One hold for one tool call: submitted without waiting (so `onHold` sees it pending, as the Agents
+ * adapter's does), then waited for. The call's id keeps a retried step on the same hold.
+ */
 async function holdFor(
   options: ApprovalOptions,
   call: { toolName: string; toolCallId: string; input: unknown },
   signal?: AbortSignal,
 ): Promise<HoldOutcome> {
-  const hold = await options.client.hold({
+  const request = {
     tool_name: options.toolName?.(call.toolName) ?? call.toolName,
     arguments: argumentsOf(call.input),
     agent_identity: options.agent,
     context: { ...options.context, tool_call_id: call.toolCallId },
     idempotency_key: options.idempotencyKey?.(call) ?? `ai-sdk:${options.agent.id}:${call.toolCallId}`,
-    wait: true,
-    timeoutMs: options.timeoutMs,
     signal,
-  });
-  options.onHold?.(hold, call);
-  return hold;
+  };
+  const submitted = await options.client.hold({ ...request, wait: false });
+  await options.onHold?.(submitted, call);
+  // The same key again: the service answers with the same hold, and the client waits for its decision.
+  if (submitted.status !== 'pending') return submitted;
+  return options.client.hold({ ...request, wait: true, timeoutMs: options.timeoutMs });
 }
 
 const isAsyncGeneratorFunction = (fn: unknown) =>
