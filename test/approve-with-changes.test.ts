@@ -20,6 +20,7 @@ import { findHold } from '../src/store/holds.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
 import { insertPasskey } from '../src/store/passkeys.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
+import { appClient, unescapeHtml } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { freePort, type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
@@ -60,6 +61,7 @@ for (const backend of backends) {
     let workspace: Workspace;
     let key: string;
     const clients: Client[] = [];
+    const app = appClient(() => t);
 
     before(async () => {
       upstream = await startRecordingUpstream();
@@ -204,6 +206,12 @@ for (const backend of backends) {
       assert.equal(edit!.type, 'hold.approval_recorded');
       assert.deepEqual(edit!.data.superseded_approvals, [first!.seq]);
       assert.deepEqual(edit!.data.approvals, { required: 2, received: 1 });
+      // The next approver sees what they approve: the change beside what was submitted.
+      const page = await app.get(await app.signIn(workspace, 'admin@acme.test'), `/app/holds/${id}`);
+      assert.match(
+        unescapeHtml(page.text),
+        /Changed by an approver[\s\S]*amount<\/code>:\s*3000\s*<span class="muted">\(submitted: 4000\)/,
+      );
       // Ada's approval was of the call before: she may approve the changed one, which completes it.
       assert.equal((await decide(id, 'admin@acme.test')).outcome, 'recorded');
       hold = await stored(id);
@@ -310,6 +318,58 @@ for (const backend of backends) {
       // Approved as submitted: what to run is what was submitted.
       const plain = await sdk.hold({ ...submission({ tool_name: 'pay', arguments: ARGS }), wait: false });
       assert.deepEqual([plain.changed, plain.arguments], [false, ARGS]);
+    });
+
+    test('the app: the hold page offers the editable arguments only, filled; the form approves with changes', async () => {
+      const id = await submit('pay');
+      const ann = await app.signIn(workspace, 'ann@acme.test');
+      const page = await app.get(ann, `/app/holds/${id}`);
+      assert.match(page.text, /Approve with changes/);
+      assert.match(page.text, /name="change\.amount"\s+value="4000"/);
+      assert.match(page.text, /name="change\.memo"\s+value="Invoice 7"/);
+      assert.doesNotMatch(page.text, /name="change\.iban"/);
+      const decide = (session: typeof ann, fields: Record<string, string>) =>
+        app.post(session, `/app/holds/${id}/decide`, {
+          verdict: 'approve_changed',
+          back: '/app/inbox',
+          ...fields,
+        });
+      // A number that is not one, and an argument the rule does not name: refused, nothing changes.
+      const wrong = await decide(ann, { 'change.amount': 'lots', 'change.memo': 'x' });
+      assert.equal(wrong.status, 422);
+      assert.match(unescapeHtml(wrong.text), /amount must be a number/);
+      assert.equal(
+        (await decide(ann, { 'change.iban': 'GB00' })).status,
+        303,
+        'a box it does not offer is ignored',
+      );
+      // That approved as submitted: a new hold for the rest.
+      assert.equal((await record(id)).arguments_changed, false);
+      const next = await submit('pay');
+      const decideNext = (session: typeof ann, fields: Record<string, string>) =>
+        app.post(session, `/app/holds/${next}/decide`, {
+          verdict: 'approve_changed',
+          back: '/app/inbox',
+          ...fields,
+        });
+      // A viewer, and an admin of another workspace, cannot.
+      const vic = await app.signIn(workspace, 'vic@acme.test');
+      assert.equal((await decideNext(vic, { 'change.amount': '1' })).status, 403);
+      const other = await t.workspace();
+      const outsider = await app.signIn(other.workspace, 'admin@acme.test');
+      assert.equal((await decideNext(outsider, { 'change.amount': '1' })).status, 404);
+      await unchanged(next);
+      const over = await decideNext(ann, { 'change.amount': '9000' });
+      assert.equal(over.status, 422);
+      assert.match(unescapeHtml(over.text), /no longer matches the rule "Payments"/);
+      await unchanged(next);
+      const done = await decideNext(ann, { 'change.amount': '1200', 'change.memo': 'Invoice 7, part 1' });
+      assert.equal(done.status, 303);
+      assert.deepEqual((await record(next)).decision.changed_arguments, {
+        ...ARGS,
+        amount: 1200,
+        memo: 'Invoice 7, part 1',
+      });
     });
 
     /** A held MCP call of `record`: its reference. */

@@ -9,6 +9,7 @@ import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { claimsOf } from '../../services/claims.ts';
 import { decideHold } from '../../services/decide-hold.ts';
+import { editableOf } from '../../services/decision-changes.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { followUpLog } from '../../services/follow-up-log.ts';
 import { delegatedFor, fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
@@ -22,6 +23,7 @@ import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import { blockerInWords } from '../views/four-eyes.ts';
 import { holdPanelView } from '../views/hold-panel.ts';
+import { readChanges } from '../forms/changes.ts';
 import { DECISION_NOTICES, deskView, holdPageView, leftInWords, notDecidedView } from '../views/inbox.ts';
 import { inboxActions } from './inbox-actions.ts';
 import { inboxNoticeText } from '../views/bulk-confirm.ts';
@@ -31,7 +33,8 @@ import { filtersOf, inboxHref, parseInboxUrl, withQuery } from './inbox-url.ts';
 
 /** The decision form: where to return is a path of the app (anything else returns to the inbox). */
 const DecideForm = z.object({
-  verdict: z.enum(['approve', 'reject']),
+  // `approve_changed`: Approve with changes, the boxes `change.<path>` read (forms/changes.ts).
+  verdict: z.enum(['approve', 'approve_changed', 'reject']),
   comment: z.string(),
   back: z.string().transform((value) => appPath(value) ?? '/app/inbox'),
   next: z.string().transform((value) => (HOLD_REFERENCE_PATTERN.test(value) ? value : null)),
@@ -65,6 +68,7 @@ async function panelOf(
   const delegation = delegated.get(hold.id) ?? null;
   const passkey = await passkeyPrompt(ctx, hold, session.member);
   const claim = claims.get(hold.id) ?? null;
+  const editable = await editableOf(ctx.db, hold);
   return {
     title: hold.toolName,
     view: holdPanelView({
@@ -78,6 +82,7 @@ async function panelOf(
       next,
       passkey,
       claim,
+      editable,
     }),
   };
 }
@@ -217,11 +222,23 @@ async function decide(
   if (!HOLD_REFERENCE_PATTERN.test(holdId) || !form.success)
     return refuse(400, 'Not understood', 'Choose approve or reject.');
   if (session.member.role === 'viewer') return refuse(403, 'Not allowed', 'Viewers do not decide.');
-  const { verdict, comment, back, next } = form.data;
+  const { comment, back, next } = form.data;
+  const verdict = form.data.verdict === 'reject' ? 'reject' : 'approve';
+  let changes: Record<string, unknown> | undefined;
   // The page offered no Approve for a hold it cannot show whole; a form sent anyway is refused.
   if (verdict === 'approve') {
     const shown = await orNull(getHold(ctx, session.workspace.id, holdId));
     if (shown && !holdArguments(shown).complete) return refuse(422, 'Not decided', TOO_LARGE_TO_APPROVE);
+    if (shown && form.data.verdict === 'approve_changed') {
+      const read = readChanges(
+        body,
+        shown.changedArguments ?? shown.arguments,
+        await editableOf(ctx.db, shown),
+      );
+      const wrong = Object.entries(read.errors).map(([path, error]) => `${path} ${error}`);
+      if (wrong.length > 0) return refuse(422, 'Not decided', `Changes: ${wrong.join('; ')}.`);
+      changes = read.changes;
+    }
   }
   let result;
   try {
@@ -233,6 +250,7 @@ async function decide(
       comment,
       channel: 'inbox',
       passkey: field(body, 'passkey') || null,
+      changes,
     });
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;

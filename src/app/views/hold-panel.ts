@@ -16,6 +16,7 @@ import type { AppSession } from '../../services/sign-in.ts';
 import { passkeyField } from './passkey.ts';
 import { type Html, html, time, when } from '../html.ts';
 import { approveWithheld, holdArguments, holdFacts } from './hold.ts';
+import { changeBoxes, changedView } from './changes.ts';
 import { conditionsView } from './conditions.ts';
 import { followUpsView } from './follow-ups.ts';
 import { csrfField } from './form-fields.ts';
@@ -37,6 +38,8 @@ export interface HoldPanel {
   passkey?: PasskeyPrompt | null;
   /** Who said "I'm on it" for this hold, and until when. */
   claim?: ClaimShown | null;
+  /** The arguments its rule lets an approver change (docs/rules.md, "Approve with changes"). */
+  editable?: readonly string[];
 }
 
 /** About a line of text: what the decision bar shows of the arguments when no amount or payee is named. */
@@ -52,13 +55,18 @@ const statusBadge = (hold: Hold) =>
   html`<span class="status ${hold.status}">${hold.status.replace('_', ' ')}</span>`;
 
 /** `whole`: every argument is on the page in full; otherwise no Approve (views/hold.ts, approveWithheld). */
-function decisionForm({ hold, session, back, next, delegation, passkey }: HoldPanel, whole: boolean): Html {
+function decisionForm(
+  { hold, session, back, next, delegation, passkey, editable }: HoldPanel,
+  whole: boolean,
+): Html {
   const agent = hold.agentLabel ?? hold.agentId;
+  // The passkey prompt signs the call as it is now; changed, it would need another challenge.
+  const changes = whole && !passkey ? changeBoxes(hold, editable ?? []) : null;
   return html`<form
     method="post"
     action="/app/holds/${hold.id}/decide"
     class="decide"
-    data-action="${actionLine(hold)}"
+    data-action="${actionLine({ toolName: hold.toolName, arguments: hold.changedArguments ?? hold.arguments })}"
     data-agent="${agent}"
   >
     <input type="hidden" name="_csrf" value="${session.csrfToken}" />
@@ -74,9 +82,9 @@ function decisionForm({ hold, session, back, next, delegation, passkey }: HoldPa
     )}
     <label for="comment-${hold.id}">Comment (optional)</label>
     <textarea id="comment-${hold.id}" name="comment" maxlength="2000"></textarea>
-    ${whole ? null : approveWithheld(fullJsonHrefOf(hold))}
+    ${whole ? null : approveWithheld(fullJsonHrefOf(hold))} ${changes}
     <div class="buttons decision-bar">
-      <span class="deciding">${decidingValues(hold.arguments)}</span>
+      <span class="deciding">${decidingValues(hold.changedArguments ?? hold.arguments)}</span>
       ${whole ? html`<button type="submit" name="verdict" value="approve" class="approve">Approve</button>` : null}
       <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
     </div>
@@ -123,7 +131,7 @@ export function holdPanelView(panel: HoldPanel): Html {
     <p class="left-note" role="status" hidden></p>
     ${conditionsView(facts, hold.ruleName)} ${fourEyesView({ hold, ...fourEyes })}
     ${followUpsView(hold.id, panel.followUps)}
-    ${holdFacts(hold, { facts, fullJsonHref: fullJsonHrefOf(hold), shown })}
+    ${holdFacts(hold, { facts, fullJsonHref: fullJsonHrefOf(hold), shown })} ${changedView(hold)}
     ${when(
       hold.verdict !== null,
       () =>

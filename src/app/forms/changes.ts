@@ -1,0 +1,30 @@
+/**
+ * "Approve with changes" as posted (docs/rules.md): a box `change.<path>` for each editable argument,
+ * read as the argument's type (domain/edits.ts). Pure: no I/O.
+ */
+import { readTypedValue } from '../../domain/edits.ts';
+import { readPath } from '../../domain/rules.ts';
+import { field, type Form } from '../respond.ts';
+
+/** The form field of an editable argument's box. */
+export const changeField = (path: string) => `change.${path}`;
+
+/**
+ * The changes typed for the editable paths of `current` (the arguments as they are), by path; each
+ * box that cannot be read goes to `errors` under its path. A box not sent leaves its argument be.
+ */
+export function readChanges(
+  form: Form | undefined,
+  current: Record<string, unknown>,
+  editable: readonly string[],
+): { changes: Record<string, unknown>; errors: Record<string, string> } {
+  const changes: Record<string, unknown> = {};
+  const errors: Record<string, string> = {};
+  for (const path of editable) {
+    if (form?.[changeField(path)] === undefined) continue;
+    const read = readTypedValue(readPath(current, path.split('.')), field(form, changeField(path)));
+    if ('error' in read) errors[path] = read.error;
+    else changes[path] = read.value;
+  }
+  return { changes, errors };
+}
