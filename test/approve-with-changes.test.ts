@@ -14,6 +14,7 @@ import { ApprovalsClient } from '../packages/sdk/src/index.ts';
 import { receiptActionInput } from '../packages/sdk/src/receipt.ts';
 import type { Verdict } from '../src/domain/hold.ts';
 import { decideHold } from '../src/services/decide-hold.ts';
+import { mintDecisionLink } from '../src/services/decision-links.ts';
 import { sha256Hex } from '../src/services/hashing.ts';
 import { decisionChallenge } from '../src/services/passkeys.ts';
 import { findHold } from '../src/store/holds.ts';
@@ -370,6 +371,43 @@ for (const backend of backends) {
         amount: 1200,
         memo: 'Invoice 7, part 1',
       });
+    });
+
+    test('the decision link page offers Approve with changes, and its form approves with them', async () => {
+      const id = await submit('pay');
+      const url = await mintDecisionLink(t.service.ctx, {
+        hold: await stored(id),
+        memberId: await memberId('ann@acme.test'),
+        channel: 'email',
+      });
+      const path = new URL(url).pathname;
+      const send = async (form?: Record<string, string>) => {
+        await t.clock.advance(60_000);
+        const answer = await fetch(t.url + path, {
+          method: form ? 'POST' : 'GET',
+          ...(form && {
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams(form).toString(),
+          }),
+        });
+        return { status: answer.status, text: unescapeHtml(await answer.text()) };
+      };
+      const page = await send();
+      assert.match(page.text, /Approve with changes/);
+      assert.match(page.text, /name="change\.amount"\s+value="4000"/);
+      const over = await send({ verdict: 'approve_changed', 'change.amount': '5001' });
+      assert.equal(over.status, 422);
+      assert.match(over.text, /no longer matches the rule "Payments"/);
+      await unchanged(id);
+      const done = await send({
+        verdict: 'approve_changed',
+        'change.amount': '5000',
+        'change.memo': 'Invoice 7',
+      });
+      assert.equal(done.status, 200);
+      const body = await record(id);
+      assert.equal(body.decision.channel, 'email');
+      assert.deepEqual(body.decision.changed_arguments, { ...ARGS, amount: 5000 });
     });
 
     /** A held MCP call of `record`: its reference. */

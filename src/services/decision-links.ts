@@ -61,7 +61,7 @@ export type LinkDecision = { outcome: 'invalid' } | { outcome: 'used' } | Decisi
 export async function decideByLink(
   ctx: ServiceContext,
   token: string,
-  input: { verdict: Verdict; comment?: string | null; passkey?: unknown },
+  input: { verdict: Verdict; comment?: string | null; passkey?: unknown; changes?: Record<string, unknown> },
 ): Promise<LinkDecision> {
   const opened = await openDecisionLink(ctx, token);
   if (opened.state === 'invalid') return { outcome: 'invalid' };
@@ -73,6 +73,7 @@ export async function decideByLink(
     verdict: input.verdict,
     comment: input.comment,
     passkey: input.passkey,
+    changes: input.changes,
   };
   const result = await ctx.db.transaction(async (tx): Promise<LinkDecision> => {
     const chain = await openChain(tx, ctx, member.workspaceId);

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Hold } from '../../domain/hold.ts';
 import type { ServiceContext } from '../../services/context.ts';
+import { editableOf } from '../../services/decision-changes.ts';
 import { decideByLink, type LinkState, openDecisionLink } from '../../services/decision-links.ts';
 import { ServiceError } from '../../services/errors.ts';
 import { fourEyesOf, submissionFacts } from '../../services/hold-context.ts';
@@ -26,6 +27,8 @@ import {
   onwardView,
 } from '../views/decision-link.ts';
 import { blockerInWords } from '../views/four-eyes.ts';
+import { changeBoxes } from '../views/changes.ts';
+import { readChanges } from '../forms/changes.ts';
 
 type UsableLink = Exclude<LinkState, { state: 'invalid' }>;
 type TokenRequest = FastifyRequest<{ Params: { token: string } }>;
@@ -111,19 +114,33 @@ async function decide(
   link: UsableLink,
 ) {
   const { token } = request.params;
-  const verdict = field(request.body, 'verdict');
-  if (verdict !== 'approve' && verdict !== 'reject')
+  const sent = field(request.body, 'verdict');
+  if (sent !== 'approve' && sent !== 'approve_changed' && sent !== 'reject')
     return problemPage(reply, 400, 'Not understood', 'Choose approve or reject.');
+  const verdict = sent === 'reject' ? 'reject' : 'approve';
   // The page offered no Approve for a hold it cannot show whole; a form sent anyway is refused.
   if (verdict === 'approve' && !holdArguments(link.hold).complete)
     return problemPage(reply, 422, 'Not decided', TOO_LARGE_TO_APPROVE);
   const comment = field(request.body, 'comment');
+  let changes: Record<string, unknown> | undefined;
+  if (sent === 'approve_changed') {
+    const { hold } = link;
+    const read = readChanges(
+      request.body,
+      hold.changedArguments ?? hold.arguments,
+      await editableOf(ctx.db, hold),
+    );
+    const wrong = Object.entries(read.errors).map(([path, error]) => `${path} ${error}`);
+    if (wrong.length > 0) return problemPage(reply, 422, 'Not decided', `Changes: ${wrong.join('; ')}.`);
+    changes = read.changes;
+  }
   let result;
   try {
     result = await decideByLink(ctx, token, {
       verdict,
       comment,
       passkey: field(request.body, 'passkey') || null,
+      changes,
     });
   } catch (error) {
     if (error instanceof ServiceError) return problemPage(reply, 422, 'Not decided', error.message);
@@ -159,6 +176,12 @@ async function decide(
   return sendLinkPage(ctx, reply, { token, link, hold: result.hold }, { title: 'Decided', top });
 }
 
+/** The link's form; Approve with changes where the rule offers it and no passkey must sign. */
+async function linkForm(ctx: ServiceContext, token: string, hold: Hold, member: UsableLink['member']) {
+  const passkey = await passkeyPrompt(ctx, hold, member);
+  return decisionForm(token, passkey, passkey ? null : changeBoxes(hold, await editableOf(ctx.db, hold)));
+}
+
 export function decisionLinkPages(app: FastifyInstance, deps: PageDeps) {
   const { ctx } = deps;
   const config = { config: { public: true } };
@@ -173,7 +196,7 @@ export function decisionLinkPages(app: FastifyInstance, deps: PageDeps) {
     return sendLinkPage(ctx, reply, { token, link, hold }, settled, {
       title: `Approve ${hold.toolName}?`,
       top: askTop(hold, link.member.name),
-      form: decisionForm(token, await passkeyPrompt(ctx, hold, link.member)),
+      form: await linkForm(ctx, token, hold, link.member),
     });
   });
 

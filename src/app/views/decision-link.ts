@@ -7,6 +7,7 @@ import type { HoldFacts } from '../../domain/hold-facts.ts';
 import type { PasskeyPrompt } from '../../services/passkeys.ts';
 import { type Html, html } from '../html.ts';
 import { approveWithheld, type holdArguments, holdFacts } from './hold.ts';
+import { changedView } from './changes.ts';
 import { conditionsView } from './conditions.ts';
 import { decidedInWords, type FourEyes, fourEyesView } from './four-eyes.ts';
 import { passkeyField } from './passkey.ts';
@@ -76,9 +77,10 @@ export const onwardView = ({ next, waiting }: { next: { id: string } | null; wai
 const comment = html`<label for="comment">Comment (optional)</label
   ><textarea id="comment" name="comment" maxlength="2000"></textarea>`;
 
-export const decisionForm = (token: string, passkey: PasskeyPrompt | null) =>
+/** `changes`: the boxes of Approve with changes (views/changes.ts), where the rule offers them. */
+export const decisionForm = (token: string, passkey: PasskeyPrompt | null, changes: Html | null = null) =>
   html`<form method="post" action="/d/${token}" class="decide">
-    ${comment} ${passkeyField(passkey)}
+    ${comment} ${passkeyField(passkey)} ${changes}
     <div class="buttons">
       <button type="submit" name="verdict" value="approve" class="approve">Approve</button>
       <button type="submit" name="verdict" value="reject" class="reject">Reject</button>
@@ -114,7 +116,7 @@ export function linkPageView(page: LinkPage, top: Html): Html {
   return html`<div class="narrow card decision-link">
     ${top} ${page.onward} ${conditionsView(facts, hold.ruleName)}
     ${fourEyesView({ hold, ...fourEyes, blocker: page.reader ? fourEyes.blocker : null })}
-    ${holdFacts(hold, { withTool: true, facts, fullJsonHref, shown })}
+    ${holdFacts(hold, { withTool: true, facts, fullJsonHref, shown })} ${changedView(hold)}
     ${form && !shown.complete ? rejectOnly(token, fullJsonHref) : form}
   </div>`;
 }
