@@ -15,6 +15,7 @@ import { receiptActionInput } from '../packages/sdk/src/receipt.ts';
 import type { Verdict } from '../src/domain/hold.ts';
 import { decideHold } from '../src/services/decide-hold.ts';
 import { mintDecisionLink } from '../src/services/decision-links.ts';
+import { decideFromWidget, mintEmbedToken } from '../src/services/channel-decisions.ts';
 import { sha256Hex } from '../src/services/hashing.ts';
 import { decisionChallenge } from '../src/services/passkeys.ts';
 import { findHold } from '../src/store/holds.ts';
@@ -408,6 +409,43 @@ for (const backend of backends) {
       const body = await record(id);
       assert.equal(body.decision.channel, 'email');
       assert.deepEqual(body.decision.changed_arguments, { ...ARGS, amount: 5000 });
+    });
+
+    test('the widget: its API names the editable arguments and takes changes; a changed call is not approved from a message that showed it as submitted', async () => {
+      const ann = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'ann@acme.test'))!;
+      const { token } = await mintEmbedToken(t.service.ctx, ann);
+      const id = await submit('pay');
+      const listed = await fetch(`${t.url}/widget/api/holds`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const line = ((await listed.json()) as { holds: { id: string; editable: string[] }[] }).holds.find(
+        (hold) => hold.id === id,
+      );
+      assert.deepEqual(line?.editable, ['amount', 'memo']);
+      const post = (body: unknown) =>
+        fetch(`${t.url}/widget/api/holds/${id}/decision`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      assert.equal((await post({ verdict: 'approve', changes: ['amount'] })).status, 422);
+      const refused = await post({ verdict: 'approve', changes: { iban: 'GB00' } });
+      assert.equal(refused.status, 422);
+      await unchanged(id);
+      const done = await post({ verdict: 'approve', changes: { amount: 10 } });
+      assert.equal(done.status, 200);
+      assert.deepEqual((await record(id)).decision.changed_arguments, { ...ARGS, amount: 10 });
+      // Four eyes, changed by one approver: a channel that showed the call as submitted may not decide.
+      const two = await submit('pay2');
+      await decide(two, 'bea@acme.test', { amount: 3000 });
+      const admin = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'admin@acme.test'))!;
+      const fromWidget = await decideFromWidget(t.service.ctx, admin, {
+        holdId: two,
+        verdict: 'approve',
+        comment: null,
+      });
+      assert.equal(fromWidget.outcome, 'review_required');
+      assert.deepEqual([(await stored(two)).approvalsReceived, (await stored(two)).status], [1, 'pending']);
     });
 
     /** A held MCP call of `record`: its reference. */

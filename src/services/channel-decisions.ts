@@ -37,11 +37,19 @@ import { openChain } from './evidence.ts';
 import { sha256Hex } from './hashing.ts';
 import { passkeyRequired } from './passkeys.ts';
 
+/**
+ * Whether the channel's message showed the call whole, as an approval would approve it: not once an
+ * approver changed it (four eyes), since the message shows it as submitted; the page shows the change.
+ */
+const shownWhole = (hold: Hold, channel: 'slack' | 'sms' | 'widget') =>
+  hold.changedArguments === null && channelSummary(hold, channel).complete;
+
 const needsPasskey = async (ctx: ServiceContext, hold: Hold, verdict: Verdict) =>
   verdict === 'approve' && (await passkeyRequired(ctx.db, hold));
 
 /**
- * `review_required`: the channel could not show every argument, so it may not decide.
+ * `review_required`: the channel could not show every argument, or the call was changed since (an
+ * approval with changes), so it may not decide.
  * `passkey_required`: the hold's rule (or the workspace) wants approvals signed with the member's passkey,
  * which a button or a code cannot carry: the member approves on the hold's page (rejecting still works).
  */
@@ -75,7 +83,7 @@ export async function decideFromSlack(
   const member =
     hold && (await findMemberByChatUser(ctx.db, hold.workspaceId, { slackUserId: input.slackUserId }));
   if (!hold || !member) return { outcome: 'unknown' };
-  if (!channelSummary(hold, 'slack').complete) return { outcome: 'review_required' };
+  if (!shownWhole(hold, 'slack')) return { outcome: 'review_required' };
   if (await needsPasskey(ctx, hold, input.verdict)) return { outcome: 'passkey_required' };
   return decideOnce(
     ctx,
@@ -119,7 +127,7 @@ export async function decideFromTeams(
   const member =
     hold && (await findMemberByChatUser(ctx.db, hold.workspaceId, { teamsUserId: input.aadObjectId }));
   if (!hold || !member) return { result: { outcome: 'unknown' }, card: null };
-  if (!channelSummary(hold, 'slack').complete) return { result: { outcome: 'review_required' }, card: null };
+  if (!shownWhole(hold, 'slack')) return { result: { outcome: 'review_required' }, card: null };
   if (await needsPasskey(ctx, hold, input.verdict))
     return { result: { outcome: 'passkey_required' }, card: null };
   const result = await decideOnce(
@@ -175,7 +183,7 @@ export async function decideFromSms(
   );
   if (!request?.memberId) return { outcome: 'unknown' };
   const hold = await findHoldByReference(ctx.db, request.holdId);
-  if (hold && !channelSummary(hold, 'sms').complete) return { outcome: 'review_required' };
+  if (hold && !shownWhole(hold, 'sms')) return { outcome: 'review_required' };
   const verdict = reply[1]!.toUpperCase() === 'YES' ? 'approve' : 'reject';
   if (hold && (await needsPasskey(ctx, hold, verdict))) return { outcome: 'passkey_required' };
   return decideOnce(
@@ -198,10 +206,10 @@ export async function decideFromSms(
 export async function decideFromWidget(
   ctx: ServiceContext,
   member: Member,
-  input: { holdId: string; verdict: Verdict; comment: string | null },
+  input: { holdId: string; verdict: Verdict; comment: string | null; changes?: Record<string, unknown> },
 ): Promise<DecisionResult | { outcome: 'review_required' } | { outcome: 'passkey_required' }> {
   const hold = await findHold(ctx.db, member.workspaceId, input.holdId);
-  if (hold && !channelSummary(hold, 'widget').complete) return { outcome: 'review_required' };
+  if (hold && !shownWhole(hold, 'widget')) return { outcome: 'review_required' };
   if (hold && (await needsPasskey(ctx, hold, input.verdict))) return { outcome: 'passkey_required' };
   return decideHold(ctx, {
     ...input,

@@ -26,6 +26,16 @@ export async function editableOf(sql: Sql, hold: Hold): Promise<string[]> {
   return rule?.effect === 'approval' ? (rule.editable ?? []) : [];
 }
 
+/** The editable paths of a workspace's approval rules, by rule name (for a list of holds). */
+export async function editableByRule(sql: Sql, workspaceId: string): Promise<Map<string, string[]>> {
+  const { rules } = await findRuleSet(sql, workspaceId);
+  return new Map(
+    rules.flatMap((rule) =>
+      rule.effect === 'approval' && rule.editable ? [[rule.name, rule.editable]] : [],
+    ),
+  );
+}
+
 /**
  * The call's arguments after `changes` (argument path → new value) on the arguments as they are: null
  * when there are none, or they change nothing. Throws, naming the field, when a change is not one the

@@ -109,6 +109,15 @@
         button.addEventListener('click', () => this.decide(hold.id, verdict, card, hold.review_url));
         actions.append(button);
       }
+      // Where the rule lets an approver change arguments first, the hold's page has the boxes.
+      if (hold.editable && hold.editable.length > 0)
+        actions.append(
+          el(
+            'a',
+            { class: 'review', href: hold.review_url, target: '_blank', rel: 'noopener' },
+            'Approve with changes',
+          ),
+        );
       card.append(actions);
       return card;
     }

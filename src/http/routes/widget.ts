@@ -10,6 +10,7 @@ import { SUMMARY_LENGTH } from '../../channels/messages.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { decideFromWidget, memberOfEmbedToken } from '../../services/channel-decisions.ts';
 import type { ServiceContext } from '../../services/context.ts';
+import { editableByRule } from '../../services/decision-changes.ts';
 import { waitingSummariesOf } from '../../services/inbox.ts';
 import { sendError } from '../../web/errors.ts';
 import { limitMember, refuseUnauthenticated } from '../../web/guard.ts';
@@ -38,6 +39,7 @@ const bearer = (request: FastifyRequest) => request.headers.authorization?.match
 function widgetHold(
   ctx: ServiceContext,
   { summary, ...hold }: Awaited<ReturnType<typeof waitingSummariesOf>>[number],
+  editable: Map<string, string[]>,
 ) {
   return {
     id: hold.id,
@@ -47,11 +49,25 @@ function widgetHold(
     // Not complete: no Approve or Reject, only a link to review it in full.
     complete: summary.complete,
     review_url: `${ctx.publicUrl}/app/holds/${hold.id}`,
+    // The arguments an approver may change (`changes` in a decision; the hold's page has the boxes).
+    editable: (hold.ruleName !== null && editable.get(hold.ruleName)) || [],
     agent: hold.agentLabel ?? hold.agentId,
     expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
     approvals_required: hold.approvalsRequired,
     approvals_received: hold.approvalsReceived,
   };
+}
+
+/** What is wrong with a decision's body, if anything: the verdict, the comment, the changes. */
+function decisionBodyProblem({ verdict, comment, changes }: Record<string, unknown>) {
+  if (verdict !== 'approve' && verdict !== 'reject')
+    return { field: 'verdict', message: 'must be approve or reject' };
+  if (comment !== undefined && comment !== null && typeof comment !== 'string')
+    return { field: 'comment', message: 'must be a string' };
+  // Approve with changes: argument path → new value, as the rule's `editable` names them.
+  if (changes !== undefined && (changes === null || typeof changes !== 'object' || Array.isArray(changes)))
+    return { field: 'changes', message: 'must be an object of argument paths and values' };
+  return null;
 }
 
 export async function widgetRoutes(
@@ -92,35 +108,32 @@ export async function widgetRoutes(
     const member = await memberOf(request, reply);
     if (!member) return reply;
     const holds = await waitingSummariesOf(ctx, member, SUMMARY_LENGTH.widget, WIDGET_HOLDS);
+    const editable = await editableByRule(ctx.db, member.workspaceId);
     return reply.header('Cache-Control', 'no-store').send({
       member: { name: member.name },
-      holds: holds.map((hold) => widgetHold(ctx, hold)),
+      holds: holds.map((hold) => widgetHold(ctx, hold, editable)),
     });
   });
 
-  app.post<{ Params: { id: string }; Body: { verdict?: unknown; comment?: unknown } }>(
+  app.post<{ Params: { id: string }; Body: { verdict?: unknown; comment?: unknown; changes?: unknown } }>(
     '/widget/api/holds/:id/decision',
     async (request, reply) => {
       const member = await memberOf(request, reply);
       if (!member) return reply;
-      const { verdict, comment } = request.body ?? {};
-      if (verdict !== 'approve' && verdict !== 'reject') {
+      const { verdict, comment, changes } = request.body ?? {};
+      const problem = decisionBodyProblem(request.body ?? {});
+      if (problem)
         return sendError(reply, 422, 'validation_failed', {
-          detail: 'verdict: must be approve or reject',
-          issues: [{ field: 'verdict', message: 'must be approve or reject' }],
+          detail: `${problem.field}: ${problem.message}`,
+          issues: [problem],
         });
-      }
-      if (comment !== undefined && comment !== null && typeof comment !== 'string') {
-        return sendError(reply, 422, 'validation_failed', {
-          detail: 'comment: must be a string',
-          issues: [{ field: 'comment', message: 'must be a string' }],
-        });
-      }
       if (!HOLD_REFERENCE_PATTERN.test(request.params.id)) return sendError(reply, 404, 'not_found');
       const result = await decideFromWidget(ctx, member, {
         holdId: request.params.id,
-        verdict,
-        comment: comment ?? null,
+        // As decisionBodyProblem checked.
+        verdict: verdict as 'approve' | 'reject',
+        comment: (comment as string | null | undefined) ?? null,
+        ...(changes !== undefined && { changes: changes as Record<string, unknown> }),
       });
       if (result.outcome === 'review_required') return sendError(reply, 403, 'review_required');
       // A passkey cannot sign from another site's page: the member approves on the hold's own page.
