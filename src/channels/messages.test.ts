@@ -116,6 +116,26 @@ test('plain text: agent text makes no line of its own and stays quoted, in mails
   }
 });
 
+test('a rule that lets approvers change arguments: each message says the page can, beside its link', () => {
+  const short = { ...hostile, connection: 'SDK', arguments: { amount: 1200 } };
+  const link = 'https://approvals.test/d/t';
+  const mail = requestMail(brand, short, link, { editable: true });
+  assert.match(
+    mail.text,
+    /d\/t\nYou may change some of its arguments before approving: open it to approve with changes\./,
+  );
+  assert.match(mail.html, /open it to approve with changes/);
+  assert.doesNotMatch(requestMail(brand, short, link).text, /approve with changes/);
+  assert.match(
+    smsText(short, link, '4821', { editable: true }),
+    /d\/t \(to change it first\) Or reply YES 4821/,
+  );
+  const slack = JSON.stringify(
+    slackMessage(brand, short, link, [], 'https://approvals.test/app/holds/x', { editable: true }),
+  );
+  assert.match(slack, /open it to approve with changes/);
+});
+
 test('SMS: a reply code only when the text shows every argument, the link to review it otherwise', () => {
   const short = { ...hostile, connection: 'SDK', arguments: { amount: 1200 } };
   assert.equal(channelSummary(short, 'sms').complete, true);

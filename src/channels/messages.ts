@@ -85,9 +85,16 @@ export interface Asking extends Why {
    * `require_passkey`), which a button or a reply code cannot: the message links to the page instead.
    */
   signed?: boolean;
+  /**
+   * Its rule lets an approver change some arguments first (`editable`), which only the page can: the
+   * message says so beside its link (its buttons still approve the call as shown).
+   */
+  editable?: boolean;
 }
 
 export const SIGN_ON_PAGE = 'Approving needs your passkey: open it to approve on its page.';
+export const CHANGE_ON_PAGE =
+  'You may change some of its arguments before approving: open it to approve with changes.';
 
 /** `You decide this for Ann Lee, who is away until 2026-12-08 09:00 UTC`. */
 export const forWhomLine = (principal: Principal) =>
@@ -119,6 +126,7 @@ export function requestMail(
     '',
     `Open to approve or reject (${deadline(hold)}):`,
     link,
+    ...(asking.editable ? [CHANGE_ON_PAGE] : []),
     '',
     `— ${brand.name}`,
   ].join('\n');
@@ -130,6 +138,7 @@ export function requestMail(
     <pre style="background: #f4f4f5; padding: 0.75rem; white-space: pre-wrap">${summary}</pre>
     <p>${deadline(hold)}.</p>
     <p><a href="${link}" style="font-weight: bold">Open to approve or reject</a></p>
+    ${asking.editable ? html`<p>${CHANGE_ON_PAGE}</p>` : null}
     <p style="color: #666; font-size: 0.875rem">Opening the link does not decide anything.</p>`;
   return { subject, text, html: frame(brand, subject, body) };
 }
@@ -328,6 +337,8 @@ export function slackMessage(
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `_${NOT_IN_FULL}_` } });
   else if (hold.status === 'pending' && asking.signed)
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `_${SIGN_ON_PAGE}_` } });
+  if (hold.status === 'pending' && asking.editable)
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `_${CHANGE_ON_PAGE}_` } });
   const facts = [`${brand.name}`, hold.status === 'pending' ? deadline(hold) : null];
   if (approvedBy.length > 0)
     facts.push(
@@ -393,5 +404,7 @@ export function smsText(hold: Hold, link: string, replyCode: string | null, aski
   const start = `${lead} (${nameText(hold.connection)}): ${summary.text}`;
   if (!summary.complete) return `${start} Review it in full: ${link}`;
   if (asking.signed) return `${start} Approve it with your passkey: ${link}`;
+  if (asking.editable)
+    return `${start} ${link} (to change it first)${replyCode ? ` Or reply YES ${replyCode} / NO ${replyCode}.` : ''}`;
   return `${start} ${link}${replyCode ? ` Or reply YES ${replyCode} / NO ${replyCode}.` : ''}`;
 }

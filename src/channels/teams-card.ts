@@ -20,6 +20,7 @@ import {
   type Reminder,
   reminderLine,
   SIGN_ON_PAGE,
+  CHANGE_ON_PAGE,
 } from './messages.ts';
 import type { TeamsCard } from './teams.ts';
 import { requestTitle } from './titles.ts';
@@ -55,6 +56,8 @@ export interface TeamsCardOptions {
   forWhom?: Principal;
   /** The approval must be passkey-signed: the card opens the page instead of offering buttons. */
   signed?: boolean;
+  /** Its rule lets an approver change arguments first: the card says the page can. */
+  editable?: boolean;
   /** An escalation step brought the reader in (said in the title). */
   escalated?: boolean;
 }
@@ -82,6 +85,7 @@ export function teamsCard(brand: Branding, hold: Hold, options: TeamsCardOptions
     body.push({ type: 'TextBlock', text: NOT_IN_FULL, wrap: true, color: 'Warning' });
   else if (open && options.signed)
     body.push({ type: 'TextBlock', text: SIGN_ON_PAGE, wrap: true, color: 'Warning' });
+  if (open && options.editable) body.push({ type: 'TextBlock', text: CHANGE_ON_PAGE, wrap: true });
   const facts = [brand.name];
   if (pending) facts.push(hold.expiresAt === null ? 'no deadline' : `decide by ${utcText(hold.expiresAt)}`);
   if (options.approvedBy.length > 0)

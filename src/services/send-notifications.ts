@@ -46,6 +46,7 @@ import { loadDeciders } from './deciders.ts';
 import { mintDecisionLink } from './decision-links.ts';
 import { slackChannelOf } from './notifications.ts';
 import { passkeyRequired } from './passkeys.ts';
+import { editableOf } from './decision-changes.ts';
 import { mailSignInLinks } from './sign-in.ts';
 import { teamsRecipient } from './teams-channel.ts';
 
@@ -95,6 +96,14 @@ const reminderOf = (ctx: ServiceContext, job: Notification, hold: Hold, approved
 
 type Attempt = { state: 'sent' | 'skipped'; messageRef?: string } | 'postpone';
 
+/** What only the hold's page can do for a pending hold, which its messages then say. */
+const onlyOnThePage = async (ctx: ServiceContext, hold: Hold) => ({
+  // Buttons and reply codes cannot carry a passkey signature: such a hold's messages link to its page.
+  signed: await passkeyRequired(ctx.db, hold),
+  // Nor change arguments (a rule's `editable`).
+  editable: (await editableOf(ctx.db, hold)).length > 0,
+});
+
 async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt> {
   if (job.kind === 'digest') return sendDigest(ctx, job);
   // Only sign-in mails and digests are about no hold.
@@ -110,12 +119,12 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
   const reader = asks && member ? await readerOf(ctx, hold, member) : null;
   if (reader && !reader.mayDecide) return { state: 'skipped' };
   const approvedBy = asks || job.kind === 'refresh' ? await approverNames(ctx, hold.id) : [];
+  const pageOnly = hold.status === 'pending' ? await onlyOnThePage(ctx, hold) : {};
   const asking: Asking = {
     reminder: reminderOf(ctx, job, hold, approvedBy),
     forWhom: reader?.forWhom,
     escalated: job.reason === 'escalated',
-    // Buttons and reply codes cannot carry a passkey signature: such a hold's messages link to its page.
-    signed: hold.status === 'pending' && (await passkeyRequired(ctx.db, hold)),
+    ...pageOnly,
   };
 
   if (job.channel === 'email') {
@@ -178,7 +187,7 @@ async function attempt(ctx: ServiceContext, job: Notification): Promise<Attempt>
   for (const posted of posts) {
     await slack.client.update(
       posted as SlackPosted,
-      slackMessage(workspace, hold, null, approvedBy, reviewUrl, { signed: asking.signed }),
+      slackMessage(workspace, hold, null, approvedBy, reviewUrl, pageOnly),
     );
   }
   return { state: 'sent' };
