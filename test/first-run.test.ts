@@ -81,11 +81,14 @@ for (const backend of backends) {
       assert.doesNotMatch(read.stderr, /change the configuration/);
     });
 
-    test('a 422 of the reports API links to the reports page of the docs', async () => {
+    test('a 422 of the reports API links to the page the contract names, which leads to the reports page', async () => {
       const { key } = await t.workspace();
       const answer = await call(t.url, 'GET', '/api/v1/reports/oversight?from=yesterday', { key });
       assert.equal(answer.status, 422);
-      assert.equal(answer.body.docs, `${t.url}/docs/reports`);
+      // decisions.md: `{base_url}/docs/holds` is the URL in validation errors, whatever the route.
+      assert.equal(answer.body.docs, `${t.url}/docs/holds`);
+      const page = await fetch(answer.body.docs).then((response) => response.text());
+      assert.match(page, /href="[^"]*reports[^"]*"[^>]*>[^<]*report parameters/i);
     });
   });
 

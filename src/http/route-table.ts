@@ -131,8 +131,6 @@ export interface Route<
   tags: readonly string[];
   summary: string;
   description?: string;
-  /** The docs page a 422 links to (`/docs/<page>`); `holds` when not given. */
-  docsPage?: string;
   /** Path parameters: one that does not pass names nothing, so it is answered 404. */
   params?: P;
   /** Query parameters: 422 when they do not pass. */
@@ -161,8 +159,8 @@ export function defineRoute<
   return route as unknown as Route;
 }
 
-/** Where a 422 points the caller: the page of the route's operation. */
-export const docsUrl = (ctx: ServiceContext, page = 'holds') => `${ctx.publicUrl}/docs/${page}`;
+/** Where a 422 points the caller: the one URL the contract names (decisions.md, Names and addresses). */
+export const docsUrl = (ctx: ServiceContext) => `${ctx.publicUrl}/docs/holds`;
 
 /** Params, query and body, in that order, as the route's schemas read them; the zod error of the first that fails. */
 function read(route: Route, request: FastifyRequest) {
@@ -187,7 +185,7 @@ export function registerRoutes(app: FastifyInstance, routes: Route[], env: ApiEn
       handler: async (request, reply) => {
         const input = read(route, request);
         if (input instanceof z.ZodError)
-          return sendValidationError(reply, docsUrl(env.ctx, route.docsPage), fieldIssues(input));
+          return sendValidationError(reply, docsUrl(env.ctx), fieldIssues(input));
         const answer = (status: number, body: unknown, headers = {}) => new Answered(status, body, headers);
         const call = { ...input, request, reply, answer };
         const answered = await route.handler(call, env);

@@ -20,7 +20,6 @@ const report = (kind: ReportKind) =>
     summary: SUMMARIES[kind],
     description:
       'CSV (RFC 4180, UTF-8, streamed; formula-like cells prefixed with an apostrophe) or PDF. `format` wins over `Accept`. The report names the evidence chain head it was built from.',
-    docsPage: 'reports',
     query: reportQuerySchema,
     answers: {
       200: {
@@ -35,7 +34,7 @@ const report = (kind: ReportKind) =>
     },
     // sendReport reads the query again: the app's downloads share it.
     handler: async ({ request, reply }, { ctx }) =>
-      sendReport(ctx, request, reply, request.caller!.workspace, kind, docsUrl(ctx, 'reports')),
+      sendReport(ctx, request, reply, request.caller!.workspace, kind, docsUrl(ctx)),
   });
 
 export const reportRoutes = [report('oversight'), report('activity')];
