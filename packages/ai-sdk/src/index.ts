@@ -31,6 +31,9 @@ export interface HoldOutcome {
   approved: boolean;
   rejected: boolean;
   decision: { reason: string | null } | null;
+  /** An approver changed the arguments (a rule's `editable`): the tool runs with `arguments`. */
+  changed?: boolean;
+  arguments?: Record<string, unknown> | null;
 }
 
 export interface ApprovalOptions {
@@ -65,6 +68,8 @@ export class ApprovalRefusedError extends Error {
 /** What the model is told: the outcome and the approver's or the rule's reason, never more. */
 function refusalText(hold: HoldOutcome, toolName: string): string {
   const reason = hold.decision?.reason ? `: ${hold.decision.reason}` : '';
+  if (hold.approved && hold.changed)
+    return `${toolName} was approved with changes, which a tool-approval answer cannot carry; it did not run.`;
   if (hold.status === 'pending')
     return `${toolName} is still waiting for approval (${hold.statusUrl}); it did not run.`;
   if (hold.status === 'expired') return `${toolName} was not approved before its deadline; it did not run.`;
@@ -117,10 +122,14 @@ export function withApprovals<TOOLS extends ToolSet>(tools: TOOLS, options: Appr
       gated[name] = tool;
       continue;
     }
-    const approve = async (input: unknown, execution: Parameters<typeof execute>[1]) => {
+    /** The input to run: the tool's, or as an approver changed it. */
+    const approve = async (input: unknown, execution: Parameters<typeof execute>[1]): Promise<unknown> => {
       const call = { toolName: name, toolCallId: execution.toolCallId, input };
       const hold = await holdFor(options, call, execution.abortSignal);
       if (!hold.approved) throw new ApprovalRefusedError(hold, name);
+      if (!hold.changed || !hold.arguments) return input;
+      // `argumentsOf` wrapped an input that is not an object as `{ input }`.
+      return argumentsOf(input) === input ? hold.arguments : hold.arguments.input;
     };
     // A streaming tool (`async *execute`, preliminary results) stays a generator: the SDK tells them
     // apart by what `execute` returns, and a promise of a generator would be taken for the result.
@@ -128,12 +137,10 @@ export function withApprovals<TOOLS extends ToolSet>(tools: TOOLS, options: Appr
       ...tool,
       execute: isAsyncGeneratorFunction(execute)
         ? async function* (input: unknown, execution: Parameters<typeof execute>[1]) {
-            await approve(input, execution);
-            yield* execute(input, execution) as AsyncIterable<unknown>;
+            yield* execute(await approve(input, execution), execution) as AsyncIterable<unknown>;
           }
         : async (input: unknown, execution: Parameters<typeof execute>[1]) => {
-            await approve(input, execution);
-            return execute(input, execution);
+            return execute(await approve(input, execution), execution);
           },
     } as TOOLS[keyof TOOLS];
   }
@@ -161,11 +168,13 @@ export async function answerApprovals(
   const holds = await Promise.all(requests.map((part) => holdFor(options, part.toolCall!, options.signal)));
   const responses: ToolApprovalResponse[] = requests.map((part, i) => {
     const hold = holds[i]!;
+    // The SDK runs an approved call with the model's input: changes could not be applied, so no.
+    const approved = hold.approved && !hold.changed;
     return {
       type: 'tool-approval-response',
       approvalId: part.approvalId!,
-      approved: hold.approved,
-      ...(hold.approved ? {} : { reason: refusalText(hold, part.toolCall!.toolName) }),
+      approved,
+      ...(approved ? {} : { reason: refusalText(hold, part.toolCall!.toolName) }),
     };
   });
   return { messages: [{ role: 'tool', content: responses }], holds };

@@ -43,6 +43,8 @@ export interface HoldAnswer {
   statusUrl: string;
   /** True when the idempotency key had been used before and this is that earlier hold. */
   replayed?: boolean;
+  /** An approver changed the arguments (a rule's `editable`): the Agents SDK runs the model's, so no. */
+  changed?: boolean;
 }
 
 /**
@@ -222,9 +224,13 @@ function heldCall(answer: HoldAnswer, tool: string, call: ToolCall): HeldCall {
     tool,
     callId: call.callId,
     status: answer.status,
-    // Only an explicit yes lets a call through: pending, expired or anything unknown is a no.
-    approved: answer.approved === true && !answer.rejected,
-    reason: answer.decision?.reason ?? null,
+    // Only an explicit yes lets a call through: pending, expired or anything unknown is a no. Nor a
+    // yes with changes: an approved interruption runs the model's arguments, not the changed ones.
+    approved: answer.approved === true && !answer.rejected && answer.changed !== true,
+    reason:
+      answer.changed === true
+        ? 'an approver changed its arguments, which this adapter cannot run (approve it unchanged)'
+        : (answer.decision?.reason ?? null),
     statusUrl: answer.statusUrl,
     replayed: answer.replayed === true,
   };
