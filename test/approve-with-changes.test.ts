@@ -54,6 +54,7 @@ rules:
   - { name: Two, tool: pay2, effect: approval, approvals_required: 2, editable: [amount] }
   - { name: Signed, tool: pay_signed, effect: approval, signed: true, editable: [amount] }
   - { name: Records, connection: Recorder, tool: record, effect: approval, editable: [text] }
+webhook: { url: "http://127.0.0.1:9/hook" }
 `;
 
 for (const backend of backends) {
@@ -148,6 +149,13 @@ for (const backend of backends) {
       assert.equal(approved!.type, 'hold.approved');
       assert.deepEqual(approved!.data.changed_arguments, changed);
       assert.deepEqual(approved!.data.arguments_sha256, { submitted: hash(ARGS), changed: hash(changed) });
+      // The webhook's hold.approved says what to run too.
+      const events = await t.service.ctx.db.all<{ body: string }>(
+        `SELECT body FROM webhook_events WHERE workspace_id = $1 AND event = 'hold.approved'`,
+        [workspace.id],
+      );
+      const event = events.map((row) => JSON.parse(row.body)).find((body) => body.id === id);
+      assert.deepEqual(event.data.decision.changed_arguments, changed);
       // A plain approval says nothing changed.
       const plain = await submit('pay');
       await decide(plain, 'ann@acme.test');

@@ -85,7 +85,14 @@ export function eventBody(event: WebhookEvent, hold: Hold, now: number, delegate
       : {
           ...common,
           decided_at: iso(hold.decidedAt),
-          decision: { verdict: hold.verdict, reason: hold.reason, channel: hold.channel, ...delegated },
+          decision: {
+            verdict: hold.verdict,
+            reason: hold.reason,
+            channel: hold.channel,
+            ...delegated,
+            // Approved with changes: what to run (docs/rules.md, "Approve with changes").
+            ...(hold.changedArguments !== null && { changed_arguments: hold.changedArguments }),
+          },
         };
   return { event, created_at: iso(now), id: hold.id, data };
 }

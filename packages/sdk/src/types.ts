@@ -85,7 +85,13 @@ export interface WebhookEvent {
     agent: { id: string };
     connection: string;
     decided_at: string | null;
-    decision: { verdict: 'approve' | 'reject'; reason: string | null; channel: DecisionChannel } | null;
+    decision: {
+      verdict: 'approve' | 'reject';
+      reason: string | null;
+      channel: DecisionChannel;
+      /** Approved with changes (a rule's `editable`): the arguments to run, whole. */
+      changed_arguments?: Record<string, unknown>;
+    } | null;
     /** hold.expired only. */
     expired_at?: string;
   };
