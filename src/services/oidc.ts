@@ -170,7 +170,8 @@ export function mappedRole(
 ) {
   const value = client.rolesClaim ? claims[client.rolesClaim] : undefined;
   const values = (Array.isArray(value) ? value : [value]).filter((v) => typeof v === 'string');
-  const roles = values.map((v) => client.roles[v]).filter((role) => role !== undefined);
+  // Own keys only: a claim value such as `constructor` must not find what every object inherits.
+  const roles = values.filter((v) => Object.hasOwn(client.roles, v)).map((v) => client.roles[v]!);
   return roles.sort((a, b) => RANK[b] - RANK[a])[0] ?? null;
 }
 
