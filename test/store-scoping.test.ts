@@ -182,6 +182,7 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
       toLines: 1,
       insertHoldDecision: 1,
       listPastDecisions: 1,
+      supersedeDecisions: 1,
       listHoldDecisions: 1,
       listDecisionsOfHolds: 1,
       activityPage: 1,
