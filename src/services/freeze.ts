@@ -25,7 +25,7 @@ export interface FreezeState {
 }
 
 /** The freeze of a workspace as read with it, or null. */
-export const freezeOf = (workspace: Workspace): Freeze | null =>
+const freezeOf = (workspace: Workspace): Freeze | null =>
   workspace.frozenAt === null
     ? null
     : { at: workspace.frozenAt, reason: workspace.frozenReason ?? '', by: workspace.frozenBy ?? '' };
@@ -103,6 +103,3 @@ export async function unfreezeWorkspace(
   ctx.holdEvents.wakeAll();
   return state;
 }
-
-/** The freeze as the API and the command line answer it, without changing anything. */
-export const freezeState = (workspace: Workspace) => stateOf(workspace.slug, freezeOf(workspace), false);
