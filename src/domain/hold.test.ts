@@ -45,7 +45,6 @@ test('four-eyes: the hold is approved only with the last required approval', () 
     reason: 'ok',
     channel: 'email',
     decided_at: new Date(2).toISOString(),
-    changed_arguments: null,
   });
   assert.equal(holdRecord(twice).arguments_changed, false);
 });

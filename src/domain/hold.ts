@@ -90,7 +90,8 @@ export function holdRecord(hold: Hold) {
             reason: hold.reason,
             channel: hold.channel,
             decided_at: iso(hold.decidedAt),
-            changed_arguments: hold.changedArguments,
+            // Only when an approver changed the call: the contract's decision has four fields.
+            ...(hold.changedArguments !== null && { changed_arguments: hold.changedArguments }),
           },
     // Absent on the Hold API path; on the proxy path null until the call has run.
     ...(hold.mcpServerId === null ? {} : { execution: executionRecord(hold.execution) }),

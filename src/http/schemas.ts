@@ -84,7 +84,7 @@ const decisionSchema = z
           "`mcp_client`: decided by the requesting member in their own MCP client (the rule's `self_approval`).",
       }),
     decided_at: timestamp,
-    changed_arguments: z.record(z.string(), z.unknown()).nullable().describe('Changed: what to run.'),
+    changed_arguments: z.record(z.string(), z.unknown()).optional().describe('Changed: what to run.'),
   })
   .meta({ id: 'Decision' });
 

@@ -4,11 +4,13 @@
  */
 import { type Hold, type Verdict } from '../domain/hold.ts';
 import { onlyEditableChanged, sameArguments, withChanges } from '../domain/edits.ts';
+import { decide } from '../domain/policy.ts';
 import { compileRule, matchRules } from '../domain/rules.ts';
 import { canonicalJson } from '../../packages/sdk/src/canonical-json.ts';
 import type { Sql } from '../store/db.ts';
 import { approvalSeqsOf } from '../store/holds.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
+import { findTool } from '../store/tools.ts';
 import { invalid } from './errors.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -94,7 +96,12 @@ export async function decisionEdit(
   };
 }
 
-/** The hold's rule must still match the changed call (conditions; frequency is not counted), no deny rule. */
+/**
+ * The changed call is decided as a submission would be (policy.ts; frequency is not counted): no deny
+ * rule, the hold's rule still among the matches, and what decides it asks no more approvals and no
+ * approver the hold does not have. Otherwise an approver could move a call past a stricter rule
+ * (a payment raised past the threshold that needs the CFO) and approve it under their own.
+ */
 async function checkRulesAgain(sql: Sql, hold: Hold, args: Args): Promise<void> {
   const { rules } = await findRuleSet(sql, hold.workspaceId);
   const matches = matchRules(rules.map(compileRule), {
@@ -107,4 +114,16 @@ async function checkRulesAgain(sql: Sql, hold: Hold, args: Args): Promise<void> 
   if (deny) throw invalid('changes', `the changed call would be denied by the rule "${deny.rule.name}"`);
   if (!matches.some((match) => match.rule.name === hold.ruleName))
     throw invalid('changes', `the changed call no longer matches the rule "${hold.ruleName}"`);
+  const tool = await findTool(sql, hold.workspaceId, hold.connection, hold.toolName);
+  const outcome = decide({ classification: tool?.classification ?? null, matches });
+  const allowedApprovers = new Set(hold.approvers);
+  const stricter =
+    outcome.effect === 'deny' ||
+    outcome.approvalsRequired > hold.approvalsRequired ||
+    outcome.approvers.some((approver) => !allowedApprovers.has(approver));
+  if (outcome.ruleName !== hold.ruleName && stricter)
+    throw invalid(
+      'changes',
+      `the changed call would be held by the rule "${outcome.ruleName}", which asks more`,
+    );
 }
