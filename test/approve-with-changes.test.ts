@@ -95,7 +95,7 @@ for (const backend of backends) {
       holdId: string,
       email: string,
       changes?: Record<string, unknown>,
-      extra: { verdict?: Verdict; passkey?: unknown } = {},
+      extra: { verdict?: Verdict; passkey?: unknown; shown?: string } = {},
     ) =>
       decideHold(t.service.ctx, {
         workspaceId: workspace.id,
@@ -105,6 +105,7 @@ for (const backend of backends) {
         channel: 'inbox',
         ...(changes && { changes }),
         ...(extra.passkey !== undefined && { passkey: extra.passkey }),
+        ...(extra.shown !== undefined && { shown: extra.shown }),
       });
     const stored = async (id: string) => (await findHold(t.service.ctx.db, workspace.id, id))!;
     const entries = async (holdId: string) =>
@@ -227,8 +228,24 @@ for (const backend of backends) {
         unescapeHtml(page.text),
         /Changed by an approver[\s\S]*amount<\/code>:\s*3000\s*<span class="muted">\(submitted: 4000\)/,
       );
+      // The page says what it showed: the changed call.
+      const changedHash = hash({ ...ARGS, amount: 3000 });
+      assert.ok(
+        page.text.includes(`name="shown" value="${changedHash}"`),
+        'the page offers the decision, showing the changed call',
+      );
+      // A plain approval not shown the change (a page from before, a list line) is refused; nothing counts.
+      for (const shown of [undefined, hash(ARGS)])
+        await assert.rejects(
+          decide(id, 'admin@acme.test', undefined, { shown }),
+          /changed since it was shown/,
+        );
+      assert.equal((await stored(id)).approvalsReceived, 1);
       // Ada's approval was of the call before: she may approve the changed one, which completes it.
-      assert.equal((await decide(id, 'admin@acme.test')).outcome, 'recorded');
+      assert.equal(
+        (await decide(id, 'admin@acme.test', undefined, { shown: changedHash })).outcome,
+        'recorded',
+      );
       hold = await stored(id);
       assert.equal(hold.status, 'approved');
       const approved = (await entries(id)).at(-1)!;
@@ -482,7 +499,8 @@ for (const backend of backends) {
         JSON.stringify({ text: 'pay 5000 to GB-ATTACKER' }),
         id,
       ]);
-      await decide(id, 'admin@acme.test');
+      // Approved from a page that showed the forged call (a plain approval not shown it is refused).
+      await decide(id, 'admin@acme.test', undefined, { shown: hash({ text: 'pay 5000 to GB-ATTACKER' }) });
       await until('the call to be refused', async () => (await stored(id)).status === 'failed');
       await t.settled();
       assert.equal(

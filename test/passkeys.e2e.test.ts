@@ -318,6 +318,12 @@ for (const backend of backends) {
           tampered,
           id,
         ]);
+        // The form says what it showed: the call as it was, which is not the call now.
+        const shownBefore = await send();
+        assert.equal(shownBefore.status, 422);
+        assert.match(await shownBefore.text(), /changed since it was shown/);
+        // Without what the page showed, the passkey's own check refuses it.
+        body = body.replace(/(^|&)shown=[^&]*/, '');
         const refused = await send();
         const text = await refused.text();
         assert.equal(

@@ -32,7 +32,9 @@ export type BulkSkip =
   /** Each approval carries the approver's passkey signature (the rule's `signed`, or the workspace's). */
   | 'signed'
   /** The action is too long to be shown whole in a list. */
-  | 'too_long';
+  | 'too_long'
+  /** An approver changed its arguments (four eyes): the list shows them as submitted. */
+  | 'changed';
 
 /**
  * Why approving this hold in bulk is not allowed; null when it is. The rule's `bulk` decides, and by
@@ -72,7 +74,7 @@ export function bulkSkip(input: {
   memberId: string;
   blocker: DecisionBlocker | null;
   claim: { memberId: string } | undefined;
-  hold: { approvalsRequired: number };
+  hold: { approvalsRequired: number; changedArguments?: Record<string, unknown> | null };
   args: Record<string, unknown> | null;
   rule: Pick<RuleDefinition, 'bulk' | 'signed' | 'when'> | undefined;
   workspaceRequiresPasskey: boolean;
@@ -81,6 +83,7 @@ export function bulkSkip(input: {
   if (blocker !== null) return blocker === 'viewer' ? 'not_an_approver' : blocker;
   if (claim && claim.memberId !== input.memberId) return 'claimed';
   if (verdict === 'reject') return null;
+  if (hold.changedArguments) return 'changed';
   return (
     bulkApprovalSkip(hold, input.rule, input.workspaceRequiresPasskey) ??
     (bulkActionText(input.args, input.rule).complete ? null : 'too_long')

@@ -16,7 +16,7 @@ import {
 } from '../store/holds.ts';
 import type { ServiceContext } from './context.ts';
 import { loadDeciders } from './deciders.ts';
-import { decisionEdit } from './decision-changes.ts';
+import { checkShown, decisionEdit } from './decision-changes.ts';
 import { invalid, notFound } from './errors.ts';
 import { type Chain, openChain } from './evidence.ts';
 import { expireIfOverdue } from './expire-holds.ts';
@@ -46,6 +46,11 @@ export interface DecisionInput {
    * `editable` (decision-changes.ts).
    */
   changes?: Record<string, unknown>;
+  /**
+   * The hash of the arguments the member was shown (`shownArgumentsHash`), from a page that offers
+   * changes: an approval of a call changed since is refused (decision-changes.ts).
+   */
+  shown?: string;
 }
 
 export type DecisionResult =
@@ -98,7 +103,9 @@ export async function recordDecision(
     return { outcome, hold };
   }
   const principal = capacity.onBehalfOf;
-  // Throws, before anything is stored, when the changes are not the rule's to allow.
+  // Throws, before anything is stored, when the changes are not the rule's to allow, or the member
+  // would approve a call changed since it was shown to them.
+  checkShown(hold, input);
   const edit = await decisionEdit(tx, hold, input.verdict, input.changes);
   // Throws, before anything is stored, when a required signature is missing or does not verify: over
   // the call as it would run, changes included.

@@ -20,6 +20,26 @@ type Args = Record<string, unknown>;
 export const argumentsToRun = (hold: Pick<Hold, 'arguments' | 'changedArguments'>): Args =>
   hold.changedArguments ?? hold.arguments;
 
+/** What a page that offers a decision shows of the call: the hash of the arguments it runs with. */
+export const shownArgumentsHash = (hold: Pick<Hold, 'arguments' | 'changedArguments'>) =>
+  sha256Hex(canonicalJson(argumentsToRun(hold)));
+
+/**
+ * A plain approval of a call an approver changed (four eyes) must come from a page that showed it as
+ * changed (`shown`, its hash): a page, link or list line from before shows it as it was, and nobody
+ * approves values they were not shown. (Slack, Teams, SMS and the widget refuse such calls earlier.)
+ */
+export function checkShown(
+  hold: Hold,
+  input: { verdict: Verdict; changes?: Readonly<Args>; shown?: string },
+): void {
+  if (input.verdict !== 'approve' || input.changes !== undefined) return;
+  const current = shownArgumentsHash(hold);
+  const changedSince = input.shown !== undefined && input.shown !== current;
+  if (changedSince || (input.shown === undefined && hold.changedArguments !== null))
+    throw invalid('shown', 'the call was changed since it was shown: open it again to see the changes');
+}
+
 /** The editable paths of the hold's rule as it is now (none for a hold decided by no rule). */
 export async function editableOf(sql: Sql, hold: Hold): Promise<string[]> {
   if (hold.ruleName === null) return [];

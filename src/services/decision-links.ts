@@ -61,7 +61,14 @@ export type LinkDecision = { outcome: 'invalid' } | { outcome: 'used' } | Decisi
 export async function decideByLink(
   ctx: ServiceContext,
   token: string,
-  input: { verdict: Verdict; comment?: string | null; passkey?: unknown; changes?: Record<string, unknown> },
+  input: {
+    verdict: Verdict;
+    comment?: string | null;
+    passkey?: unknown;
+    changes?: Record<string, unknown>;
+    /** The hash of the arguments the link's page showed (decision-changes.ts, `checkShown`). */
+    shown?: string;
+  },
 ): Promise<LinkDecision> {
   const opened = await openDecisionLink(ctx, token);
   if (opened.state === 'invalid') return { outcome: 'invalid' };
@@ -74,6 +81,7 @@ export async function decideByLink(
     comment: input.comment,
     passkey: input.passkey,
     changes: input.changes,
+    shown: input.shown,
   };
   const result = await ctx.db.transaction(async (tx): Promise<LinkDecision> => {
     const chain = await openChain(tx, ctx, member.workspaceId);

@@ -59,7 +59,9 @@ export async function fourEyesOf(ctx: ServiceContext, hold: Hold, reader: Member
     loadDeciders(ctx.db, hold.workspaceId),
   ]);
   const now = ctx.now();
-  const capacityOf = (member: Member) => deciders.capacity(hold, member, decisions, now);
+  // An approval an edit superseded no longer counts: its member may approve the changed call.
+  const counting = decisions.filter((decision) => !decision.superseded);
+  const capacityOf = (member: Member) => deciders.capacity(hold, member, counting, now);
   const remaining = deciders.members.flatMap((member) => {
     const capacity = capacityOf(member);
     return capacity.blocker === null ? [{ ...member, onBehalfOf: capacity.onBehalfOf?.name ?? null }] : [];

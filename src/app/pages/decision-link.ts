@@ -141,6 +141,7 @@ async function decide(
       comment,
       passkey: field(request.body, 'passkey') || null,
       changes,
+      shown: field(request.body, 'shown') || undefined,
     });
   } catch (error) {
     if (error instanceof ServiceError) return problemPage(reply, 422, 'Not decided', error.message);
@@ -179,7 +180,12 @@ async function decide(
 /** The link's form; Approve with changes where the rule offers it and no passkey must sign. */
 async function linkForm(ctx: ServiceContext, token: string, hold: Hold, member: UsableLink['member']) {
   const passkey = await passkeyPrompt(ctx, hold, member);
-  return decisionForm(token, passkey, passkey ? null : changeBoxes(hold, await editableOf(ctx.db, hold)));
+  return decisionForm(
+    token,
+    hold,
+    passkey,
+    passkey ? null : changeBoxes(hold, await editableOf(ctx.db, hold)),
+  );
 }
 
 export function decisionLinkPages(app: FastifyInstance, deps: PageDeps) {

@@ -230,11 +230,8 @@ async function decide(
     const shown = await orNull(getHold(ctx, session.workspace.id, holdId));
     if (shown && !holdArguments(shown).complete) return refuse(422, 'Not decided', TOO_LARGE_TO_APPROVE);
     if (shown && form.data.verdict === 'approve_changed') {
-      const read = readChanges(
-        body,
-        shown.changedArguments ?? shown.arguments,
-        await editableOf(ctx.db, shown),
-      );
+      const editable = await editableOf(ctx.db, shown);
+      const read = readChanges(body, shown.changedArguments ?? shown.arguments, editable);
       const wrong = Object.entries(read.errors).map(([path, error]) => `${path} ${error}`);
       if (wrong.length > 0) return refuse(422, 'Not decided', `Changes: ${wrong.join('; ')}.`);
       changes = read.changes;
@@ -251,6 +248,7 @@ async function decide(
       channel: 'inbox',
       passkey: field(body, 'passkey') || null,
       changes,
+      shown: field(body, 'shown') || undefined,
     });
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;

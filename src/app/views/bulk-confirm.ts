@@ -30,6 +30,8 @@ export function skipInWords(skip: Exclude<BulkSkip, 'claimed'>, line: { approval
       return 'Its approval must be signed with your passkey: approve it on its own page.';
     case 'too_long':
       return 'Its action is too long to show whole in a list: approve it on its own page.';
+    case 'changed':
+      return 'An approver changed it: approve it on its own page, which shows the changes.';
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Hold } from '../../domain/hold.ts';
 import type { HoldFacts } from '../../domain/hold-facts.ts';
+import { shownArgumentsHash } from '../../services/decision-changes.ts';
 import type { PasskeyPrompt } from '../../services/passkeys.ts';
 import { type Html, html } from '../html.ts';
 import { approveWithheld, type holdArguments, holdFacts } from './hold.ts';
@@ -78,8 +79,14 @@ const comment = html`<label for="comment">Comment (optional)</label
   ><textarea id="comment" name="comment" maxlength="2000"></textarea>`;
 
 /** `changes`: the boxes of Approve with changes (views/changes.ts), where the rule offers them. */
-export const decisionForm = (token: string, passkey: PasskeyPrompt | null, changes: Html | null = null) =>
+export const decisionForm = (
+  token: string,
+  hold: Hold,
+  passkey: PasskeyPrompt | null,
+  changes: Html | null = null,
+) =>
   html`<form method="post" action="/d/${token}" class="decide">
+    <input type="hidden" name="shown" value="${shownArgumentsHash(hold)}" />
     ${comment} ${passkeyField(passkey)} ${changes}
     <div class="buttons">
       <button type="submit" name="verdict" value="approve" class="approve">Approve</button>

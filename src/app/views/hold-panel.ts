@@ -10,6 +10,7 @@ import type { HoldFacts } from '../../domain/hold-facts.ts';
 import { outcomeText } from '../../domain/outcome-text.ts';
 import { summarizeAction } from '../../domain/summary.ts';
 import type { ClaimShown } from '../../services/claims.ts';
+import { shownArgumentsHash } from '../../services/decision-changes.ts';
 import type { FollowUpLogEntry } from '../../services/follow-up-log.ts';
 import type { PasskeyPrompt } from '../../services/passkeys.ts';
 import type { AppSession } from '../../services/sign-in.ts';
@@ -71,6 +72,7 @@ function decisionForm(
   >
     <input type="hidden" name="_csrf" value="${session.csrfToken}" />
     <input type="hidden" name="back" value="${back}" />
+    <input type="hidden" name="shown" value="${shownArgumentsHash(hold)}" />
     ${passkeyField(passkey ?? null)}
     ${when(next, () => html`<input type="hidden" name="next" value="${next}" />`)}
     ${when(
