@@ -74,6 +74,15 @@ test('a hold another member has claimed is left out of both verdicts; the member
   }
 });
 
+test('a hold an approver changed is not approved in bulk (the list shows it as submitted); it may be rejected', () => {
+  const base = { args: { amount: 1 }, rule: undefined, workspaceRequiresPasskey: false, memberId: 'm1' };
+  const hold = { approvalsRequired: 1, changedArguments: { amount: 2 } };
+  const skip = (verdict: 'approve' | 'reject') =>
+    bulkSkip({ ...base, hold, verdict, blocker: null, claim: undefined });
+  assert.equal(skip('approve'), 'changed');
+  assert.equal(skip('reject'), null);
+});
+
 test('the confirmation shows the values the rule looks at first, then money, then the rest', () => {
   const rule = { when: [{ arg: 'priority', op: 'eq' as const, value: 'high' }] };
   const args = { memo: 'rent', payee: 'Globex', amount: 1200, currency: 'EUR', priority: 'high' };
