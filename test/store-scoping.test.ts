@@ -64,6 +64,11 @@ const TABLES_WITHOUT_WORKSPACE_ID: Record<string, { kind: 'global' | 'missing'; 
     reason:
       'one-time challenges of passkey ceremonies, made before a sign-in knows its member or workspace; minutes long',
   },
+  service_settings: {
+    kind: 'global',
+    reason:
+      'what the running service says about itself (its public URL) for the command line on the same storage',
+  },
   hold_decisions: { kind: 'missing', reason: "a member's decision on a hold, reached by hold_id" },
   login_tokens: { kind: 'missing', reason: "a member's sign-in link, reached by its hash or member_id" },
   decision_tokens: { kind: 'missing', reason: "a member's decision link on a hold, reached by its hash" },
@@ -105,8 +110,8 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   },
   {
     kind: 'worker',
-    reason: 'the execution sweeps: approved proxy calls to make, and calls left running by a dead instance',
-    functions: { listHoldsToExecute: 1, listStaleExecutions: 1 },
+    reason: 'the execution sweep of calls left running by a dead instance',
+    functions: { listStaleExecutions: 1 },
   },
   {
     kind: 'worker',

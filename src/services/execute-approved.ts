@@ -134,7 +134,7 @@ export async function executeApproved(
   try {
     if (!server) throw new Error('the MCP server was removed');
     // In the agent's trace, when one was kept at submission.
-    const result = await inHoldTrace(ctx, claimed.id, async () =>
+    const result = await inHoldTrace(ctx, claimed, async () =>
       upstreams.callTool(server, claimed.toolName, argumentsToRun(claimed), {
         onProgress: renewing.onProgress,
         meta: await approvedCallMeta(ctx, claimed),

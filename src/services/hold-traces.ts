@@ -14,15 +14,15 @@ export async function keepHoldTrace(ctx: ServiceContext, hold: Hold): Promise<vo
   describeSpan({ 'hold.id': hold.id, 'hold.status': hold.status });
   const traceparent = currentTraceparent();
   if (hold.status === 'pending' && hold.mcpServerId !== null && traceparent)
-    await saveHoldTrace(ctx.db, hold.id, traceparent);
+    await saveHoldTrace(ctx.db, hold, traceparent);
 }
 
 /** Runs `work` (the approved call) in the trace the hold was submitted in, if one was kept. */
 export async function inHoldTrace<T>(
   ctx: ServiceContext,
-  holdId: string,
+  hold: { workspaceId: string; id: string },
   work: () => Promise<T>,
 ): Promise<T> {
   if (!tracing.on) return work();
-  return resumingTrace(await takeHoldTrace(ctx.db, holdId), work);
+  return resumingTrace(await takeHoldTrace(ctx.db, hold.workspaceId, hold.id), work);
 }
