@@ -280,11 +280,11 @@ mcp_servers:
     assert.equal(shown.Connection, CONNECTION);
     assert.equal(shown.Agent, MCP_AGENT);
     assertArgumentsShown(shown.Arguments!, MCP_ARGS);
-    // The dedup frame is the MCP session the call came in (decisions.md, amendments).
+    // The MCP session the call came in, whose stream hears the decision (no X-Service-Session sent).
     const context = JSON.parse(shown.Context!);
-    assert.deepEqual(Object.keys(context), ['mcp_server', 'session']);
+    assert.deepEqual(Object.keys(context), ['mcp_server', 'mcp_session']);
     assert.equal(context.mcp_server, 'rec');
-    assert.match(context.session, /^mcps_/);
+    assert.match(context.mcp_session, /^mcps_/);
   }
 
   async function checkApiCard(page: Page, id: string) {
