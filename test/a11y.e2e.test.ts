@@ -63,6 +63,8 @@ const APP_PAGES = [
   '/app/admin/slack',
   '/app/admin/teams',
   '/app/admin/branding',
+  '/app/admin/sign-in',
+  '/app/admin/freeze',
 ];
 
 // Each test has a time of its own: some twenty pages through axe take minutes on a busy machine.

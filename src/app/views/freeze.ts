@@ -27,8 +27,9 @@ export function freezeBody(session: AppSession, problem: string | null): Html {
     <p>
       In an incident, freeze the workspace to stop every agent at once: every new hold, through the API or the
       MCP proxy, is denied with your reason, and approved MCP calls not yet run wait. Holds already waiting
-      stay waiting and may still be decided, but nothing approved runs until you unfreeze it. Freezing and
-      unfreezing are recorded in the evidence and sent to the webhook.
+      stay waiting and may still be decided: no MCP call approved now runs until you unfreeze, but an agent
+      that asked through the API acts on an approval itself, so reject rather than approve while frozen.
+      Freezing and unfreezing are recorded in the evidence and sent to the webhook.
     </p>
     ${when(problem, () => html`<p class="error" role="alert">${problem}</p>`)}
     ${
@@ -41,7 +42,7 @@ export function freezeBody(session: AppSession, problem: string | null): Html {
         : html`<form method="post" action="${FREEZE_PAGE}" class="card">
             ${csrfField(session)}
             <label for="reason">Reason (shown in every denial while frozen)</label>
-            <input id="reason" name="reason" required maxlength="500" />
+            <input id="reason" name="reason" type="text" required maxlength="500" />
             <button type="submit" class="reject">Freeze…</button>
           </form>`
     }`;
