@@ -43,9 +43,7 @@ export function checkShown(
 /** The editable paths of the hold's rule as it is now (none for a hold decided by no rule). */
 export async function editableOf(sql: Sql, hold: Hold): Promise<string[]> {
   if (hold.ruleName === null) return [];
-  const { rules } = await findRuleSet(sql, hold.workspaceId);
-  const rule = rules.find((candidate) => candidate.name === hold.ruleName);
-  return rule?.effect === 'approval' ? (rule.editable ?? []) : [];
+  return (await editableByRule(sql, hold.workspaceId)).get(hold.ruleName) ?? [];
 }
 
 /** The editable paths of a workspace's approval rules, by rule name (for a list of holds). */

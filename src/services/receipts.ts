@@ -20,7 +20,7 @@ import { sha256Hex } from './hashing.ts';
 import { checkAllowedHold, checkApprovedHold } from './hold-evidence.ts';
 
 /** How long a receipt is good for after the decision: time to perform the action, not to keep it. */
-export const RECEIPT_LIFETIME_MS = 15 * 60_000;
+const RECEIPT_LIFETIME_MS = 15 * 60_000;
 
 /** The `_meta` key of a tools/call under which the proxy sends the receipt upstream. */
 export const RECEIPT_META_KEY = 'io.approvals/receipt';
