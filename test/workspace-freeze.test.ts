@@ -10,9 +10,14 @@ import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Envelope } from '../src/domain/envelope.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
+import { mintEmbedToken } from '../src/services/channel-decisions.ts';
+import { recordDecision } from '../src/services/decide-hold.ts';
+import { mintDecisionLink } from '../src/services/decision-links.ts';
+import { openChain } from '../src/services/evidence.ts';
 import { getHold } from '../src/services/read-hold.ts';
+import { findMemberByEmail } from '../src/store/members.ts';
 import { findWorkspace, type Workspace } from '../src/store/workspaces.ts';
-import { appClient } from './support/app-client.ts';
+import { appClient, formFields } from './support/app-client.ts';
 import { backends, postgres, type Storage } from './support/backends.ts';
 import { approvals } from './support/cli.ts';
 import { call, rpcFailure, submission } from './support/http.ts';
@@ -43,7 +48,9 @@ for (const backend of backends) {
 
     before(async () => {
       [upstream, receiver] = await Promise.all([startRecordingUpstream(), startReceiver()]);
-      t = await startTestService(backend, { env: { ALLOW_PRIVATE_TARGETS: 'true' } });
+      t = await startTestService(backend, {
+        env: { ALLOW_PRIVATE_TARGETS: 'true', DEADLINE_SWEEP_MS: '3600000' },
+      });
     });
     after(async () => {
       try {
@@ -80,6 +87,25 @@ for (const backend of backends) {
         )
       ).map((row) => JSON.parse(row.data) as Record<string, unknown>);
 
+    /**
+     * Approved, but no worker told: the service's workers sweep once an hour here, so the call runs only
+     * when something wakes them (a freeze does; it must find the workspace frozen and leave the call).
+     */
+    async function approveUnannounced(workspace: Workspace, holdId: string) {
+      const { ctx } = t.service;
+      const member = await findMemberByEmail(ctx.db, workspace.id, 'admin@acme.test');
+      const result = await ctx.db.transaction(async (tx) =>
+        recordDecision(tx, ctx, await openChain(tx, ctx, workspace.id), {
+          workspaceId: workspace.id,
+          holdId,
+          memberId: member!.id,
+          verdict: 'approve',
+          channel: 'inbox',
+        }),
+      );
+      assert.equal(result.hold.status, 'approved');
+    }
+
     const frozenAt = async (workspace: Workspace) =>
       (await findWorkspace(t.service.ctx.db, workspace.id))!.frozenAt;
 
@@ -111,6 +137,7 @@ for (const backend of backends) {
       assert.equal(pending.body.status, 'pending');
       const held = (await callRecord(key, 'approved before')) as { content: { text: string }[] };
       const heldRef = (JSON.parse(held.content[1]!.text).service as Envelope).reference;
+      await approveUnannounced(workspace, heldRef);
 
       const frozen = await api('POST', '/api/v1/workspace/freeze', {
         key: adminKey,
@@ -141,9 +168,21 @@ for (const backend of backends) {
       assert.equal(envelope.status, 'denied');
       assert.match(envelope.message, new RegExp(`The workspace is frozen: ${REASON}`));
 
-      // Pending holds stay pending; an approval is recorded, but the approved call does not run.
+      // Pending holds stay pending; an approval is refused (no agent may act on one), so is the member's
+      // approval in bulk; a rejection is recorded. A call approved before the freeze and not yet run
+      // (here: recorded without waking the workers, as on an instance that died before running it) waits.
       assert.equal((await getHold(t.service.ctx, workspace.id, pending.body.id)).status, 'pending');
-      await decideAs(t, workspace.id, heldRef, 'approve');
+      const refused = await decideAs(t, workspace.id, pending.body.id, 'approve');
+      assert.equal(refused.outcome, 'frozen');
+      assert.equal((await getHold(t.service.ctx, workspace.id, pending.body.id)).status, 'pending');
+      const approvals = await evidenceOf(workspace, 'hold.approved');
+      assert.deepEqual(
+        approvals.map((entry) => entry.hold),
+        [heldRef],
+      );
+      const rejected = await decideAs(t, workspace.id, pending.body.id, 'reject');
+      assert.equal(rejected.outcome, 'recorded');
+      assert.equal(rejected.hold.status, 'rejected');
       await t.settled();
       await t.settled();
       const waiting = await getHold(t.service.ctx, workspace.id, heldRef);
@@ -259,12 +298,57 @@ for (const backend of backends) {
       assert.match(status, /This workspace is frozen/);
       assert.doesNotMatch(status, /Incident 12/);
 
+      // Nobody approves while frozen, from any channel; the decision link is not used up by the refusal.
+      const id = pending.body.id as string;
+      const decided = await post(admin, `/app/holds/${id}/decide`, { verdict: 'approve' });
+      assert.equal(decided.status, 409);
+      assert.match(decided.text, /nothing is approved until an admin unfreezes it/);
+      const preview = await post(admin, '/app/inbox/bulk', {
+        verdict: 'approve',
+        hold: id,
+        back: '/app/inbox',
+      });
+      assert.match(preview.text, /The workspace is frozen: nothing is approved until an admin unfreezes it/);
+      const bulk = await post(admin, '/app/inbox/bulk', formFields(preview.text, '/app/inbox/bulk'));
+      assert.notEqual(bulk.status, 500);
+      const adminMember = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'admin@acme.test'))!;
+      const { token } = await mintEmbedToken(t.service.ctx, adminMember);
+      const widget = await api('POST', `/widget/api/holds/${id}/decision`, {
+        headers: { authorization: `Bearer ${token}` },
+        body: { verdict: 'approve' },
+      });
+      assert.equal(widget.status, 409);
+      assert.equal(widget.body.error, 'workspace_frozen');
+      const held = await getHold(t.service.ctx, workspace.id, id);
+      const link = await mintDecisionLink(t.service.ctx, {
+        hold: held,
+        memberId: adminMember.id,
+        channel: 'email',
+      });
+      const byLink = await fetch(link, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ verdict: 'approve' }),
+      });
+      assert.equal(byLink.status, 409);
+      assert.equal((await getHold(t.service.ctx, workspace.id, id)).status, 'pending');
+      assert.deepEqual(await evidenceOf(workspace, 'hold.approved'), []);
+
       assert.equal((await post(ann, '/app/admin/freeze/unfreeze', { confirm: 'yes' })).status, 403);
       assert.notEqual(await frozenAt(workspace), null);
       const thawed = await post(admin, '/app/admin/freeze/unfreeze', { confirm: 'yes' });
       assert.equal(thawed.status, 303);
       assert.equal(await frozenAt(workspace), null);
       assert.doesNotMatch((await get(ann, '/app/inbox')).text, /This workspace is frozen/);
+      // Unfrozen, the same link approves.
+      const approved = await fetch(link, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ verdict: 'approve' }),
+        redirect: 'manual',
+      });
+      assert.ok(approved.status < 400, `the link approves once unfrozen (${approved.status})`);
+      assert.equal((await getHold(t.service.ctx, workspace.id, id)).status, 'approved');
     });
   });
 }

@@ -31,6 +31,7 @@ test('bulk reject is always offered; the decision’s own refusals apply to both
     workspaceRequiresPasskey: true,
     memberId: 'm1',
     claim: undefined,
+    frozen: false,
   };
   assert.equal(bulkSkip({ ...base, verdict: 'reject', blocker: null }), null);
   assert.equal(bulkSkip({ ...base, verdict: 'approve', blocker: null }), 'signed');
@@ -50,12 +51,33 @@ test('an action too long to show whole in the list is not approved in bulk, but 
     blocker: null,
     memberId: 'm1',
     claim: undefined,
+    frozen: false,
   };
   const memo = 'x'.repeat(BULK_ACTION_LENGTH);
   assert.equal(bulkSkip({ ...base, verdict: 'approve', args: { amount: 1 } }), null);
   assert.equal(bulkSkip({ ...base, verdict: 'approve', args: { amount: 1, memo } }), 'too_long');
   assert.equal(bulkSkip({ ...base, verdict: 'approve', args: null }), 'too_long', 'arguments not read');
   assert.equal(bulkSkip({ ...base, verdict: 'reject', args: { memo } }), null);
+});
+
+test('while the workspace is frozen nothing is approved in bulk; rejections go on', () => {
+  const base = {
+    hold: { approvalsRequired: 1 },
+    args: { amount: 1 },
+    rule: undefined,
+    workspaceRequiresPasskey: false,
+    blocker: null,
+    memberId: 'm1',
+    claim: undefined,
+    frozen: true,
+  };
+  assert.equal(bulkSkip({ ...base, verdict: 'approve' }), 'frozen');
+  assert.equal(bulkSkip({ ...base, verdict: 'reject' }), null);
+  assert.equal(
+    bulkSkip({ ...base, verdict: 'approve', blocker: 'closed' }),
+    'closed',
+    'its own refusal first',
+  );
 });
 
 test('a hold another member has claimed is left out of both verdicts; the member’s own claim is not', () => {
@@ -66,6 +88,7 @@ test('a hold another member has claimed is left out of both verdicts; the member
     rule: undefined,
     workspaceRequiresPasskey: false,
     memberId: 'm1',
+    frozen: false,
   };
   for (const verdict of ['approve', 'reject'] as const) {
     assert.equal(bulkSkip({ ...base, verdict, blocker: null, claim: { memberId: 'm2' } }), 'claimed');
@@ -75,7 +98,13 @@ test('a hold another member has claimed is left out of both verdicts; the member
 });
 
 test('a hold an approver changed is not approved in bulk (the list shows it as submitted); it may be rejected', () => {
-  const base = { args: { amount: 1 }, rule: undefined, workspaceRequiresPasskey: false, memberId: 'm1' };
+  const base = {
+    args: { amount: 1 },
+    rule: undefined,
+    workspaceRequiresPasskey: false,
+    memberId: 'm1',
+    frozen: false,
+  };
   const hold = { approvalsRequired: 1, changedArguments: { amount: 2 } };
   const skip = (verdict: 'approve' | 'reject') =>
     bulkSkip({ ...base, hold, verdict, blocker: null, claim: undefined });

@@ -34,7 +34,9 @@ export type BulkSkip =
   /** The action is too long to be shown whole in a list. */
   | 'too_long'
   /** An approver changed its arguments (four eyes): the list shows them as submitted. */
-  | 'changed';
+  | 'changed'
+  /** The workspace is frozen (the kill switch): nothing is approved until an admin unfreezes it. */
+  | 'frozen';
 
 /**
  * Why approving this hold in bulk is not allowed; null when it is. The rule's `bulk` decides, and by
@@ -78,11 +80,13 @@ export function bulkSkip(input: {
   args: Record<string, unknown> | null;
   rule: Pick<RuleDefinition, 'bulk' | 'signed' | 'when'> | undefined;
   workspaceRequiresPasskey: boolean;
+  frozen: boolean;
 }): BulkSkip | null {
   const { verdict, blocker, claim, hold } = input;
   if (blocker !== null) return blocker === 'viewer' ? 'not_an_approver' : blocker;
   if (claim && claim.memberId !== input.memberId) return 'claimed';
   if (verdict === 'reject') return null;
+  if (input.frozen) return 'frozen';
   if (hold.changedArguments) return 'changed';
   return (
     bulkApprovalSkip(hold, input.rule, input.workspaceRequiresPasskey) ??

@@ -16,6 +16,10 @@ export interface Freeze {
   by: string;
 }
 
+/** Why an approval is refused while the workspace is frozen, to the member who tried (every channel). */
+export const FROZEN_APPROVAL =
+  'The workspace is frozen: nothing is approved until an admin unfreezes it. Rejecting still works.';
+
 /** The denial's reason, as the hold's decision and its MCP envelope give it. */
 export const frozenReason = (freeze: Freeze) => `The workspace is frozen: ${freeze.reason}`;
 

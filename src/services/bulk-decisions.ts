@@ -25,6 +25,7 @@ import { type HoldLine, listArgumentsById, listLinesById } from '../store/hold-l
 import { findHold } from '../store/holds.ts';
 import type { Member } from '../store/members.ts';
 import { findRequirePasskey } from '../store/passkeys.ts';
+import { findWorkspace } from '../store/workspaces.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
 import { type ClaimShown, claimsOf } from './claims.ts';
 import type { ServiceContext } from './context.ts';
@@ -101,14 +102,16 @@ export async function bulkPreview(
   const readable = lines
     .filter((line) => line.argumentsSize <= BULK_ACTION_LENGTH * 2)
     .map((line) => line.id);
-  const [deciders, decisions, { rules }, workspaceRequiresPasskey, args, claims] = await Promise.all([
-    loadDeciders(ctx.db, workspaceId),
-    listDecisionsOfHolds(ctx.db, ids),
-    findRuleSet(ctx.db, workspaceId),
-    findRequirePasskey(ctx.db, workspaceId),
-    listArgumentsById(ctx.db, workspaceId, readable),
-    claimsOf(ctx, workspaceId, ids),
-  ]);
+  const [deciders, decisions, { rules }, workspaceRequiresPasskey, args, claims, workspace] =
+    await Promise.all([
+      loadDeciders(ctx.db, workspaceId),
+      listDecisionsOfHolds(ctx.db, ids),
+      findRuleSet(ctx.db, workspaceId),
+      findRequirePasskey(ctx.db, workspaceId),
+      listArgumentsById(ctx.db, workspaceId, readable),
+      claimsOf(ctx, workspaceId, ids),
+      findWorkspace(ctx.db, workspaceId),
+    ]);
   const self = deciders.byId.get(member.id);
   const now = ctx.now();
   const all = lines.map((line): BulkLine & { args: Record<string, unknown> | null } => {
@@ -126,6 +129,7 @@ export async function bulkPreview(
       args: lineArgs,
       rule,
       workspaceRequiresPasskey,
+      frozen: workspace?.frozenAt != null,
     });
     // Arguments not read are shown by their stored summary, which says what it leaves out.
     const action = lineArgs
@@ -221,5 +225,6 @@ async function bulkOnlySkip(
     args: hold.arguments,
     rule: ruleOf(rules, hold.ruleName),
     workspaceRequiresPasskey: await findRequirePasskey(tx, input.workspaceId),
+    frozen: (await findWorkspace(tx, input.workspaceId))?.frozenAt != null,
   });
 }

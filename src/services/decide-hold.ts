@@ -6,6 +6,7 @@ import { applyDecision, type DecisionChannel, type Hold, type Verdict } from '..
 import type { Sql } from '../store/db.ts';
 import { markActed } from '../store/members.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
+import { findWorkspace } from '../store/workspaces.ts';
 import { insertHoldDecision, listPastDecisions, supersedeDecisions } from '../store/hold-decisions.ts';
 import {
   approvalSeqsOf,
@@ -61,7 +62,12 @@ export type DecisionResult =
   /** This member has decided this hold before (or was decided for by their delegate); a member counts once. */
   | { outcome: 'already_decided'; hold: Hold }
   /** The hold was requested through an agent identity mapped to this member: someone else decides it. */
-  | { outcome: 'own_request'; hold: Hold };
+  | { outcome: 'own_request'; hold: Hold }
+  /**
+   * An approval while the workspace is frozen (the kill switch): refused, so that no agent acts on one;
+   * the hold stays pending, and a rejection is still recorded.
+   */
+  | { outcome: 'frozen'; hold: Hold };
 
 /** Traced as `hold decide`. */
 export const decideHold = (ctx: ServiceContext, input: DecisionInput) =>
@@ -102,6 +108,7 @@ export async function recordDecision(
     const outcome = capacity.blocker === 'viewer' ? 'not_an_approver' : capacity.blocker;
     return { outcome, hold };
   }
+  if (await approvalWhileFrozen(tx, input)) return { outcome: 'frozen', hold };
   const principal = capacity.onBehalfOf;
   // Throws, before anything is stored, when the changes are not the rule's to allow, or the member
   // would approve a call changed since it was shown to them.
@@ -169,6 +176,10 @@ export async function recordDecision(
   else if (counted) await setApprovalSeqs(tx, hold.workspaceId, hold.id, [...before, entry.seq]);
   return { outcome: 'recorded', hold: next };
 }
+
+/** Read under the chain's lock, which a freeze takes too: an approval either precedes it or is refused. */
+const approvalWhileFrozen = async (tx: Sql, input: DecisionInput) =>
+  input.verdict === 'approve' && (await findWorkspace(tx, input.workspaceId))?.frozenAt != null;
 
 /**
  * Whether the member a hold was requested for may decide it in their own MCP client (docs/rules.md,

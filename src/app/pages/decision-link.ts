@@ -29,6 +29,7 @@ import {
 import { blockerInWords } from '../views/four-eyes.ts';
 import { changeBoxes } from '../views/changes.ts';
 import { readChanges } from '../forms/changes.ts';
+import { FROZEN_APPROVAL } from '../../domain/freeze.ts';
 
 type UsableLink = Exclude<LinkState, { state: 'invalid' }>;
 type TokenRequest = FastifyRequest<{ Params: { token: string } }>;
@@ -159,6 +160,9 @@ async function decide(
       );
     case 'own_request':
       return problemPage(reply, 403, 'Not yours to decide', blockerInWords('own_request', result.hold));
+    case 'frozen':
+      // The link is not used up: it approves once an admin unfreezes the workspace.
+      return problemPage(reply, 409, 'Not approved', FROZEN_APPROVAL);
     case 'used':
     case 'already_decided':
     case 'closed': {

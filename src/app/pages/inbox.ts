@@ -30,6 +30,7 @@ import { inboxNoticeText } from '../views/bulk-confirm.ts';
 import { inboxEvents } from './inbox-events.ts';
 import { redirectWithNotice, takeNotice } from '../flash.ts';
 import { filtersOf, inboxHref, parseInboxUrl, withQuery } from './inbox-url.ts';
+import { FROZEN_APPROVAL } from '../../domain/freeze.ts';
 
 /** The decision form: where to return is a path of the app (anything else returns to the inbox). */
 const DecideForm = z.object({
@@ -260,6 +261,7 @@ async function decide(
     return refuse(403, 'Not decided', blockerInWords('own_request', result.hold));
   if (result.outcome === 'not_an_approver')
     return refuse(403, 'Not decided', 'You are not among the approvers of this hold.');
+  if (result.outcome === 'frozen') return refuse(409, 'Not approved', FROZEN_APPROVAL);
   // Back where the decision was made, with what became of it; a hold decided meanwhile stays selected.
   const decided = result.outcome === 'closed' || result.outcome === 'already_decided';
   const notice = decided

@@ -32,6 +32,8 @@ export function skipInWords(skip: Exclude<BulkSkip, 'claimed'>, line: { approval
       return 'Its action is too long to show whole in a list: approve it on its own page.';
     case 'changed':
       return 'An approver changed it: approve it on its own page, which shows the changes.';
+    case 'frozen':
+      return 'The workspace is frozen: nothing is approved until an admin unfreezes it.';
   }
 }
 

@@ -11,8 +11,8 @@ export const frozenBanner = (workspace: AppSession['workspace']) =>
     workspace.frozenAt !== null,
     () =>
       html`<p class="error" role="alert" id="frozen">
-        This workspace is frozen: every new hold is denied and no approved MCP call runs until an admin
-        unfreezes it. Reason: ${workspace.frozenReason}
+        This workspace is frozen: every new hold is denied, nothing is approved (rejecting still works) and no
+        approved MCP call runs until an admin unfreezes it. Reason: ${workspace.frozenReason}
       </p>`,
   );
 
@@ -27,9 +27,8 @@ export function freezeBody(session: AppSession, problem: string | null): Html {
     <p>
       In an incident, freeze the workspace to stop every agent at once: every new hold, through the API or the
       MCP proxy, is denied with your reason, and approved MCP calls not yet run wait. Holds already waiting
-      stay waiting and may still be decided: no MCP call approved now runs until you unfreeze, but an agent
-      that asked through the API acts on an approval itself, so reject rather than approve while frozen.
-      Freezing and unfreezing are recorded in the evidence and sent to the webhook.
+      stay waiting: they may be rejected, but nobody approves them until you unfreeze, so no agent acts on an
+      approval. Freezing and unfreezing are recorded in the evidence and sent to the webhook.
     </p>
     ${when(problem, () => html`<p class="error" role="alert">${problem}</p>`)}
     ${

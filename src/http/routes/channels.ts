@@ -15,6 +15,7 @@ import {
 } from '../../services/channel-decisions.ts';
 import type { ServiceContext } from '../../services/context.ts';
 import { sendError } from '../../web/errors.ts';
+import { FROZEN_APPROVAL } from '../../domain/freeze.ts';
 
 const FORM_LIMIT = 64 * 1024;
 
@@ -38,6 +39,8 @@ function replyText(result: ChannelDecision): string {
       return 'This action does not fit in a text: open the link to review it.';
     case 'passkey_required':
       return 'Not approved: this action must be signed with your passkey. Open the link to approve it there.';
+    case 'frozen':
+      return `Not approved. ${FROZEN_APPROVAL}`;
     default:
       return 'Reply YES or NO with the code from the message, e.g. YES 4821.';
   }
@@ -58,6 +61,8 @@ function teamsAnswer(result: ChannelDecision | { outcome: 'stale' }) {
       );
     case 'own_request':
       return invokeAnswer.error(403, 'own_request', replyText(result));
+    case 'frozen':
+      return invokeAnswer.error(403, 'workspace_frozen', FROZEN_APPROVAL);
     case 'passkey_required':
       return invokeAnswer.error(
         403,

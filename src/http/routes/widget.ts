@@ -15,6 +15,7 @@ import { waitingSummariesOf } from '../../services/inbox.ts';
 import { sendError } from '../../web/errors.ts';
 import { limitMember, refuseUnauthenticated } from '../../web/guard.ts';
 import type { RateCounter } from '../../web/rate-limiter.ts';
+import { FROZEN_APPROVAL } from '../../domain/freeze.ts';
 
 const script = readFileSync(new URL('../../app/static/widget.js', import.meta.url), 'utf8');
 
@@ -144,6 +145,8 @@ export async function widgetRoutes(
         });
       if (result.outcome === 'not_an_approver' || result.outcome === 'own_request')
         return sendError(reply, 404, 'not_found');
+      if (result.outcome === 'frozen')
+        return sendError(reply, 409, 'workspace_frozen', { detail: FROZEN_APPROVAL });
       return reply.send({ outcome: result.outcome, status: result.hold.status });
     },
   );

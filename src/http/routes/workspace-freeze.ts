@@ -62,7 +62,7 @@ const freezeRoute = defineRoute({
   operationId: 'freezeWorkspace',
   summary: 'Freeze the workspace: stop every agent at once',
   description:
-    'The kill switch. While frozen, every new hold (Core API and MCP proxy) is denied with `decision.reason` "The workspace is frozen: <reason>", approved MCP calls not yet run wait, and pending holds stay pending (they may still be decided). Evidenced as `workspace.frozen` and sent as a webhook event. Freezing a frozen workspace changes nothing (`changed: false`).',
+    'The kill switch. While frozen, every new hold (Core API and MCP proxy) is denied with `decision.reason` "The workspace is frozen: <reason>", approved MCP calls not yet run wait, and pending holds stay pending: they may be rejected, but every approval is refused until it is unfrozen. Evidenced as `workspace.frozen` and sent as a webhook event. Freezing a frozen workspace changes nothing (`changed: false`).',
   body: { required: true, schema: freezeBodySchema },
   answers: ANSWERS,
   handler: async ({ body, request, answer }, { ctx }) => {

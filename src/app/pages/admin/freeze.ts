@@ -33,7 +33,7 @@ async function freeze(ctx: ServiceContext, request: FastifyRequest<Posted>, repl
   if (field(request.body, 'confirm') !== 'yes') {
     const card = {
       title: 'Freeze the workspace?',
-      message: `Every new hold is denied ("The workspace is frozen: ${reason}") and no approved MCP call runs until an admin unfreezes it.`,
+      message: `Every new hold is denied ("The workspace is frozen: ${reason}") , nothing is approved and no approved MCP call runs until an admin unfreezes it.`,
       action: PAGE,
       fields: { reason },
       button: 'Freeze now',
