@@ -35,12 +35,18 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { openDb } from '../src/store/open.ts';
 import { postgres } from '../test/support/backends.ts';
+import { cpuMicros } from './lib.ts';
 import { paced } from './load.ts';
 
 export interface FloorRun {
   /** Transactions committed, each checked stored afterwards. */
   committed: number;
   perSecond: number;
+  /**
+   * This process's CPU time per transaction, in µs (the warm-up's too, over its transactions): the
+   * floor's client side, as the service's figure is the service's; the database server's is in neither.
+   */
+  cpuPerTx: number;
 }
 
 export interface PacedRun {
@@ -277,6 +283,7 @@ export async function closedFloor(
 ): Promise<FloorRun> {
   const pick = rotation(workspaces);
   const before = await db.countHolds();
+  const cpuBefore = cpuMicros(process.pid);
   let committed = 0;
   let counted = 0;
   const warmEnd = performance.now() + options.warmupSeconds * 1000;
@@ -291,8 +298,9 @@ export async function closedFloor(
     }),
   );
   const seconds = (performance.now() - warmEnd) / 1000;
+  const cpuPerTx = (cpuMicros(process.pid) - cpuBefore) / committed;
   await checkStored(db, before, committed, options.label);
-  return { committed: counted, perSecond: counted / seconds };
+  return { committed: counted, perSecond: counted / seconds, cpuPerTx };
 }
 
 /** Submission-shaped transactions at a fixed `rate`, evenly spaced (`paced`): p50 and p99 in ms. */

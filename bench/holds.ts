@@ -29,7 +29,7 @@ import {
   startServerProcess,
 } from '../test/support/server-process.ts';
 import { closedFloor, openPostgresFloor, openSqliteFloor, pacedFloor } from './floors.ts';
-import { compared, type Figure } from './lib.ts';
+import { compared, cpuMicros, type Figure, profileSettings } from './lib.ts';
 import type { Load, LoadResult } from './load.ts';
 
 /** 120 submissions a minute per workspace (the default quota): enough workspaces that no run meets it. */
@@ -125,11 +125,6 @@ function healthRun(spec: Load, label: string): Promise<LoadResult> {
   });
 }
 
-/** BENCH_PROFILE=<dir>: each service writes a CPU profile there when it stops (`--cpu-prof`). */
-const serviceSettings: Record<string, string> = process.env.BENCH_PROFILE
-  ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` }
-  : {};
-
 async function stop(services: ServerProcess[]) {
   for (const service of services) service.child.kill('SIGTERM');
   await Promise.all(services.map((service) => service.exited));
@@ -143,6 +138,8 @@ interface Floors {
   one?: Figure;
   p50: Figure;
   p99: Figure;
+  /** The client's CPU per submission-shaped transaction. */
+  cpu: Figure;
 }
 
 /** The floors of `name`'s submission figures (bench/floors.ts), before its service starts. */
@@ -180,6 +177,12 @@ async function measureFloors(name: 'sqlite' | 'postgres'): Promise<Floors> {
       '/s',
       `${spreadRun.note}; ${how}`,
     );
+    const cpu = figure(
+      `submission's transaction, ${WORKSPACES} workspaces, client CPU per tx`,
+      spreadRun.result.cpuPerTx,
+      'µs',
+      `this process's CPU time (/proc/<pid>/stat) over the run above and its warm-up, divided by its transactions; the database server's is not counted`,
+    );
     let one: Figure | undefined;
     if (name === 'postgres') {
       const insertRun = await closed('insertOnly', workspaces, 'floor, one INSERT');
@@ -201,9 +204,9 @@ async function measureFloors(name: 'sqlite' | 'postgres'): Promise<Floors> {
         ),
         insert,
       );
-      figures.push(insert, spread, one);
+      figures.push(insert, spread, one, cpu);
     } else {
-      figures.push(spread);
+      figures.push(spread, cpu);
     }
     const pacedRun = await pacedFloor(db, workspaces, {
       rate: RATE,
@@ -218,7 +221,7 @@ async function measureFloors(name: 'sqlite' | 'postgres'): Promise<Floors> {
     );
     const p99 = figure(`submission's transaction, p99 at ${RATE}/s`, pacedRun.p99, 'ms');
     figures.push(p50, p99);
-    return { figures, spread, one, p50, p99 };
+    return { figures, spread, one, p50, p99, cpu };
   } finally {
     await db.close();
   }
@@ -233,7 +236,7 @@ async function oneInstance(
   floors: Floors,
 ) {
   const figures: Figure[] = [];
-  const service = await startServerProcess(storage, serviceSettings);
+  const service = await startServerProcess(storage, profileSettings);
   try {
     const urls = [service.url];
     const full = { urls, connections: CONNECTIONS, seconds: SECONDS };
@@ -243,20 +246,37 @@ async function oneInstance(
     await submitRun(ctx, { ...full, seconds: 2, target: submit(ALLOWED) }, 'warm-up');
     await submitRun(ctx, { ...full, seconds: 2, target: submit(PENDING) }, 'warm-up');
 
+    // The service's CPU time per request of a run at full speed, read from its process: what a
+    // request costs whatever shares the cores (the load generator, the database, other work).
+    const metered = async (run: () => Promise<LoadResult>) => {
+      const before = cpuMicros(service.child.pid!);
+      const result = await run();
+      return { result, cpu: (cpuMicros(service.child.pid!) - before) / result.requests };
+    };
+    const cpuNote = (requests: number) =>
+      `the service process's user + system time (/proc/<pid>/stat, every thread) over the ${requests} requests of the run above, divided by them`;
+
     // The same server doing no work: a figure of its own, no longer the submissions' floor.
-    const health = await healthRun({ ...full, target: { kind: 'healthz' } }, 'healthz');
-    const healthFigure = (figure: string, value: number, unit: string): Figure => ({
+    const health = await metered(() => healthRun({ ...full, target: { kind: 'healthz' } }, 'healthz'));
+    const healthFigure = (figure: string, value: number, unit: string, note?: string): Figure => ({
       bench: 'holds',
       figure: `${name}: GET /healthz, ${figure}`,
       value,
       unit,
+      ...(note && { note }),
     });
-    figures.push(healthFigure(`${CONNECTIONS} connections, req/s`, health.perSecond, '/s'));
+    const healthCpu = healthFigure(
+      'service CPU per request',
+      health.cpu,
+      'µs',
+      cpuNote(health.result.requests),
+    );
+    figures.push(healthFigure(`${CONNECTIONS} connections, req/s`, health.result.perSecond, '/s'), healthCpu);
     for (const [label, tool] of [
       ['auto-allowed', ALLOWED],
       ['pending', PENDING],
     ] as const) {
-      const result = await submitRun(ctx, { ...full, target: submit(tool) }, label);
+      const { result, cpu } = await metered(() => submitRun(ctx, { ...full, target: submit(tool) }, label));
       figures.push(
         compared(
           {
@@ -267,6 +287,16 @@ async function oneInstance(
             note: `${result.requests} holds in ${SECONDS} s, all acknowledged 201 and found stored`,
           },
           floors.spread,
+        ),
+        compared(
+          {
+            bench: 'holds',
+            figure: `${name}: submit ${label}, service CPU per hold`,
+            value: cpu,
+            unit: 'µs',
+            note: cpuNote(result.requests),
+          },
+          healthCpu,
         ),
       );
     }
@@ -310,7 +340,7 @@ async function oneWorkspace(
 ): Promise<{ figures: Figure[]; skipped: { figure: string; reason: string }[] }> {
   const name = 'postgres: submit auto-allowed, one workspace, holds/s';
   const service = await startServerProcess(storage, {
-    ...serviceSettings,
+    ...profileSettings,
     API_RATE_LIMIT: String(ONE_WORKSPACE_QUOTA),
   });
   try {
@@ -362,7 +392,7 @@ async function scaleOut(storage: Storage, ctx: ServiceContext, keys: string[]) {
   let single: Figure | undefined;
   for (const count of [1, 2, 3]) {
     const services = await Promise.all(
-      Array.from({ length: count }, () => startServerProcess(storage, serviceSettings)),
+      Array.from({ length: count }, () => startServerProcess(storage, profileSettings)),
     );
     try {
       const spec = {
@@ -422,5 +452,16 @@ export async function run() {
   } finally {
     await killServerProcesses();
   }
+  // What PostgreSQL costs the service over SQLite, per submission, in the same run.
+  const allowedCpu = (backend: string) =>
+    figures.find((f) => f.figure === `${backend}: submit auto-allowed, service CPU per hold`);
+  const [onSqlite, onPostgres] = [allowedCpu('sqlite'), allowedCpu('postgres')];
+  if (onSqlite && onPostgres)
+    figures.push(
+      compared(
+        { ...onPostgres, figure: "postgres: submit auto-allowed, service CPU per hold, beside SQLite's" },
+        onSqlite,
+      ),
+    );
   return { figures, skipped };
 }

@@ -1,5 +1,5 @@
 /** What the benchmarks share: a figure, timing and percentiles, and a real service to send requests to. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +51,25 @@ export function figureProblems(figure: Figure): string[] {
   if (figure.floor && figure.ratio === undefined) problems.push('a floor without a ratio');
   return problems;
 }
+
+/** Linux's clock ticks per second (`getconf CLK_TCK`), the unit of /proc/<pid>/stat's times. */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * The CPU time (user + system, every thread) process `pid` has used so far, in microseconds, as the
+ * kernel counts it (/proc/<pid>/stat): what an operation costs there, whatever else shares the cores.
+ * In steps of 10 ms (a clock tick): read it over thousands of operations.
+ */
+export function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime: fields 14 and 15 of the line, 12 and 13 after the command's name.
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
+}
+
+/** BENCH_PROFILE=<dir>: a service process started with these settings writes a CPU profile there when it stops. */
+export const profileSettings: Record<string, string> = process.env.BENCH_PROFILE
+  ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` }
+  : {};
 
 /** Microseconds since `start` (from `process.hrtime.bigint()`). */
 export const microsSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1000;

@@ -5,15 +5,32 @@
  * installed, the same call through it (a peer proxy: no rules, no evidence) is a third column.
  * Then the same three columns with SESSIONS sessions calling at once (one call in flight on each),
  * in calls per second: what the proxy takes in when many agents call, beside the upstream alone.
+ *
+ * Every server is a process of its own: the service (`src/main.ts` on SQLite), the peer
+ * (bench/mcp-peer.ts) and the upstream (server-everything); the clients run in this process. Each
+ * column also gives the CPU time per call of the process that serves it (/proc/<pid>/stat), which
+ * does not depend on how many cores the machine has or who else takes them: the proxy's beside the
+ * peer's, the peer's beside the upstream's own per direct call.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Server } from '@modelcontextprotocol/server';
+import { loadConfig } from '../src/config.ts';
+import { openContext } from '../src/open-context.ts';
+import { createApiKey } from '../src/services/api-keys.ts';
+import { applyConfig, parseConfig } from '../src/services/apply-config.ts';
+import { createWorkspace } from '../src/services/workspaces.ts';
 import { openSqlite } from '../src/store/sqlite.ts';
-import { freePort, startEverything } from '../test/support/mcp-upstream.ts';
-import { type BenchService, compared, type Figure, percentile, sample, startBenchService } from './lib.ts';
+import { sqlite } from '../test/support/backends.ts';
+import { NODE } from '../test/support/cli.ts';
+import { startEverything } from '../test/support/mcp-upstream.ts';
+import { killServerProcesses, startServerProcess } from '../test/support/server-process.ts';
+import { compared, cpuMicros, type Figure, percentile, profileSettings, sample } from './lib.ts';
+import { PEER_KEY, type PeerStarted } from './mcp-peer.ts';
 
 const WARMUP = 200;
 const CALLS = 3_000;
@@ -36,36 +53,81 @@ async function connect(url: string, headers: Record<string, string> = {}) {
   return client;
 }
 
-/** `echo` called in sequence on one client; every answer must be the upstream's own. */
-async function echoes(client: Client, label: string, round: number) {
-  const { samples, totalMicros } = await sample(
-    async (i) => {
-      const message = `${label}-${round}-${i}`;
-      const result = await client.callTool({ name: 'echo', arguments: { message } });
-      const text = (result.content as { type: string; text?: string }[])[0]?.text;
-      if (text !== `Echo: ${message}`) throw new Error(`${label}: echo answered ${JSON.stringify(result)}`);
-    },
-    { warmup: round === 0 ? WARMUP : 0, count: CALLS / ROUNDS, budgetMs: BUDGET_MS / ROUNDS },
-  );
-  return { samples, totalMicros };
+/** A column: the clients that call, and the process that serves them (whose CPU time is read). */
+interface Column<C> {
+  clients: C;
+  pid: number;
+}
+
+/** `echo` on `client`; every answer must be the upstream's own. */
+async function echo(client: Client, message: string) {
+  const result = await client.callTool({ name: 'echo', arguments: { message } });
+  const text = (result.content as { type: string; text?: string }[])[0]?.text;
+  if (text !== `Echo: ${message}`) throw new Error(`echo answered ${JSON.stringify(result)}`);
+}
+
+/**
+ * `work` with the CPU time it cost the process that serves it and the upstream, per call, in
+ * microseconds; `work` answers how many calls it made.
+ */
+async function metered<T extends { calls: number }>(
+  pid: number,
+  upstreamPid: number,
+  work: () => Promise<T>,
+) {
+  const own = cpuMicros(pid);
+  const upstream = cpuMicros(upstreamPid);
+  const result = await work();
+  return { result, own: cpuMicros(pid) - own, upstream: cpuMicros(upstreamPid) - upstream };
+}
+
+interface Cpu {
+  /** Microseconds of the serving process's CPU per call. */
+  own: number;
+  /** Microseconds of the upstream's CPU per call. */
+  upstream: number;
 }
 
 /** The columns take turns, ROUNDS times, so a slower stretch of the machine is shared by all of them. */
-async function measure(clients: Record<string, Client>) {
+async function measure(columns: Record<string, Column<Client>>, upstreamPid: number) {
+  for (const [name, { clients }] of Object.entries(columns))
+    await sample((i) => echo(clients, `${name}-warm-${i}`), {
+      warmup: 0,
+      count: WARMUP,
+      budgetMs: BUDGET_MS,
+    });
   const measured = Object.fromEntries(
-    Object.keys(clients).map((name) => [name, { samples: [] as number[], totalMicros: 0 }]),
+    Object.keys(columns).map((name) => [
+      name,
+      { samples: [] as number[], totalMicros: 0, own: 0, upstream: 0 },
+    ]),
   );
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, client] of Object.entries(clients)) {
-      const { samples, totalMicros } = await echoes(client, name, round);
-      measured[name]!.samples.push(...samples);
-      measured[name]!.totalMicros += totalMicros;
+    for (const [name, { clients, pid }] of Object.entries(columns)) {
+      const { result, own, upstream } = await metered(pid, upstreamPid, async () => {
+        const { samples, totalMicros } = await sample((i) => echo(clients, `${name}-${round}-${i}`), {
+          warmup: 0,
+          count: CALLS / ROUNDS,
+          budgetMs: BUDGET_MS / ROUNDS,
+        });
+        return { samples, totalMicros, calls: samples.length };
+      });
+      const total = measured[name]!;
+      total.samples.push(...result.samples);
+      total.totalMicros += result.totalMicros;
+      total.own += own;
+      total.upstream += upstream;
     }
   }
   return Object.fromEntries(
-    Object.entries(measured).map(([name, { samples, totalMicros }]) => [
+    Object.entries(measured).map(([name, { samples, totalMicros, own, upstream }]) => [
       name,
-      { samples, perSecond: samples.length / (totalMicros / 1e6) },
+      {
+        samples,
+        calls: samples.length,
+        perSecond: samples.length / (totalMicros / 1e6),
+        cpu: { own: own / samples.length, upstream: upstream / samples.length },
+      },
     ]),
   );
 }
@@ -81,10 +143,7 @@ async function flood(clients: Client[], label: string, ms: number) {
   await Promise.all(
     clients.map(async (client, session) => {
       for (let i = 0; performance.now() < end; i++) {
-        const message = `${label}-${session}-${i}`;
-        const result = await client.callTool({ name: 'echo', arguments: { message } });
-        const text = (result.content as { type: string; text?: string }[])[0]?.text;
-        if (text !== `Echo: ${message}`) throw new Error(`${label}: echo answered ${JSON.stringify(result)}`);
+        await echo(client, `${label}-${session}-${i}`);
         calls += 1;
       }
     }),
@@ -93,20 +152,27 @@ async function flood(clients: Client[], label: string, ms: number) {
 }
 
 /** SESSIONS clients per column, taking turns ROUNDS times as the sequential figures do: calls/s each. */
-async function measureConcurrent(columns: Record<string, Client[]>) {
-  const totals = Object.fromEntries(Object.keys(columns).map((name) => [name, { calls: 0, micros: 0 }]));
-  for (const [name, clients] of Object.entries(columns)) await flood(clients, name, CONCURRENT_WARMUP_MS);
+async function measureConcurrent(columns: Record<string, Column<Client[]>>, upstreamPid: number) {
+  const totals = Object.fromEntries(
+    Object.keys(columns).map((name) => [name, { calls: 0, micros: 0, own: 0, upstream: 0 }]),
+  );
+  for (const [name, { clients }] of Object.entries(columns)) await flood(clients, name, CONCURRENT_WARMUP_MS);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, clients] of Object.entries(columns)) {
-      const { calls, micros } = await flood(clients, `${name}-${round}`, CONCURRENT_MS);
-      totals[name]!.calls += calls;
-      totals[name]!.micros += micros;
+    for (const [name, { clients, pid }] of Object.entries(columns)) {
+      const { result, own, upstream } = await metered(pid, upstreamPid, () =>
+        flood(clients, `${name}-${round}`, CONCURRENT_MS),
+      );
+      const total = totals[name]!;
+      total.calls += result.calls;
+      total.micros += result.micros;
+      total.own += own;
+      total.upstream += upstream;
     }
   }
   return Object.fromEntries(
-    Object.entries(totals).map(([name, { calls, micros }]) => [
+    Object.entries(totals).map(([name, { calls, micros, own, upstream }]) => [
       name,
-      { calls, perSecond: calls / (micros / 1e6) },
+      { calls, perSecond: calls / (micros / 1e6), cpu: { own: own / calls, upstream: upstream / calls } },
     ]),
   );
 }
@@ -154,72 +220,126 @@ function figures(name: string, measured: Measured, note: string): [Figure, Figur
   ];
 }
 
-/** mcp-proxy's library in front of the same upstream over streamable HTTP (its CLI only spawns stdio servers). */
-async function startPeer(upstreamUrl: string): Promise<{ url: string; close: () => Promise<void> } | string> {
-  let peer: typeof import('mcp-proxy');
-  try {
-    peer = await import('mcp-proxy');
-  } catch (error) {
-    return `the mcp-proxy package is not installed (${(error as Error).message.split('\n')[0]})`;
-  }
-  const upstream = await connect(upstreamUrl);
-  const capabilities = upstream.getServerCapabilities() ?? {};
-  const port = await freePort();
-  const { close } = await peer.startHTTPServer({
-    host: '127.0.0.1',
-    port,
-    apiKey: 'bench-key',
-    eventStore: false,
-    createServer: async () => {
-      const server = new Server(upstream.getServerVersion() ?? { name: 'peer', version: '1' }, {
-        capabilities,
-      });
-      await peer.proxyServer({ client: upstream, server, serverCapabilities: capabilities });
-      return server;
-    },
+/**
+ * The CPU figures of one set of columns (`suffix`: which): the upstream's CPU per direct call (the
+ * floor), the peer's per call beside it, and the proxy's beside the peer's (beside the floor without
+ * a peer).
+ */
+function cpuFigures(suffix: string, columns: Record<string, { cpu: Cpu; calls: number }>) {
+  const figure = (name: string, what: string, value: number, note: string): Figure => ({
+    bench: 'mcp',
+    figure: `${name}${suffix}, ${what} CPU per call`,
+    value,
+    unit: 'µs',
+    note,
   });
+  const floor = figure(
+    'echo direct to server-everything',
+    'upstream',
+    columns.direct!.cpu.own,
+    `server-everything's process, user + system time (/proc/<pid>/stat) over ${columns.direct!.calls} calls`,
+  );
+  const result: Figure[] = [floor];
+  let beside = floor;
+  if (columns.peer) {
+    beside = compared(
+      figure(
+        'echo through mcp-proxy (peer)',
+        'peer',
+        columns.peer.cpu.own,
+        `the peer's process over ${columns.peer.calls} calls; the upstream's own meanwhile ${Math.round(columns.peer.cpu.upstream)} µs a call`,
+      ),
+      floor,
+    );
+    result.push(beside);
+  }
+  result.push(
+    compared(
+      figure(
+        'echo through the proxy',
+        'proxy',
+        columns.proxy!.cpu.own,
+        `the service's process (SQLite, every thread) over ${columns.proxy!.calls} calls; the upstream's own meanwhile ${Math.round(columns.proxy!.cpu.upstream)} µs a call`,
+      ),
+      beside,
+    ),
+  );
+  return result;
+}
+
+/** bench/mcp-peer.ts in a process of its own, in front of `upstreamUrl`; a reason when it cannot run. */
+async function startPeer(upstreamUrl: string) {
+  const child = spawn(NODE, [join(import.meta.dirname, 'mcp-peer.ts'), upstreamUrl], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  const started = JSON.parse(line) as PeerStarted;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: async () => {
-      await close();
-      await upstream.close();
+    started,
+    pid: child.pid!,
+    async close() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
     },
   };
 }
 
+const CONFIG = (upstreamUrl: string) => ({
+  members: [{ email: 'admin@bench.test', name: 'Admin', role: 'admin' }],
+  mcp_servers: [{ slug: 'everything', name: 'Everything', url: upstreamUrl }],
+  tools: [{ connection: 'Everything', tool: 'echo', classification: 'allow' }],
+});
+
 export async function run(): Promise<{ figures: Figure[]; skipped: Skipped[] }> {
   const skipped: Skipped[] = [];
   const everything = await startEverything();
-  // The upstream is on loopback, which the service refuses unless the operator allows it.
-  const allowPrivate = process.env.ALLOW_PRIVATE_TARGETS;
-  process.env.ALLOW_PRIVATE_TARGETS = 'true';
-  let bench: BenchService | undefined;
+  const storage = await sqlite.create();
   const clients: Client[] = [];
   let peer: Awaited<ReturnType<typeof startPeer>> | undefined;
   try {
-    bench = await startBenchService();
-    const { key } = await bench.workspace({
-      members: [{ email: 'admin@bench.test', name: 'Admin', role: 'admin' }],
-      mcp_servers: [{ slug: 'everything', name: 'Everything', url: everything.url }],
-      tools: [{ connection: 'Everything', tool: 'echo', classification: 'allow' }],
+    // The upstream is on loopback, which the service refuses unless the operator allows it; the
+    // benchmark measures the proxy, not its rate limit.
+    const settings = { ...storage.env, DATABASE_URL: '', PUBLIC_URL: '', ALLOW_PRIVATE_TARGETS: 'true' };
+    const ctx = await openContext(loadConfig({ ...settings, LOG_LEVEL: 'silent' }));
+    let key: string;
+    try {
+      const workspace = await createWorkspace(ctx, { slug: 'bench-mcp', name: 'Bench' });
+      await applyConfig(ctx, workspace, parseConfig(JSON.stringify(CONFIG(everything.url))));
+      ({ key } = await createApiKey(ctx, { workspace, env: 'live' }));
+    } finally {
+      await ctx.db.close();
+    }
+    const service = await startServerProcess(storage, {
+      ...profileSettings,
+      ALLOW_PRIVATE_TARGETS: 'true',
+      MCP_RATE_LIMIT: '0',
     });
+    const upstreamPid = everything.pid()!;
+    const proxyUrl = `${service.url}/mcp/everything`;
+    const proxyHeaders = { authorization: `Bearer ${key}` };
 
     const direct = await connect(everything.url);
     clients.push(direct);
-    const proxied = await connect(`${bench.service.url}/mcp/everything`, { authorization: `Bearer ${key}` });
+    const proxied = await connect(proxyUrl, proxyHeaders);
     clients.push(proxied);
     const version = proxied.getNegotiatedProtocolVersion();
-    const columns: Record<string, Client> = { direct, proxy: proxied };
+    const columns: Record<string, Column<Client>> = {
+      direct: { clients: direct, pid: upstreamPid },
+      proxy: { clients: proxied, pid: service.child.pid! },
+    };
 
     peer = await startPeer(everything.url);
-    if (typeof peer === 'string') {
-      skipped.push({ figure: 'echo through mcp-proxy', reason: peer });
+    const peerUrl = 'url' in peer.started ? peer.started.url : undefined;
+    if ('skipped' in peer.started) {
+      skipped.push({ figure: 'echo through mcp-proxy', reason: peer.started.skipped });
     } else {
-      columns.peer = await connect(peer.url, { 'x-api-key': 'bench-key' });
-      clients.push(columns.peer);
+      const client = await connect(peerUrl!, { 'x-api-key': PEER_KEY });
+      clients.push(client);
+      columns.peer = { clients: client, pid: peer.pid };
     }
 
-    const measured = await measure(columns);
+    const measured = await measure(columns, upstreamPid);
 
     // SESSIONS sessions per column, each a client of its own (a new session, a new connection).
     const sessions = async (url: string, headers: Record<string, string> = {}) => {
@@ -231,13 +351,17 @@ export async function run(): Promise<{ figures: Figure[]; skipped: Skipped[] }> 
       }
       return opened;
     };
-    const concurrentColumns: Record<string, Client[]> = {
-      direct: await sessions(everything.url),
-      proxy: await sessions(`${bench.service.url}/mcp/everything`, { authorization: `Bearer ${key}` }),
+    const concurrentColumns: Record<string, Column<Client[]>> = {
+      direct: { clients: await sessions(everything.url), pid: upstreamPid },
+      proxy: { clients: await sessions(proxyUrl, proxyHeaders), pid: service.child.pid! },
     };
-    if (typeof peer !== 'string')
-      concurrentColumns.peer = await sessions(peer.url, { 'x-api-key': 'bench-key' });
-    const concurrent = await measureConcurrent(concurrentColumns);
+    if (peerUrl)
+      concurrentColumns.peer = { clients: await sessions(peerUrl, { 'x-api-key': PEER_KEY }), pid: peer.pid };
+    const concurrent = await measureConcurrent(concurrentColumns, upstreamPid);
+    // Stopped before the figures are made: with BENCH_PROFILE it writes its profile as it exits.
+    service.child.kill('SIGTERM');
+    await service.exited;
+
     const floor = figures(
       'echo direct to server-everything',
       measured.direct!,
@@ -246,14 +370,14 @@ export async function run(): Promise<{ figures: Figure[]; skipped: Skipped[] }> 
     const through = figures(
       'echo through the proxy',
       measured.proxy!,
-      'allowed (classified allow): a hold, its evidence entries and the upstream call, SQLite',
+      'allowed (classified allow): a hold, its evidence entries and the upstream call, SQLite, the service a process of its own',
     );
     const result: Figure[] = [...floor, ...through.map((figure, i) => compared(figure, floor[i]!))];
     if (measured.peer) {
       const peered = figures(
         'echo through mcp-proxy (peer)',
         measured.peer,
-        'mcp-proxy library (startHTTPServer + proxyServer), API key, no rules, no evidence',
+        'mcp-proxy library (startHTTPServer + proxyServer) in a process of its own, API key, no rules, no evidence',
       );
       result.push(...peered.map((figure, i) => compared(figure, floor[i]!)));
     }
@@ -287,14 +411,14 @@ export async function run(): Promise<{ figures: Figure[]; skipped: Skipped[] }> 
           concurrentFloor,
         ),
       );
+    result.push(...cpuFigures('', measured), ...cpuFigures(`, ${SESSIONS} sessions`, concurrent));
     result.push(await durableCommit());
     return { figures: result, skipped };
   } finally {
     for (const client of clients) await client.close().catch(() => undefined);
-    if (peer && typeof peer !== 'string') await peer.close().catch(() => undefined);
-    await bench?.close();
+    await peer?.close();
+    await killServerProcesses();
     await everything.stop();
-    if (allowPrivate === undefined) delete process.env.ALLOW_PRIVATE_TARGETS;
-    else process.env.ALLOW_PRIVATE_TARGETS = allowPrivate;
+    await storage.drop();
   }
 }

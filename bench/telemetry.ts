@@ -6,7 +6,6 @@
  * own noise: tracing off costs nothing measurable when it stays within it), and with tracing on,
  * every span exported over OTLP/HTTP protobuf to a receiver in this process on loopback.
  */
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config.ts';
@@ -14,21 +13,11 @@ import { openContext } from '../src/open-context.ts';
 import { backends } from '../test/support/backends.ts';
 import { killServerProcesses, startServerProcess } from '../test/support/server-process.ts';
 import { seed, submitRun } from './holds.ts';
-import { compared, type Figure } from './lib.ts';
+import { compared, cpuMicros, type Figure } from './lib.ts';
 
 const WORKSPACES = 20;
 const CONNECTIONS = 8;
 const SECONDS = 8;
-/** Linux's clock ticks per second (`getconf CLK_TCK`), the unit of /proc/<pid>/stat's times. */
-const TICKS_PER_SECOND = 100;
-
-/** The process's CPU time so far, in microseconds. */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime: fields 14 and 15 of the line, 12 and 13 after the command's name.
-  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
-}
-
 /** An OTLP/HTTP receiver that accepts every export and counts the bytes. */
 async function startReceiver() {
   let bytes = 0;

@@ -35,6 +35,8 @@ export interface EverythingUpstream {
   url: string;
   /** Everything the child printed (stdout and stderr), for failure messages. */
   output(): string;
+  /** The child's process id while it runs (the benchmarks read its CPU time). */
+  pid(): number | undefined;
   /** Starts it again on the same port (after `stop`). */
   start(): Promise<void>;
   /** Kills the child and waits until it is gone and the port no longer answers. */
@@ -69,6 +71,7 @@ export async function startEverything(): Promise<EverythingUpstream> {
     port,
     url,
     output,
+    pid: () => child?.pid,
     async start() {
       if (child) throw new Error('server-everything is already running');
       const started = spawn(NODE, [EVERYTHING, 'streamableHttp'], {
