@@ -20,6 +20,7 @@ const PAGES = [
   '/docs/python-sdk-readme',
   '/docs/ai-sdk',
   '/docs/openai-agents',
+  '/docs/langchain',
 ];
 
 describe('the documentation as served', () => {

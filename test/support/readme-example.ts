@@ -18,14 +18,14 @@ import { until } from './wait.ts';
 /** The machine's own Node.js, as most users' would be, else the project's. */
 export const SYSTEM_NODE = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => existsSync(path)) ?? NODE;
 
-const PACKAGES = ['sdk', 'ai-sdk', 'openai-agents'];
+const PACKAGES = ['sdk', 'ai-sdk', 'openai-agents', 'langchain'];
 /** What the examples import besides our packages, as a user's `npm install` would bring them. */
-const FRAMEWORKS = ['ai', '@openai/agents', 'zod'];
+const FRAMEWORKS = ['ai', '@openai/agents', 'langchain', '@langchain/core', '@langchain/langgraph', 'zod'];
 
 let project: Promise<string> | undefined;
 
 /** The consumer project, made once per test file. */
-function consumerProject(): Promise<string> {
+export function consumerProject(): Promise<string> {
   project ??= (async () => {
     const run = promisify(execFile);
     const dir = mkdtempSync(join(tmpdir(), 'readme-example-'));
@@ -57,7 +57,10 @@ function consumerProject(): Promise<string> {
   return project;
 }
 
-/** Runs `script` (JavaScript); `holdKey` is its hold's idempotency key, from the process id. */
+/**
+ * Runs `script` (JavaScript); `holdKey` is its hold's idempotency key, from the process id, as a SQL
+ * LIKE pattern (`%` for a part the script does not know beforehand, such as a LangGraph interrupt id).
+ */
 export async function runApprovedExample(
   t: TestService,
   script: string,
@@ -81,7 +84,7 @@ export async function runApprovedExample(
     'the example to hold its call',
     async () =>
       (await t.service.ctx.db.one<{ id: string; workspace_id: string }>(
-        "SELECT id, workspace_id FROM holds WHERE idempotency_key = $1 AND status = 'pending'",
+        "SELECT id, workspace_id FROM holds WHERE idempotency_key LIKE $1 AND status = 'pending'",
         [holdKey(child.pid!)],
       )) ?? undefined,
   );

@@ -14,6 +14,7 @@ const PACKAGE_PAGES: Record<string, string> = {
   'python-sdk-readme': 'python',
   'ai-sdk': 'ai-sdk',
   'openai-agents': 'openai-agents',
+  langchain: 'langchain',
 };
 const elsewhere: Record<string, URL> = Object.fromEntries(
   Object.entries(PACKAGE_PAGES).map(([page, folder]) => [
