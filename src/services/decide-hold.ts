@@ -104,10 +104,8 @@ export async function recordDecision(
   const inOwnClient = input.channel === 'mcp_client' && (await selfApprovalAllowed(tx, hold));
   const past = await listPastDecisions(tx, hold.id);
   const capacity = deciders.capacity(hold, member, past, now, inOwnClient);
-  if (capacity.blocker !== null) {
-    const outcome = capacity.blocker === 'viewer' ? 'not_an_approver' : capacity.blocker;
-    return { outcome, hold };
-  }
+  if (capacity.blocker !== null)
+    return { outcome: capacity.blocker === 'viewer' ? 'not_an_approver' : capacity.blocker, hold };
   if (await approvalWhileFrozen(tx, input)) return { outcome: 'frozen', hold };
   const principal = capacity.onBehalfOf;
   // Throws, before anything is stored, when the changes are not the rule's to allow, or the member
