@@ -134,6 +134,15 @@ function billingAgent(calls: ScriptedCall[], checkpointer = new MemorySaver()) {
           schema: z.object({ customer: z.string(), amount: z.number() }),
         },
       ),
+      tool(
+        (args: { customer: string }) => {
+          // An interrupt that is no tool-call review: a question for the user, not the service's.
+          const answer = interrupt({ question: `Which purchase order is ${args.customer}'s?` }) as string;
+          ran('ask_user', args);
+          return answer;
+        },
+        { name: 'ask_user', description: 'Asks the user', schema: z.object({ customer: z.string() }) },
+      ),
     ],
     middleware: [
       humanInTheLoopMiddleware({
@@ -471,6 +480,19 @@ for (const backend of backends) {
         `The tool said: Not run: nobody decided before the approval request expired (${pending.statusUrl}).`,
       );
       assert.equal((await stored(pending.id)).status, 'expired');
+    });
+
+    test('an interrupt that is no tool-call review is left to the caller: no hold, the run returns with it', async () => {
+      const { agent, executed } = billingAgent([
+        { name: 'ask_user', args: { customer: 'C-5' }, id: newId('call') },
+      ]);
+      const { result, holds } = await runWithApprovals(agent, ask('Which PO for C-5?'), options());
+      assert.deepEqual(holds, []);
+      assert.deepEqual(
+        result.__interrupt__?.map((pause) => pause.value),
+        [{ question: "Which purchase order is C-5's?" }],
+      );
+      assert.deepEqual(executed, []);
     });
 
     test('the service cannot be reached: the run fails, nothing is approved', async () => {
