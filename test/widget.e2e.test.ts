@@ -29,8 +29,15 @@ const WORKSPACE = `members:
   - { email: vic@acme.test, name: Vic Viewer, role: viewer }
 tools:
   - { connection: SDK, tool: send_invoice, classification: approval }
+  - { connection: SDK, tool: pay, classification: approval }
 rules:
   - { name: Invoices, tool: send_invoice, effect: approval, approvers: [ana@acme.test, admin@acme.test] }
+  - name: Payments
+    tool: pay
+    when: [{ arg: amount, op: lte, value: 5000 }]
+    effect: approval
+    approvers: [ana@acme.test]
+    editable: [amount, memo]
 `;
 
 const XSS = [
@@ -366,6 +373,64 @@ describe('the widget in a browser', { skip: browserSkip, concurrency: 1 }, () =>
       body: { verdict: 'approve' },
     });
     assert.equal(decision.status, 401);
+  });
+
+  test('approve with changes: boxes for the editable arguments, typed as submitted; the rule checked again', async () => {
+    assert.ok(anaToken, 'the token from the first test');
+    const answer = await call(t.url, 'POST', '/api/v1/holds', {
+      key,
+      body: submission({ tool_name: 'pay', arguments: { amount: 1200, memo: 'May rent', to: 'ACME' } }),
+    });
+    assert.equal(answer.body.status, 'pending', answer.text);
+    const id = answer.body.id as string;
+    const listed = await call(t.url, 'GET', '/widget/api/holds', { key: anaToken });
+    const line = listed.body.holds.find((hold: { id: string }) => hold.id === id);
+    assert.deepEqual(line.editable, ['amount', 'memo']);
+    assert.deepEqual(line.values, { amount: 1200, memo: 'May rent' });
+
+    const { page, errors } = await openDesk(anaToken);
+    const held = card(page, id);
+    await held.waitFor();
+    // Hidden until asked for; filled with the values as submitted.
+    assert.equal(await held.getByLabel('amount').isVisible(), false);
+    await held.getByRole('button', { name: 'Approve with changes…' }).click();
+    assert.equal(await held.getByLabel('amount').inputValue(), '1200');
+    assert.equal(await held.getByLabel('memo').inputValue(), 'May rent');
+
+    // Not a number: said in the card, nothing sent.
+    await held.getByLabel('amount').fill('twelve');
+    await held.getByRole('button', { name: 'Approve with these values' }).click();
+    await held.getByText('Not approved: amount must be a number.').waitFor();
+    assert.equal((await record(id)).status, 'pending');
+
+    // Over the rule's limit: the service refuses it, the widget says why, the hold still waits.
+    await held.getByLabel('amount').fill('9000');
+    await held.getByRole('button', { name: 'Approve with these values' }).click();
+    const refused = page
+      .locator('approvals-inbox')
+      .getByRole('alert')
+      .filter({ hasText: 'no longer matches' });
+    await refused.waitFor();
+    assert.match(
+      await refused.innerText(),
+      /^Not approved: changes: the changed call no longer matches the rule "Payments"/,
+    );
+    assert.equal((await record(id)).status, 'pending');
+
+    await held.getByRole('button', { name: 'Approve with changes…' }).click();
+    await held.getByLabel('amount').fill('900');
+    await held.getByRole('button', { name: 'Approve with these values' }).click();
+    await held.waitFor({ state: 'detached' });
+    const decided = await record(id);
+    assert.equal(decided.status, 'approved');
+    assert.equal(decided.decision.channel, 'widget');
+    assert.deepEqual(decided.decision.changed_arguments, { amount: 900, memo: 'May rent', to: 'ACME' });
+    // The browser logs the refused request (422) itself; nothing else.
+    assert.deepEqual(
+      errors.filter((error) => !error.includes('status of 422')),
+      [],
+      'no console errors in the widget',
+    );
   });
 
   test('an expired token: an open widget says so on its next refresh (12 hours)', async () => {

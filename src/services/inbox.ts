@@ -232,15 +232,16 @@ export async function inboxChanges(
 
 /**
  * The holds waiting for this member, soonest deadline first, each with its action summarized in
- * `budget` characters (the widget's list). Only arguments short enough to fit are read: longer ones
- * cannot be complete, and their stored summary says enough.
+ * `budget` characters (the widget's list), and its arguments where they were read (null otherwise).
+ * Only arguments short enough to fit are read: longer ones cannot be complete, and their stored summary
+ * says enough.
  */
 export async function waitingSummariesOf(
   ctx: ServiceContext,
   member: Member,
   budget: number,
   limit: number,
-): Promise<(HoldLine & { summary: ActionSummary })[]> {
+): Promise<(HoldLine & { summary: ActionSummary; arguments: Record<string, unknown> | null })[]> {
   const { lines } = await inboxPage(ctx, member, { filters: {}, order: 'deadline', limit });
   const small = lines.filter((line) => line.argumentsSize <= budget * 2).map((line) => line.id);
   const args = await listArgumentsById(ctx.db, member.workspaceId, small);
@@ -248,6 +249,7 @@ export async function waitingSummariesOf(
     const full = args.get(line.id);
     return {
       ...line,
+      arguments: full ?? null,
       summary: full
         ? summarizeAction(line.toolName, full, budget)
         : { text: `${nameText(line.toolName)}(${line.argumentsSummary})`, complete: false },

@@ -19,6 +19,10 @@
     button.approve { background: #166534; border-color: #166534; color: #fff; }
     button.reject { background: #991b1b; border-color: #991b1b; color: #fff; }
     a.review { font-weight: 600; color: #1f4fd1; }
+    form.changes { margin: 0.5rem 0 0; display: grid; gap: 0.4rem; }
+    form.changes[hidden] { display: none; }
+    form.changes label { display: grid; gap: 0.15rem; font-size: 0.9em; }
+    form.changes input { font: inherit; font-family: ui-monospace, monospace; padding: 0.3rem; border: 1px solid #71717a; border-radius: 4px; min-height: 1.8rem; }
     .empty, .error { color: #52525b; }
   `;
 
@@ -27,6 +31,33 @@
     for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
     if (text !== undefined) node.textContent = text;
     return node;
+  };
+
+  /** A box as text: a string as it is, anything else as JSON (what `typed` reads back). */
+  const boxText = (value) =>
+    typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+
+  /**
+   * What an approver typed, as the submitted value's type: a string as typed, a number or a boolean as
+   * one, anything else (or an argument not submitted) as JSON; `{ error }` when it is not such a value.
+   */
+  const typed = (submitted, found, text) => {
+    if (found && typeof submitted === 'string') return { value: text };
+    if (found && typeof submitted === 'number') {
+      const number = Number(text.trim());
+      return text.trim() !== '' && Number.isFinite(number)
+        ? { value: number }
+        : { error: 'must be a number' };
+    }
+    if (found && typeof submitted === 'boolean')
+      return ['true', 'false'].includes(text.trim())
+        ? { value: text.trim() === 'true' }
+        : { error: 'must be true or false' };
+    try {
+      return { value: JSON.parse(text) };
+    } catch {
+      return { error: 'must be a JSON value' };
+    }
   };
 
   class ApprovalsInbox extends HTMLElement {
@@ -55,7 +86,9 @@
       });
       if (!response.ok) {
         const error = new Error(response.status === 401 ? 'signed-out' : `HTTP ${response.status}`);
-        error.code = (await response.json().catch(() => ({}))).error;
+        const body = await response.json().catch(() => ({}));
+        error.code = body.error;
+        error.detail = body.detail;
         throw error;
       }
       return response.json();
@@ -109,27 +142,62 @@
         button.addEventListener('click', () => this.decide(hold.id, verdict, card, hold.review_url));
         actions.append(button);
       }
-      // Where the rule lets an approver change arguments first, the hold's page has the boxes.
-      if (hold.editable && hold.editable.length > 0)
-        actions.append(
-          el(
-            'a',
-            { class: 'review', href: hold.review_url, target: '_blank', rel: 'noopener' },
-            'Approve with changes',
-          ),
-        );
       card.append(actions);
+      // Where the rule lets an approver change arguments first: a box for each, then approve.
+      if (hold.editable && hold.editable.length > 0) {
+        const open = el('button', { type: 'button', 'aria-expanded': 'false' }, 'Approve with changes…');
+        actions.append(open);
+        const form = this.changesForm(hold, card);
+        open.addEventListener('click', () => {
+          form.hidden = !form.hidden;
+          open.setAttribute('aria-expanded', String(!form.hidden));
+          if (!form.hidden) form.querySelector('input').focus();
+        });
+        card.append(form);
+      }
       return card;
     }
 
-    async decide(id, verdict, card, reviewUrl) {
+    /** The editable arguments' boxes, filled with their values as submitted; hidden until asked for. */
+    changesForm(hold, card) {
+      const values = hold.values || {};
+      const form = el('form', { class: 'changes' });
+      form.hidden = true;
+      for (const path of hold.editable) {
+        const label = el('label', {}, path);
+        label.append(el('input', { name: path, value: boxText(values[path]), autocomplete: 'off' }));
+        form.append(label);
+      }
+      const problem = el('p', { class: 'error', role: 'alert' });
+      form.append(problem, el('div'));
+      form.lastChild.append(el('button', { type: 'submit', class: 'approve' }, 'Approve with these values'));
+      form.addEventListener('submit', (event) => {
+        event.preventDefault();
+        const changes = {};
+        const wrong = [];
+        for (const path of hold.editable) {
+          const text = form.elements.namedItem(path).value;
+          const found = Object.hasOwn(values, path);
+          // A box left as it was changes nothing.
+          if (found ? text === boxText(values[path]) : text === '') continue;
+          const read = typed(values[path], found, text);
+          if ('error' in read) wrong.push(`${path} ${read.error}`);
+          else changes[path] = read.value;
+        }
+        if (wrong.length > 0) problem.textContent = `Not approved: ${wrong.join('; ')}.`;
+        else this.decide(hold.id, 'approve', card, hold.review_url, changes);
+      });
+      return form;
+    }
+
+    async decide(id, verdict, card, reviewUrl, changes = {}) {
       for (const button of card.querySelectorAll('button')) button.disabled = true;
       let notice = null;
       let signHere = false;
       try {
         const result = await this.api(`/widget/api/holds/${encodeURIComponent(id)}/decision`, {
           method: 'POST',
-          body: JSON.stringify({ verdict }),
+          body: JSON.stringify(Object.keys(changes).length > 0 ? { verdict, changes } : { verdict }),
         });
         if (result.outcome === 'closed' || result.outcome === 'already_decided')
           notice = `Already decided (${result.status}).`;
@@ -142,7 +210,9 @@
             ? 'This embed token is no longer valid.'
             : signHere
               ? 'Not approved: this action must be signed with your passkey. '
-              : 'The decision could not be sent. Try again.';
+              : error.code === 'validation_failed' || error.code === 'workspace_frozen'
+                ? `Not approved: ${error.detail}`
+                : 'The decision could not be sent. Try again.';
       }
       await this.refresh();
       if (notice) {

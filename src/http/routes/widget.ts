@@ -10,6 +10,7 @@ import { SUMMARY_LENGTH } from '../../channels/messages.ts';
 import { HOLD_REFERENCE_PATTERN } from '../../domain/ids.ts';
 import { decideFromWidget, memberOfEmbedToken } from '../../services/channel-decisions.ts';
 import type { ServiceContext } from '../../services/context.ts';
+import { readPath } from '../../domain/rules.ts';
 import { editableByRule } from '../../services/decision-changes.ts';
 import { waitingSummariesOf } from '../../services/inbox.ts';
 import { sendError } from '../../web/errors.ts';
@@ -36,12 +37,22 @@ const WIDGET_HOLDS = 100;
 
 const bearer = (request: FastifyRequest) => request.headers.authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
 
+/** The submitted value of each editable path the arguments have. */
+const editableValues = (args: Record<string, unknown>, editable: string[]) =>
+  Object.fromEntries(
+    editable.flatMap((path) => {
+      const { found, value } = readPath(args, path.split('.'));
+      return found ? [[path, value]] : [];
+    }),
+  );
+
 /** A waiting hold as the widget's JSON shows it. */
 function widgetHold(
   ctx: ServiceContext,
-  { summary, ...hold }: Awaited<ReturnType<typeof waitingSummariesOf>>[number],
-  editable: Map<string, string[]>,
+  { summary, arguments: args, ...hold }: Awaited<ReturnType<typeof waitingSummariesOf>>[number],
+  editableByName: Map<string, string[]>,
 ) {
+  const editable = (hold.ruleName !== null && editableByName.get(hold.ruleName)) || [];
   return {
     id: hold.id,
     connection: hold.connection,
@@ -50,8 +61,10 @@ function widgetHold(
     // Not complete: no Approve or Reject, only a link to review it in full.
     complete: summary.complete,
     review_url: `${ctx.publicUrl}/app/holds/${hold.id}`,
-    // The arguments an approver may change (`changes` in a decision; the hold's page has the boxes).
-    editable: (hold.ruleName !== null && editable.get(hold.ruleName)) || [],
+    // The arguments an approver may change (`changes` in a decision), and their values as submitted
+    // (shown in the summary already): the widget's boxes start from them.
+    editable,
+    values: summary.complete && args ? editableValues(args, editable) : {},
     agent: hold.agentLabel ?? hold.agentId,
     expires_at: hold.expiresAt === null ? null : new Date(hold.expiresAt).toISOString(),
     approvals_required: hold.approvalsRequired,
