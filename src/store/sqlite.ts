@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { type Db, type Sql, StorageUnavailableError, UniqueViolationError } from './db.ts';
+import { type WalCheckpoints, walCheckpoints } from './wal-checkpoints.ts';
 import { type WalSync, walSync } from './wal-sync.ts';
 
 /** `$1` → `?1`; row locks are PostgreSQL's (SQLite's write transactions are exclusive already). */
@@ -43,7 +44,13 @@ interface Queued {
  * shared COMMIT is on disk (a lazy one: before it is in the log), and while the log is synced the
  * connection goes on with the next batch, which the next sync covers.
  */
-async function commitTogether(db: DatabaseSync, direct: Sql, wal: WalSync, waiting: Queued[]) {
+async function commitTogether(
+  db: DatabaseSync,
+  direct: Sql,
+  wal: WalSync,
+  checkpoints: WalCheckpoints,
+  waiting: Queued[],
+) {
   while (waiting.length > 0) {
     try {
       guard(() => db.exec('BEGIN IMMEDIATE'));
@@ -77,6 +84,7 @@ async function commitTogether(db: DatabaseSync, direct: Sql, wal: WalSync, waiti
       continue;
     }
     for (const then of done.flatMap(({ committed }) => committed)) then();
+    checkpoints.written();
     const durable = done.some(({ item }) => !item.lazy) ? wal.committed() : null;
     if (!durable) wal.committedLazily();
     for (const { item, result } of done) {
@@ -95,6 +103,8 @@ export function openSqlite(file: string): Db {
     'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
   );
   const wal = walSync(`${file}-wal`);
+  // Checkpoints on a thread of their own, not in a commit on the event loop.
+  const checkpoints = walCheckpoints(db, file);
 
   const statements = new Map<string, StatementSync>();
   const prepare = (text: string) => {
@@ -128,10 +138,11 @@ export function openSqlite(file: string): Db {
   const commitBatch = () => {
     const waiting = batch;
     batch = [];
-    return commitTogether(db, direct, wal, waiting);
+    return commitTogether(db, direct, wal, checkpoints, waiting);
   };
   /** A write outside a transaction (it commits by itself) is answered once it is on disk too. */
   const written = async <T>(result: T) => {
+    checkpoints.written();
     await wal.committed();
     return result;
   };
@@ -161,12 +172,16 @@ export function openSqlite(file: string): Db {
         });
         // setImmediate runs after this turn's I/O callbacks, so every request read in it joins; while
         // the log is being synced, the batch also waits for that sync (it could not be answered
-        // before the next one), so more transactions share one commit and one sync.
+        // before the next one), so more transactions share one commit and one sync. While the log is
+        // past its limit, the batch also waits for a checkpoint to catch up (wal-checkpoints.ts).
         if (batch.length === 1)
-          void wal.syncDone().then(() => setImmediate(() => void serialize(commitBatch)));
+          void Promise.all([wal.syncDone(), checkpoints.room()]).then(() =>
+            setImmediate(() => void serialize(commitBatch)),
+          );
       }),
     close: () =>
       serialize(async () => {
+        await checkpoints.close();
         await wal.close();
         statements.clear();
         db.close();
