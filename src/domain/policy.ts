@@ -104,12 +104,17 @@ export function decide(input: {
   counts?: Counts;
 }): Outcome {
   const classification = input.classification ?? 'new';
+  const counts = input.counts ?? new Map();
   const rules = input.matches
-    .map((match) => fromMatch(match, input.counts ?? new Map()))
+    .map((match) => fromMatch(match, counts))
     .filter((candidate) => candidate !== null);
   const byClassification = fromClassification(classification);
-  const pick = (effect: Effect, from: Candidate[], order = byName) =>
-    from.filter((c) => c.effect === effect).sort(order)[0];
+  /** The first of `from` with `effect` in `order` (the first of equals, as a stable sort's). */
+  const pick = (effect: Effect, from: Candidate[], order = byName) => {
+    let first: Candidate | undefined;
+    for (const c of from) if (c.effect === effect && (!first || order(c, first) < 0)) first = c;
+    return first;
+  };
 
   // A rule names more than a classification does, so it is reported first. A matching approval rule
   // says who approves and the classification's own approval (admins, one) applies only when none does;

@@ -174,7 +174,11 @@ export function readPath(value: unknown, path: string[]): { found: boolean; valu
   return { found: true, value: current };
 }
 
-const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+/** Equal as JSON values; two scalars compare as they are (their canonical texts are equal exactly when they are). */
+const same = (a: unknown, b: unknown) =>
+  typeof a !== 'object' || a === null || typeof b !== 'object' || b === null
+    ? a === b
+    : canonicalJson(a) === canonicalJson(b);
 
 /** Ordering is typed: numbers with numbers, strings with strings; anything else does not compare. */
 function order(a: unknown, b: unknown): number | null {
@@ -328,13 +332,35 @@ export interface RuleMatch {
   scope: FrequencyScope | null;
 }
 
+/**
+ * A rule set's rules whose connection and tool match, by connection and tool name. A compiled rule set
+ * serves many calls (it is compiled once per version), most of them to a few tools: each tool's rules
+ * are found once, and a call goes through those alone. Kept for at most `TOOLS_KEPT` tools a set.
+ */
+const rulesByTool = new WeakMap<CompiledRule[], Map<string, CompiledRule[]>>();
+const TOOLS_KEPT = 1_000;
+
+function rulesForTool(rules: CompiledRule[], call: Call): CompiledRule[] {
+  let byTool = rulesByTool.get(rules);
+  if (!byTool) rulesByTool.set(rules, (byTool = new Map()));
+  const key = `${call.connection}\n${call.toolName}`;
+  let found = byTool.get(key);
+  if (!found) {
+    if (byTool.size >= TOOLS_KEPT) byTool.clear();
+    found = rules.filter(
+      ({ rule, tool }) =>
+        (rule.connection === undefined || rule.connection === call.connection) && tool(call.toolName),
+    );
+    byTool.set(key, found);
+  }
+  return found;
+}
+
 /** The rules whose connection, tool, agent and conditions match the call (frequency not yet counted). */
 export function matchRules(rules: CompiledRule[], call: Call): RuleMatch[] {
   const matches: RuleMatch[] = [];
-  for (const compiled of rules) {
+  for (const compiled of rulesForTool(rules, call)) {
     const { rule } = compiled;
-    if (rule.connection !== undefined && rule.connection !== call.connection) continue;
-    if (!compiled.tool(call.toolName)) continue;
     if (compiled.agent && !compiled.agent(call.agentId)) continue;
     const seen: RuleMatch['conditions'] = [];
     let all = true;
