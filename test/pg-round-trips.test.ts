@@ -92,15 +92,23 @@ describe('round trips per submission over the API (postgres)', { skip: postgres.
     });
   };
 
-  test('an auto-allowed submission', async () => {
+  // Was 7: key read, quota upsert, BEGIN, locked read, writes, COMMIT, pg_notify.
+  test('auto-allowed: the key read counting the request, BEGIN with the locked read, the writes with the notice and COMMIT', async () => {
     const { status, texts } = await roundTrips('read_balance');
     assert.equal(status, 'allowed');
-    assert.equal(texts.length, 7, texts.join('\n---\n'));
+    assert.equal(texts.length, 3, texts.join('\n---\n'));
+    assert.match(texts[0]!, /FROM api_keys.*INSERT INTO rate_windows/s);
+    assert.match(texts[1]!, /^BEGIN;\s*SELECT .* FROM lock_for_submission\(/s);
+    assert.match(texts[2]!, /^INSERT INTO holds .*SELECT pg_notify\(.*;\s*COMMIT$/s);
   });
 
-  test('a pending submission', async () => {
+  // Was 9. Left: the approvers and the digest windows are two reads (issue 43).
+  test('pending: the same, and two reads under the lock, the approvers and the digest windows', async () => {
     const { status, texts } = await roundTrips('send_invoice');
     assert.equal(status, 'pending');
-    assert.equal(texts.length, 9, texts.join('\n---\n'));
+    assert.equal(texts.length, 5, texts.join('\n---\n'));
+    assert.match(texts[2]!, /FROM members/);
+    assert.match(texts[3]!, /FROM workspaces w\s+LEFT JOIN notifications/);
+    assert.match(texts[4]!, /^INSERT INTO holds .*SELECT pg_notify\(.*;\s*COMMIT$/s);
   });
 });

@@ -138,8 +138,9 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   },
   {
     kind: 'secret',
-    reason: 'the bearer token of every API request: its hash names the key, the key its workspace',
-    functions: { findApiKeyWithWorkspace: 1 },
+    reason:
+      'the bearer token of every API request: its hash names the key, the key its workspace (and on PostgreSQL the window the request is counted in)',
+    functions: { apiKeyByHash: 1, findApiKeyCountingHit: 1 },
   },
   {
     kind: 'secret',

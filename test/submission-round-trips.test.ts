@@ -33,6 +33,11 @@ function counting(ctx: ServiceContext, sent: string[]): ServiceContext {
     run: (text, params) => (sent.push(text), tx.run(text, params)),
     exec: (text) => (sent.push(text), tx.exec(text)),
     afterCommit: (then) => tx.afterCommit(then),
+    // Writes kept for the commit: counted as one, though they go with the COMMIT.
+    writeWithNext: async (statements) => {
+      sent.push(statements.map(({ text }) => text).join(';\n'));
+      await tx.writeWithNext!(statements);
+    },
   });
   const db: Db = {
     ...ctx.db,

@@ -6,6 +6,7 @@ import {
   type AuthenticatedKey,
   findApiKey,
   type KeyScope,
+  findApiKeyCountingHit,
   findApiKeyWithWorkspace,
   insertApiKey,
   listApiKeys,
@@ -132,14 +133,31 @@ export interface Caller {
   key: AuthenticatedKey;
 }
 
-/** The workspace a bearer token belongs to, or null for a missing, malformed, unknown or revoked key. */
-export async function authenticate(ctx: ServiceContext, token: string | undefined): Promise<Caller | null> {
+/** The caller `find` reads by the token's hash, or null for a missing, malformed, unknown or revoked key. */
+async function authenticateWith<T extends Caller>(
+  token: string | undefined,
+  find: (keyHash: string) => Promise<T | undefined>,
+): Promise<T | null> {
   if (!token || !KEY_PATTERN.test(token)) return null;
   const keyHash = sha256Hex(token);
-  const found = await findApiKeyWithWorkspace(ctx.db, keyHash);
+  const found = await find(keyHash);
   if (!found || found.key.revokedAt !== null || !equalInConstantTime(found.key.keyHash, keyHash)) return null;
   return found;
 }
+
+/** The workspace a bearer token belongs to, or null for a missing, malformed, unknown or revoked key. */
+export const authenticate = (ctx: ServiceContext, token: string | undefined) =>
+  authenticateWith(token, (keyHash) => findApiKeyWithWorkspace(ctx.db, keyHash));
+
+/**
+ * As `authenticate`, and the request counted in a rate window of the key's workspace by the same read
+ * (`findApiKeyCountingHit`): `hits` is the window's count so far, null when it was not counted.
+ */
+export const authenticateCountingHit = (
+  ctx: ServiceContext,
+  token: string | undefined,
+  hit: Parameters<typeof findApiKeyCountingHit>[2],
+) => authenticateWith(token, (keyHash) => findApiKeyCountingHit(ctx.db, keyHash, hit));
 
 export type ApiKeySummary = Omit<ApiKey, 'keyHash'> & { ownerEmail: string | null; ownerName: string | null };
 

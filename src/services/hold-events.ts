@@ -1,8 +1,11 @@
 /**
  * Wakes long-polls, the app's live updates and the workers when a hold changes. Within this process
  * directly; with several instances on one PostgreSQL, `broadcast` tells the others (LISTEN/NOTIFY,
- * src/store/postgres-events.ts) and they `deliver` it to their own listeners.
+ * src/store/postgres-events.ts), or the transaction that makes the change does (`toldWith`), and they
+ * `deliver` it to their own listeners.
  */
+import type { Statement } from '../store/statements.ts';
+
 export class HoldEvents {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly watchers = new Map<string, Set<(event: 'changed' | 'closed') => void>>();
@@ -12,15 +15,30 @@ export class HoldEvents {
 
   /** Set when instances share a database: tells the other instances of a change published here. */
   broadcast: ((holdId: string, workspaceId: string, routine: boolean) => void) | null = null;
+  /** Set with `broadcast`: the statement that tells the others, in a transaction (`toldWith`). */
+  broadcastStatement: ((holdId: string, workspaceId: string, routine: boolean) => Statement) | null = null;
+
+  /**
+   * The statement that tells the other instances of a change, written in the transaction that makes
+   * it: PostgreSQL delivers it as that commits, without a round trip of its own. Null when there are
+   * none to tell. Once committed, the change is published `told`: to this instance's listeners only.
+   */
+  toldWith(holdId: string, workspaceId: string, routine: boolean): Statement | null {
+    return this.broadcastStatement?.(holdId, workspaceId, routine) ?? null;
+  }
 
   /**
    * A hold was created or changed here. `routine`: the change left nothing for the background work
    * (no outbox row, no decision, nothing to run): an allowed call and its result. Its readers are
    * woken, the workers are not.
    */
-  publish(holdId: string, workspaceId: string, { routine = false }: { routine?: boolean } = {}): void {
+  publish(
+    holdId: string,
+    workspaceId: string,
+    { routine = false, told = false }: { routine?: boolean; told?: boolean } = {},
+  ): void {
     this.deliver(holdId, workspaceId, routine);
-    this.broadcast?.(holdId, workspaceId, routine);
+    if (!told) this.broadcast?.(holdId, workspaceId, routine);
   }
 
   /** A change, made here or on another instance: wakes its waiters and watchers. */

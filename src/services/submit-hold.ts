@@ -9,7 +9,7 @@ import type { Outcome } from '../domain/policy.ts';
 import { type RuleMatch, scopeKey } from '../domain/rules.ts';
 import { type Sql, UniqueViolationError } from '../store/db.ts';
 import { findHold, findHoldByIdempotencyKey, insertHoldStatement } from '../store/holds.ts';
-import { writeTogether } from '../store/statements.ts';
+import { writeWithNext } from '../store/statements.ts';
 import { lockForSubmission, type SubmissionState } from '../store/submissions.ts';
 import { toolSeenStatement } from '../store/tools.ts';
 import type { Workspace } from '../store/workspaces.ts';
@@ -150,6 +150,8 @@ async function submitUntraced(
     agentId: submission.agent.id,
     arguments: submission.arguments,
   };
+  /** The other instances were told of the new hold by its transaction. */
+  let told = false;
   try {
     // Batched per workspace: its submissions all wait for its chain lock anyway.
     const submitted = await ctx.db.transaction(
@@ -157,8 +159,8 @@ async function submitUntraced(
         // Counted from a moment before the lock: a wait for it can only widen the window (more calls
         // count). Taken here, when the transaction starts, not before the wait for its batch.
         const scopes = likelyScopes(ctx, workspace.id, call, ctx.now());
-        // One round trip takes the chain lock, which serializes submits per workspace, and reads what the
-        // checks below need: they cannot race. The writes go in a second (writeTogether), then commit.
+        // One round trip begins, takes the chain lock, which serializes submits per workspace, and reads
+        // what the checks below need: they cannot race. The writes go with the commit (writeWithNext).
         const state = await lockForSubmission(tx, ctx.db.dialect, {
           workspaceId: workspace.id,
           idempotencyKey: submission.idempotencyKey,
@@ -198,15 +200,13 @@ async function submitUntraced(
           fingerprint,
           now,
         });
-        await writeNewHold(tx, ctx, state, { workspace, submission, hold, outcome, owner, now });
+        told = await writeNewHold(tx, ctx, state, { workspace, submission, hold, outcome, owner, now });
         return result(ctx, hold, true);
       },
       { batch: workspace.id },
     );
     if (submitted.created) {
-      // An allowed hold leaves nothing for the workers (no outbox row, nobody to ask).
-      const routine = submitted.hold.status === 'auto_allowed';
-      ctx.holdEvents.publish(submitted.hold.id, workspace.id, { routine });
+      ctx.holdEvents.publish(submitted.hold.id, workspace.id, { routine: isRoutine(submitted.hold), told });
     }
     return submitted;
   } catch (error) {
@@ -220,6 +220,9 @@ async function submitUntraced(
     throw error;
   }
 }
+
+/** An allowed hold leaves nothing for the workers (no outbox row, nobody to ask). */
+const isRoutine = (hold: Hold) => hold.status === 'auto_allowed';
 
 /** What the workspace's rules answer, once the monthly limit (of plans that have one) is checked. */
 async function decideByRules(
@@ -246,8 +249,9 @@ async function decideByRules(
 }
 
 /**
- * The new hold's writes, in the submission's second round trip: a tool seen for the first time, the
- * hold, its evidence, the webhook's event, its follow-ups and the approvers' notification jobs.
+ * The new hold's writes, sent with the submission's COMMIT: a tool seen for the first time, the hold,
+ * its evidence, the webhook's event, its follow-ups, the approvers' notification jobs and the notice
+ * to the other instances (delivered as it commits). Answers whether they were told.
  */
 async function writeNewHold(
   tx: Sql,
@@ -274,11 +278,12 @@ async function writeNewHold(
     });
   }
   const submittedEntry = chain.append('hold.submitted', submittedEvidence(hold, outcome, owner, followUps));
-  // A hold that waits for people reads who they are (one round trip); then all is written in
-  // one: the hold, its evidence, the webhook's event and the approvers' notification jobs.
+  // A hold that waits for people reads who they are (one round trip); then all is written with the
+  // commit: the hold, its evidence, the webhook's event and the approvers' notification jobs.
   const event = state.webhook ? holdEventStatement(ctx, hold) : null;
   const schedule = followUpStatement(hold, followUps);
-  await writeTogether(tx, ctx.db.dialect, [
+  const notice = ctx.holdEvents.toldWith(hold.id, workspace.id, isRoutine(hold));
+  await writeWithNext(tx, ctx.db.dialect, [
     ...(tool?.firstSeenAt
       ? []
       : [toolSeenStatement(workspace.id, submission.connection, submission.toolName, now)]),
@@ -288,7 +293,9 @@ async function writeNewHold(
     ...(event ? [event] : []),
     ...(schedule ? [schedule] : []),
     ...(await approverNotifications(tx, ctx, workspace, hold)),
+    ...(notice ? [notice] : []),
   ]);
+  return notice !== null;
 }
 
 /** The arguments the deciding rule's conditions looked at, as its facts record them (all of them matched). */

@@ -1,6 +1,7 @@
 import type { Environment } from '../domain/hold.ts';
 import { columns, integer, nullable, type RecordOf, text } from './columns.ts';
-import type { Sql } from './db.ts';
+import type { Row, Sql } from './db.ts';
+import { countHits } from './rate-windows.ts';
 import { toWorkspace, type Workspace, workspaceColumns } from './workspaces.ts';
 
 /** `agent`: the Core API; `admin`: also the workspace's configuration, simulations and hold list. */
@@ -37,20 +38,49 @@ export async function insertApiKey(sql: Sql, key: ApiKey): Promise<void> {
   await sql.run(`INSERT INTO api_keys (${row.columns}) VALUES ${row.values}`, row.params);
 }
 
+/** The read of the key with this hash, with its workspace and its owner's e-mail. */
+const apiKeyByHash = `SELECT ${apiKeys.select('k', 'key')}, o.email AS "ownerEmail", ${workspaceColumns('w')}
+     FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id LEFT JOIN members o ON o.id = k.owner_member_id
+     WHERE k.key_hash = $1`;
+
+const decodeKeyWithWorkspace = (row: Row) => {
+  const { ownerEmail } = owners.decode(row);
+  return { key: { ...apiKeys.decode(row, 'key'), ownerEmail }, workspace: toWorkspace(row) };
+};
+
 /** The key with this hash and its workspace, in one read (every API request makes it). */
 export async function findApiKeyWithWorkspace(
   sql: Sql,
   keyHash: string,
 ): Promise<{ key: AuthenticatedKey; workspace: Workspace } | undefined> {
+  const row = await sql.one(apiKeyByHash, [keyHash]);
+  return row && decodeKeyWithWorkspace(row);
+}
+
+const hits = columns({ hits: nullable(integer('hits')) });
+
+/**
+ * As `findApiKeyWithWorkspace`, and in the same statement (PostgreSQL: one round trip) a hit counted in
+ * a rate window of the key's workspace, named `<before><workspace id><after>`, when the key is not
+ * revoked and, with `adminOnly`, is an admin key. Answers the window's count so far with the key, or
+ * null when the hit was not counted.
+ */
+export async function findApiKeyCountingHit(
+  sql: Sql,
+  keyHash: string,
+  hit: { before: string; after: string; windowStart: number; adminOnly: boolean },
+): Promise<{ key: AuthenticatedKey; workspace: Workspace; hits: number | null } | undefined> {
   const row = await sql.one(
-    `SELECT ${apiKeys.select('k', 'key')}, o.email AS "ownerEmail", ${workspaceColumns('w')}
-     FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id LEFT JOIN members o ON o.id = k.owner_member_id
-     WHERE k.key_hash = $1`,
-    [keyHash],
+    `WITH found AS (${apiKeyByHash}),
+     hit AS (${countHits(
+       `SELECT $2::text || "key.workspaceId" || $3::text, $4::bigint, 1 FROM found
+        WHERE "key.revokedAt" IS NULL AND (NOT $5::boolean OR "key.scope" = 'admin')`,
+       '1',
+     )})
+     SELECT found.*, (SELECT count FROM hit) AS hits FROM found`,
+    [keyHash, hit.before, hit.after, hit.windowStart, hit.adminOnly],
   );
-  if (!row) return undefined;
-  const { ownerEmail } = owners.decode(row);
-  return { key: { ...apiKeys.decode(row, 'key'), ownerEmail }, workspace: toWorkspace(row) };
+  return row && { ...decodeKeyWithWorkspace(row), ...hits.decode(row) };
 }
 
 export async function findApiKey(sql: Sql, id: string) {

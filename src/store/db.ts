@@ -3,6 +3,7 @@
  * SQLite adapter translates the little that differs. Times are integer milliseconds since the epoch
  * and JSON is stored as text, so both engines compare and sort them the same way.
  */
+import type { Statement } from './statements.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -18,6 +19,12 @@ export interface Sql {
    * (what is remembered of a write must be what was written). Outside one: at once.
    */
   afterCommit(then: () => void): void;
+  /**
+   * PostgreSQL's: writes nobody reads the outcome of, one by one. In a transaction they are kept, to
+   * be sent with what follows them (its next statement, or its COMMIT) in one round trip; an error in
+   * them is thrown there. SQLite has none: `writeWithNext` (statements.ts) sends them at once.
+   */
+  writeWithNext?(statements: readonly Statement[]): Promise<void>;
 }
 
 export interface Db extends Sql {

@@ -9,6 +9,7 @@
  */
 import pg from 'pg';
 import { randomId } from '../domain/ids.ts';
+import type { Statement } from './statements.ts';
 
 interface Log {
   warn(object: object, message: string): void;
@@ -17,6 +18,7 @@ interface Log {
 /** This instance's hold events: what changed here goes out, what changed elsewhere comes in. */
 interface LocalHolds {
   broadcast: ((holdId: string, workspaceId: string, routine: boolean) => void) | null;
+  broadcastStatement: ((holdId: string, workspaceId: string, routine: boolean) => Statement) | null;
   deliver(holdId: string, workspaceId: string, routine: boolean): void;
   wakeAll(): void;
 }
@@ -37,6 +39,20 @@ const RECONNECT_MS = 1000;
 const MAX_PAYLOAD = 7900;
 /** Messages sent in one statement at most. */
 const MAX_PER_STATEMENT = 100;
+
+/** A hold change's message: two ids and a flag, well under NOTIFY's limit. */
+const holdMessage = (from: string, hold: string, workspace: string, routine: boolean) => ({
+  from,
+  hold,
+  workspace,
+  ...(routine ? { routine } : {}),
+});
+
+/** `message` on `channel`, as a statement of a transaction (it is delivered as that commits). */
+const notifyStatement = (channel: string, message: object): Statement => ({
+  text: 'SELECT pg_notify($1, $2)',
+  params: [channel, JSON.stringify(message)],
+});
 
 export async function shareEvents<RelayMessage extends { type: string }>(
   databaseUrl: string,
@@ -113,13 +129,14 @@ export async function shareEvents<RelayMessage extends { type: string }>(
   }
 
   await connect();
-  holds.broadcast = (hold, workspace, routine) =>
-    send({ from: instance, hold, workspace, ...(routine ? { routine } : {}) });
+  holds.broadcast = (...change) => send(holdMessage(instance, ...change));
+  holds.broadcastStatement = (...change) => notifyStatement(channel, holdMessage(instance, ...change));
   mcp.broadcast = (message) => send({ from: instance, mcp: message });
   return {
     async close() {
       closing = true;
       clearTimeout(retry);
+      // broadcastStatement stays: a transaction's notice needs the database, not this connection.
       holds.broadcast = null;
       mcp.broadcast = null;
       // What this turn said goes out before the connection ends.

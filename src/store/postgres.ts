@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { type Db, type Sql, StorageUnavailableError, UniqueViolationError } from './db.ts';
+import type { Statement } from './statements.ts';
 
 // int8 (counts, epoch milliseconds) and numeric as JS numbers: every value we store fits in 2^53.
 const types = {
@@ -61,23 +62,88 @@ const sender =
   };
 
 /**
+ * A parameter written into the statement's text, as the text pg would send for it and untyped, as a
+ * parameter is, so PostgreSQL reads it alike. Parameters are what SQLite binds too: null, numbers,
+ * text, booleans and bytes.
+ */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (value instanceof Uint8Array) return pg.escapeLiteral(`\\x${Buffer.from(value).toString('hex')}`);
+  if (typeof value === 'object') throw new TypeError('a statement parameter must be a value, not an object');
+  return pg.escapeLiteral(String(value as string | number | bigint | boolean));
+}
+
+/** A statement with its parameters written in, to be sent with others in one simple query. */
+const inline = (text: string, params: unknown[] = []) =>
+  (params.length === 0 ? text : text.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1])))
+    .trim()
+    .replace(/;$/, '');
+
+/** The last statement's result of a simple query that held several. */
+const lastOf = (result: pg.QueryResult | pg.QueryResult[]) =>
+  Array.isArray(result) ? result.at(-1)! : result;
+
+/**
  * A transaction's connection runs one statement at a time: statements issued together (say, reads in
  * a Promise.all) wait their turn here, in order, as do its COMMIT and ROLLBACK, rather than in the
- * driver, which pg 9 no longer does.
+ * driver, which pg 9 no longer does. Its BEGIN, and writes kept to go with what follows
+ * (`writeWithNext`), are sent with the next statement, or the COMMIT, as one simple query with the
+ * parameters written in: a submission's BEGIN goes with its locked read, its writes with its COMMIT.
  */
-function oneAtATime(client: pg.PoolClient): Query {
+function transactionOn(client: pg.PoolClient, lazy: boolean) {
   const send = sender(client);
+  // Lazy: committed without waiting for the disk.
+  const begin = lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN';
+  /** What goes before the next statement sent: the BEGIN until one is, then writes kept. */
+  let before = [begin];
+  let begun = false;
   let previous: Promise<unknown> = Promise.resolve();
-  return (text, params) => {
-    const next = previous.then(() => send(text, params));
+  const inTurn = <T>(work: () => Promise<T>) => {
+    const next = previous.then(work);
     previous = next.catch(() => undefined);
     return next;
   };
+  /** `text` with everything that goes before it, in one round trip. */
+  const withBefore = async (text: string, params?: unknown[]) => {
+    if (before.length === 0) return send(text, params);
+    const texts = [...before, inline(text, params)];
+    before = [];
+    begun = true;
+    return lastOf(await sendSimple(client, texts.join(';\n')));
+  };
+  const query: Query = (text, params) => inTurn(() => withBefore(text, params));
+  return {
+    query,
+    writeWithNext: (statements: readonly Statement[]) =>
+      inTurn(async () => {
+        before.push(...statements.map(({ text, params }) => inline(text, params)));
+      }),
+    /** COMMIT's result; none when nothing was sent (a transaction that did nothing). */
+    commit: () => inTurn(async () => (!begun && before.length === 1 ? undefined : withBefore('COMMIT'))),
+    rollback: () => inTurn(async () => (begun ? send('ROLLBACK') : undefined)),
+  };
 }
 
-function executor(query: Query, afterCommit: Sql['afterCommit'] = (then) => then()): Sql {
+/** Several statements as one simple query (no parameters): one result each. */
+async function sendSimple(client: pg.PoolClient, text: string) {
+  try {
+    return (await client.query(text)) as pg.QueryResult | pg.QueryResult[];
+  } catch (error) {
+    throw mapError(error);
+  }
+}
+
+function executor(
+  query: Query,
+  afterCommit: Sql['afterCommit'] = (then) => then(),
+  // Outside a transaction there is nothing to send them with: at once, one by one.
+  writeWithNext: Sql['writeWithNext'] = async (statements) => {
+    for (const { text, params } of statements) await query(text, params);
+  },
+): Sql {
   return {
     afterCommit,
+    writeWithNext,
     all: async <T>(text: string, params?: unknown[]) => (await query(text, params)).rows as T[],
     one: async <T>(text: string, params?: unknown[]) => (await query(text, params)).rows[0] as T | undefined,
     run: async (text, params) => (await query(text, params)).rowCount ?? 0,
@@ -99,23 +165,23 @@ async function runAlone<T>(pool: pg.Pool, work: (tx: Sql) => Promise<T>, lazy = 
   // flight fails anyway, so the event itself must not crash the process.
   const ignore = () => {};
   client.on('error', ignore);
-  const query = oneAtATime(client);
+  const transaction = transactionOn(client, lazy);
   try {
-    // Lazy: committed without waiting for the disk (one round trip with the BEGIN, as its text).
-    await query(lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN');
     const committed: (() => void)[] = [];
-    const result = await work(executor(query, (then) => committed.push(then)));
+    const result = await work(
+      executor(transaction.query, (then) => committed.push(then), transaction.writeWithNext),
+    );
     // A statement that failed inside (and was caught there) leaves an aborted transaction, which
     // COMMIT ends as a ROLLBACK without an error: never answered as committed.
-    const ended = await query('COMMIT');
-    if (ended.command !== 'COMMIT')
+    const ended = await transaction.commit();
+    if (ended && ended.command !== 'COMMIT')
       throw new Error('the transaction was rolled back: a statement in it failed');
     client.off('error', ignore);
     client.release();
     for (const then of committed) then();
     return result;
   } catch (error) {
-    await query('ROLLBACK').catch(() => undefined);
+    await transaction.rollback().catch(() => undefined);
     client.off('error', ignore);
     client.release(error instanceof StorageUnavailableError);
     throw error;

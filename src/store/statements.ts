@@ -29,3 +29,18 @@ export async function writeTogether(
   });
   await sql.run(`WITH ${parts.join(', ')} SELECT 1`, params);
 }
+
+/**
+ * Writes nothing after them reads the outcome of (the last of a submission), statements of any kind
+ * (a NOTIFY too): on PostgreSQL, in a transaction, sent with its next statement or its COMMIT, in the
+ * same round trip; an error in them (a unique key another instance took) is thrown there, by the
+ * transaction. On SQLite as `writeTogether`.
+ */
+export async function writeWithNext(
+  sql: Sql,
+  dialect: 'sqlite' | 'postgres',
+  statements: readonly Statement[],
+): Promise<void> {
+  if (sql.writeWithNext) return sql.writeWithNext(statements);
+  return writeTogether(sql, dialect, statements);
+}

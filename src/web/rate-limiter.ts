@@ -48,13 +48,22 @@ export class SharedRateCounter implements RateCounter {
   }
 
   async hit(key: string, windowMs: number, now: number, by = 1): Promise<WindowCount> {
+    const { start, resetMs } = this.windowAt(windowMs, now);
+    return { count: await countRateHit(this.ctx, key, start, by), resetMs };
+  }
+
+  /**
+   * The window `now` is in, for a hit counted by another statement (the API key's read, guard.ts):
+   * its start and the milliseconds until it ends.
+   */
+  windowAt(windowMs: number, now: number): { start: number; resetMs: number } {
     const start = now - (now % windowMs);
     if (start !== this.lastSweep) {
       this.lastSweep = start;
       // Ended windows go, once per window per instance; a failure here only delays the cleanup.
       void dropRateWindowsBefore(this.ctx, start - windowMs).catch(() => {});
     }
-    return { count: await countRateHit(this.ctx, key, start, by), resetMs: start + windowMs - now };
+    return { start, resetMs: start + windowMs - now };
   }
 }
 
@@ -65,6 +74,14 @@ export interface Limit {
   resetSeconds: number;
 }
 
+/** Whether a window's count is within `limit`, as the RateLimit headers say it. */
+export const limitOf = ({ count, resetMs }: WindowCount, limit: number): Limit => ({
+  allowed: count <= limit,
+  limit,
+  remaining: Math.max(0, limit - count),
+  resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
+});
+
 export async function checkLimit(
   counter: RateCounter,
   key: string,
@@ -73,13 +90,7 @@ export async function checkLimit(
   windowMs = 60_000,
 ): Promise<Limit> {
   try {
-    const { count, resetMs } = await counter.hit(key, windowMs, now);
-    return {
-      allowed: count <= limit,
-      limit,
-      remaining: Math.max(0, limit - count),
-      resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
-    };
+    return limitOf(await counter.hit(key, windowMs, now), limit);
   } catch {
     // Counting failed: fail open (interface.md, Limits 6).
     return { allowed: true, limit, remaining: limit, resetSeconds: Math.ceil(windowMs / 1000) };
