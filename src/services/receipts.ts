@@ -8,12 +8,12 @@
  * gets no receipt signed, and only while its workspace is not frozen (freeze.ts): the kill switch
  * stops what agents could still show to the systems that act.
  */
-import { SignJWT } from 'jose';
 import { RECEIPT_TYPE, type ReceiptClaims, receiptActionInput } from '../../packages/sdk/src/receipt.ts';
 import type { Hold } from '../domain/hold.ts';
 import { findChainHead } from '../store/evidence.ts';
 import { listHoldDecisions } from '../store/hold-decisions.ts';
 import { findWorkspace } from '../store/workspaces.ts';
+import { signCompactJws } from './audit-signer.ts';
 import type { ServiceContext } from './context.ts';
 import { argumentsToRun } from './decision-changes.ts';
 import { sha256Hex } from './hashing.ts';
@@ -63,9 +63,11 @@ async function signReceipt(
     iat: Math.floor(decidedAt / 1000),
     exp: Math.floor((decidedAt + RECEIPT_LIFETIME_MS) / 1000),
   };
-  return new SignJWT({ ...claims })
-    .setProtectedHeader({ alg: 'EdDSA', kid: ctx.signer.keyId, typ: RECEIPT_TYPE })
-    .sign(ctx.signer.signingKey);
+  return signCompactJws(
+    ctx.signer.signingKey,
+    { alg: 'EdDSA', kid: ctx.signer.keyId, typ: RECEIPT_TYPE },
+    claims,
+  );
 }
 
 /** The receipt of a hold just allowed by this service (not read back from the database). */

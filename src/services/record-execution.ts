@@ -1,7 +1,7 @@
 /**
  * What the proxy ran, stored with its evidence entry. An approved call (run by the execution worker)
  * is recorded before the worker moves on; an allowed call's result is answered first and recorded
- * right after, together with the other results that came meanwhile, in one transaction
+ * right after, with the other results of the next few milliseconds, in one transaction
  * (`ExecutionRecorder`): its hold was stored as running before the call went upstream, so a process
  * that dies in between leaves a running call, which the stale sweep marks failed with outcome unknown.
  */
@@ -26,6 +26,12 @@ type ChainInMemory = Awaited<ReturnType<typeof lockChain>>;
 
 /** At most this many results in one transaction; more wait for the next. */
 const MAX_BATCH = 200;
+/**
+ * How long a result waits for others to share its transaction (one commit, one signed head for
+ * them all): a session calling in sequence makes a call every few milliseconds. A read waiting for
+ * the result, or the recorder closing, cuts the wait short.
+ */
+const GATHER_MS = 10;
 /** When the database refuses a batch (it is down), the next try waits this long. */
 const RETRY_MS = 1_000;
 
@@ -122,19 +128,21 @@ interface Queued {
 }
 
 /**
- * Allowed calls' results, recorded behind their answers: each result waits at most for the batch
- * being written, then goes with every other waiting one in one transaction (one commit for many).
- * Reads on this instance wait for a hold's queued result (`settled`), so an agent that reads its
- * hold after the answer sees it executed. A batch the database cannot take (it is down) is tried
- * again; a batch refused for another reason is written result by result, and a result that still
- * fails is given up (logged). A result given up, or still queued when the process dies, is a running
- * call for the stale sweep.
+ * Allowed calls' results, recorded behind their answers: each result waits GATHER_MS for others, or
+ * for the batch being written, then goes with every other waiting one in one transaction (one commit
+ * and one signed head for many). Reads on this instance wait for a hold's queued result (`settled`,
+ * which cuts the gathering short), so an agent that reads its hold after the answer sees it
+ * executed. A batch the database cannot take (it is down) is tried again; a batch refused for
+ * another reason is written result by result, and a result that still fails is given up (logged). A
+ * result given up, or still queued when the process dies, is a running call for the stale sweep.
  */
 export class ExecutionRecorder {
   private queued: Queued[] = [];
   private writing: Promise<void> | null = null;
   private readonly pending = new Map<string, Promise<void>>();
   private closing = false;
+  /** Ends the wait for more results before the first batch is written, while it lasts. */
+  private gathered: (() => void) | null = null;
   /** While the database refuses the queued results, reads do not wait for them. */
   private failing = false;
   /** Told when results could not be written (tried again, or given up). */
@@ -160,7 +168,9 @@ export class ExecutionRecorder {
    */
   settled(holdId: string): Promise<void> {
     if (this.failing) return Promise.resolve();
-    return this.pending.get(holdId) ?? Promise.resolve();
+    const pending = this.pending.get(holdId);
+    if (pending) this.gathered?.();
+    return pending ?? Promise.resolve();
   }
 
   /** Whether this instance still holds the hold's result (the stale sweep leaves such a call alone). */
@@ -171,13 +181,21 @@ export class ExecutionRecorder {
   /** Writes what is queued (one more try when the database refuses) and stops retrying. */
   async close(): Promise<void> {
     this.closing = true;
+    this.gathered?.();
     await this.writing;
   }
 
   private async writeQueued(): Promise<void> {
     try {
-      // The results that come in this turn of the event loop go in the first batch too.
-      await new Promise((resolve) => setImmediate(resolve));
+      // The results that come within GATHER_MS go in the first batch too.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => this.gathered?.(), GATHER_MS);
+        this.gathered = () => {
+          clearTimeout(timer);
+          this.gathered = null;
+          resolve();
+        };
+      });
       while (this.queued.length > 0) {
         const batch = this.queued.splice(0, MAX_BATCH);
         try {
