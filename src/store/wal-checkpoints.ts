@@ -61,7 +61,8 @@ export function walCheckpoints(db: DatabaseSync, file: string): WalCheckpoints {
       worker = new Worker(new URL('./wal-checkpoint-worker.ts', import.meta.url), { workerData: { file } });
       worker.on('message', (caughtUp: boolean) => {
         asked = false;
-        worker?.unref();
+        // Closing keeps it referenced until it exits: `close` waits for that, and may be all that is left.
+        if (!stopped) worker?.unref();
         if (caughtUp) release();
         // Writes wait meanwhile, so the next checkpoint catches up.
         else if (full) ask();
