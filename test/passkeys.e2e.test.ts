@@ -38,6 +38,7 @@ const WORKSPACE = `members:
   - { email: carl@acme.test, name: Carl Clerk, role: approver }
 tools:
   - { connection: SDK, tool: transfer, classification: approval }
+  - { connection: SDK, tool: payout, classification: approval }
 rules:
   - name: Transfers
     tool: transfer
@@ -45,6 +46,14 @@ rules:
     approvers: [ann@acme.test, bob@acme.test]
     approvals_required: 2
     signed: true
+  - name: Payouts
+    tool: payout
+    when: [{ arg: amount, op: lte, value: 5000 }]
+    effect: approval
+    approvers: [ann@acme.test, bob@acme.test]
+    approvals_required: 2
+    signed: true
+    editable: [amount]
 `;
 
 const TRANSFER = { amount: 250000, currency: 'EUR', iban: 'DE89370400440532013000' };
@@ -345,10 +354,102 @@ for (const backend of backends) {
         assert.equal((await entryOf('hold.approval_recorded', id)).length, 1);
       });
 
+      test('a signed approval with changes signs the changed call; a later approval signs it as changed', async () => {
+        const made = await call(t.url, 'POST', '/api/v1/holds', {
+          key,
+          body: submission({ tool_name: 'payout', arguments: { amount: 1200, to: 'ACME' } }),
+        });
+        assert.equal(made.body.status, 'pending', made.text);
+        const id = made.body.id as string;
+
+        await ann.page.goto(`/app/holds/${id}`);
+        const form = ann.page.locator('form.decide');
+        await form.getByText('Approve with changes', { exact: true }).first().click();
+        // A change the rule refuses: said before any passkey is asked, nothing recorded.
+        await form.getByLabel('amount').fill('9000');
+        await form.getByRole('button', { name: 'Approve with changes' }).click();
+        await form
+          .getByText(/Not approved: changes: the changed call no longer matches the rule "Payouts"/)
+          .waitFor();
+        assert.equal((await findHold(t.service.ctx.db, workspace.id, id))!.approvalsReceived, 0);
+        // The browser logs the refused request (422) itself: that entry, and only it, is expected.
+        assert.deepEqual(ann.errors.splice(0), [
+          'Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
+        ]);
+
+        await form.getByLabel('amount').fill('900');
+        await form.getByRole('button', { name: 'Approve with changes' }).click();
+        await until(
+          'Ann’s signed approval with changes',
+          async () => (await entryOf('hold.approval_recorded', id)).length === 1 || undefined,
+        );
+        const [annEntry] = await entryOf('hold.approval_recorded', id);
+        const annData = annEntry!.data as { changed_arguments?: unknown; passkey?: unknown };
+        assert.deepEqual(annData.changed_arguments, { amount: 900, to: 'ACME' });
+        assert.ok(annData.passkey, 'signed');
+
+        // Bob approves from his link, unchanged: his passkey signs the call as Ann changed it.
+        const bobId = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'bob@acme.test'))!.id;
+        const link = await mintDecisionLink(t.service.ctx, {
+          hold: (await findHold(t.service.ctx.db, workspace.id, id))!,
+          memberId: bobId,
+          channel: 'email',
+        });
+        await bob.page.goto(link);
+        assert.equal(await bob.page.getByLabel('amount').inputValue(), '900');
+        await bob.page.getByRole('button', { name: 'Approve', exact: true }).click();
+        await until(
+          'Bob’s signed approval',
+          async () => (await entryOf('hold.approved', id)).length === 1 || undefined,
+        );
+        const approved = (await call(t.url, 'GET', `/api/v1/holds/${id}`, { key })).body;
+        assert.equal(approved.status, 'approved');
+        assert.deepEqual(approved.decision.changed_arguments, { amount: 900, to: 'ACME' });
+
+        // Offline, each signature verifies over the changed call, and not over the submitted one.
+        const all = await entries();
+        const submitted = all.find(
+          (e) => e.type === 'hold.submitted' && (e.data as { hold: string }).hold === id,
+        )!;
+        const enrolmentOf = (entry: EvidenceEntry) =>
+          all.find(
+            (e) =>
+              e.type === 'passkey.enrolled' &&
+              (e.data as { credential_id: string }).credential_id ===
+                (entry.data as { passkey: { credential_id: string } }).passkey.credential_id,
+          )!;
+        const [bobEntry] = await entryOf('hold.approved', id);
+        assert.equal(
+          (await verifySignedDecision({ decision: annEntry!, submitted, enrolment: enrolmentOf(annEntry!) }))
+            .valid,
+          true,
+        );
+        assert.equal(
+          (
+            await verifySignedDecision({
+              decision: bobEntry!,
+              submitted,
+              enrolment: enrolmentOf(bobEntry!),
+              changed: annEntry!,
+            })
+          ).valid,
+          true,
+        );
+        assert.deepEqual(
+          await verifySignedDecision({ decision: bobEntry!, submitted, enrolment: enrolmentOf(bobEntry!) }),
+          {
+            valid: false,
+            reason: 'challenge_mismatch',
+          },
+        );
+        assert.deepEqual(ann.errors, []);
+        assert.deepEqual(bob.errors, []);
+      });
+
       test('the signed decisions verify offline: the SDK and approvals verify --export', async () => {
         const all = await entries();
         const report = await verifySignedDecisions(all);
-        assert.equal(report.checked, 3);
+        assert.equal(report.checked, 5);
         assert.deepEqual(report.invalid, []);
 
         const decision = all.find((e) => e.type === 'hold.approved')!;
@@ -391,10 +492,10 @@ for (const backend of backends) {
           );
           const verified = await approvals(t.storage, ['verify', '--export', exportFile, '--key', keyFile]);
           assert.equal(verified.code, 0, verified.stderr);
-          assert.match(verified.stdout, /3 passkey-signed decisions verified/);
+          assert.match(verified.stdout, /5 passkey-signed decisions verified/);
           const stored = await approvals(t.storage, ['verify', '--workspace', workspace.slug]);
           assert.equal(stored.code, 0, stored.stderr);
-          assert.match(stored.stdout, /3 passkey-signed decisions verified/);
+          assert.match(stored.stdout, /5 passkey-signed decisions verified/);
           // The Python SDK reads the same export the same way (where python3 is there to run it).
           const python = spawnSync(
             'python3',
@@ -413,7 +514,7 @@ for (const backend of backends) {
           );
           if (!python.error) {
             assert.equal(python.status, 0, python.stderr);
-            assert.deepEqual(JSON.parse(python.stdout), { checked: 3, invalid: [] });
+            assert.deepEqual(JSON.parse(python.stdout), { checked: 5, invalid: [] });
           }
         } finally {
           rmSync(dir, { recursive: true, force: true });

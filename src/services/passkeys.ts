@@ -27,7 +27,7 @@ import {
 } from '../store/passkeys.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
-import { argumentsToRun } from './decision-changes.ts';
+import { argumentsToRun, decisionEdit } from './decision-changes.ts';
 import { invalid, ServiceError } from './errors.ts';
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };
@@ -72,6 +72,19 @@ export function decisionChallenge(hold: Hold, verdict: Verdict): string {
     verdict,
   });
   return createHash('sha256').update(input).digest('base64url');
+}
+
+/**
+ * The challenge of an approval with `changes` (argument path → new value): over the call as it would
+ * run with them, as the decision checks it. Throws as the decision would when the changes are refused.
+ */
+export async function changedApprovalChallenge(
+  sql: Sql,
+  hold: Hold,
+  changes: Record<string, unknown>,
+): Promise<string> {
+  const edit = await decisionEdit(sql, hold, 'approve', changes);
+  return decisionChallenge(edit ? { ...hold, changedArguments: edit.changedArguments } : hold, 'approve');
 }
 
 /**

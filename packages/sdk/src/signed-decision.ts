@@ -59,6 +59,8 @@ interface SubmittedData {
 interface DecisionData {
   hold: string;
   verdict: string;
+  /** An approval with changes: the call as changed, which its signature and later ones cover. */
+  changed_arguments?: unknown;
   member?: { id?: string; email?: string };
   passkey?: PasskeyAssertion;
 }
@@ -94,20 +96,26 @@ export async function actionChallenge(action: SignedAction): Promise<string> {
  * `passkey`) against the hold's `hold.submitted` entry and the member's `passkey.enrolled` entry, all
  * three from the same verified export: the credential is the member's, the challenge is the hash of
  * this action and verdict, the relying party and origin are the service's, the authenticator verified
- * its user, and the signature is good under the enrolled public key.
+ * its user, and the signature is good under the enrolled public key. The action is the call as it would
+ * run: where an approver changed it (Approve with changes), the decision's own `changed_arguments`, or
+ * those of `changed`, the hold's last decision with changes before this one.
  */
 export async function verifySignedDecision(entries: {
   decision: EvidenceEntry;
   submitted: EvidenceEntry;
   enrolment: EvidenceEntry;
+  changed?: EvidenceEntry;
 }): Promise<SignedDecisionCheck> {
   const decision = dataOf<DecisionData>(entries.decision);
   const submitted = dataOf<SubmittedData>(entries.submitted);
   if (!decision.passkey) return { valid: false, reason: 'not_signed' };
   if (entries.submitted.type !== 'hold.submitted' || entries.enrolment.type !== 'passkey.enrolled')
     return { valid: false, reason: 'malformed' };
-  if (submitted.hold !== decision.hold) return { valid: false, reason: 'wrong_hold' };
-  const expected = await actionChallenge(actionOf(submitted, decision.verdict));
+  const changed = entries.changed && dataOf<DecisionData>(entries.changed);
+  if (submitted.hold !== decision.hold || (changed && changed.hold !== decision.hold))
+    return { valid: false, reason: 'wrong_hold' };
+  const args = decision.changed_arguments ?? changed?.changed_arguments ?? submitted.arguments;
+  const expected = await actionChallenge(actionOf({ ...submitted, arguments: args }, decision.verdict));
   return checkAssertion(decision, expected, dataOf<EnrolmentData>(entries.enrolment));
 }
 
@@ -123,22 +131,25 @@ export interface SignedDecisionsReport {
 
 /**
  * Checks every signed decision in a chain's entries, oldest first (an export whose chain
- * `verifyEvidenceExport` found intact). Keeps two hashes per hold and the enrolled keys, not the holds'
- * arguments, so a long export stays small in memory.
+ * `verifyEvidenceExport` found intact). Keeps two hashes and the call's names per hold and the enrolled
+ * keys, not the holds' arguments, so a long export stays small in memory. A decision with changes, and
+ * every later decision of its hold, is checked against the call as changed.
  */
 export async function verifySignedDecisions(
   entries: Iterable<EvidenceEntry> | AsyncIterable<EvidenceEntry>,
 ): Promise<SignedDecisionsReport> {
-  const challenges = new Map<string, { approve: string; reject: string }>();
+  const challenges = new Map<string, { call: SubmittedData; approve: string; reject: string }>();
   const enrolments = new Map<string, EnrolmentData>();
   const report: SignedDecisionsReport = { checked: 0, invalid: [] };
+  const remember = async (call: SubmittedData) =>
+    challenges.set(call.hold, {
+      call: { ...call, arguments: undefined },
+      approve: await actionChallenge(actionOf(call, 'approve')),
+      reject: await actionChallenge(actionOf(call, 'reject')),
+    });
   for await (const entry of entries) {
     if (entry.type === 'hold.submitted') {
-      const data = dataOf<SubmittedData>(entry);
-      challenges.set(data.hold, {
-        approve: await actionChallenge(actionOf(data, 'approve')),
-        reject: await actionChallenge(actionOf(data, 'reject')),
-      });
+      await remember(dataOf<SubmittedData>(entry));
       continue;
     }
     if (entry.type === 'passkey.enrolled') {
@@ -147,6 +158,9 @@ export async function verifySignedDecisions(
       continue;
     }
     const data = dataOf<DecisionData>(entry);
+    const known = challenges.get(data.hold);
+    if (known && entry.type.startsWith('hold.') && data.changed_arguments !== undefined)
+      await remember({ ...known.call, arguments: data.changed_arguments });
     if (data.passkey && entry.type.startsWith('hold.')) {
       report.checked += 1;
       const expected = challenges.get(data.hold);

@@ -3,6 +3,7 @@
  * read as the argument's type (domain/edits.ts). Pure: no I/O.
  */
 import { readTypedValue } from '../../domain/edits.ts';
+import type { Hold } from '../../domain/hold.ts';
 import { readPath } from '../../domain/rules.ts';
 import { field, type Form } from '../respond.ts';
 
@@ -27,4 +28,15 @@ export function readChanges(
     else changes[path] = read.value;
   }
   return { changes, errors };
+}
+
+/** The changes "Approve with changes" sent for `hold`, or what is wrong with its boxes, in words. */
+export function formChanges(
+  form: Form | undefined,
+  hold: Hold,
+  editable: readonly string[],
+): { changes: Record<string, unknown> } | { problem: string } {
+  const read = readChanges(form, hold.changedArguments ?? hold.arguments, editable);
+  const wrong = Object.entries(read.errors).map(([path, error]) => `${path} ${error}`);
+  return wrong.length > 0 ? { problem: `Changes: ${wrong.join('; ')}.` } : { changes: read.changes };
 }

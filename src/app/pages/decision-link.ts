@@ -28,7 +28,8 @@ import {
 } from '../views/decision-link.ts';
 import { blockerInWords } from '../views/four-eyes.ts';
 import { changeBoxes } from '../views/changes.ts';
-import { readChanges } from '../forms/changes.ts';
+import { formChanges } from '../forms/changes.ts';
+import { sendChangeChallenge } from './change-challenge.ts';
 import { FROZEN_APPROVAL } from '../../domain/freeze.ts';
 
 type UsableLink = Exclude<LinkState, { state: 'invalid' }>;
@@ -125,14 +126,8 @@ async function decide(
   const comment = field(request.body, 'comment');
   let changes: Record<string, unknown> | undefined;
   if (sent === 'approve_changed') {
-    const { hold } = link;
-    const read = readChanges(
-      request.body,
-      hold.changedArguments ?? hold.arguments,
-      await editableOf(ctx.db, hold),
-    );
-    const wrong = Object.entries(read.errors).map(([path, error]) => `${path} ${error}`);
-    if (wrong.length > 0) return problemPage(reply, 422, 'Not decided', `Changes: ${wrong.join('; ')}.`);
+    const read = formChanges(request.body, link.hold, await editableOf(ctx.db, link.hold));
+    if ('problem' in read) return problemPage(reply, 422, 'Not decided', read.problem);
     changes = read.changes;
   }
   let result;
@@ -181,15 +176,10 @@ async function decide(
   return sendLinkPage(ctx, reply, { token, link, hold: result.hold }, { title: 'Decided', top });
 }
 
-/** The link's form; Approve with changes where the rule offers it and no passkey must sign. */
+/** The link's form; Approve with changes where the rule offers it. */
 async function linkForm(ctx: ServiceContext, token: string, hold: Hold, member: UsableLink['member']) {
   const passkey = await passkeyPrompt(ctx, hold, member);
-  return decisionForm(
-    token,
-    hold,
-    passkey,
-    passkey ? null : changeBoxes(hold, await editableOf(ctx.db, hold)),
-  );
+  return decisionForm(token, hold, passkey, changeBoxes(hold, await editableOf(ctx.db, hold)));
 }
 
 export function decisionLinkPages(app: FastifyInstance, deps: PageDeps) {
@@ -220,6 +210,16 @@ export function decisionLinkPages(app: FastifyInstance, deps: PageDeps) {
       .type('application/json; charset=utf-8')
       .send(JSON.stringify(link.hold.arguments, null, 2));
   });
+
+  app.post<{ Params: { token: string }; Body: Form }>(
+    '/d/:token/challenge',
+    config,
+    async (request, reply) => {
+      const link = await usableLink(deps, request, reply);
+      if (!link) return reply;
+      return sendChangeChallenge(ctx, reply, link.hold, request.body);
+    },
+  );
 
   app.post<{ Params: { token: string }; Body: Form }>('/d/:token', config, async (request, reply) => {
     const link = await usableLink(deps, request, reply);

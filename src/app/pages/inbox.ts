@@ -23,7 +23,8 @@ import { layout } from '../layout.ts';
 import { field, type Form, type PageDeps, problemPage, sendPage } from '../respond.ts';
 import { blockerInWords } from '../views/four-eyes.ts';
 import { holdPanelView } from '../views/hold-panel.ts';
-import { readChanges } from '../forms/changes.ts';
+import { formChanges } from '../forms/changes.ts';
+import { sendChangeChallenge } from './change-challenge.ts';
 import { DECISION_NOTICES, deskView, holdPageView, leftInWords, notDecidedView } from '../views/inbox.ts';
 import { inboxActions } from './inbox-actions.ts';
 import { inboxNoticeText } from '../views/bulk-confirm.ts';
@@ -193,6 +194,16 @@ function holdPages(app: FastifyInstance, ctx: ServiceContext) {
       .send(JSON.stringify(detail.hold.arguments, null, 2));
   });
 
+  app.post<{ Params: { id: string }; Body: Form }>('/app/holds/:id/challenge', async (request, reply) => {
+    const { id } = request.params;
+    const session = request.appSession!;
+    const hold = HOLD_REFERENCE_PATTERN.test(id)
+      ? await orNull(getHold(ctx, session.workspace.id, id))
+      : null;
+    if (!hold || session.member.role === 'viewer')
+      return reply.code(404).send({ error: 'not_found', message: 'No such hold to approve.' });
+    return sendChangeChallenge(ctx, reply, hold, request.body);
+  });
   // A script that asks for JSON decides without a page load: the answer says what became of it.
   app.post<{ Params: { id: string }; Body: Form }>('/app/holds/:id/decide', async (request, reply) =>
     decide(ctx, request.appSession!, request.params.id, request.body, {
@@ -231,10 +242,8 @@ async function decide(
     const shown = await orNull(getHold(ctx, session.workspace.id, holdId));
     if (shown && !holdArguments(shown).complete) return refuse(422, 'Not decided', TOO_LARGE_TO_APPROVE);
     if (shown && form.data.verdict === 'approve_changed') {
-      const editable = await editableOf(ctx.db, shown);
-      const read = readChanges(body, shown.changedArguments ?? shown.arguments, editable);
-      const wrong = Object.entries(read.errors).map(([path, error]) => `${path} ${error}`);
-      if (wrong.length > 0) return refuse(422, 'Not decided', `Changes: ${wrong.join('; ')}.`);
+      const read = formChanges(body, shown, await editableOf(ctx.db, shown));
+      if ('problem' in read) return refuse(422, 'Not decided', read.problem);
       changes = read.changes;
     }
   }

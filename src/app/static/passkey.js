@@ -7,7 +7,8 @@
 //   asks the authenticator (for an enrolment, an existing passkey first confirms it when there is one),
 //   fills the fields `ceremony`, `response` (and `confirmation`), and sends the form.
 // - A form with input[data-passkey-challenge]: its Approve button first asks the member's passkey to sign
-//   the challenge, the hash of this exact action, and sends the assertion in that field.
+//   the challenge, the hash of this exact action, and sends the assertion in that field. Its Approve with
+//   changes button first asks the server for the challenge of the changed call (data-passkey-changes-url).
 'use strict';
 
 const fromBase64url = (text) =>
@@ -105,11 +106,30 @@ async function signIn(form) {
   return { ceremony, response: assertionJson(credential) };
 }
 
+/**
+ * The challenge of an approval with changes: the hash of the call as the form's boxes change it, made
+ * by the server (data-passkey-changes-url); it says why when it refuses the changes.
+ */
+async function changedChallenge(form, field) {
+  const response = await fetch(field.dataset.passkeyChangesUrl, {
+    method: 'POST',
+    headers: { accept: 'application/json' },
+    body: new URLSearchParams(new FormData(form)),
+  });
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok || typeof answer.challenge !== 'string') {
+    const refused = new Error(answer.message ?? 'The changes could not be checked. Try again.');
+    refused.name = 'ChangesRefused';
+    throw refused;
+  }
+  return answer.challenge;
+}
+
 /** The member's passkey signs the action: the challenge is its hash, made by the server. */
-async function signAction(field) {
+async function signAction(field, challenge) {
   const credential = await navigator.credentials.get({
     publicKey: {
-      challenge: fromBase64url(field.dataset.passkeyChallenge),
+      challenge: fromBase64url(challenge),
       rpId: location.hostname,
       userVerification: 'required',
       timeout: 120_000,
@@ -127,14 +147,16 @@ document.addEventListener('submit', async (event) => {
   if (!(form instanceof HTMLFormElement) || form.dataset.passkeyDone === 'yes') return;
   const kind = form.dataset.passkey;
   const field = form.querySelector('input[data-passkey-challenge]');
-  const approving = field !== null && event.submitter?.value === 'approve';
+  const changed = event.submitter?.value === 'approve_changed';
+  const approving = field !== null && (event.submitter?.value === 'approve' || changed);
   if (!kind && !approving) return;
   event.preventDefault();
   const submitter = event.submitter;
   say(form, 'Waiting for your passkey…');
   try {
     if (approving) {
-      field.value = JSON.stringify(await signAction(field));
+      const challenge = changed ? await changedChallenge(form, field) : field.dataset.passkeyChallenge;
+      field.value = JSON.stringify(await signAction(field, challenge));
     } else {
       const made = kind === 'enrol' ? await enrol(form) : await signIn(form);
       form.elements.namedItem('ceremony').value = made.ceremony;
@@ -143,9 +165,11 @@ document.addEventListener('submit', async (event) => {
   } catch (error) {
     say(
       form,
-      error && error.name === 'NotAllowedError'
-        ? 'No passkey was used: it was cancelled or timed out. Try again.'
-        : 'No passkey was used: this browser or authenticator could not do it.',
+      error && error.name === 'ChangesRefused'
+        ? `Not approved: ${error.message}`
+        : error && error.name === 'NotAllowedError'
+          ? 'No passkey was used: it was cancelled or timed out. Try again.'
+          : 'No passkey was used: this browser or authenticator could not do it.',
     );
     return;
   }

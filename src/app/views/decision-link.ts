@@ -87,7 +87,7 @@ export const decisionForm = (
 ) =>
   html`<form method="post" action="/d/${token}" class="decide">
     <input type="hidden" name="shown" value="${shownArgumentsHash(hold)}" />
-    ${comment} ${passkeyField(passkey)} ${changes}
+    ${comment} ${passkeyField(passkey, changes && `/d/${token}/challenge`)} ${changes}
     <div class="buttons">
       <button type="submit" name="verdict" value="approve" class="approve">Approve</button>
       <button type="submit" name="verdict" value="reject" class="reject">Reject</button>

@@ -61,8 +61,7 @@ function decisionForm(
   whole: boolean,
 ): Html {
   const agent = hold.agentLabel ?? hold.agentId;
-  // The passkey prompt signs the call as it is now; changed, it would need another challenge.
-  const changes = whole && !passkey ? changeBoxes(hold, editable ?? []) : null;
+  const changes = whole ? changeBoxes(hold, editable ?? []) : null;
   return html`<form
     method="post"
     action="/app/holds/${hold.id}/decide"
@@ -73,7 +72,7 @@ function decisionForm(
     <input type="hidden" name="_csrf" value="${session.csrfToken}" />
     <input type="hidden" name="back" value="${back}" />
     <input type="hidden" name="shown" value="${shownArgumentsHash(hold)}" />
-    ${passkeyField(passkey ?? null)}
+    ${passkeyField(passkey ?? null, changes && `/app/holds/${hold.id}/challenge`)}
     ${when(next, () => html`<input type="hidden" name="next" value="${next}" />`)}
     ${when(
       delegation,

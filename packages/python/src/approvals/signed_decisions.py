@@ -82,39 +82,59 @@ def action_challenge(action: Mapping[str, Any]) -> str:
 
 
 def verify_signed_decision(
-    decision: Mapping[str, Any], submitted: Mapping[str, Any], enrolment: Mapping[str, Any]
+    decision: Mapping[str, Any],
+    submitted: Mapping[str, Any],
+    enrolment: Mapping[str, Any],
+    changed: Optional[Mapping[str, Any]] = None,
 ) -> SignedDecisionCheck:
     """Checks a signed decision entry against the hold's ``hold.submitted`` entry and the member's
-    ``passkey.enrolled`` entry, all three from the same verified export."""
+    ``passkey.enrolled`` entry, all three from the same verified export. The action is the call as it
+    would run: where an approver changed it, the decision's own ``changed_arguments``, or those of
+    ``changed``, the hold's last decision with changes before this one."""
     data = decision.get("data") or {}
     if not data.get("passkey"):
         return SignedDecisionCheck(False, "not_signed")
     if submitted.get("type") != "hold.submitted" or enrolment.get("type") != "passkey.enrolled":
         return SignedDecisionCheck(False, "malformed")
     hold = submitted.get("data") or {}
-    if hold.get("hold") != data.get("hold"):
+    earlier = (changed or {}).get("data") or {}
+    if hold.get("hold") != data.get("hold") or (changed is not None and earlier.get("hold") != data.get("hold")):
         return SignedDecisionCheck(False, "wrong_hold")
-    expected = action_challenge(_action_of(hold, data.get("verdict")))
+    args = _first_present(data, earlier, hold)
+    expected = action_challenge(_action_of({**hold, "arguments": args}, data.get("verdict")))
     return _check_assertion(data, expected, enrolment.get("data") or {})
 
 
 def verify_signed_decisions(entries: Iterable[Mapping[str, Any]]) -> SignedDecisionsReport:
     """Checks every signed decision among a chain's entries, oldest first (an export that
-    ``verify_evidence_export`` found intact). Keeps two challenges per hold, not the arguments."""
+    ``verify_evidence_export`` found intact). Keeps two challenges and the call's names per hold, not
+    the arguments. A decision with changes, and every later decision of its hold, is checked against
+    the call as changed."""
+    calls: Dict[str, Dict[str, Any]] = {}
     challenges: Dict[str, Tuple[str, str]] = {}
     enrolments: Dict[str, Mapping[str, Any]] = {}
     report = SignedDecisionsReport()
+
+    def remember(call: Mapping[str, Any]) -> None:
+        calls[call.get("hold")] = {**call, "arguments": None}
+        challenges[call.get("hold")] = (
+            action_challenge(_action_of(call, "approve")),
+            action_challenge(_action_of(call, "reject")),
+        )
+
     for entry in entries:
         entry_type = str(entry.get("type", ""))
         data = entry.get("data") or {}
         if entry_type == "hold.submitted":
-            challenges[data.get("hold")] = (
-                action_challenge(_action_of(data, "approve")),
-                action_challenge(_action_of(data, "reject")),
-            )
-        elif entry_type == "passkey.enrolled":
+            remember(data)
+            continue
+        if entry_type == "passkey.enrolled":
             enrolments[data.get("credential_id")] = data
-        elif data.get("passkey") and entry_type.startswith("hold."):
+            continue
+        known = calls.get(data.get("hold"))
+        if known is not None and entry_type.startswith("hold.") and "changed_arguments" in data:
+            remember({**known, "arguments": data["changed_arguments"]})
+        if data.get("passkey") and entry_type.startswith("hold."):
             report.checked += 1
             expected = challenges.get(data.get("hold"))
             enrolment = enrolments.get((data.get("passkey") or {}).get("credential_id"))
@@ -128,6 +148,14 @@ def verify_signed_decisions(entries: Iterable[Mapping[str, Any]]) -> SignedDecis
             if not check.valid:
                 report.invalid.append({"seq": entry.get("seq"), "hold": data.get("hold"), "reason": check.reason})
     return report
+
+
+def _first_present(decision: Mapping[str, Any], earlier: Mapping[str, Any], submitted: Mapping[str, Any]) -> Any:
+    """The arguments a signature covers: the decision's changes, else an earlier decision's, else as submitted."""
+    for data in (decision, earlier):
+        if "changed_arguments" in data:
+            return data["changed_arguments"]
+    return submitted.get("arguments")
 
 
 def _action_of(submitted: Mapping[str, Any], verdict: Any) -> Dict[str, Any]:
