@@ -1,6 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
-export const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
+/** One call, no Hash object: about twice as fast as createHash for an evidence entry's few hundred bytes. */
+export const sha256Hex = (text: string) => hash('sha256', text, 'hex');
 
 export function equalInConstantTime(a: string, b: string): boolean {
   const left = Buffer.from(a);

@@ -66,9 +66,11 @@ export type RecordOf<F extends Fields> = { [K in keyof F]: ReturnType<F[K]['deco
 
 export class Columns<F extends Fields> {
   readonly fields: F;
+  private readonly fieldList: [keyof F & string, Column<unknown>][];
 
   constructor(fields: F) {
     this.fields = fields;
+    this.fieldList = Object.entries(fields) as [keyof F & string, Column<unknown>][];
   }
 
   /** The same map narrowed to some of its fields (a list that reads less than the whole row). */
@@ -99,9 +101,11 @@ export class Columns<F extends Fields> {
 
   /** A row read with `select()`, with the same `under`. */
   decode(row: Row, under?: string): RecordOf<F> {
-    return Object.fromEntries(
-      this.entries().map(([key, { decode }]) => [key, decode(row[under ? `${under}.${key}` : key])]),
-    ) as RecordOf<F>;
+    // A loop over fields listed once: this runs for every row read (100,000 in a chain's verification).
+    const record: Record<string, unknown> = {};
+    for (const [key, { decode }] of this.fieldList)
+      record[key] = decode(row[under ? `${under}.${key}` : key]);
+    return record as RecordOf<F>;
   }
 
   /** Rows read with `select()`. */
