@@ -47,10 +47,35 @@ export const serviceSignature = (secret: string, body: string) =>
   createHmac('sha256', secret).update(body).digest('hex');
 
 /** Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed with the decoded secret. */
-export const standardSignature = (secret: string, id: string, timestamp: number, body: string) =>
-  `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
-    .update(`${id}.${timestamp}.${body}`)
-    .digest('base64')}`;
+export const standardSignature = (secret: SigningSecret, id: string, timestamp: number, body: string) =>
+  `v1,${createHmac('sha256', secret.decoded).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+
+/** A webhook secret as shown, and decoded (the Standard Webhooks key). */
+interface SigningSecret {
+  text: string;
+  decoded: Buffer;
+}
+
+/**
+ * Secrets opened once per sealed value, where every delivery decrypted its endpoint's secret and
+ * decoded it again (half of an attempt's own CPU). Keyed by the sealed text: a rotated secret is a
+ * new one. At most `SECRETS_KEPT` per sealer.
+ */
+const openedSecrets = new WeakMap<ServiceContext['sealer'], Map<string, SigningSecret>>();
+const SECRETS_KEPT = 1_000;
+
+function openSecret(ctx: ServiceContext, sealed: string): SigningSecret {
+  let opened = openedSecrets.get(ctx.sealer);
+  if (!opened) openedSecrets.set(ctx.sealer, (opened = new Map()));
+  let secret = opened.get(sealed);
+  if (!secret) {
+    const text = ctx.sealer.open(sealed);
+    secret = { text, decoded: Buffer.from(text.slice('whsec_'.length), 'base64') };
+    if (opened.size >= SECRETS_KEPT) opened.clear();
+    opened.set(sealed, secret);
+  }
+  return secret;
+}
 
 /** The outbox row of the hold's event, if its state has one (for a workspace with a webhook). */
 export function holdEventStatement(
@@ -203,17 +228,17 @@ export async function rotateWebhookSecret(
   return { secret };
 }
 
-function signingSecrets(ctx: ServiceContext, endpoint: WebhookEndpoint, now: number): string[] {
-  const secrets = [ctx.sealer.open(endpoint.secretSealed)];
+function signingSecrets(ctx: ServiceContext, endpoint: WebhookEndpoint, now: number): SigningSecret[] {
+  const secrets = [openSecret(ctx, endpoint.secretSealed)];
   if (endpoint.previousSecretSealed && (endpoint.previousUntil ?? 0) > now) {
-    secrets.push(ctx.sealer.open(endpoint.previousSecretSealed));
+    secrets.push(openSecret(ctx, endpoint.previousSecretSealed));
   }
   return secrets;
 }
 
 /** The headers of one attempt; during a rotation both secrets sign (new first). */
 export function deliveryHeaders(
-  secrets: string[],
+  secrets: SigningSecret[],
   delivery: { id: string; event: string; body: string; timestamp: number },
 ) {
   const { id, event, body, timestamp } = delivery;
@@ -223,7 +248,7 @@ export function deliveryHeaders(
     'X-Service-Event': event,
     'X-Service-Delivery': id,
     'X-Service-Timestamp': String(timestamp),
-    'X-Service-Signature': secrets.map((secret) => serviceSignature(secret, body)).join(','),
+    'X-Service-Signature': secrets.map((secret) => serviceSignature(secret.text, body)).join(','),
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': secrets.map((secret) => standardSignature(secret, id, timestamp, body)).join(' '),
