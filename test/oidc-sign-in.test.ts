@@ -316,6 +316,25 @@ for (const backend of backends) {
       }
     });
 
+    test('once required, sessions opened by a link end for everyone but admins (they lasted 7 days)', async () => {
+      const { workspace } = await workspaceWith();
+      const app = appClient(t);
+      const ann = await app.signIn(workspace, 'ann@acme.test');
+      const admin = await app.signIn(workspace, 'admin@acme.test');
+      assert.equal((await app.get(ann, '/app/inbox')).status, 200);
+      await applyConfig(t.service.ctx, workspace, parseConfig(MEMBERS + oidcYaml({ required: true })));
+      const annNow = await app.get(ann, '/app/inbox');
+      assert.equal(annNow.status, 303, 'Ann signs in again, with the provider');
+      assert.match(annNow.location ?? '', /\/app\/login/);
+      assert.equal((await app.get(admin, '/app/inbox')).status, 200, 'the admin stays (break-glass)');
+      const [change] = (await entries(workspace, 'config.applied')).slice(-1);
+      assert.equal((change!.sign_in as { sessions_ended: number }).sessions_ended, 1);
+      // Applied again unchanged, nothing more ends.
+      const again = await app.signIn(workspace, 'admin@acme.test');
+      await applyConfig(t.service.ctx, workspace, parseConfig(MEMBERS + oidcYaml({ required: true })));
+      assert.equal((await app.get(again, '/app/inbox')).status, 200);
+    });
+
     test('the admin page sets the provider (the secret never shown), tests it; an approver cannot', async () => {
       const { workspace } = await t.workspace({ config: MEMBERS });
       const app = appClient(() => t);

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { Sql } from '../store/db.ts';
 import { deleteOidcClient, findOidcClient, saveOidcClient } from '../store/oidc-clients.ts';
+import { endSessionsOfNonAdmins } from '../store/sessions.ts';
 import type { ServiceContext } from './context.ts';
 
 const ROLE = z.enum(['admin', 'approver', 'viewer']);
@@ -79,6 +80,8 @@ export async function applySignIn(
   const { client_secret: secret, ...oidc } = declared.oidc;
   const stored = await findOidcClient(tx, workspaceId);
   const keeps = stored && stored.issuer === oidc.issuer && stored.clientId === oidc.client_id;
+  // Required from now on: no member but an admin stays signed in otherwise (sessions last 7 days).
+  const ended = oidc.required && !stored?.required ? await endSessionsOfNonAdmins(tx, workspaceId) : 0;
   await saveOidcClient(tx, {
     workspaceId,
     displayName: oidc.name,
@@ -91,7 +94,10 @@ export async function applySignIn(
     required: oidc.required ?? false,
     updatedAt: ctx.now(),
   });
-  return { oidc: { ...oidc, new_client_secret: secret !== undefined } };
+  return {
+    oidc: { ...oidc, new_client_secret: secret !== undefined },
+    ...(ended > 0 && { sessions_ended: ended }),
+  };
 }
 
 /** The stored secret, sealed: a change of it is a change of the item (versioned-change.ts). */

@@ -33,6 +33,17 @@ export async function deleteSession(sql: Sql, idHash: string): Promise<void> {
 }
 
 /**
+ * Ends the app sessions of the workspace's members but its admins: the workspace now requires its
+ * identity provider, and a session opened by a sign-in link or a passkey would outlive that. How many.
+ */
+export const endSessionsOfNonAdmins = (sql: Sql, workspaceId: string): Promise<number> =>
+  sql.run(
+    `DELETE FROM sessions WHERE workspace_id = $1
+       AND member_id IN (SELECT id FROM members WHERE workspace_id = $1 AND role <> 'admin')`,
+    [workspaceId],
+  );
+
+/**
  * A removed member's ways in end with the removal: sessions, sign-in links, decision links, embed
  * tokens and passkeys (whose public keys stay in the evidence). Declaring the member again later (same
  * id) revives none of them.
