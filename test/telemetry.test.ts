@@ -15,6 +15,7 @@ import { call, submission } from './support/http.ts';
 import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { startSmtp, type TestSmtp } from './support/smtp.ts';
 import { until } from './support/wait.ts';
 
 interface OtlpSpan {
@@ -78,18 +79,21 @@ for (const backend of backends) {
     let t: TestService;
     let upstream: RecordingUpstream;
     let webhooks: Receiver;
+    let smtp: TestSmtp;
     const clients: Client[] = [];
 
     before(async () => {
       upstream = await startRecordingUpstream();
       webhooks = await startReceiver();
-      t = await startTestService(backend, { env: { ALLOW_PRIVATE_TARGETS: 'true' } });
+      smtp = await startSmtp();
+      t = await startTestService(backend, { env: { ALLOW_PRIVATE_TARGETS: 'true', ...smtp.env } });
     });
     after(async () => {
       await Promise.all(clients.map((client) => client.close().catch(() => {})));
       await t?.close();
       await upstream?.close();
       await webhooks?.close();
+      await smtp?.close();
     });
 
     const spansIn = (traceId: string, expected: (spans: OtlpSpan[]) => boolean) =>
@@ -190,10 +194,38 @@ for (const backend of backends) {
         assert.match(String(delivery.headers.traceparent), /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
     });
 
+    test('an approver’s e-mail is traced: the notification, and its SMTP request as a client span', async () => {
+      const { key } = await t.workspace({
+        config:
+          'members:\n  - { email: ann@acme.test, name: Ann, role: admin, channels: [email] }\n' +
+          'notifications: { digest_minutes: 0 }\n',
+      });
+      const answer = await call(t.url, 'POST', '/api/v1/holds', {
+        key,
+        body: submission({ arguments: { note: MARKER } }),
+      });
+      assert.equal(answer.body.status, 'pending', answer.text);
+      await smtp.next('ann@acme.test');
+      const holdId = (answer.body as { id: string }).id;
+      const [send, request] = await until('the e-mail’s spans', () => {
+        const spans = spansOf(otlp);
+        const notification = spans.find(
+          (span) => span.name === 'notification send' && attribute(span, 'hold.id') === holdId,
+        );
+        const smtpSpan = spans.find(
+          (span) => span.name === 'smtp send' && span.parentSpanId === notification?.spanId,
+        );
+        return notification && smtpSpan ? [notification, smtpSpan] : undefined;
+      });
+      assert.equal(attribute(send, 'notification.channel'), 'email');
+      assert.equal(request.kind, CLIENT);
+      assert.equal(attribute(request, 'server.address'), '127.0.0.1');
+    });
+
     test('no span carries a payload value, an API key or an upstream credential', async () => {
       const everything = JSON.stringify(spansOf(otlp));
       assert.ok(everything.length > 0);
-      for (const secret of [MARKER, 'upstream-credential', 'svc_live_', 'Bearer'])
+      for (const secret of [MARKER, 'upstream-credential', 'svc_live_', 'Bearer', 'ann@acme.test'])
         assert.ok(!everything.includes(secret), `no span mentions ${secret}`);
     });
   });

@@ -1,5 +1,6 @@
-/** Sending e-mail over SMTP (SMTP_URL, MAIL_FROM) with nodemailer. */
+/** Sending e-mail over SMTP (SMTP_URL, MAIL_FROM) with nodemailer; each message a client span when traced. */
 import nodemailer from 'nodemailer';
+import { inSpan, SpanKind } from '../telemetry/tracing.ts';
 
 export interface MailMessage {
   to: string;
@@ -15,9 +16,12 @@ export interface Mailer {
 
 export function smtpMailer(url: string, from: string): Mailer {
   const transport = nodemailer.createTransport(url);
+  // The server's name and port only: never the URL's credentials, never a recipient.
+  const { hostname, port } = new URL(url);
+  const server = { 'server.address': hostname, 'server.port': Number(port) || 25 };
   return {
     async send(message) {
-      await transport.sendMail({ from, ...message });
+      await inSpan('smtp send', server, () => transport.sendMail({ from, ...message }), SpanKind.CLIENT);
     },
     close: () => transport.close(),
   };

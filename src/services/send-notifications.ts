@@ -49,6 +49,7 @@ import { passkeyRequired } from './passkeys.ts';
 import { editableOf } from './decision-changes.ts';
 import { mailSignInLinks } from './sign-in.ts';
 import { teamsRecipient } from './teams-channel.ts';
+import { inSpan } from '../telemetry/tracing.ts';
 
 const CLAIM_MS = 60_000;
 export const MAX_NOTIFICATION_ATTEMPTS = 10;
@@ -69,7 +70,12 @@ export async function sendNotification(ctx: ServiceContext, id: string): Promise
   const job = await findNotification(ctx.db, id);
   if (job?.state !== 'pending') return;
   try {
-    const outcome = await attempt(ctx, job);
+    // Traced: a message is an outbound call of the hold's (its HTTP or SMTP request is a child span).
+    const outcome = await inSpan(
+      'notification send',
+      { 'notification.channel': job.channel, 'notification.kind': job.kind, 'hold.id': job.holdId ?? '' },
+      () => attempt(ctx, job),
+    );
     if (outcome === 'postpone') {
       await postponeNotification(ctx.db, id, ctx.now() + Math.max(50, 2_000 * ctx.channels.retryScale));
       return;
