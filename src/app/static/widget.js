@@ -20,7 +20,7 @@
     button.reject { background: #991b1b; border-color: #991b1b; color: #fff; }
     a.review { font-weight: 600; color: #1f4fd1; }
     form.changes { margin: 0.5rem 0 0; display: grid; gap: 0.4rem; }
-    form.changes[hidden] { display: none; }
+    form.changes[hidden], form.changes .error:empty { display: none; }
     form.changes label { display: grid; gap: 0.15rem; font-size: 0.9em; }
     form.changes input { font: inherit; font-family: ui-monospace, monospace; padding: 0.3rem; border: 1px solid #71717a; border-radius: 4px; min-height: 1.8rem; }
     .empty, .error { color: #52525b; }
