@@ -278,19 +278,27 @@ async function evaluationFigures(rules: CompiledRule[]): Promise<Figure[]> {
 
   // Used after the loop, so the evaluations cannot be optimized away.
   let sink = 0;
-  const { samples, totalMicros } = await sample(
-    (i) => {
-      const call = calls[i % CALLS]!;
-      const outcome = decide({
-        classification: classifications[i % classifications.length]!,
-        matches: matchRules(rules, call),
-        counts: counts[i % CALLS]!,
-      });
-      sink += outcome.approvalsRequired;
-    },
-    { warmup: 2_000, count: 20_000, budgetMs: 10_000 },
-  );
+  const evaluate = (i: number) => {
+    const call = calls[i % CALLS]!;
+    const outcome = decide({
+      classification: classifications[i % classifications.length]!,
+      matches: matchRules(rules, call),
+      counts: counts[i % CALLS]!,
+    });
+    sink += outcome.approvalsRequired;
+  };
+  const { samples, totalMicros } = await sample(evaluate, { warmup: 2_000, count: 20_000, budgetMs: 10_000 });
+  // The same evaluations timed in the process's CPU time, which a neighbour taking the core does not
+  // stretch (wall-clock p99s on a busy two-core machine are its scheduler's).
+  const cpuSamples: number[] = [];
+  for (let i = 0; i < 20_000; i++) {
+    const before = process.cpuUsage();
+    evaluate(i);
+    const { user, system } = process.cpuUsage(before);
+    cpuSamples.push(user + system);
+  }
   if (sink < 0) throw new Error('unreachable');
+  const cpuP99 = percentile(cpuSamples, 99);
   const spread = [0, 50, 99].map((p) => (p === 0 ? Math.min(...matched) : percentile(matched, p)));
   const note = `${CALLS} calls (${matched.filter((n) => n === 0).length} match no rule); rules matched per call: min ${spread[0]}, p50 ${spread[1]}, p99 ${spread[2]}, max ${Math.max(...matched)}`;
   return [
@@ -306,6 +314,14 @@ async function evaluationFigures(rules: CompiledRule[]): Promise<Figure[]> {
       figure: 'evaluate 1 call vs 1,000 rules, p99',
       value: percentile(samples, 99),
       unit: 'µs',
+      note: `wall clock; issue 43's goal, at most 100 µs: ${percentile(samples, 99) <= 100 ? 'met' : 'NOT MET'}`,
+    },
+    {
+      bench: 'rules',
+      figure: 'evaluate 1 call vs 1,000 rules, CPU p99',
+      value: cpuP99,
+      unit: 'µs',
+      note: `the same 20,000 evaluations, each timed in the process's CPU time (process.cpuUsage, whole microseconds); issue 43's goal, p99 at most 100 µs: ${cpuP99 <= 100 ? 'met' : 'NOT MET'}`,
     },
     {
       bench: 'rules',
