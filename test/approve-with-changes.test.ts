@@ -476,6 +476,36 @@ for (const backend of backends) {
       });
       assert.equal(fromWidget.outcome, 'review_required');
       assert.deepEqual([(await stored(two)).approvalsReceived, (await stored(two)).status], [1, 'pending']);
+      // The widget lists it for review on its page, not with the submitted values to approve.
+      const { token: adminToken } = await mintEmbedToken(t.service.ctx, admin);
+      const widgetLine = (
+        (await (
+          await fetch(`${t.url}/widget/api/holds`, { headers: { authorization: `Bearer ${adminToken}` } })
+        ).json()) as { holds: { id: string; complete: boolean; changed: boolean; values: object }[] }
+      ).holds.find((hold) => hold.id === two)!;
+      assert.deepEqual([widgetLine.complete, widgetLine.changed, widgetLine.values], [false, true, {}]);
+    });
+
+    test('bulk approval leaves out a hold an approver changed, in the confirmation as when deciding', async () => {
+      const two = await submit('pay2');
+      await decide(two, 'bea@acme.test', { amount: 3000 });
+      const ada = await app.signIn(workspace, 'admin@acme.test');
+      const preview = await app.post(ada, '/app/inbox/bulk', {
+        verdict: 'approve',
+        hold: two,
+        back: '/app/inbox',
+      });
+      assert.equal(preview.status, 200);
+      assert.match(unescapeHtml(preview.text), /An approver changed it: approve it on its own page/);
+      // Sent anyway (a confirmation made before the change): left out under the decision's lock too.
+      const decided = await app.post(ada, '/app/inbox/bulk', {
+        verdict: 'approve',
+        step: 'decide',
+        hold: two,
+        back: '/app/inbox',
+      });
+      assert.equal(decided.status, 303, decided.text);
+      assert.deepEqual([(await stored(two)).approvalsReceived, (await stored(two)).status], [1, 'pending']);
     });
 
     /** A held MCP call of `record`: its reference. */

@@ -117,7 +117,8 @@ export async function bulkPreview(
   const all = lines.map((line): BulkLine & { args: Record<string, unknown> | null } => {
     const past = decisions.filter((decision) => decision.holdId === line.id);
     const blocker = self ? deciders.capacity(line, self, past, now).blocker : 'not_an_approver';
-    const lineArgs = args.get(line.id) ?? null;
+    const read = args.get(line.id);
+    const lineArgs = read?.arguments ?? null;
     const rule = ruleOf(rules, line.ruleName);
     const claim = claims.get(line.id);
     const skip = bulkSkip({
@@ -125,7 +126,7 @@ export async function bulkPreview(
       memberId: member.id,
       blocker,
       claim,
-      hold: line,
+      hold: { ...line, changedArguments: read?.changedArguments ?? null },
       args: lineArgs,
       rule,
       workspaceRequiresPasskey,

@@ -234,25 +234,31 @@ export async function inboxChanges(
  * The holds waiting for this member, soonest deadline first, each with its action summarized in
  * `budget` characters (the widget's list), and its arguments where they were read (null otherwise).
  * Only arguments short enough to fit are read: longer ones cannot be complete, and their stored summary
- * says enough.
+ * says enough. A hold an approver changed (`changed`) is not complete either: the summary shows the call
+ * as submitted, and only its page shows the change.
  */
 export async function waitingSummariesOf(
   ctx: ServiceContext,
   member: Member,
   budget: number,
   limit: number,
-): Promise<(HoldLine & { summary: ActionSummary; arguments: Record<string, unknown> | null })[]> {
+): Promise<
+  (HoldLine & { summary: ActionSummary; arguments: Record<string, unknown> | null; changed: boolean })[]
+> {
   const { lines } = await inboxPage(ctx, member, { filters: {}, order: 'deadline', limit });
   const small = lines.filter((line) => line.argumentsSize <= budget * 2).map((line) => line.id);
   const args = await listArgumentsById(ctx.db, member.workspaceId, small);
   return lines.map((line) => {
-    const full = args.get(line.id);
+    const read = args.get(line.id);
+    const changed = read?.changedArguments != null;
+    const summary = read
+      ? summarizeAction(line.toolName, read.arguments, budget)
+      : { text: `${nameText(line.toolName)}(${line.argumentsSummary})`, complete: false };
     return {
       ...line,
-      arguments: full ?? null,
-      summary: full
-        ? summarizeAction(line.toolName, full, budget)
-        : { text: `${nameText(line.toolName)}(${line.argumentsSummary})`, complete: false },
+      arguments: read?.arguments ?? null,
+      changed,
+      summary: { ...summary, complete: summary.complete && !changed },
     };
   });
 }

@@ -113,20 +113,20 @@ export async function listLinesById(
   return toLines(sql, rows);
 }
 
-const holdArguments = holds.pick('id', 'arguments');
+const holdArguments = holds.pick('id', 'arguments', 'changedArguments');
 
-/** The arguments of these holds of the workspace, parsed. */
+/** The arguments of these holds of the workspace, parsed, as submitted and as an approver changed them. */
 export async function listArgumentsById(
   sql: Sql,
   workspaceId: string,
   ids: readonly string[],
-): Promise<Map<string, Record<string, unknown>>> {
+): Promise<Map<string, Pick<Hold, 'arguments' | 'changedArguments'>>> {
   if (ids.length === 0) return new Map();
   const rows = await sql.all(
     `SELECT ${holdArguments.select()} FROM holds WHERE workspace_id = $1 AND id IN (${ids.map((_, i) => `$${i + 2}`).join(', ')})`,
     [workspaceId, ...ids],
   );
-  return new Map(holdArguments.decodeAll(rows).map((row) => [row.id, row.arguments]));
+  return new Map(holdArguments.decodeAll(rows).map(({ id, ...args }) => [id, args]));
 }
 
 const pendingApprovers = holds.pick('id', 'approvers', 'expiresAt', 'agentId', 'requestedFor');

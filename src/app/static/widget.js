@@ -126,8 +126,11 @@
       card.append(el('div', { class: 'meta' }, facts.join(' · ')));
       // Not every argument fits in the summary: no decision on it, a link to the full page instead.
       if (!hold.complete) {
+        const why = hold.changed
+          ? 'An approver changed it: review the change on its page before deciding.'
+          : 'Not every argument fits here: review it in full before deciding.';
         card.append(
-          el('p', { class: 'meta' }, 'Not every argument fits here: review it in full before deciding.'),
+          el('p', { class: 'meta' }, why),
           el('a', { class: 'review', href: hold.review_url, target: '_blank', rel: 'noopener' }, 'Review'),
         );
         return card;

@@ -60,6 +60,8 @@ function widgetHold(
     summary: summary.text,
     // Not complete: no Approve or Reject, only a link to review it in full.
     complete: summary.complete,
+    // An approver changed the call (four eyes): the summary shows it as submitted; review it on its page.
+    changed: hold.changed,
     review_url: `${ctx.publicUrl}/app/holds/${hold.id}`,
     // The arguments an approver may change (`changes` in a decision), and their values as submitted
     // (shown in the summary already): the widget's boxes start from them.
