@@ -1,8 +1,10 @@
 /**
- * What a submission sends to PostgreSQL while it holds its workspace's chain lock (issue 22): the round
- * trip that takes the lock and reads, one that writes everything, and for a hold that waits for people
- * one more that reads who they are. Counted by wrapping the transaction the service is given, so any
- * statement added under the lock fails this test. SQLite has no round trips (one process, one file).
+ * What a submission sends to PostgreSQL while it holds its workspace's chain lock (issue 22): the
+ * statement that takes the lock and reads, one that writes everything (sent with the COMMIT since
+ * issue 43), and for a hold that waits for people more that read who they are. Counted by wrapping the
+ * transaction the service is given, so any statement added under the lock fails this test; every
+ * round trip of a submission over the API is counted in test/pg-round-trips.test.ts. SQLite has no
+ * round trips (one process, one file).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

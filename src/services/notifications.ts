@@ -12,7 +12,7 @@ import { type Hold, isApprover } from '../domain/hold.ts';
 import { randomId } from '../domain/ids.ts';
 import { quietUntil } from '../domain/quiet-hours.ts';
 import type { Sql } from '../store/db.ts';
-import { digestWindows } from '../store/digests.ts';
+import { type DigestWindows, digestWindows } from '../store/digests.ts';
 import { listMembersWithGroups, type Member } from '../store/members.ts';
 import {
   insertNotification,
@@ -89,10 +89,12 @@ export async function askMembers(
   members: readonly Member[],
   kind: 'request' | 'reminder',
   reason: NotificationReason | null = null,
+  /** The workspace's digest windows, when the caller read them already. */
+  read?: DigestWindows,
 ): Promise<Statement[]> {
   const at = ctx.now();
   const replies = await smsRepliesAllowed(tx, ctx, hold);
-  const windows = members.length > 0 ? await digestWindows(tx, hold.workspaceId, at) : null;
+  const windows = members.length > 0 ? (read ?? (await digestWindows(tx, hold.workspaceId, at))) : null;
   const jobs: Statement[] = [];
   const issued = new Set<string>();
   for (const member of members) {
@@ -165,7 +167,12 @@ export async function approverNotifications(
   if (hold.status !== 'pending') return [];
   const at = ctx.now();
   const base = { workspaceId: hold.workspaceId, holdId: hold.id, kind: 'request' as const, at };
-  const jobs = await askMembers(tx, ctx, hold, await waitingFor(tx, ctx, hold), 'request');
+  // The approvers and the digest windows are read together: one round trip on PostgreSQL.
+  const [approvers, windows] = await Promise.all([
+    waitingFor(tx, ctx, hold),
+    digestWindows(tx, hold.workspaceId, at),
+  ]);
+  const jobs = await askMembers(tx, ctx, hold, approvers, 'request', null, windows);
   // The workspace's own channels: a post each, for no member.
   const posts: NotificationChannel[] = [];
   if (await slackChannelOf(tx, ctx, workspace)) posts.push('slack');

@@ -83,35 +83,64 @@ const inline = (text: string, params: unknown[] = []) =>
 const lastOf = (result: pg.QueryResult | pg.QueryResult[]) =>
   Array.isArray(result) ? result.at(-1)! : result;
 
+/** A statement issued in a transaction, waiting to be sent. */
+interface Issued {
+  text: string;
+  params?: unknown[];
+  resolve: (result: pg.QueryResult) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
- * A transaction's connection runs one statement at a time: statements issued together (say, reads in
- * a Promise.all) wait their turn here, in order, as do its COMMIT and ROLLBACK, rather than in the
- * driver, which pg 9 no longer does. Its BEGIN, and writes kept to go with what follows
- * (`writeWithNext`), are sent with the next statement, or the COMMIT, as one simple query with the
- * parameters written in: a submission's BEGIN goes with its locked read, its writes with its COMMIT.
+ * A transaction's connection runs one round trip at a time: statements wait their turn here, in order,
+ * as do its COMMIT and ROLLBACK, rather than in the driver, which pg 9 no longer does. What is sent
+ * together, in one simple query with the parameters written in: its BEGIN with its first statement;
+ * writes kept (`writeWithNext`) with the next statement or the COMMIT; statements issued together
+ * (reads in a Promise.all) with each other. A submission's BEGIN goes with its locked read, its writes
+ * with its COMMIT, a pending hold's approvers with its digest windows.
  */
 function transactionOn(client: pg.PoolClient, lazy: boolean) {
   const send = sender(client);
-  // Lazy: committed without waiting for the disk.
-  const begin = lazy ? 'BEGIN; SET LOCAL synchronous_commit TO OFF' : 'BEGIN';
+  // Lazy: committed without waiting for the disk. One statement each: one result each.
+  const begin = lazy ? ['BEGIN', 'SET LOCAL synchronous_commit TO OFF'] : ['BEGIN'];
   /** What goes before the next statement sent: the BEGIN until one is, then writes kept. */
-  let before = [begin];
+  let before = [...begin];
   let begun = false;
   let previous: Promise<unknown> = Promise.resolve();
+  /** Statements issued since the last turn was queued: they go in one round trip, at their turn. */
+  let gathering: Issued[] | null = null;
   const inTurn = <T>(work: () => Promise<T>) => {
+    gathering = null;
     const next = previous.then(work);
     previous = next.catch(() => undefined);
     return next;
   };
-  /** `text` with everything that goes before it, in one round trip. */
-  const withBefore = async (text: string, params?: unknown[]) => {
-    if (before.length === 0) return send(text, params);
-    const texts = [...before, inline(text, params)];
+  /** `issued` with everything that goes before them, in one round trip; one alone is prepared. */
+  const sendTogether = async (issued: { text: string; params?: unknown[] }[]) => {
+    if (before.length === 0 && issued.length === 1) return [await send(issued[0]!.text, issued[0]!.params)];
+    const texts = [...before, ...issued.map(({ text, params }) => inline(text, params))];
+    const skip = before.length;
     before = [];
     begun = true;
-    return lastOf(await sendSimple(client, texts.join(';\n')));
+    const results = await sendSimple(client, texts.join(';\n'));
+    // Several statements answer one result each; a text of several (exec) is sent alone.
+    return issued.length === 1 ? [lastOf(results)] : (results as pg.QueryResult[]).slice(skip);
   };
-  const query: Query = (text, params) => inTurn(() => withBefore(text, params));
+  const query: Query = (text, params) =>
+    new Promise((resolve, reject) => {
+      if (gathering) return void gathering.push({ text, params, resolve, reject });
+      const issued: Issued[] = [{ text, params, resolve, reject }];
+      void inTurn(async () => {
+        if (gathering === issued) gathering = null;
+        try {
+          const results = await sendTogether(issued);
+          issued.forEach((one, i) => one.resolve(results[i]!));
+        } catch (error) {
+          for (const one of issued) one.reject(error);
+        }
+      });
+      gathering = issued;
+    });
   return {
     query,
     writeWithNext: (statements: readonly Statement[]) =>
@@ -119,7 +148,10 @@ function transactionOn(client: pg.PoolClient, lazy: boolean) {
         before.push(...statements.map(({ text, params }) => inline(text, params)));
       }),
     /** COMMIT's result; none when nothing was sent (a transaction that did nothing). */
-    commit: () => inTurn(async () => (!begun && before.length === 1 ? undefined : withBefore('COMMIT'))),
+    commit: () =>
+      inTurn(async () =>
+        !begun && before.length === begin.length ? undefined : (await sendTogether([{ text: 'COMMIT' }]))[0],
+      ),
     rollback: () => inTurn(async () => (begun ? send('ROLLBACK') : undefined)),
   };
 }
