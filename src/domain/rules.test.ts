@@ -694,3 +694,27 @@ test('a glob with many stars against a long name stays cheap (no exponential bac
   assert.equal(glob(`${'a'.repeat(199)}b`), true);
   assert.ok(performance.now() - started < 500);
 });
+
+test('a rule set answers the same calls alike however often it is asked: the rules kept per tool, and the answers a pattern keeps', () => {
+  const rules = [
+    compileRule({ name: 'exact', tool: 'payments.send', effect: 'approval' }),
+    compileRule({ name: 'other connection', connection: 'files', tool: 'payments.*', effect: 'deny' }),
+    compileRule({
+      name: 'pattern',
+      tool: 'payments.*',
+      when: [{ arg: 'memo', op: 'matches', value: '^INV-[0-9]+$' }],
+      effect: 'deny',
+    }),
+  ];
+  const names = (memo: string, toolName = 'payments.send', connection = 'SDK') =>
+    matchRules(rules, call({ toolName, connection, arguments: { memo } })).map(({ rule }) => rule.name);
+  // More texts than a pattern keeps answers for, each asked three times, on two tools and connections.
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 40; i++) {
+      assert.deepEqual(names(`INV-${i}`), ['exact', 'pattern']);
+      assert.deepEqual(names(`inv-${i}`), ['exact']);
+      assert.deepEqual(names(`INV-${i}`, 'payments.refund'), ['pattern']);
+      assert.deepEqual(names(`INV-${i}`, 'payments.refund', 'files'), ['other connection', 'pattern']);
+    }
+  }
+});

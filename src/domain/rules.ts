@@ -141,6 +141,27 @@ export const compilePattern = (pattern: string) => RE2JS.compile(pattern);
 interface CompiledCondition extends Condition {
   path: string[];
   pattern: RE2JS | null;
+  /** For `matches`: the answers for the first texts it was asked about (see `matchesPattern`). */
+  answers: Map<string, boolean> | null;
+}
+
+/** How many answers a `matches` condition keeps, for texts of at most ANSWERED_TEXT characters. */
+const ANSWERS_KEPT = 32;
+const ANSWERED_TEXT = 128;
+
+/**
+ * RE2 runs in linear time but is the dearest part of an evaluation, and agents send the same values
+ * again and again (a recipient, a path, a query): a condition keeps its answers for the first short
+ * texts it meets, for as long as its rule set is compiled (at most ANSWERS_KEPT of them, so at most
+ * a few KiB a condition).
+ */
+function matchesPattern(condition: CompiledCondition, text: string): boolean {
+  const known = condition.answers!.get(text);
+  if (known !== undefined) return known;
+  const found = condition.pattern!.matcher(text).find();
+  if (text.length <= ANSWERED_TEXT && condition.answers!.size < ANSWERS_KEPT)
+    condition.answers!.set(text, found);
+  return found;
 }
 
 export interface CompiledRule {
@@ -159,6 +180,7 @@ export function compileRule(rule: RuleDefinition): CompiledRule {
       ...condition,
       path: condition.arg.split('.'),
       pattern: condition.op === 'matches' ? compilePattern(String(condition.value)) : null,
+      answers: condition.op === 'matches' ? new Map() : null,
     })),
   };
 }
@@ -285,7 +307,7 @@ export function holds(
           : Array.isArray(value) && value.some((item) => same(item, expected));
       break;
     case 'matches':
-      result = typeof value === 'string' && condition.pattern!.matcher(value).find();
+      result = typeof value === 'string' && matchesPattern(condition, value);
       break;
   }
   if (result) return { result, actual: value };
