@@ -273,7 +273,13 @@ async function startPeer(upstreamUrl: string) {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = once(child, 'exit');
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  // Its first line, or its end: a peer that fails before it listens says why on stderr, inherited.
+  const line = await Promise.race([
+    once(createInterface({ input: child.stdout! }), 'line').then(([text]) => text as string),
+    exited.then(() => {
+      throw new Error('bench: the peer (bench/mcp-peer.ts) exited before it listened');
+    }),
+  ]);
   const started = JSON.parse(line) as PeerStarted;
   return {
     started,
