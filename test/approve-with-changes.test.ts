@@ -240,6 +240,12 @@ for (const backend of backends) {
           decide(id, 'admin@acme.test', undefined, { shown }),
           /changed since it was shown/,
         );
+      // With changes of their own too: the memo Bea kept would be approved unseen.
+      for (const shown of [undefined, hash(ARGS)])
+        await assert.rejects(
+          decide(id, 'admin@acme.test', { amount: 2000 }, { shown }),
+          /changed since it was shown/,
+        );
       assert.equal((await stored(id)).approvalsReceived, 1);
       // Ada's approval was of the call before: she may approve the changed one, which completes it.
       assert.equal(

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { mintEmbedToken } from '../src/services/channel-decisions.ts';
 import { inviteLink, mailSignInLinks } from '../src/services/sign-in.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
 import { applyConfig, exportConfig, parseConfig } from '../src/services/apply-config.ts';
@@ -322,7 +323,13 @@ for (const backend of backends) {
       const ann = await app.signIn(workspace, 'ann@acme.test');
       const admin = await app.signIn(workspace, 'admin@acme.test');
       assert.equal((await app.get(ann, '/app/inbox')).status, 200);
+      const annMember = (await findMemberByEmail(t.service.ctx.db, workspace.id, 'ann@acme.test'))!;
+      const { token } = await mintEmbedToken(t.service.ctx, annMember);
+      const widget = () =>
+        fetch(`${t.url}/widget/api/holds`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal((await widget()).status, 200);
       await applyConfig(t.service.ctx, workspace, parseConfig(MEMBERS + oidcYaml({ required: true })));
+      assert.equal((await widget()).status, 401, 'her embed token ends too');
       const annNow = await app.get(ann, '/app/inbox');
       assert.equal(annNow.status, 303, 'Ann signs in again, with the provider');
       assert.match(annNow.location ?? '', /\/app\/login/);
@@ -333,6 +340,12 @@ for (const backend of backends) {
       const again = await app.signIn(workspace, 'admin@acme.test');
       await applyConfig(t.service.ctx, workspace, parseConfig(MEMBERS + oidcYaml({ required: true })));
       assert.equal((await app.get(again, '/app/inbox')).status, 200);
+      // An admin in by a link (break-glass) made approver keeps no session: the provider again.
+      const demoted =
+        MEMBERS.replace('role: admin', 'role: approver') +
+        '  - { email: boss@acme.test, name: Boss, role: admin }\n';
+      await applyConfig(t.service.ctx, workspace, parseConfig(demoted + oidcYaml({ required: true })));
+      assert.equal((await app.get(again, '/app/inbox')).status, 303);
     });
 
     test('the admin page sets the provider (the secret never shown), tests it; an approver cannot', async () => {

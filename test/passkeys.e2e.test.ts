@@ -442,6 +442,17 @@ for (const backend of backends) {
             reason: 'challenge_mismatch',
           },
         );
+        // `changed` must be an earlier approval of the hold that changed the call.
+        for (const wrong of [bobEntry!, submitted])
+          assert.deepEqual(
+            await verifySignedDecision({
+              decision: bobEntry!,
+              submitted,
+              enrolment: enrolmentOf(bobEntry!),
+              changed: wrong,
+            }),
+            { valid: false, reason: 'malformed' },
+          );
         assert.deepEqual(ann.errors, []);
         assert.deepEqual(bob.errors, []);
       });

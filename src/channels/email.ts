@@ -17,8 +17,12 @@ export interface Mailer {
 export function smtpMailer(url: string, from: string): Mailer {
   const transport = nodemailer.createTransport(url);
   // The server's name and port only: never the URL's credentials, never a recipient.
-  const { hostname, port } = new URL(url);
-  const server = { 'server.address': hostname, 'server.port': Number(port) || 25 };
+  const { hostname, port, protocol } = new URL(url);
+  // Without a port, nodemailer connects to 465 for smtps: and to 587 otherwise.
+  const server = {
+    'server.address': hostname,
+    'server.port': Number(port) || (protocol === 'smtps:' ? 465 : 587),
+  };
   return {
     async send(message) {
       await inSpan('smtp send', server, () => transport.sendMail({ from, ...message }), SpanKind.CLIENT);

@@ -15,6 +15,8 @@ import {
   upsertMember,
 } from '../store/members.ts';
 import type { Workspace } from '../store/workspaces.ts';
+import { findOidcClient } from '../store/oidc-clients.ts';
+import { endSessionsOfNonAdmins } from '../store/sessions.ts';
 import { configError, type ParsedConfig, type WorkspaceConfig } from './config-file.ts';
 import type { ServiceContext } from './context.ts';
 import type { FieldIssue } from './errors.ts';
@@ -205,6 +207,7 @@ export async function applyMembers(
       now,
     );
   }
+  await endBreakGlassOfDemoted(tx, workspace.id, members, existing);
   const kept = members.map((member) => member.email.toLowerCase());
   const removed = await removeMembersExcept(tx, workspace.id, kept, now);
   changes.members = { declared: kept, removed: removed.map((member) => member.email) };
@@ -216,4 +219,22 @@ export async function applyMembers(
     changes.delegations = delegations;
     await emitDelegationEvents(tx, ctx, workspace.id, delegations);
   }
+}
+
+/**
+ * Where the workspace requires its identity provider, an admin made approver or viewer keeps no session
+ * or embed token a sign-in link (break-glass) may have opened: they sign in with the provider again.
+ */
+async function endBreakGlassOfDemoted(
+  tx: Sql,
+  workspaceId: string,
+  members: readonly { email: string; role: string }[],
+  existing: ReadonlyMap<string, { id: string; role: string }>,
+) {
+  const demoted = members.flatMap((member) => {
+    const before = existing.get(member.email.toLowerCase());
+    return before?.role === 'admin' && member.role !== 'admin' ? [before.id] : [];
+  });
+  if (demoted.length > 0 && (await findOidcClient(tx, workspaceId))?.required)
+    await endSessionsOfNonAdmins(tx, workspaceId, demoted);
 }

@@ -25,15 +25,13 @@ export const shownArgumentsHash = (hold: Pick<Hold, 'arguments' | 'changedArgume
   sha256Hex(canonicalJson(argumentsToRun(hold)));
 
 /**
- * A plain approval of a call an approver changed (four eyes) must come from a page that showed it as
- * changed (`shown`, its hash): a page, link or list line from before shows it as it was, and nobody
- * approves values they were not shown. (Slack, Teams, SMS and the widget refuse such calls earlier.)
+ * An approval of a call an approver changed (four eyes), with changes of its own or not, must come from
+ * a page that showed it as changed (`shown`, its hash): a page, link or list line from before shows it
+ * as it was, and nobody approves values they were not shown. (Slack, Teams, SMS and the widget refuse
+ * such calls earlier; here, under the decision's lock, they are refused too.)
  */
-export function checkShown(
-  hold: Hold,
-  input: { verdict: Verdict; changes?: Readonly<Args>; shown?: string },
-): void {
-  if (input.verdict !== 'approve' || input.changes !== undefined) return;
+export function checkShown(hold: Hold, input: { verdict: Verdict; shown?: string }): void {
+  if (input.verdict !== 'approve') return;
   const current = shownArgumentsHash(hold);
   const changedSince = input.shown !== undefined && input.shown !== current;
   if (changedSince || (input.shown === undefined && hold.changedArguments !== null))

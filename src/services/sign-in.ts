@@ -224,15 +224,17 @@ export async function startSession(
   member: Member,
   method: SignInMethod,
 ): Promise<string> {
+  // Under the chain's lock, which a change of the sign-in settings or of the members takes too: a
+  // sign-in either precedes such a change (which then ends its session) or sees it.
+  const chain = await openChain(tx, ctx, member.workspaceId);
   const oidc = method === 'oidc' ? undefined : await findOidcClient(tx, member.workspaceId);
   const breakGlass = !!oidc?.required;
-  if (breakGlass && member.role !== 'admin')
+  if (breakGlass && (await findMemberById(tx, member.id))?.role !== 'admin')
     throw new SignInRefused(
       `This workspace signs in with ${oidc.displayName}: use “Sign in with ${oidc.displayName}” on the sign-in page.`,
     );
   const sessionId = secret();
   const now = ctx.now();
-  const chain = await openChain(tx, ctx, member.workspaceId);
   await insertSession(tx, {
     idHash: sha256Hex(sessionId),
     memberId: member.id,

@@ -33,15 +33,22 @@ export async function deleteSession(sql: Sql, idHash: string): Promise<void> {
 }
 
 /**
- * Ends the app sessions of the workspace's members but its admins: the workspace now requires its
- * identity provider, and a session opened by a sign-in link or a passkey would outlive that. How many.
+ * Ends the app sessions and widget embed tokens of the workspace's members but its admins (or of just
+ * `memberIds`): the workspace requires its identity provider, and what a sign-in link or a passkey
+ * opened would outlive that. How many sessions.
  */
-export const endSessionsOfNonAdmins = (sql: Sql, workspaceId: string): Promise<number> =>
-  sql.run(
-    `DELETE FROM sessions WHERE workspace_id = $1
-       AND member_id IN (SELECT id FROM members WHERE workspace_id = $1 AND role <> 'admin')`,
-    [workspaceId],
-  );
+export async function endSessionsOfNonAdmins(
+  sql: Sql,
+  workspaceId: string,
+  memberIds?: readonly string[],
+): Promise<number> {
+  const only = memberIds ? ` AND id IN (${memberIds.map((_, i) => `$${i + 2}`).join(', ')})` : '';
+  const whose = `workspace_id = $1 AND member_id IN
+    (SELECT id FROM members WHERE workspace_id = $1 AND role <> 'admin'${only})`;
+  const params = [workspaceId, ...(memberIds ?? [])];
+  await sql.run(`DELETE FROM embed_tokens WHERE ${whose}`, params);
+  return sql.run(`DELETE FROM sessions WHERE ${whose}`, params);
+}
 
 /**
  * A removed member's ways in end with the removal: sessions, sign-in links, decision links, embed

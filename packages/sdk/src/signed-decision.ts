@@ -73,6 +73,12 @@ interface EnrolmentData {
 }
 const dataOf = <T>(entry: EvidenceEntry) => (entry.data ?? {}) as unknown as T;
 
+/** The entries that may carry an approver's changes: approvals (docs/evidence.md). */
+const APPROVALS = new Set(['hold.approval_recorded', 'hold.approved']);
+/** An approval's changed call, if it made one. */
+const changesOf = (entry: EvidenceEntry): unknown =>
+  APPROVALS.has(entry.type) ? (dataOf<DecisionData>(entry).changed_arguments ?? undefined) : undefined;
+
 /** The text the challenge hashes: the action's canonical JSON (RFC 8785). */
 export function signedActionInput(action: SignedAction): string {
   return canonicalJson({
@@ -111,10 +117,13 @@ export async function verifySignedDecision(entries: {
   if (!decision.passkey) return { valid: false, reason: 'not_signed' };
   if (entries.submitted.type !== 'hold.submitted' || entries.enrolment.type !== 'passkey.enrolled')
     return { valid: false, reason: 'malformed' };
-  const changed = entries.changed && dataOf<DecisionData>(entries.changed);
-  if (submitted.hold !== decision.hold || (changed && changed.hold !== decision.hold))
+  const earlier = entries.changed;
+  // `changed` is an earlier approval of the same hold that changed the call, or it is not one.
+  if (earlier && (changesOf(earlier) === undefined || earlier.seq >= entries.decision.seq))
+    return { valid: false, reason: 'malformed' };
+  if (submitted.hold !== decision.hold || (earlier && dataOf<DecisionData>(earlier).hold !== decision.hold))
     return { valid: false, reason: 'wrong_hold' };
-  const args = decision.changed_arguments ?? changed?.changed_arguments ?? submitted.arguments;
+  const args = changesOf(entries.decision) ?? (earlier && changesOf(earlier)) ?? submitted.arguments;
   const expected = await actionChallenge(actionOf({ ...submitted, arguments: args }, decision.verdict));
   return checkAssertion(decision, expected, dataOf<EnrolmentData>(entries.enrolment));
 }
@@ -159,8 +168,8 @@ export async function verifySignedDecisions(
     }
     const data = dataOf<DecisionData>(entry);
     const known = challenges.get(data.hold);
-    if (known && entry.type.startsWith('hold.') && data.changed_arguments !== undefined)
-      await remember({ ...known.call, arguments: data.changed_arguments });
+    const changes = changesOf(entry);
+    if (known && changes !== undefined) await remember({ ...known.call, arguments: changes });
     if (data.passkey && entry.type.startsWith('hold.')) {
       report.checked += 1;
       const expected = challenges.get(data.hold);

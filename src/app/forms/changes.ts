@@ -23,7 +23,10 @@ export function readChanges(
   const errors: Record<string, string> = {};
   for (const path of editable) {
     if (form?.[changeField(path)] === undefined) continue;
-    const read = readTypedValue(readPath(current, path.split('.')), field(form, changeField(path)));
+    const submitted = readPath(current, path.split('.'));
+    // A box of an argument the call does not have, left empty, adds nothing.
+    if (!submitted.found && field(form, changeField(path)) === '') continue;
+    const read = readTypedValue(submitted, field(form, changeField(path)));
     if ('error' in read) errors[path] = read.error;
     else changes[path] = read.value;
   }

@@ -98,9 +98,16 @@ def verify_signed_decision(
         return SignedDecisionCheck(False, "malformed")
     hold = submitted.get("data") or {}
     earlier = (changed or {}).get("data") or {}
+    # ``changed`` is an earlier approval of the same hold that changed the call, or it is not one.
+    if changed is not None and (_changes_of(changed) is None or changed.get("seq", 0) >= decision.get("seq", 0)):
+        return SignedDecisionCheck(False, "malformed")
     if hold.get("hold") != data.get("hold") or (changed is not None and earlier.get("hold") != data.get("hold")):
         return SignedDecisionCheck(False, "wrong_hold")
-    args = _first_present(data, earlier, hold)
+    args = _changes_of(decision)
+    if args is None:
+        args = _changes_of(changed) if changed is not None else None
+    if args is None:
+        args = hold.get("arguments")
     expected = action_challenge(_action_of({**hold, "arguments": args}, data.get("verdict")))
     return _check_assertion(data, expected, enrolment.get("data") or {})
 
@@ -132,8 +139,9 @@ def verify_signed_decisions(entries: Iterable[Mapping[str, Any]]) -> SignedDecis
             enrolments[data.get("credential_id")] = data
             continue
         known = calls.get(data.get("hold"))
-        if known is not None and entry_type.startswith("hold.") and "changed_arguments" in data:
-            remember({**known, "arguments": data["changed_arguments"]})
+        changes = _changes_of(entry)
+        if known is not None and changes is not None:
+            remember({**known, "arguments": changes})
         if data.get("passkey") and entry_type.startswith("hold."):
             report.checked += 1
             expected = challenges.get(data.get("hold"))
@@ -150,12 +158,14 @@ def verify_signed_decisions(entries: Iterable[Mapping[str, Any]]) -> SignedDecis
     return report
 
 
-def _first_present(decision: Mapping[str, Any], earlier: Mapping[str, Any], submitted: Mapping[str, Any]) -> Any:
-    """The arguments a signature covers: the decision's changes, else an earlier decision's, else as submitted."""
-    for data in (decision, earlier):
-        if "changed_arguments" in data:
-            return data["changed_arguments"]
-    return submitted.get("arguments")
+_APPROVALS = ("hold.approval_recorded", "hold.approved")
+
+
+def _changes_of(entry: Mapping[str, Any]) -> Any:
+    """An approval's changed call, if it made one (only approvals carry changes); None otherwise."""
+    if entry.get("type") not in _APPROVALS:
+        return None
+    return (entry.get("data") or {}).get("changed_arguments")
 
 
 def _action_of(submitted: Mapping[str, Any], verdict: Any) -> Dict[str, Any]:
