@@ -116,7 +116,7 @@ function transactionOn(client: pg.PoolClient, lazy: boolean) {
     return next;
   };
   /** `issued` with everything that goes before them, in one round trip; one alone is prepared. */
-  const sendTogether = async (issued: { text: string; params?: unknown[] }[]) => {
+  const sendTogether = async (issued: Issued[]) => {
     if (before.length === 0 && issued.length === 1) return [await send(issued[0]!.text, issued[0]!.params)];
     const texts = [...before, ...issued.map(({ text, params }) => inline(text, params))];
     const skip = before.length;
@@ -149,9 +149,12 @@ function transactionOn(client: pg.PoolClient, lazy: boolean) {
       }),
     /** COMMIT's result; none when nothing was sent (a transaction that did nothing). */
     commit: () =>
-      inTurn(async () =>
-        !begun && before.length === begin.length ? undefined : (await sendTogether([{ text: 'COMMIT' }]))[0],
-      ),
+      inTurn(async () => {
+        if (!begun && before.length === begin.length) return undefined;
+        const ending = [...before, 'COMMIT'].join(';\n');
+        before = [];
+        return lastOf(await sendSimple(client, ending));
+      }),
     rollback: () => inTurn(async () => (begun ? send('ROLLBACK') : undefined)),
   };
 }
