@@ -23,12 +23,14 @@ import {
   insertChallenge,
   listPasskeys,
   type Passkey,
+  rememberAssertion,
   touchPasskey,
 } from '../store/passkeys.ts';
 import { findRuleSet } from '../store/rule-sets.ts';
 import type { ServiceContext } from './context.ts';
 import { argumentsToRun, decisionEdit } from './decision-changes.ts';
 import { invalid, ServiceError } from './errors.ts';
+import { sha256Hex } from './hashing.ts';
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };
 
@@ -139,6 +141,14 @@ export async function checkDecisionPasskey(
     throw invalid('passkey', reasonOf(error));
   }
   if (!verified.verified) throw invalid('passkey', 'the signature does not verify');
+  // Its challenge would verify again for this hold once the call is changed back to what it signed.
+  const fresh = await rememberAssertion(tx, {
+    workspaceId: hold.workspaceId,
+    signatureSha256: sha256Hex(response.response.signature),
+    holdId: hold.id,
+    at: ctx.now(),
+  });
+  if (!fresh) throw invalid('passkey', 'was used for a decision before: sign this one anew');
   await touchPasskey(tx, passkey, verified.authenticationInfo.newCounter, ctx.now());
   return {
     credential_id: passkey.id,

@@ -131,3 +131,19 @@ export async function takeChallenge(
   const { expiresAt, ...challenge } = taken.decode(row);
   return expiresAt > now ? challenge : undefined;
 }
+
+/**
+ * Keeps a decision's assertion (by the SHA-256 of its signature); false when it was kept before: an
+ * assertion decides once.
+ */
+export async function rememberAssertion(
+  sql: Sql,
+  use: { workspaceId: string; signatureSha256: string; holdId: string; at: number },
+): Promise<boolean> {
+  const added = await sql.run(
+    `INSERT INTO passkey_assertions (workspace_id, signature_sha256, hold_id, used_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (workspace_id, signature_sha256) DO NOTHING`,
+    [use.workspaceId, use.signatureSha256, use.holdId, use.at],
+  );
+  return added > 0;
+}
