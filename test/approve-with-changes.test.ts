@@ -6,7 +6,6 @@
  * agents would, on both backends.
  */
 import assert from 'node:assert/strict';
-import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { canonicalJson } from '../packages/sdk/src/canonical-json.ts';
@@ -20,13 +19,13 @@ import { sha256Hex } from '../src/services/hashing.ts';
 import { decisionChallenge } from '../src/services/passkeys.ts';
 import { findHold } from '../src/store/holds.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
-import { insertPasskey } from '../src/store/passkeys.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { appClient, unescapeHtml } from './support/app-client.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { freePort, type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { startTestService, type TestService } from './support/service.ts';
+import { enrolTestPasskey } from './support/test-passkey.ts';
 import { until } from './support/wait.ts';
 
 const ARGS = { amount: 4000, memo: 'Invoice 7', iban: 'DE02120300000000202051' };
@@ -262,53 +261,12 @@ for (const backend of backends) {
     });
 
     test('a passkey signs the changed action: a signature over the submitted one does not verify', async () => {
-      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-      const jwk = publicKey.export({ format: 'jwk' });
-      // COSE EC2 P-256 key: {1: 2, 3: -7, -1: 1, -2: x, -3: y}, CBOR by hand.
-      const x = Buffer.from(jwk.x!, 'base64url');
-      const y = Buffer.from(jwk.y!, 'base64url');
-      const cose = Buffer.concat([
-        Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]),
-        x,
-        Buffer.from([0x22, 0x58, 0x20]),
-        y,
-      ]);
-      const adminId = await memberId('admin@acme.test');
-      await insertPasskey(t.service.ctx.db, {
+      const assertion = await enrolTestPasskey(t, {
         id: 'cred-ada',
         workspaceId: workspace.id,
-        memberId: adminId,
-        publicKey: cose.toString('base64url'),
-        algorithm: -7,
-        counter: 0,
-        transports: [],
-        name: 'Ada laptop',
-        createdAt: t.clock.now(),
-        lastUsedAt: null,
+        memberId: await memberId('admin@acme.test'),
+        counting: true,
       });
-      const origin = new URL(t.url.replace('127.0.0.1', 'localhost')).origin;
-      let counter = 0;
-      const assertion = (challenge: string) => {
-        const clientData = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin }));
-        const sha = (data: Buffer | string) => createHash('sha256').update(data).digest();
-        const authenticatorData = Buffer.concat([
-          sha('localhost'),
-          Buffer.from([0x05]),
-          Buffer.from([0, 0, 0, ++counter]),
-        ]);
-        return {
-          id: 'cred-ada',
-          response: {
-            authenticatorData: authenticatorData.toString('base64url'),
-            clientDataJSON: clientData.toString('base64url'),
-            signature: sign(
-              'sha256',
-              Buffer.concat([authenticatorData, sha(clientData)]),
-              privateKey,
-            ).toString('base64url'),
-          },
-        };
-      };
       const id = await submit('pay_signed');
       const hold = await stored(id);
       await assert.rejects(

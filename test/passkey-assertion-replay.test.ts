@@ -6,18 +6,17 @@
  * stays 0 (synced passkeys). Refused now, and nothing is recorded; a fresh signature still works.
  */
 import assert from 'node:assert/strict';
-import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { decideHold } from '../src/services/decide-hold.ts';
 import { shownArgumentsHash } from '../src/services/decision-changes.ts';
 import { decisionChallenge } from '../src/services/passkeys.ts';
 import { findHold } from '../src/store/holds.ts';
 import { findMemberByEmail } from '../src/store/members.ts';
-import { insertPasskey } from '../src/store/passkeys.ts';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { freePort } from './support/mcp-upstream.ts';
 import { startTestService, type TestService } from './support/service.ts';
+import { enrolTestPasskey } from './support/test-passkey.ts';
 
 const CONFIG = `members:
   - { email: ada@acme.test, name: Ada, role: admin }
@@ -39,46 +38,14 @@ for (const backend of backends) {
     });
     after(async () => t?.close());
 
-    /** A member's enrolled P-256 passkey whose counter stays 0; signs a challenge as the browser would. */
-    async function passkeyOf(workspaceId: string, memberId: string, id: string) {
-      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-      const jwk = publicKey.export({ format: 'jwk' });
-      // COSE EC2 P-256 key: {1: 2, 3: -7, -1: 1, -2: x, -3: y}, CBOR by hand.
-      const cose = Buffer.concat([
-        Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]),
-        Buffer.from(jwk.x!, 'base64url'),
-        Buffer.from([0x22, 0x58, 0x20]),
-        Buffer.from(jwk.y!, 'base64url'),
-      ]);
-      await insertPasskey(t.service.ctx.db, {
-        ...{ id, workspaceId, memberId, publicKey: cose.toString('base64url'), algorithm: -7 },
-        ...{ counter: 0, transports: [], name: id, createdAt: t.clock.now(), lastUsedAt: null },
-      });
-      const origin = new URL(t.url.replace('127.0.0.1', 'localhost')).origin;
-      const sha = (data: Buffer | string) => createHash('sha256').update(data).digest();
-      return (challenge: string) => {
-        const clientData = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin }));
-        const authenticatorData = Buffer.concat([sha('localhost'), Buffer.from([0x05, 0, 0, 0, 0])]);
-        const signature = sign('sha256', Buffer.concat([authenticatorData, sha(clientData)]), privateKey);
-        return {
-          id,
-          response: {
-            authenticatorData: authenticatorData.toString('base64url'),
-            clientDataJSON: clientData.toString('base64url'),
-            signature: signature.toString('base64url'),
-          },
-        };
-      };
-    }
-
     test('an approval superseded by a change is not accepted again once the call is changed back', async () => {
       const { workspace, key } = await t.workspace({ config: CONFIG });
       const { ctx } = t.service;
       const ada = (await findMemberByEmail(ctx.db, workspace.id, 'ada@acme.test'))!.id;
       const bea = (await findMemberByEmail(ctx.db, workspace.id, 'bea@acme.test'))!.id;
       const [signAda, signBea] = [
-        await passkeyOf(workspace.id, ada, 'cred-ada'),
-        await passkeyOf(workspace.id, bea, 'cred-bea'),
+        await enrolTestPasskey(t, { id: 'cred-ada', workspaceId: workspace.id, memberId: ada }),
+        await enrolTestPasskey(t, { id: 'cred-bea', workspaceId: workspace.id, memberId: bea }),
       ];
       const made = await call(t.url, 'POST', '/api/v1/holds', {
         key,
