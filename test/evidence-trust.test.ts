@@ -20,6 +20,8 @@ import { verifyChain } from '../src/services/verify-chain.ts';
 import { serviceSignature } from '../src/services/webhooks.ts';
 import { startService } from '../src/runtime.ts';
 import type { Sql } from '../src/store/db.ts';
+import { lockChainHead } from '../src/store/evidence.ts';
+import { ChainFrozenError } from '../src/services/errors.ts';
 import { backends, sqlite } from './support/backends.ts';
 import { appClient } from './support/app-client.ts';
 import { approvals } from './support/cli.ts';
@@ -709,6 +711,71 @@ for (const backend of backends) {
           assert.equal(written.break, null);
           assert.deepEqual(written.recorded_break, { seq: 99999, reason: 'none - scheduled key rotation' });
           assert.equal((await submit()).status, 201);
+        } finally {
+          await t.close();
+        }
+      });
+      test('a freeze recorded late, after an operator re-anchored the chain, does not freeze it again', async () => {
+        const t = await startTestService(backend, { env: { AUDIT_SIGNING_KEY: key.pem } });
+        try {
+          const { workspace, key: apiKey } = await t.workspace();
+          const ctx = t.service.ctx;
+          const submit = () => call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+          assert.equal((await submit()).status, 201);
+          const last = (await entriesOf(ctx.db, workspace.id)).at(-1)!;
+          const forged = {
+            seq: last.seq + 1,
+            prev_hash: last.hash,
+            orgId: workspace.id,
+            type: 'key.revoked',
+            occurred_at: new Date().toISOString(),
+          };
+          const data = '{"key_id":"key_x"}';
+          await ctx.db.run(
+            'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+            [
+              workspace.id,
+              forged.seq,
+              forged.prev_hash,
+              forged.type,
+              forged.occurred_at,
+              data,
+              sha256(entryHashInputWithData(forged, data)),
+            ],
+          );
+          // The check finds the break; the transaction that records the freeze is held back until the
+          // operator has re-anchored, as a busy database or a slow instance would hold it.
+          let release!: () => void;
+          const held = new Promise<void>((resolve) => (release = resolve));
+          let recorded: Promise<unknown> | undefined;
+          const slow: typeof ctx.db = Object.create(ctx.db);
+          slow.transaction = (work) => (recorded = held.then(() => ctx.db.transaction(work))) as never;
+          await ctx.db.transaction(async (tx) => {
+            const head = (await lockChainHead(tx, workspace.id))!;
+            await assert.rejects(
+              ctx.chainGuard.check(tx, { ...ctx, db: slow }, workspace.id, head, true),
+              ChainFrozenError,
+            );
+          });
+          const run = await approvals(
+            t.storage,
+            [
+              'evidence',
+              'reanchor',
+              '--workspace',
+              workspace.slug,
+              '--reason',
+              'an entry nobody signed',
+              '--json',
+            ],
+            { AUDIT_SIGNING_KEY: key.pem },
+          );
+          assert.equal(run.code, 0, run.stderr);
+          await until('the freeze to be recorded', () => recorded !== undefined);
+          release();
+          await recorded;
+          assert.equal((await submit()).status, 201, 'the re-anchored chain goes on');
+          assert.deepEqual((await call(t.url, 'GET', '/readyz')).body.evidence_frozen ?? [], []);
         } finally {
           await t.close();
         }
