@@ -51,23 +51,34 @@ interface Candidate {
   escalate: EscalationDefinition[];
 }
 
-function fromMatch(match: RuleMatch, counts: Counts): Candidate | null {
+/** The calls counted in a matching rule's frequency scope, or null when the rule counts none. */
+const counted = (match: RuleMatch, counts: Counts) =>
+  match.rule.frequency && match.scope ? (counts.get(scopeKey(match.scope)) ?? 0) : null;
+
+/** "More than N per hour": a rule that counts calls applies from call N+1 within the window. */
+function applies(match: RuleMatch, counts: Counts): boolean {
+  const count = counted(match, counts);
+  return count === null || count > match.rule.frequency!.more_than;
+}
+
+const approvalsRequired = ({ rule }: RuleMatch) =>
+  rule.effect === 'approval' ? (rule.approvals_required ?? 1) : 0;
+const timeoutMinutes = ({ rule }: RuleMatch) => rule.timeout_minutes ?? DEFAULT_TIMEOUT_MINUTES;
+
+/** The deciding rule as an outcome names it (only the deciding rule's facts are built). */
+function fromMatch(match: RuleMatch, counts: Counts): Candidate {
   const { rule } = match;
   const facts: Record<string, unknown> = {};
   if (match.conditions.length > 0) facts.conditions = match.conditions;
-  if (rule.frequency && match.scope) {
-    const count = counts.get(scopeKey(match.scope)) ?? 0;
-    // "More than N per hour": the rule applies from call N+1 within the window.
-    if (count <= rule.frequency.more_than) return null;
-    facts.frequency = { ...rule.frequency, count };
-  }
+  const count = counted(match, counts);
+  if (count !== null) facts.frequency = { ...rule.frequency, count };
   const approval = rule.effect === 'approval';
   return {
     name: rule.name,
     effect: rule.effect,
     approvers: approval ? (rule.approvers?.length ? rule.approvers : [ADMINS]) : [],
-    approvalsRequired: approval ? (rule.approvals_required ?? 1) : 0,
-    timeoutMinutes: rule.timeout_minutes ?? DEFAULT_TIMEOUT_MINUTES,
+    approvalsRequired: approvalsRequired(match),
+    timeoutMinutes: timeoutMinutes(match),
     reason: rule.effect === 'deny' ? rule.reason || `Denied by rule: ${rule.name}` : null,
     facts,
     remind: approval ? (rule.remind ?? null) : null,
@@ -91,11 +102,19 @@ function fromClassification(classification: Classification): Candidate {
 }
 
 /** Strictest approval first; the name breaks ties so the order of the rules never matters. */
-function stricter(a: Candidate, b: Candidate): number {
-  return b.approvalsRequired - a.approvalsRequired || a.timeoutMinutes - b.timeoutMinutes || byName(a, b);
-}
+const stricter = (a: RuleMatch, b: RuleMatch): number =>
+  approvalsRequired(b) - approvalsRequired(a) || timeoutMinutes(a) - timeoutMinutes(b) || byName(a, b);
 
-const byName = (a: Candidate, b: Candidate): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const byName = (a: RuleMatch, b: RuleMatch): number =>
+  a.rule.name < b.rule.name ? -1 : a.rule.name > b.rule.name ? 1 : 0;
+
+/** The first of `matches` with `effect` in `order` (the first of equals, as a stable sort's). */
+function first(matches: RuleMatch[], effect: Effect, order = byName): RuleMatch | undefined {
+  let found: RuleMatch | undefined;
+  for (const match of matches)
+    if (match.rule.effect === effect && (!found || order(match, found) < 0)) found = match;
+  return found;
+}
 
 export function decide(input: {
   /** Null when the tool was never seen before this call. */
@@ -105,32 +124,24 @@ export function decide(input: {
 }): Outcome {
   const classification = input.classification ?? 'new';
   const counts = input.counts ?? new Map();
-  const rules = input.matches
-    .map((match) => fromMatch(match, counts))
-    .filter((candidate) => candidate !== null);
+  const rules = input.matches.filter((match) => applies(match, counts));
   const byClassification = fromClassification(classification);
-  /** The first of `from` with `effect` in `order` (the first of equals, as a stable sort's). */
-  const pick = (effect: Effect, from: Candidate[], order = byName) => {
-    let first: Candidate | undefined;
-    for (const c of from) if (c.effect === effect && (!first || order(c, first) < 0)) first = c;
-    return first;
-  };
 
   // A rule names more than a classification does, so it is reported first. A matching approval rule
   // says who approves and the classification's own approval (admins, one) applies only when none does;
   // a tool nobody classified yet always has the admins among its approvers. A new tool is never
   // allowed: its approval beats allow.
-  const unclassified = classification === 'new';
-  const approval = pick('approval', rules, stricter);
-  const chosen =
-    pick('deny', rules) ??
-    pick('deny', [byClassification]) ??
-    (approval && unclassified
-      ? { ...approval, approvers: [...new Set([...approval.approvers, ADMINS])] }
-      : approval) ??
-    pick('approval', [byClassification]) ??
-    pick('allow', rules) ??
-    pick('allow', [byClassification])!;
+  const deny = first(rules, 'deny');
+  const approval = first(rules, 'approval', stricter);
+  const allow = first(rules, 'allow');
+  let chosen: Candidate;
+  if (deny) chosen = fromMatch(deny, counts);
+  else if (byClassification.effect === 'deny') chosen = byClassification;
+  else if (approval) {
+    chosen = fromMatch(approval, counts);
+    if (classification === 'new') chosen.approvers = [...new Set([...chosen.approvers, ADMINS])];
+  } else if (byClassification.effect === 'approval' || !allow) chosen = byClassification;
+  else chosen = fromMatch(allow, counts);
   return {
     effect: chosen.effect,
     ruleName: chosen.name,
@@ -144,7 +155,7 @@ export function decide(input: {
       ...chosen.facts,
       classification,
       first_seen: input.classification === null,
-      matched_rules: rules.map((rule) => rule.name).sort(),
+      matched_rules: rules.map(({ rule }) => rule.name).sort(),
     },
   };
 }

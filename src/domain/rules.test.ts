@@ -718,3 +718,89 @@ test('a rule set answers the same calls alike however often it is asked: the rul
     }
   }
 });
+
+test('a rule set answers calls to one tool alike whatever arguments each names, and in whatever order: the rules kept per shape of arguments', () => {
+  const rules = [
+    compileRule({ name: 'always', tool: 'payments.send', effect: 'allow' }),
+    compileRule({
+      name: 'no tags',
+      tool: 'payments.*',
+      when: [{ arg: 'tags', op: 'exists', value: false }],
+      effect: 'allow',
+    }),
+    compileRule({
+      name: 'ticket',
+      tool: 'payments.*',
+      when: [{ arg: 'ticket', op: 'exists' }],
+      effect: 'approval',
+    }),
+    compileRule({
+      name: 'domain',
+      tool: 'payments.*',
+      when: [{ arg: 'to.domain', op: 'eq', value: 'acme.test' }],
+      effect: 'approval',
+    }),
+    compileRule({
+      name: 'large, fail closed',
+      tool: 'payments.*',
+      when: [
+        { arg: 'amount', op: 'gt', value: 100 },
+        { arg: 'currency', op: 'ne', value: 'JPY' },
+      ],
+      effect: 'deny',
+    }),
+    compileRule({
+      name: 'not inherited',
+      tool: 'payments.*',
+      when: [{ arg: 'constructor', op: 'exists' }],
+      effect: 'deny',
+    }),
+  ];
+  const names = (args: Record<string, unknown>) =>
+    matchRules(rules, call({ toolName: 'payments.send', arguments: args })).map(({ rule }) => rule.name);
+  const cases: [Record<string, unknown>, string[]][] = [
+    [{}, ['always', 'no tags']],
+    [{ tags: [] }, ['always']],
+    [{ ticket: 'T-1', tags: ['x'] }, ['always', 'ticket']],
+    [{ tags: ['x'], ticket: 'T-1' }, ['always', 'ticket']],
+    [{ to: { domain: 'acme.test' } }, ['always', 'no tags', 'domain']],
+    [{ to: 'acme.test' }, ['always', 'no tags']],
+    [{ amount: 500, currency: 'EUR' }, ['always', 'no tags', 'large, fail closed']],
+    [{ currency: 'EUR', amount: '500' }, ['always', 'no tags', 'large, fail closed']],
+    [{ amount: 500 }, ['always', 'no tags']],
+    [{ currency: 'EUR' }, ['always', 'no tags']],
+    [JSON.parse('{"__proto__": {"ticket": 1}, "constructor": 1}'), ['always', 'no tags', 'not inherited']],
+  ];
+  for (let round = 0; round < 3; round++)
+    for (const [args, expected] of round === 1 ? [...cases].reverse() : cases)
+      assert.deepEqual(names(args), expected, JSON.stringify(args));
+});
+
+test('a match describes the conditions it saw, as the rule compared them', () => {
+  const [match] = matchRules(
+    [
+      compileRule({
+        name: 'r',
+        tool: '*',
+        when: [
+          { arg: 'amount', op: 'gte', value: 100 },
+          { arg: 'memo', op: 'exists', value: false },
+        ],
+        effect: 'approval',
+      }),
+    ],
+    call({ arguments: { amount: '150' } }),
+  );
+  const seen = [
+    {
+      arg: 'amount',
+      op: 'gte',
+      value: 100,
+      actual: '150',
+      type_mismatch: { type: 'string', needs: 'number' },
+    },
+    { arg: 'memo', op: 'exists', value: false, actual: null },
+  ];
+  assert.deepEqual(match?.conditions, seen);
+  assert.equal(match?.conditions, match?.conditions, 'described once');
+});

@@ -185,15 +185,23 @@ export function compileRule(rule: RuleDefinition): CompiledRule {
   };
 }
 
-/** Follows a dotted path through own properties only (array elements by index). */
-export function readPath(value: unknown, path: string[]): { found: boolean; value?: unknown } {
+/** What `valueAt` answers for a path the arguments do not have. */
+const ABSENT = Symbol('absent');
+
+/** The value at a dotted path through own properties only (array elements by index), or ABSENT. */
+function valueAt(value: unknown, path: string[]): unknown {
   let current = value;
   for (const key of path) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key))
-      return { found: false };
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return ABSENT;
     current = (current as Record<string, unknown>)[key];
   }
-  return { found: true, value: current };
+  return current;
+}
+
+/** Follows a dotted path through own properties only (array elements by index). */
+export function readPath(value: unknown, path: string[]): { found: boolean; value?: unknown } {
+  const found = valueAt(value, path);
+  return found === ABSENT ? { found: false } : { found: true, value: found };
 }
 
 /** Equal as JSON values; two scalars compare as they are (their canonical texts are equal exactly when they are). */
@@ -262,56 +270,73 @@ function typeMismatch(op: Operator, expected: unknown, actual: unknown): TypeMis
 }
 
 /**
- * A condition on an argument that is absent is false, except `exists` which asks exactly that. A false
- * comparison of a present argument of the wrong type reports the mismatch (see matchRules).
+ * Whether `condition` holds for `value`, the argument it names (ABSENT when the call lacks it). A
+ * condition on an argument that is absent is false, except `exists` which asks exactly that.
+ */
+function test(condition: CompiledCondition, value: unknown): boolean {
+  if (condition.op === 'exists') return (value !== ABSENT) === (condition.value ?? true);
+  if (value === ABSENT) return false;
+  const expected = condition.value;
+  // `order` is null for values that do not compare: every ordering of them is false.
+  switch (condition.op) {
+    case 'eq':
+      return same(value, expected);
+    case 'ne':
+      return !same(value, expected);
+    case 'gt':
+      return (order(value, expected) ?? 0) > 0;
+    case 'gte':
+      return (order(value, expected) ?? -1) >= 0;
+    case 'lt':
+      return (order(value, expected) ?? 0) < 0;
+    case 'lte':
+      return (order(value, expected) ?? 1) <= 0;
+    case 'in':
+      return Array.isArray(expected) && expected.some((item) => same(value, item));
+    case 'not_in':
+      return Array.isArray(expected) && !expected.some((item) => same(value, item));
+    case 'contains':
+      return typeof value === 'string'
+        ? typeof expected === 'string' && value.includes(expected)
+        : Array.isArray(value) && value.some((item) => same(item, expected));
+    case 'matches':
+      return typeof value === 'string' && matchesPattern(condition, value);
+  }
+}
+
+/**
+ * Whether `condition` holds for the call's arguments, with the value it compared; a false comparison
+ * of a present argument of the wrong type reports the mismatch (see matchRules).
  */
 export function holds(
   condition: CompiledCondition,
   args: Record<string, unknown>,
 ): { result: boolean; actual?: unknown; mismatch?: TypeMismatch } {
-  const { found, value } = readPath(args, condition.path);
-  if (condition.op === 'exists') return { result: found === (condition.value ?? true) };
-  if (!found) return { result: false };
-  const expected = condition.value;
-  const compared = order(value, expected);
-  let result: boolean;
-  switch (condition.op) {
-    case 'eq':
-      result = same(value, expected);
-      break;
-    case 'ne':
-      result = !same(value, expected);
-      break;
-    case 'gt':
-      result = compared !== null && compared > 0;
-      break;
-    case 'gte':
-      result = compared !== null && compared >= 0;
-      break;
-    case 'lt':
-      result = compared !== null && compared < 0;
-      break;
-    case 'lte':
-      result = compared !== null && compared <= 0;
-      break;
-    case 'in':
-      result = Array.isArray(expected) && expected.some((item) => same(value, item));
-      break;
-    case 'not_in':
-      result = Array.isArray(expected) && !expected.some((item) => same(value, item));
-      break;
-    case 'contains':
-      result =
-        typeof value === 'string'
-          ? typeof expected === 'string' && value.includes(expected)
-          : Array.isArray(value) && value.some((item) => same(item, expected));
-      break;
-    case 'matches':
-      result = typeof value === 'string' && matchesPattern(condition, value);
-      break;
-  }
+  const value = valueAt(args, condition.path);
+  const result = test(condition, value);
+  if (condition.op === 'exists' || value === ABSENT) return { result };
   if (result) return { result, actual: value };
-  return { result, actual: value, mismatch: typeMismatch(condition.op, expected, value) };
+  return { result, actual: value, mismatch: typeMismatch(condition.op, condition.value, value) };
+}
+
+/**
+ * Whether a rule's conditions let it match: each holds, or (fail closed) is false for a value of the
+ * wrong type in a rule that holds or denies. Allocates nothing but a mismatch's description: most
+ * rules a call meets fail here.
+ */
+function conditionsPass({ rule, conditions }: CompiledRule, args: Record<string, unknown>): boolean {
+  for (const condition of conditions) {
+    const value = valueAt(args, condition.path);
+    if (test(condition, value)) continue;
+    // Fail closed: a value of the wrong type (a quoted number, say) must not slip past a rule that
+    // holds or denies, nor open a rule that allows.
+    const failsClosed =
+      rule.effect !== 'allow' &&
+      value !== ABSENT &&
+      typeMismatch(condition.op, condition.value, value) !== undefined;
+    if (!failsClosed) return false;
+  }
+  return true;
 }
 
 export interface FrequencyScope {
@@ -355,25 +380,72 @@ export interface RuleMatch {
 }
 
 /**
- * A rule set's rules whose connection and tool match, by connection and tool name. A compiled rule set
- * serves many calls (it is compiled once per version), most of them to a few tools: each tool's rules
- * are found once, and a call goes through those alone. Kept for at most `TOOLS_KEPT` tools a set.
+ * A match describes its conditions when first asked: a call may match dozens of rules, and only the
+ * deciding rule's are recorded (policy.ts).
  */
-const rulesByTool = new WeakMap<CompiledRule[], Map<string, CompiledRule[]>>();
-const TOOLS_KEPT = 1_000;
+class Match implements RuleMatch {
+  readonly rule: RuleDefinition;
+  readonly scope: FrequencyScope | null;
+  readonly #compiled: CompiledRule;
+  readonly #args: Record<string, unknown>;
+  #conditions: RuleMatch['conditions'] | undefined;
 
-function rulesForTool(rules: CompiledRule[], call: Call): CompiledRule[] {
-  let byTool = rulesByTool.get(rules);
-  if (!byTool) rulesByTool.set(rules, (byTool = new Map()));
-  const key = `${call.connection}\n${call.toolName}`;
-  let found = byTool.get(key);
+  constructor(compiled: CompiledRule, call: Call) {
+    this.rule = compiled.rule;
+    this.scope = compiled.rule.frequency ? frequencyScope(compiled.rule.frequency, call) : null;
+    this.#compiled = compiled;
+    this.#args = call.arguments;
+  }
+
+  get conditions(): RuleMatch['conditions'] {
+    this.#conditions ??= this.#compiled.conditions.map((condition) => {
+      const { actual, mismatch } = holds(condition, this.#args);
+      return {
+        arg: condition.arg,
+        op: condition.op,
+        value: condition.value ?? null,
+        actual: actual ?? null,
+        ...(mismatch && { type_mismatch: mismatch }),
+      };
+    });
+    return this.#conditions;
+  }
+}
+
+/**
+ * Whether a rule's condition can hold for arguments with these names at the top: one on an argument
+ * the call lacks holds only if it asks that the argument not exist.
+ */
+const possible = (condition: CompiledCondition, names: ReadonlySet<string>) =>
+  names.has(condition.path[0]!) || (condition.op === 'exists' && condition.value === false);
+
+/**
+ * The rules of a set that can match a call, by its connection, tool and argument names: the rules
+ * whose connection and tool match and whose conditions can hold for those arguments. A compiled rule
+ * set serves many calls (it is compiled once per version), most of them to a few tools, each with its
+ * few shapes of arguments: the rules are found once per shape, and a call goes through those alone.
+ * Kept for at most `SHAPES_KEPT` shapes a set.
+ */
+const rulesByShape = new WeakMap<CompiledRule[], Map<string, CompiledRule[]>>();
+const SHAPES_KEPT = 1_000;
+
+function candidateRules(rules: CompiledRule[], call: Call): CompiledRule[] {
+  let byShape = rulesByShape.get(rules);
+  if (!byShape) rulesByShape.set(rules, (byShape = new Map()));
+  // Own properties, as valueAt reads them.
+  const names = Object.getOwnPropertyNames(call.arguments);
+  const key = JSON.stringify([call.connection, call.toolName, names]);
+  let found = byShape.get(key);
   if (!found) {
-    if (byTool.size >= TOOLS_KEPT) byTool.clear();
+    if (byShape.size >= SHAPES_KEPT) byShape.clear();
+    const present = new Set(names);
     found = rules.filter(
-      ({ rule, tool }) =>
-        (rule.connection === undefined || rule.connection === call.connection) && tool(call.toolName),
+      ({ rule, tool, conditions }) =>
+        (rule.connection === undefined || rule.connection === call.connection) &&
+        tool(call.toolName) &&
+        conditions.every((condition) => possible(condition, present)),
     );
-    byTool.set(key, found);
+    byShape.set(key, found);
   }
   return found;
 }
@@ -381,33 +453,9 @@ function rulesForTool(rules: CompiledRule[], call: Call): CompiledRule[] {
 /** The rules whose connection, tool, agent and conditions match the call (frequency not yet counted). */
 export function matchRules(rules: CompiledRule[], call: Call): RuleMatch[] {
   const matches: RuleMatch[] = [];
-  for (const compiled of rulesForTool(rules, call)) {
-    const { rule } = compiled;
+  for (const compiled of candidateRules(rules, call)) {
     if (compiled.agent && !compiled.agent(call.agentId)) continue;
-    const seen: RuleMatch['conditions'] = [];
-    let all = true;
-    for (const condition of compiled.conditions) {
-      const { result, actual, mismatch } = holds(condition, call.arguments);
-      // Fail closed: a value of the wrong type (a quoted number, say) must not slip past a rule that
-      // holds or denies, nor open a rule that allows.
-      if (!result && !(mismatch && rule.effect !== 'allow')) {
-        all = false;
-        break;
-      }
-      seen.push({
-        arg: condition.arg,
-        op: condition.op,
-        value: condition.value ?? null,
-        actual: actual ?? null,
-        ...(mismatch && { type_mismatch: mismatch }),
-      });
-    }
-    if (!all) continue;
-    matches.push({
-      rule,
-      conditions: seen,
-      scope: rule.frequency ? frequencyScope(rule.frequency, call) : null,
-    });
+    if (conditionsPass(compiled, call.arguments)) matches.push(new Match(compiled, call));
   }
   return matches;
 }
