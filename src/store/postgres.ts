@@ -5,11 +5,10 @@ import { type Db, type Sql, StorageUnavailableError, UniqueViolationError } from
 import type { Statement } from './statements.ts';
 
 // int8 (counts, epoch milliseconds) and numeric as JS numbers: every value we store fits in 2^53.
+const toNumber = (value: string) => Number(value);
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === 20 || oid === 1700
-      ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format)) as never,
+    oid === 20 || oid === 1700 ? toNumber : pg.types.getTypeParser(oid, format)) as never,
 };
 
 function mapError(error: unknown): unknown {
@@ -62,22 +61,52 @@ const sender =
   };
 
 /**
+ * A text as pg.escapeLiteral writes it (the same characters), with native replaces instead of its
+ * loop of one concatenation per character: a hold's evidence is hundreds of characters.
+ */
+function escapeLiteral(text: string): string {
+  const quoted = `'${text.replaceAll("'", "''")}'`;
+  return text.includes('\\') ? ` E${quoted.replaceAll('\\', '\\\\')}` : quoted;
+}
+
+/**
  * A parameter written into the statement's text, as the text pg would send for it and untyped, as a
  * parameter is, so PostgreSQL reads it alike. Parameters are what SQLite binds too: null, numbers,
  * text, booleans and bytes.
  */
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
-  if (value instanceof Uint8Array) return pg.escapeLiteral(`\\x${Buffer.from(value).toString('hex')}`);
+  if (value instanceof Uint8Array) return escapeLiteral(`\\x${Buffer.from(value).toString('hex')}`);
   if (typeof value === 'object') throw new TypeError('a statement parameter must be a value, not an object');
-  return pg.escapeLiteral(String(value as string | number | bigint | boolean));
+  return escapeLiteral(String(value as string | number | bigint | boolean));
+}
+
+/**
+ * A statement's text cut at its parameters: the text between them at even places, a parameter's
+ * index (from 0) at odd ones. Kept for the texts that are prepared too (few, each used often).
+ */
+const textPieces = new Map<string, (string | number)[]>();
+function piecesOf(text: string, params: unknown[]) {
+  let pieces = textPieces.get(text);
+  if (!pieces) {
+    pieces = text
+      .trim()
+      .replace(/;$/, '')
+      .split(/\$(\d+)/)
+      .map((piece, i) => (i % 2 === 1 ? Number(piece) - 1 : piece));
+    if (params.length <= PREPARED_PARAMS_AT_MOST) textPieces.set(text, pieces);
+  }
+  return pieces;
 }
 
 /** A statement with its parameters written in, to be sent with others in one simple query. */
-const inline = (text: string, params: unknown[] = []) =>
-  (params.length === 0 ? text : text.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1])))
-    .trim()
-    .replace(/;$/, '');
+function inline(text: string, params: unknown[] = []) {
+  if (params.length === 0) return text.trim().replace(/;$/, '');
+  let written = '';
+  for (const piece of piecesOf(text, params))
+    written += typeof piece === 'number' ? literal(params[piece]) : piece;
+  return written;
+}
 
 /** The last statement's result of a simple query that held several. */
 const lastOf = (result: pg.QueryResult | pg.QueryResult[]) =>
