@@ -804,6 +804,14 @@ for (const backend of backends) {
             read += rows.length;
           return rows as never;
         };
+        // SQLite's reads of the whole chain come as arrays.
+        if (db.arrays)
+          counting.arrays = async (text, params) => {
+            const rows = await db.arrays!(text, params);
+            if (/SELECT seq, prev_hash, type, occurred_at, data, hash FROM evidence/.test(text))
+              read += rows.length;
+            return rows;
+          };
         const ctx = { ...t.service.ctx, db: counting };
 
         const first = await verifyChain(ctx, workspace.id);

@@ -6,14 +6,13 @@
  * last published checkpoint were checked and its signature verified with a trusted key: the service
  * never vouches for a chain it has not checked.
  */
-import { ChainWalk, type Checkpoint, entryHashInputWithData } from '../../packages/sdk/src/chain.ts';
+import { ChainWalk, type Checkpoint } from '../../packages/sdk/src/chain.ts';
 import { checkpointEventBody } from '../domain/webhooks.ts';
 import {
   chainsToPublish,
   checkpointOf,
   findChainHead,
   insertPublishedCheckpoint,
-  listEntries,
   listPublishedCheckpoints,
   lockChainHead,
   newestPublishedCheckpoint,
@@ -22,11 +21,10 @@ import { writeTogether } from '../store/statements.ts';
 import type { ServiceContext } from './context.ts';
 import { ChainFrozenError } from './errors.ts';
 import { evidenceEventStatements } from './evidence-events.ts';
-import { sha256Hex } from './hashing.ts';
+import { walkEntries } from './verify-chain.ts';
 
 export const CHECKPOINT_INTERVAL_MS = 60_000;
 const BATCH = 100;
-const PAGE = 1000;
 
 export interface PublishOutcome {
   published: number;
@@ -62,13 +60,7 @@ async function checkSinceLastPublished(
   if (!head) return { seq: (last?.seq ?? 0) + 1, reason: 'checkpoint_missing' };
   if (!(await ctx.signer.trusts(workspaceId, head))) return { seq: head.seq, reason: 'checkpoint_invalid' };
   const walk = new ChainWalk(last ? { seq: last.seq, hash: last.hash } : null, [head]);
-  for (let next = (last?.seq ?? 0) + 1; !walk.firstInvalid && next <= head.seq;) {
-    const page = await listEntries(ctx.db, workspaceId, workspaceId, next, head.seq, PAGE);
-    for (const entry of page)
-      if (!walk.push(entry, sha256Hex(entryHashInputWithData(entry, entry.data)))) break;
-    if (page.length < PAGE) break;
-    next = page.at(-1)!.seq + 1;
-  }
+  await walkEntries(ctx.db, workspaceId, walk, (last?.seq ?? 0) + 1, head.seq);
   walk.finish(head.seq);
   return walk.firstInvalid ?? head;
 }

@@ -11,7 +11,7 @@
 import {
   ChainWalk,
   type Checkpoint,
-  entryHashInputWithData,
+  hashInputsOf,
   type InvalidReason,
   type Pin,
 } from '../../packages/sdk/src/chain.ts';
@@ -20,11 +20,13 @@ import {
   checkpointOf,
   entryHashAt,
   recordedFreeze,
+  chainRows,
   findChainHead,
   lastEntrySeq,
   listEntries,
   newestPublishedCheckpoint,
 } from '../store/evidence.ts';
+import type { Sql } from '../store/db.ts';
 import type { ServiceContext } from './context.ts';
 import { sha256Hex } from './hashing.ts';
 
@@ -111,24 +113,7 @@ async function walkChain(
 
   // A range that starts past the end has nothing to check.
   if (from > to && !prefix) return result(ctx, walk, checkpoint);
-  let hashed = 0;
-  let limit = FIRST_PAGE;
-  for (let next = from; !walk.firstInvalid && next <= to;) {
-    const page = await listEntries(ctx.db, workspaceId, workspaceId, next, to, limit);
-    // The stored data is hashed as stored: text that is not the canonical form does not verify.
-    for (const entry of page) {
-      if (!walk.push(entry, sha256Hex(entryHashInputWithData(entry, entry.data)))) break;
-      hashed += entry.data.length;
-      if (hashed >= YIELD_EVERY_BYTES) {
-        hashed = 0;
-        await nextTurn();
-      }
-    }
-    if (page.length < limit) break;
-    next = page[page.length - 1]!.seq + 1;
-    const size = page.reduce((sum, entry) => sum + entry.data.length, 0) / page.length;
-    limit = Math.max(1, Math.min(PAGE, Math.floor(PAGE_BYTES / Math.max(size, 1))));
-  }
+  await walkEntries(ctx.db, workspaceId, walk, from, to);
   walk.finish(to);
   if (to === end) {
     // Up to the end, every entry must be covered by a trusted checkpoint.
@@ -149,6 +134,46 @@ async function walkChain(
   const frozen = ctx.chainGuard.frozenAt(workspaceId) ?? (await recordedFreeze(ctx.db, workspaceId));
   if (frozen) walk.fail(frozen.seq, frozen.reason);
   return result(ctx, walk, checkpoint);
+}
+
+/**
+ * Pushes the entries `from`..`to` onto `walk`, each with its hash recomputed, until one fails. The
+ * stored data is hashed as stored: text that is not the canonical form does not verify. Each page is
+ * asked for before the one before it is hashed, so the database reads it meanwhile (PostgreSQL).
+ */
+export async function walkEntries(sql: Sql, workspaceId: string, walk: ChainWalk, from: number, to: number) {
+  const read = (next: number, limit: number) => {
+    const rows = chainRows(sql, workspaceId, next, to, limit);
+    // A page read ahead is not awaited when the walk fails before it: its error must not end the process.
+    rows.catch(() => undefined);
+    return { rows, limit };
+  };
+  const hashInput = hashInputsOf(workspaceId);
+  let hashed = 0;
+  for (let ahead = from <= to ? read(from, FIRST_PAGE) : null; ahead && !walk.firstInvalid;) {
+    const page = await ahead.rows;
+    let bytes = 0;
+    for (const row of page) bytes += String(row[4]).length;
+    const last = page.at(-1);
+    ahead =
+      last && page.length === ahead.limit && Number(last[0]) < to && !walk.firstInvalid
+        ? read(
+            Number(last[0]) + 1,
+            Math.max(1, Math.min(PAGE, Math.floor((PAGE_BYTES * page.length) / Math.max(bytes, 1)))),
+          )
+        : null;
+    for (const [storedSeq, prev_hash, type, occurred_at, stored, hash] of page) {
+      const seq = Number(storedSeq);
+      const data = String(stored);
+      const input = hashInput(seq, prev_hash, type, occurred_at, data);
+      if (!walk.push({ seq, prev_hash, hash }, sha256Hex(input))) break;
+      hashed += data.length;
+      if (hashed >= YIELD_EVERY_BYTES) {
+        hashed = 0;
+        await nextTurn();
+      }
+    }
+  }
 }
 
 /**

@@ -213,6 +213,36 @@ export async function listEntries(
   return entryColumns.decodeAll(rows).map((row) => ({ ...row, orgId }));
 }
 
+/** An entry as `chainRows` reads it. `seq` as stored: a number, or whatever a database writer put there. */
+export type ChainRow = [
+  seq: unknown,
+  prev_hash: string,
+  type: string,
+  occurred_at: string,
+  data: string,
+  hash: string,
+];
+const chainColumns = evidence.pick('seq', 'prev_hash', 'type', 'occurred_at', 'data', 'hash');
+
+/**
+ * `listEntries` for the chain's verification, which reads every entry (100,000 and more): the values
+ * as the driver gives them, in arrays (no record made of each, and none read from SQLite's row objects).
+ */
+export async function chainRows(
+  sql: Sql,
+  workspaceId: string,
+  from: number,
+  to: number,
+  limit: number,
+): Promise<ChainRow[]> {
+  const text = `SELECT ${chainColumns.select()} FROM evidence
+     WHERE workspace_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq LIMIT $4`;
+  const params = [workspaceId, from, to, limit];
+  if (sql.arrays) return (await sql.arrays(text, params)) as ChainRow[];
+  const rows = await sql.all<Omit<StoredEntry, 'orgId'>>(text, params);
+  return rows.map((row) => [row.seq, row.prev_hash, row.type, row.occurred_at, row.data, row.hash]);
+}
+
 /** The seq and type of up to `limit` entries from `from` on, without their data (which may be large). */
 export async function entryTypesFrom(sql: Sql, workspaceId: string, from: number, limit: number) {
   const types = evidence.pick('seq', 'type');

@@ -94,6 +94,27 @@ async function commitTogether(
   }
 }
 
+/** Each text prepared once; `arrays`: a statement of its own, whose rows are arrays (`Sql.arrays`). */
+function statementsOf(db: DatabaseSync) {
+  const prepared = { objects: new Map<string, StatementSync>(), arrays: new Map<string, StatementSync>() };
+  return {
+    prepare(text: string, arrays = false) {
+      const statements = arrays ? prepared.arrays : prepared.objects;
+      let statement = statements.get(text);
+      if (!statement) {
+        statement = db.prepare(translate(text));
+        statement.setReturnArrays(arrays);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+    clear() {
+      prepared.objects.clear();
+      prepared.arrays.clear();
+    },
+  };
+}
+
 export function openSqlite(file: string): Db {
   mkdirSync(dirname(file), { recursive: true });
   const db = new DatabaseSync(file);
@@ -106,20 +127,14 @@ export function openSqlite(file: string): Db {
   // Checkpoints on a thread of their own, not in a commit on the event loop.
   const checkpoints = walCheckpoints(db, file);
 
-  const statements = new Map<string, StatementSync>();
-  const prepare = (text: string) => {
-    let statement = statements.get(text);
-    if (!statement) {
-      statement = db.prepare(translate(text));
-      statements.set(text, statement);
-    }
-    return statement;
-  };
+  const { prepare, clear } = statementsOf(db);
   const direct: Sql = {
     all: async <T>(text: string, params: unknown[] = []) =>
       guard(() => prepare(text).all(...(params as SQLInputValue[])) as T[]),
     one: async <T>(text: string, params: unknown[] = []) =>
       guard(() => prepare(text).get(...(params as SQLInputValue[])) as T | undefined),
+    arrays: async (text: string, params: unknown[] = []) =>
+      guard(() => prepare(text, true).all(...(params as SQLInputValue[])) as unknown as unknown[][]),
     run: async (text, params = []) =>
       guard(() => Number(prepare(text).run(...(params as SQLInputValue[])).changes)),
     exec: async (text) => guard(() => db.exec(text)),
@@ -156,6 +171,7 @@ export function openSqlite(file: string): Db {
     dialect: 'sqlite',
     all: <T>(text: string, params?: unknown[]) => serialize(() => direct.all<T>(text, params)).then(read),
     one: <T>(text: string, params?: unknown[]) => serialize(() => direct.one<T>(text, params)).then(read),
+    arrays: (text: string, params?: unknown[]) => serialize(() => direct.arrays!(text, params)).then(read),
     run: (text, params) =>
       serialize(() => direct.run(text, params)).then((changes) =>
         changes > 0 ? written(changes) : read(changes),
@@ -183,7 +199,7 @@ export function openSqlite(file: string): Db {
       serialize(async () => {
         await checkpoints.close();
         await wal.close();
-        statements.clear();
+        clear();
         db.close();
       }),
   };

@@ -71,7 +71,17 @@ export function entryHashInput(entry: Omit<EvidenceEntry, 'hash'>): string {
  */
 export function entryHashInputWithData(entry: Omit<EvidenceEntry, 'hash' | 'data'>, data: string): string {
   const { seq, prev_hash, orgId, type, occurred_at } = entry;
-  return `{"data":${data},"occurred_at":${canonicalJson(occurred_at)},"orgId":${canonicalJson(orgId)},"prev_hash":${canonicalJson(prev_hash)},"seq":${canonicalJson(seq)},"type":${canonicalJson(type)}}`;
+  return hashInputsOf(orgId)(seq, prev_hash, type, occurred_at, data);
+}
+
+/**
+ * `entryHashInputWithData` for the entries of one workspace, taken field by field (a walk of a whole
+ * chain makes no object per entry), with `orgId` serialized once for them all.
+ */
+export function hashInputsOf(orgId: string) {
+  const org = canonicalJson(orgId);
+  return (seq: unknown, prev_hash: unknown, type: unknown, occurred_at: unknown, data: string) =>
+    `{"data":${data},"occurred_at":${canonicalJson(occurred_at)},"orgId":${org},"prev_hash":${canonicalJson(prev_hash)},"seq":${canonicalJson(seq)},"type":${canonicalJson(type)}}`;
 }
 
 /** The bytes a checkpoint signature covers. */
