@@ -20,6 +20,7 @@ import {
   checkpointOf,
   entryHashAt,
   recordedFreeze,
+  type ChainRow,
   chainRows,
   findChainHead,
   lastEntrySeq,
@@ -152,18 +153,14 @@ export async function walkEntries(sql: Sql, workspaceId: string, walk: ChainWalk
   let hashed = 0;
   for (let ahead = from <= to ? read(from, FIRST_PAGE) : null; ahead && !walk.firstInvalid;) {
     const page = await ahead.rows;
-    let bytes = 0;
-    for (const row of page) bytes += String(row[4]).length;
     const last = page.at(-1);
     ahead =
-      last && page.length === ahead.limit && Number(last[0]) < to && !walk.firstInvalid
-        ? read(
-            Number(last[0]) + 1,
-            Math.max(1, Math.min(PAGE, Math.floor((PAGE_BYTES * page.length) / Math.max(bytes, 1)))),
-          )
+      last && page.length === ahead.limit && Number(last[0]) < to
+        ? read(Number(last[0]) + 1, nextLimit(page))
         : null;
     for (const [storedSeq, prev_hash, type, occurred_at, stored, hash] of page) {
       const seq = Number(storedSeq);
+      // Text, unless a database writer stored another type (SQLite keeps it): hashed as its text, as before.
       const data = String(stored);
       const input = hashInput(seq, prev_hash, type, occurred_at, data);
       if (!walk.push({ seq, prev_hash, hash }, sha256Hex(input))) break;
@@ -174,6 +171,13 @@ export async function walkEntries(sql: Sql, workspaceId: string, walk: ChainWalk
       }
     }
   }
+}
+
+/** The next page's size: about PAGE_BYTES of data at this page's size of entry, at most PAGE entries. */
+function nextLimit(page: ChainRow[]): number {
+  let bytes = 0;
+  for (const row of page) bytes += String(row[4]).length;
+  return Math.max(1, Math.min(PAGE, Math.floor((PAGE_BYTES * page.length) / Math.max(bytes, 1))));
 }
 
 /**
