@@ -48,6 +48,8 @@ const FLOOR_WARMUP = 1;
  * skipped with the reason.
  */
 const ONE_WORKSPACE_QUOTA = 1_000_000;
+/** Issue 43: a submission's service CPU on PostgreSQL at most this many times its CPU on SQLite. */
+const MAX_CPU_OVER_SQLITE = 1.3;
 const ALLOWED = 'read_balance';
 const PENDING = 'send_invoice';
 
@@ -452,16 +454,24 @@ export async function run() {
   } finally {
     await killServerProcesses();
   }
-  // What PostgreSQL costs the service over SQLite, per submission, in the same run.
-  const allowedCpu = (backend: string) =>
-    figures.find((f) => f.figure === `${backend}: submit auto-allowed, service CPU per hold`);
-  const [onSqlite, onPostgres] = [allowedCpu('sqlite'), allowedCpu('postgres')];
-  if (onSqlite && onPostgres)
+  // What PostgreSQL costs the service over SQLite, per submission, in the same run: issue 43 asks
+  // for at most 1.3 times, auto-allowed and pending alike.
+  for (const kind of ['auto-allowed', 'pending']) {
+    const cpu = (backend: string) =>
+      figures.find((f) => f.figure === `${backend}: submit ${kind}, service CPU per hold`);
+    const [onSqlite, onPostgres] = [cpu('sqlite'), cpu('postgres')];
+    if (!onSqlite || !onPostgres) continue;
+    const ratio = onPostgres.value / onSqlite.value;
     figures.push(
       compared(
-        { ...onPostgres, figure: "postgres: submit auto-allowed, service CPU per hold, beside SQLite's" },
+        {
+          ...onPostgres,
+          figure: `postgres: submit ${kind}, service CPU per hold, beside SQLite's`,
+          note: `${onPostgres.note}; issue 43's goal, at most ${MAX_CPU_OVER_SQLITE} times SQLite's: ${ratio <= MAX_CPU_OVER_SQLITE ? 'met' : 'NOT MET'}`,
+        },
         onSqlite,
       ),
     );
+  }
   return { figures, skipped };
 }
