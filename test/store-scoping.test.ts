@@ -238,8 +238,9 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
   },
   {
     kind: 'by id',
-    reason: 'a webhook event by its id, and its attempts (webhook_attempts has no workspace_id)',
-    functions: { findWebhookEvent: 1, recordAttempt: 2, listAttempts: 1 },
+    reason:
+      'a webhook event by its id (claimed ones with their endpoints), and its attempts (webhook_attempts has no workspace_id)',
+    functions: { findWebhookEvent: 1, findDeliveries: 1, recordAttempt: 2, listAttempts: 1 },
   },
 ];
 

@@ -84,8 +84,32 @@ export async function findWebhookEvent(sql: Sql, id: string) {
   return row && events.decode(row);
 }
 
-export async function recordAttempt(
-  sql: Sql,
+/**
+ * Claimed events with their workspace's endpoint, in the order of `ids`: what their attempts need, in
+ * one read. An event whose endpoint is gone is left out.
+ */
+export async function findDeliveries(sql: Sql, ids: string[]) {
+  if (ids.length === 0) return [];
+  const rows = await sql.all(
+    `SELECT ${events.select('e')}, ${endpoints.select('p', 'endpoint')}
+     FROM webhook_events e JOIN webhook_endpoints p ON p.workspace_id = e.workspace_id
+     WHERE e.id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`,
+    ids,
+  );
+  const found = new Map(
+    rows.map((row) => {
+      const event = events.decode(row);
+      return [event.id, { event, endpoint: endpoints.decode(row, 'endpoint') }];
+    }),
+  );
+  return ids.flatMap((id) => found.get(id) ?? []);
+}
+
+/**
+ * The statements that record an attempt and the event's next state (they touch that event's rows
+ * only, so those of many events can be written together).
+ */
+export function recordAttempt(
   attempt: {
     eventId: string;
     attempt: number;
@@ -95,18 +119,20 @@ export async function recordAttempt(
     error: string | null;
   },
   next: { state: WebhookEventRow['state']; nextAttemptAt: number; deliveredAt: number | null },
-): Promise<void> {
+): Statement[] {
   // The log numbers attempts across redeliveries; `attempts` on the event counts the current round.
-  await sql.run(
-    `INSERT INTO webhook_attempts (event_id, attempt, started_at, duration_ms, status_code, error)
+  return [
+    {
+      text: `INSERT INTO webhook_attempts (event_id, attempt, started_at, duration_ms, status_code, error)
      SELECT $1, COALESCE(MAX(attempt), 0) + 1, $2, $3, $4, $5 FROM webhook_attempts WHERE event_id = $1`,
-    [attempt.eventId, attempt.startedAt, attempt.durationMs, attempt.statusCode, attempt.error],
-  );
-  await sql.run(
-    `UPDATE webhook_events SET attempts = $2, state = $3, next_attempt_at = $4, delivered_at = $5, claimed_until = NULL
+      params: [attempt.eventId, attempt.startedAt, attempt.durationMs, attempt.statusCode, attempt.error],
+    },
+    {
+      text: `UPDATE webhook_events SET attempts = $2, state = $3, next_attempt_at = $4, delivered_at = $5, claimed_until = NULL
      WHERE id = $1`,
-    [attempt.eventId, attempt.attempt, next.state, next.nextAttemptAt, next.deliveredAt],
-  );
+      params: [attempt.eventId, attempt.attempt, next.state, next.nextAttemptAt, next.deliveredAt],
+    },
+  ];
 }
 
 export async function listWebhookEvents(

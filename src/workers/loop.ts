@@ -105,15 +105,16 @@ export function startWorker(options: {
 /**
  * A worker for claimed jobs: each round claims up to the free slots and attempts each job without
  * waiting for the batch, so one slow attempt holds one slot; a finished attempt looks for more.
+ * A job is what its claim read (an id, or the row itself).
  */
-export function startJobWorker(options: {
+export function startJobWorker<Job>(options: {
   name: string;
   slots: number;
   intervalMs: number;
   log: FastifyBaseLogger;
   wakeOn: HoldEvents;
-  claim: (limit: number) => Promise<string[]>;
-  attempt: (id: string) => Promise<void>;
+  claim: (limit: number) => Promise<Job[]>;
+  attempt: (job: Job) => Promise<void>;
 }) {
   const inFlight = new Set<Promise<void>>();
   let worker: ReturnType<typeof startWorker> | undefined;
@@ -126,9 +127,9 @@ export function startJobWorker(options: {
       const free = options.slots - inFlight.size;
       if (free <= 0) return;
       const started: Promise<void>[] = [];
-      for (const id of await options.claim(free)) {
+      for (const job of await options.claim(free)) {
         const work = options
-          .attempt(id)
+          .attempt(job)
           .catch((error: unknown) =>
             options.log.warn({ ...describeSafely(error) }, `${options.name} attempt failed; retrying`),
           )

@@ -1,10 +1,11 @@
 /**
  * The webhook worker: each due event gets one attempt, up to 50 at a time. Attempts are not waited
- * for as a batch, so a slow receiver (up to 10 s) holds one slot, not everyone's deliveries.
+ * for as a batch, so a slow receiver (up to 10 s) holds one slot, not everyone's deliveries; the
+ * outcomes that come together are recorded together.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../services/context.ts';
-import { attemptDelivery, claimDeliveries } from '../services/webhooks.ts';
+import { attemptDelivery, attemptRecorder, claimDeliveries } from '../services/webhooks.ts';
 import { webhookSender } from '../webhooks/sender.ts';
 import { startJobWorker } from './loop.ts';
 
@@ -13,6 +14,7 @@ export function startWebhookWorker(
   options: { intervalMs: number; retryScale: number; log: FastifyBaseLogger },
 ) {
   const sender = webhookSender({ allowPrivate: ctx.allowPrivateTargets });
+  const delivering = { send: sender.send, record: attemptRecorder(ctx), retryScale: options.retryScale };
   const worker = startJobWorker({
     name: 'webhook',
     slots: 50,
@@ -20,7 +22,7 @@ export function startWebhookWorker(
     log: options.log,
     wakeOn: ctx.holdEvents,
     claim: (limit) => claimDeliveries(ctx, limit),
-    attempt: (id) => attemptDelivery(ctx, sender.send, id, options.retryScale),
+    attempt: (delivery) => attemptDelivery(ctx, delivering, delivery),
   });
   return {
     ...worker,
