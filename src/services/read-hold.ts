@@ -38,26 +38,66 @@ export const getHoldForAgent = async (ctx: ServiceContext, workspaceId: string, 
   asEvidenced(ctx, await getHold(ctx, workspaceId, holdId));
 
 /**
- * Answers as soon as the hold is no longer pending, at its deadline, at `timeoutMs`, or at shutdown,
- * always with the current hold.
+ * A wait for a hold's decision (`waitForHold`). While it waits it is this object, a closure and a
+ * timer (hold-events.ts): no suspended async function, whose frame, registers and promises were a
+ * tenth of an open wait's memory.
  */
-export async function waitForHold(
+class HoldWait {
+  readonly hold: Promise<Hold>;
+  private resolve!: (hold: Hold) => void;
+  private reject!: (error: unknown) => void;
+  private readonly ctx: ServiceContext;
+  private readonly workspaceId: string;
+  private readonly holdId: string;
+  private readonly until: number;
+  private stopped = false;
+  private endWait: (() => void) | undefined;
+
+  constructor(ctx: ServiceContext, workspaceId: string, holdId: string, timeoutMs: number) {
+    this.ctx = ctx;
+    this.workspaceId = workspaceId;
+    this.holdId = holdId;
+    this.until = ctx.now() + timeoutMs;
+    this.hold = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.look();
+  }
+
+  /** Ends the wait now (the caller has gone): the answer is the record as it is. Idempotent. */
+  readonly stop = () => {
+    this.stopped = true;
+    this.endWait?.();
+  };
+
+  private look(): void {
+    const { ctx, workspaceId, holdId } = this;
+    answerOrWait(ctx, workspaceId, holdId, this.until).then((next) => {
+      if (typeof next !== 'number') return this.resolve(next);
+      if (this.stopped) return this.current();
+      this.endWait = ctx.holdEvents.onChange(holdId, next, (outcome) =>
+        // Woken at shutdown, or the caller has gone: the record as it is now.
+        outcome === 'closed' ? this.current() : this.look(),
+      );
+    }, this.reject);
+  }
+
+  private current(): void {
+    getHoldForAgent(this.ctx, this.workspaceId, this.holdId).then(this.resolve, this.reject);
+  }
+}
+
+/**
+ * Answers as soon as the hold is no longer pending, at its deadline, at `timeoutMs`, at shutdown, or
+ * when stopped (`stop`), always with the current hold (`hold`).
+ */
+export const waitForHold = (
   ctx: ServiceContext,
   workspaceId: string,
   holdId: string,
   timeoutMs: number,
-  /** Aborted when the caller has gone: the wait ends and frees its slot. */
-  signal?: AbortSignal,
-): Promise<Hold> {
-  const until = ctx.now() + timeoutMs;
-  for (;;) {
-    const next = await answerOrWait(ctx, workspaceId, holdId, until);
-    if (typeof next !== 'number') return next;
-    // Woken at shutdown, or the caller has gone: the record as it is now.
-    if ((await ctx.holdEvents.wait(holdId, next, signal)) === 'closed')
-      return getHoldForAgent(ctx, workspaceId, holdId);
-  }
-}
+): Pick<HoldWait, 'hold' | 'stop'> => new HoldWait(ctx, workspaceId, holdId, timeoutMs);
 
 /**
  * The hold, once it is decided or the wait is over; else how long to wait for a change. An open wait

@@ -91,19 +91,17 @@ const wait = defineRoute({
     422: 'ValidationFailed',
     ...COMMON_ERRORS,
   },
-  handler: async ({ params, body, request, reply, answer }, { ctx }) => {
-    // A client that hangs up stops waiting at once, instead of holding a waiter until its timeout.
-    const gone = new AbortController();
-    const hangUp = () => reply.raw.writableFinished || gone.abort();
-    reply.raw.once('close', hangUp);
-    try {
-      const timeoutMs = body.timeout_seconds * 1000;
-      const { workspace } = request.caller!;
-      const hold = await waitForHold(ctx, workspace.id, params.id, timeoutMs, gone.signal);
-      return answer(200, { ...holdRecord(hold), receipt: await receiptOf(ctx, hold) });
-    } finally {
-      reply.raw.off('close', hangUp);
-    }
+  // Not an async function: while it waits, it keeps no suspended frame (see waitForHold).
+  handler: ({ params, body, request, reply, answer }, { ctx }) => {
+    const { workspace } = request.caller!;
+    const waiting = waitForHold(ctx, workspace.id, params.id, body.timeout_seconds * 1000);
+    // A client that hangs up stops waiting at once, instead of holding a waiter until its timeout
+    // (after the answer, its 'close' finds the wait over and changes nothing). `on`, as 'close' comes
+    // once: `once` would wrap the listener in a closure of its own.
+    reply.raw.on('close', waiting.stop);
+    return waiting.hold.then(async (hold) =>
+      answer(200, { ...holdRecord(hold), receipt: await receiptOf(ctx, hold) }),
+    );
   },
 });
 
