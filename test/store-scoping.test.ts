@@ -184,7 +184,6 @@ const UNSCOPED_STATEMENTS: { kind: StatementKind; reason: string; functions: Rec
     kind: 'by id',
     reason: "a hold's state and decisions, by hold id (hold_decisions has no workspace_id)",
     functions: {
-      updateHoldState: 1,
       toLines: 1,
       insertHoldDecision: 1,
       listPastDecisions: 1,

@@ -23,6 +23,9 @@ export interface Chain {
  * before), `writes()` gives the statements that store them and move the head, signed once for the
  * last entry. The caller sends them in its transaction, with whatever else it writes. The head is
  * checked first (services/chain-guard.ts): a chain that fails is frozen and `evidence_frozen` thrown.
+ *
+ * The allowed calls' results waiting to be recorded for the workspace come first (record-execution.ts):
+ * they are written with this transaction's own entries, under the same commit and signed head.
  */
 export async function chainAfter(
   tx: Sql,
@@ -31,14 +34,30 @@ export async function chainAfter(
   head: { seq: number; hash: string },
 ) {
   await ctx.chainGuard.check(tx, ctx, workspaceId, head);
-  return chainFrom(tx, ctx, workspaceId, head);
+  const chain = chainFrom(tx, ctx, workspaceId, head);
+  await ctx.executions.storeWaiting(tx, ctx, workspaceId, chain);
+  return chain;
 }
+
+/** An in-memory chain's entries and the writes that go with them. */
+export type ChainInMemory = ReturnType<typeof chainFrom>;
 
 /** As `chainAfter`, without the check: for the re-anchor alone, which appends after a head that failed it. */
 function chainFrom(tx: Sql, ctx: ServiceContext, workspaceId: string, head: { seq: number; hash: string }) {
   let { seq, hash } = head;
   let pending: StoredEntry[] = [];
+  /** Statements written with the next entries, and what is told once they commit. */
+  let carried: Statement[] = [];
+  const onCommit: (() => void)[] = [];
   return {
+    /**
+     * Has `statements` (state that goes with entries appended) sent with the next `writes()`, and
+     * `committed` run once their transaction commits. A transaction that never writes sends neither.
+     */
+    carry(statements: Statement[], committed: () => void) {
+      carried.push(...statements);
+      onCommit.push(committed);
+    },
     append(type: string, data: Record<string, unknown>): EvidenceEntry {
       const unhashed = {
         seq: seq + 1,
@@ -60,7 +79,10 @@ function chainFrom(tx: Sql, ctx: ServiceContext, workspaceId: string, head: { se
       const last = pending.at(-1);
       if (!last) return [];
       const entries = pending;
+      const states = carried;
       pending = [];
+      carried = [];
+      for (const then of onCommit.splice(0)) tx.afterCommit(then);
       const checkpoint = {
         orgId: workspaceId,
         seq: last.seq,
@@ -69,13 +91,16 @@ function chainFrom(tx: Sql, ctx: ServiceContext, workspaceId: string, head: { se
         key_id: ctx.signer.keyId,
       };
       ctx.chainGuard.signed(tx, workspaceId, { seq: last.seq, hash: last.hash, signedAt: last.occurred_at });
-      return appendEntriesStatements(workspaceId, entries, {
-        seq: last.seq,
-        hash: last.hash,
-        signedAt: last.occurred_at,
-        keyId: ctx.signer.keyId,
-        signature: ctx.signer.sign(checkpointInput(checkpoint)),
-      });
+      return [
+        ...states,
+        ...appendEntriesStatements(workspaceId, entries, {
+          seq: last.seq,
+          hash: last.hash,
+          signedAt: last.occurred_at,
+          keyId: ctx.signer.keyId,
+          signature: ctx.signer.sign(checkpointInput(checkpoint)),
+        }),
+      ];
     },
   };
 }

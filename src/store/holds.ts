@@ -195,6 +195,12 @@ export async function findHoldByIdempotencyKey(
 
 /** Writes the mutable part of a hold: its status, approvals, changed arguments, decision and execution. */
 export async function updateHoldState(sql: Sql, hold: Hold): Promise<void> {
+  const { text, params } = holdStateStatement(hold);
+  await sql.run(text, params);
+}
+
+/** `updateHoldState` as a statement, to be sent with others (statements.ts). */
+export function holdStateStatement(hold: Hold): Statement {
   const { set, params } = holds.update(
     {
       status: hold.status,
@@ -206,9 +212,12 @@ export async function updateHoldState(sql: Sql, hold: Hold): Promise<void> {
       decidedAt: hold.decidedAt,
       ...executionColumns(hold.execution),
     },
-    2,
+    3,
   );
-  await sql.run(`UPDATE holds SET ${set} WHERE id = $1`, [hold.id, ...params]);
+  return {
+    text: `UPDATE holds SET ${set} WHERE id = $1 AND workspace_id = $2`,
+    params: [hold.id, hold.workspaceId, ...params],
+  };
 }
 
 /**
