@@ -17,6 +17,7 @@ import type { Sql } from '../src/store/db.ts';
 import { listMembers } from '../src/store/members.ts';
 import { backends, type Storage } from '../test/support/backends.ts';
 import { freePort } from '../test/support/mcp-upstream.ts';
+import { SERVICE_ARGS } from '../test/support/server-process.ts';
 import { compared, type Figure, percentile } from './lib.ts';
 
 const HOLDS = 100_000;
@@ -296,10 +297,10 @@ interface Service {
   stop(): Promise<void>;
 }
 
-/** `src/main.ts` in a child process on `storage`, answering on a free loopback port. */
+/** The service in a child process as `npm start` runs it, on `storage`, answering on a free loopback port. */
 async function startChild(storage: Storage): Promise<Service> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ['src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, SERVICE_ARGS, {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -1,11 +1,21 @@
-/** The service as its own process (`node src/main.ts`), for tests that kill it with SIGKILL. */
+/** The service as its own process (as `npm start` runs it), for tests that kill it with SIGKILL. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Storage } from './backends.ts';
 import { NODE, ROOT } from './cli.ts';
 import { freePort } from './mcp-upstream.ts';
 
-const MAIN = join(ROOT, 'src/main.ts');
+/**
+ * Node.js's arguments as `npm start` gives them (package.json's start script, `exec node <args>`): its
+ * flags, then src/main.ts. Benchmarks and tests run the service as users do, flags included.
+ */
+export const SERVICE_ARGS = (() => {
+  const start: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start;
+  const args = /^exec node (.*src\/main\.ts)$/.exec(start)?.[1];
+  if (!args) throw new Error(`package.json's start script is not \`exec node … src/main.ts\`: ${start}`);
+  return args.split(' ');
+})();
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -46,7 +56,7 @@ export async function startServerProcess(
     ...settings,
   };
   delete env.NODE_TEST_CONTEXT;
-  const child = spawn(NODE, [MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE, SERVICE_ARGS, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
