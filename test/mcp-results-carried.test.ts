@@ -90,7 +90,8 @@ for (const backend of backends) {
         const sign = signer.sign;
         const seqs: number[] = [];
         signer.sign = (text) => {
-          const signed = JSON.parse(text) as { orgId?: string; seq?: number };
+          // A head's input is canonical JSON; anything else signed is not one.
+          const signed = (text.startsWith('{') ? JSON.parse(text) : {}) as { orgId?: string; seq?: number };
           if (signed.orgId === workspace.id) seqs.push(signed.seq!);
           return sign.call(signer, text);
         };
