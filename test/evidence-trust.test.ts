@@ -780,6 +780,69 @@ for (const backend of backends) {
           await t.close();
         }
       });
+      test('a freeze found while another instance moves the head is still recorded, and stops that instance', async () => {
+        // The workers' rounds an hour apart: no checkpoint is published, so B, which never saw the newer
+        // head, has nothing that tells it the head went back.
+        const env = { AUDIT_SIGNING_KEY: key.pem, DEADLINE_SWEEP_MS: '3600000' };
+        const a = await startTestService(backend, { env });
+        const b = await startTestService(backend, { storage: a.storage, env });
+        try {
+          const { workspace, key: apiKey } = await a.workspace();
+          const ctx = a.service.ctx;
+          const submitTo = (t: TestService) =>
+            call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
+          assert.equal((await submitTo(a)).status, 201);
+          const older = (await ctx.db.one<Record<string, unknown>>(
+            'SELECT seq, hash, signed_at, key_id, signature FROM evidence_heads WHERE workspace_id = $1',
+            [workspace.id],
+          ))!;
+          assert.equal((await submitTo(a)).status, 201);
+          // A database writer moves the head back to the older signed one and cuts what came after.
+          await ctx.db.transaction(async (tx) => {
+            await tx.run('DELETE FROM evidence WHERE workspace_id = $1 AND seq > $2', [
+              workspace.id,
+              older.seq,
+            ]);
+            await tx.run(
+              'UPDATE evidence_heads SET seq = $2, hash = $3, signed_at = $4, key_id = $5, signature = $6 WHERE workspace_id = $1',
+              [workspace.id, older.seq, older.hash, older.signed_at, older.key_id, older.signature],
+            );
+          });
+          // A, which signed past it, finds the cut; its freeze is held back while B (which never saw the
+          // newer head) appends: the head moves, with no re-anchor.
+          let release!: () => void;
+          const held = new Promise<void>((resolve) => (release = resolve));
+          let recorded: Promise<unknown> | undefined;
+          const slow: typeof ctx.db = Object.create(ctx.db);
+          slow.transaction = (work) => (recorded = held.then(() => ctx.db.transaction(work))) as never;
+          await ctx.db.transaction(async (tx) => {
+            const head = (await lockChainHead(tx, workspace.id))!;
+            await assert.rejects(
+              ctx.chainGuard.check(tx, { ...ctx, db: slow }, workspace.id, head, true),
+              ChainFrozenError,
+            );
+          });
+          const byB = await submitTo(b);
+          assert.equal(byB.status, 201, JSON.stringify(byB.body));
+          await until('the freeze to be recorded', () => recorded !== undefined);
+          release();
+          await recorded;
+          const row = await ctx.db.one<{ frozen_at: unknown }>(
+            'SELECT frozen_at FROM evidence_heads WHERE workspace_id = $1',
+            [workspace.id],
+          );
+          assert.notEqual(row!.frozen_at, null, 'the freeze A found is recorded for every instance');
+          b.clock.advance(FULL_CHECK_EVERY_MS);
+          assert.equal(
+            (await submitTo(b)).body.error,
+            'evidence_frozen',
+            'B stops within FULL_CHECK_EVERY_MS',
+          );
+        } finally {
+          await b.stop();
+          await a.close();
+        }
+      });
     },
   );
 

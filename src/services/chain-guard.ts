@@ -113,7 +113,8 @@ export class ChainGuard {
     if (found) {
       this.#frozen.set(workspaceId, found);
       // Recorded by a transaction of its own, once the caller's has been rolled back.
-      setImmediate(() => void recordFreeze(ctx, workspaceId, stored, found).catch(() => undefined));
+      const foundAt = ctx.now();
+      setImmediate(() => void recordFreeze(ctx, workspaceId, found, foundAt).catch(() => undefined));
       throw new ChainFrozenError();
     }
     this.#frozen.delete(workspaceId);
@@ -259,17 +260,16 @@ async function reanchoredSince(tx: Sql, workspaceId: string, since: string, stor
   return previous === stored.hash;
 }
 
-async function recordFreeze(
-  ctx: ServiceContext,
-  workspaceId: string,
-  head: { seq: number; hash: string },
-  found: ChainBreak,
-) {
+async function recordFreeze(ctx: ServiceContext, workspaceId: string, found: ChainBreak, foundAt: number) {
   await ctx.db.transaction(async (tx) => {
+    await lockChainHead(tx, workspaceId);
+    // An operator's re-anchor committed since the break was found has dealt with it: a freeze recorded
+    // late must not freeze the re-anchored chain again. Any other write since does not stop it.
+    const anchor = await newestEntryOfType(tx, workspaceId, REANCHORED, Number.MAX_SAFE_INTEGER);
+    if (anchor && anchor.occurred_at > new Date(foundAt).toISOString()) return;
     const now = ctx.now();
-    // Once for every instance that finds it: the first one marks it and sends the alert. Not once the
-    // head has moved: an operator's re-anchor, committed in between, must not be frozen again.
-    if ((await freezeChain(tx, workspaceId, head, now, found)) === 0) return;
+    // Once for every instance that finds it: the first one marks it and sends the alert.
+    if ((await freezeChain(tx, workspaceId, now, found.seq, found.reason)) === 0) return;
     const body = alertEventBody(workspaceId, { state: 'frozen', ...found }, now);
     await writeTogether(tx, ctx.db.dialect, await evidenceEventStatements(tx, workspaceId, body, now));
   });

@@ -129,20 +129,11 @@ export async function recordedFreeze(sql: Sql, workspaceId: string) {
     : { seq: frozenSeq, reason: (frozenReason ?? 'checkpoint_invalid') as InvalidReason };
 }
 
-/**
- * Marks a chain frozen (for every instance) for a break found at `head`; 0 when it was already, or when
- * its head has moved since.
- */
-export const freezeChain = (
-  sql: Sql,
-  workspaceId: string,
-  head: { seq: number; hash: string },
-  at: number,
-  found: { seq: number; reason: string },
-) =>
+/** Marks a chain frozen (for every instance); 0 when it was already. */
+export const freezeChain = (sql: Sql, workspaceId: string, at: number, seq: number, reason: string) =>
   sql.run(
-    'UPDATE evidence_heads SET frozen_at = $4, frozen_seq = $5, frozen_reason = $6 WHERE workspace_id = $1 AND seq = $2 AND hash = $3 AND frozen_at IS NULL',
-    [workspaceId, head.seq, head.hash, at, found.seq, found.reason],
+    'UPDATE evidence_heads SET frozen_at = $2, frozen_seq = $3, frozen_reason = $4 WHERE workspace_id = $1 AND frozen_at IS NULL',
+    [workspaceId, at, seq, reason],
   );
 
 export const unfreezeChain = (sql: Sql, workspaceId: string) =>
