@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import {
   type Call,
   type Condition,
@@ -803,4 +805,24 @@ test('a match describes the conditions it saw, as the rule compared them', () =>
   ];
   assert.deepEqual(match?.conditions, seen);
   assert.equal(match?.conditions, match?.conditions, 'described once');
+});
+
+test('calls naming ever new arguments, as many and as long as a body holds, do not pile up in the rule set', () => {
+  // The shapes a set keeps are told by the names its conditions read: an agent's own names add nothing.
+  setFlagsFromString('--expose-gc');
+  const collect = runInNewContext('gc') as () => void;
+  const rules = [rule({ name: 'big', when: [{ arg: 'amount', op: 'gt', value: 100 }] })].map(compileRule);
+  const ask = (i: number) => {
+    const args: Record<string, unknown> = { amount: 500 };
+    for (let n = 0; n < 200; n++) args[`${String(i).padStart(6, '0')}-${n}-${'x'.repeat(500)}`] = n;
+    return matchRules(rules, call({ arguments: args })).map((m) => m.rule.name);
+  };
+  assert.deepEqual(ask(0), ['big']);
+  collect();
+  const before = process.memoryUsage().heapUsed;
+  // 900 calls of 100 KB of names each (a set keeps at most 1,000 shapes): kept by their names, 90 MB.
+  for (let i = 1; i <= 900; i++) assert.deepEqual(ask(i), ['big']);
+  collect();
+  const grown = process.memoryUsage().heapUsed - before;
+  assert.ok(grown < 10 * 2 ** 20, `the heap grew by ${Math.round(grown / 2 ** 20)} MiB`);
 });

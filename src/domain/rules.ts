@@ -424,20 +424,28 @@ const possible = (condition: CompiledCondition, names: ReadonlySet<string>) =>
  * whose connection and tool match and whose conditions can hold for those arguments. A compiled rule
  * set serves many calls (it is compiled once per version), most of them to a few tools, each with its
  * few shapes of arguments: the rules are found once per shape, and a call goes through those alone.
- * Kept for at most `SHAPES_KEPT` shapes a set.
+ * A shape is told by the names the set's conditions read, not by all the call's (an agent chooses
+ * those, as many and as long as a body holds); kept for at most `SHAPES_KEPT` shapes a set, each at most
+ * `SHAPE_KEY_LENGTH` long (a longer one is not kept).
  */
-const rulesByShape = new WeakMap<CompiledRule[], Map<string, CompiledRule[]>>();
+const shapesOf = new WeakMap<
+  CompiledRule[],
+  { read: ReadonlySet<string>; rules: Map<string, CompiledRule[]> }
+>();
 const SHAPES_KEPT = 1_000;
+const SHAPE_KEY_LENGTH = 1_024;
 
 function candidateRules(rules: CompiledRule[], call: Call): CompiledRule[] {
-  let byShape = rulesByShape.get(rules);
-  if (!byShape) rulesByShape.set(rules, (byShape = new Map()));
+  let shapes = shapesOf.get(rules);
+  if (!shapes) {
+    const read = new Set(rules.flatMap(({ conditions }) => conditions.map(({ path }) => path[0]!)));
+    shapesOf.set(rules, (shapes = { read, rules: new Map() }));
+  }
   // Own properties, as valueAt reads them.
-  const names = Object.getOwnPropertyNames(call.arguments);
-  const key = JSON.stringify([call.connection, call.toolName, names]);
-  let found = byShape.get(key);
+  const names = Object.getOwnPropertyNames(call.arguments).filter((name) => shapes.read.has(name));
+  const key = JSON.stringify([call.connection, call.toolName, names.sort()]);
+  let found = shapes.rules.get(key);
   if (!found) {
-    if (byShape.size >= SHAPES_KEPT) byShape.clear();
     const present = new Set(names);
     found = rules.filter(
       ({ rule, tool, conditions }) =>
@@ -445,7 +453,10 @@ function candidateRules(rules: CompiledRule[], call: Call): CompiledRule[] {
         tool(call.toolName) &&
         conditions.every((condition) => possible(condition, present)),
     );
-    byShape.set(key, found);
+    if (key.length <= SHAPE_KEY_LENGTH) {
+      if (shapes.rules.size >= SHAPES_KEPT) shapes.rules.clear();
+      shapes.rules.set(key, found);
+    }
   }
   return found;
 }
