@@ -10,7 +10,8 @@ import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
 import type { Client } from '@modelcontextprotocol/client';
 import { lockChain } from '../src/services/evidence.ts';
 import { getHold } from '../src/services/read-hold.ts';
-import { ExecutionRecorder } from '../src/services/record-execution.ts';
+import { ExecutionRecorder, recordExecution } from '../src/services/record-execution.ts';
+import { findHold } from '../src/store/holds.ts';
 import { writeTogether } from '../src/store/statements.ts';
 import type { Workspace } from '../src/store/workspaces.ts';
 import { backends } from './support/backends.ts';
@@ -169,6 +170,33 @@ for (const backend of backends) {
         const types = (await entries(workspace)).map((entry) => entry.type);
         assert.ok(!types.includes('test.rolled_back'));
         assert.equal(types.filter((type) => type === 'hold.executed').length, 2);
+        const verified = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
+        assert.equal((verified.body as { valid: boolean }).valid, true);
+      });
+
+      test('the stale sweep meeting a result this transaction carries records one outcome, the result', async () => {
+        const { workspace, key } = await t.workspace({ config: CONFIG(slow.url) });
+        const client = await proxyClient(t.url, 'slow', key, clients);
+        await slowCall(client);
+        const [id] = await holdIds(workspace);
+        const ctx = t.service.ctx;
+        const hold = (await findHold(ctx.db, workspace.id, id!))!;
+        assert.equal(hold.execution?.status, 'running');
+        // The sweep found the call stale just before its result came back: its transaction takes the
+        // waiting result when it locks the chain, and must then see the call as it will be.
+        const recorded = await recordExecution(ctx, hold, {
+          status: 'failed',
+          startedAt: hold.execution!.startedAt,
+          outcome: { code: -32001, message: 'Interrupted', outcome: 'unknown' },
+        });
+        assert.equal(recorded.status, 'auto_allowed');
+        assert.equal(recorded.execution?.status, 'executed');
+        assert.equal(await executionStatus(workspace, id!), 'executed');
+        const outcomes = (await entries(workspace))
+          .filter((entry) => (JSON.parse(entry.data) as { hold?: string }).hold === id)
+          .map((entry) => entry.type);
+        assert.deepEqual(outcomes, ['hold.submitted', 'hold.executed']);
+        assert.equal(recorder.holds(id!), false);
         const verified = await call(t.url, 'GET', '/api/v1/audit/verify', { key });
         assert.equal((verified.body as { valid: boolean }).valid, true);
       });

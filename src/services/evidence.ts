@@ -10,6 +10,7 @@ import {
 } from '../store/evidence.ts';
 import { type Statement, writeTogether } from '../store/statements.ts';
 import { REANCHORED, reanchoredAlert } from './chain-guard.ts';
+import type { Hold } from '../domain/hold.ts';
 import type { ServiceContext } from './context.ts';
 import { ServiceError } from './errors.ts';
 import { sha256Hex } from './hashing.ts';
@@ -49,14 +50,22 @@ function chainFrom(tx: Sql, ctx: ServiceContext, workspaceId: string, head: { se
   /** Statements written with the next entries, and what is told once they commit. */
   let carried: Statement[] = [];
   const onCommit: (() => void)[] = [];
+  /** The holds whose state the carried statements write, as they will be. */
+  const carriedHolds = new Map<string, Hold>();
   return {
     /**
-     * Has `statements` (state that goes with entries appended) sent with the next `writes()`, and
-     * `committed` run once their transaction commits. A transaction that never writes sends neither.
+     * Has `statements` (the state of `holds`, which goes with entries appended) sent with the next
+     * `writes()`, and `committed` run once their transaction commits. A transaction that never writes
+     * sends neither.
      */
-    carry(statements: Statement[], committed: () => void) {
+    carry(statements: Statement[], holds: Hold[], committed: () => void) {
       carried.push(...statements);
+      for (const hold of holds) carriedHolds.set(hold.id, hold);
       onCommit.push(committed);
+    },
+    /** A hold whose new state this transaction carries: a read of it in the transaction is not yet it. */
+    carriedHold(holdId: string): Hold | undefined {
+      return carriedHolds.get(holdId);
     },
     append(type: string, data: Record<string, unknown>): EvidenceEntry {
       const unhashed = {

@@ -83,16 +83,19 @@ export async function recordExecution(
 ): Promise<Hold> {
   const done = await ctx.db.transaction(async (tx) => {
     const chain = await lockChain(tx, ctx, hold.workspaceId);
-    const current = (await findHold(tx, hold.workspaceId, hold.id, true))!;
+    // The call's own result, which the recorder had and this transaction took as it locked the chain,
+    // is its outcome (the stale sweep meeting a result that came back just now): one outcome recorded.
+    const current = chain.carriedHold(hold.id) ?? (await findHold(tx, hold.workspaceId, hold.id, true))!;
     const change = executionChange(ctx, current, execution);
-    if (!change) return current;
-    await updateHoldState(tx, change.next);
-    chain.append(change.entry.type, change.entry.data);
-    const unknown = (execution.outcome as { outcome?: unknown } | null)?.outcome === 'unknown';
-    if (execution.status === 'failed' && unknown && current.status === 'approved')
-      await notifyUnknownOutcome(tx, ctx, change.next);
+    if (change) {
+      await updateHoldState(tx, change.next);
+      chain.append(change.entry.type, change.entry.data);
+      const unknown = (execution.outcome as { outcome?: unknown } | null)?.outcome === 'unknown';
+      if (execution.status === 'failed' && unknown && current.status === 'approved')
+        await notifyUnknownOutcome(tx, ctx, change.next);
+    }
     await writeTogether(tx, ctx.db.dialect, chain.writes());
-    return change.next;
+    return change?.next ?? current;
   });
   ctx.holdEvents.publish(hold.id, hold.workspaceId);
   return done;
@@ -226,6 +229,7 @@ export class ExecutionRecorder {
     }
     if (taken.length === 0) return;
     const states = [];
+    const holds = [];
     for (const queued of taken) {
       const current = await findHold(tx, workspaceId, queued.hold.id, true);
       let change;
@@ -240,11 +244,12 @@ export class ExecutionRecorder {
       }
       if (!change) continue;
       states.push(holdStateStatement(change.next));
+      holds.push(change.next);
       chain.append(change.entry.type, change.entry.data);
     }
     // Recorded already (by the stale sweep, or a transaction that took them too): nothing to write.
     if (states.length === 0) tx.afterCommit(() => this.recorded(taken));
-    else chain.carry(states, () => this.recorded(taken));
+    else chain.carry(states, holds, () => this.recorded(taken));
   }
 
   /** Has the writer write every queued result now, taken or not. */
