@@ -102,7 +102,8 @@ export class HoldEvents {
 
   /** `onChange` as a promise; ended at once (`closed`) when `signal` aborts. */
   wait(holdId: string, timeoutMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
-    if (signal?.aborted) return Promise.resolve('closed');
+    // Closed: `onChange` answers at once, before there is a `stop` to take off the signal.
+    if (signal?.aborted || this.closed) return Promise.resolve('closed');
     return new Promise((resolve) => {
       const stop = this.onChange(holdId, timeoutMs, (outcome) => {
         signal?.removeEventListener('abort', stop);

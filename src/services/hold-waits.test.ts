@@ -46,3 +46,11 @@ test('wait(): a signal that aborts ends it as closed, and a wait on an aborted s
   assert.equal(events.waiting, 0);
   events.close();
 });
+
+test('wait() after shutdown answers closed at once, with or without a signal', async () => {
+  const events = new HoldEvents();
+  events.close();
+  assert.equal(await events.wait('pa_1', 60_000, new AbortController().signal), 'closed');
+  assert.equal(await events.wait('pa_1', 60_000), 'closed');
+  assert.equal(events.waiting, 0);
+});
