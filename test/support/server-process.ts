@@ -14,7 +14,7 @@ export const SERVICE_ARGS = (() => {
   const start: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start;
   const args = /^exec node (.*src\/main\.ts)$/.exec(start)?.[1];
   if (!args) throw new Error(`package.json's start script is not \`exec node … src/main.ts\`: ${start}`);
-  return args.split(' ');
+  return args.split(/\s+/);
 })();
 
 export interface ServerProcess {
