@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { backends } from './support/backends.ts';
 import { call, submission } from './support/http.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
-import { until } from './support/wait.ts';
+import { settles, until } from './support/wait.ts';
 
 const TOOLS = `members:
   - { email: admin@acme.test, name: Admin, role: admin }
@@ -307,6 +307,36 @@ for (const backend of backends) {
         await until('the wait to be released before its 60 s timeout', () =>
           events.waiting === before ? true : undefined,
         );
+      });
+
+      test('a decision made while the wait reads the hold answers the wait at once', async () => {
+        const { workspace, key } = await t.workspace({ config: TOOLS });
+        const { body: created } = await submit(key, submission());
+        // The wait's read of the hold returns it pending; before that read's answer is looked at,
+        // the decision commits and is told (as another instance's would be, any time).
+        const db = t.service.ctx.db;
+        const one = db.one;
+        let decided: Promise<unknown> | undefined;
+        db.one = (async (text: string, params?: unknown[]) => {
+          const row = await one.call(db, text, params);
+          if (!decided && params?.[0] === created.id && text.includes('FROM holds WHERE id')) {
+            decided = decideAs(t, workspace.id, created.id, 'approve', 'admin@acme.test');
+            await decided;
+          }
+          return row;
+        }) as typeof db.one;
+        try {
+          // Waited for far less than the wait's 60 s: a wait that missed the decision answers only then.
+          const done = await settles(
+            'the wait to answer',
+            wait(key, created.id, { timeout_seconds: 60 }),
+            15_000,
+          );
+          assert.ok(decided, 'the decision was made during the read');
+          assert.equal(done.body.status, 'approved');
+        } finally {
+          db.one = one;
+        }
       });
 
       test('answers expired at the deadline', async () => {

@@ -9,6 +9,9 @@ import type { Statement } from '../store/statements.ts';
 /** How an open wait ended: the hold changed (or its time is up), or the service shuts down. */
 export type WaitOutcome = 'woken' | 'closed';
 
+/** How many holds' last changes are told apart (a few seconds' worth at a high rate); older is "maybe". */
+const CHANGES_KEPT = 1024;
+
 export class HoldEvents {
   /** The open waits of each hold: what ends each (most holds have one, so an array, not a set). */
   private readonly waiters = new Map<string, ((outcome: WaitOutcome) => void)[]>();
@@ -16,6 +19,12 @@ export class HoldEvents {
   /** Called with the hold that changed, or with nothing when any may have (`wakeAll`). */
   private readonly everything = new Set<(holdId?: string, workspaceId?: string) => void>();
   private closed = false;
+  /** Changes delivered here are numbered: `changedSince` tells whether a hold changed after a mark. */
+  private delivered = 0;
+  /** The number of the last change of each of the holds changed most recently, oldest first. */
+  private readonly lastChange = new Map<string, number>();
+  /** Changes up to this number are no longer told apart: any hold may have changed by then. */
+  private forgotten = 0;
 
   /** Set when instances share a database: tells the other instances of a change published here. */
   broadcast: ((holdId: string, workspaceId: string, routine: boolean) => void) | null = null;
@@ -47,6 +56,14 @@ export class HoldEvents {
 
   /** A change, made here or on another instance: wakes its waiters and watchers. */
   deliver(holdId: string, workspaceId: string, routine = false): void {
+    this.delivered += 1;
+    this.lastChange.delete(holdId);
+    this.lastChange.set(holdId, this.delivered);
+    if (this.lastChange.size > CHANGES_KEPT) {
+      const [oldest, number] = this.lastChange.entries().next().value!;
+      this.lastChange.delete(oldest);
+      this.forgotten = number;
+    }
     if (!routine) for (const listener of this.everything) listener(holdId, workspaceId);
     for (const watch of this.watchers.get(workspaceId) ?? []) watch('changed');
     for (const end of [...(this.waiters.get(holdId) ?? [])]) end('woken');
@@ -113,8 +130,22 @@ export class HoldEvents {
     });
   }
 
+  /** The number of the last change delivered: a mark to ask `changedSince` about later. */
+  get mark(): number {
+    return this.delivered;
+  }
+
+  /**
+   * Whether the hold may have changed after `mark`: a reader that read it since then looks again
+   * rather than wait for a change it may have missed (one told while it read).
+   */
+  changedSince(holdId: string, mark: number): boolean {
+    return this.forgotten > mark || (this.lastChange.get(holdId) ?? 0) > mark;
+  }
+
   /** Changes may have been missed (the link to the other instances was down): everyone looks again. */
   wakeAll(): void {
+    this.forgotten = this.delivered += 1;
     for (const listener of this.everything) listener();
     for (const set of this.watchers.values()) for (const watch of [...set]) watch('changed');
     for (const ends of [...this.waiters.values()]) for (const end of [...ends]) end('woken');

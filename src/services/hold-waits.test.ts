@@ -54,3 +54,21 @@ test('wait() after shutdown answers closed at once, with or without a signal', a
   assert.equal(await events.wait('pa_1', 60_000), 'closed');
   assert.equal(events.waiting, 0);
 });
+
+test('changedSince: a hold changed after a mark, a change of another not; past what is kept apart, maybe', () => {
+  const events = new HoldEvents();
+  const mark = events.mark;
+  events.deliver('pa_1', 'ws_1');
+  assert.equal(events.changedSince('pa_1', mark), true);
+  assert.equal(events.changedSince('pa_2', mark), false);
+  const later = events.mark;
+  assert.equal(events.changedSince('pa_1', later), false);
+  // More holds changed than are kept apart: a hold whose change is forgotten counts as changed.
+  for (let i = 0; i < 2_000; i++) events.deliver(`pa_x${i}`, 'ws_1');
+  assert.equal(events.changedSince('pa_2', later), true);
+  assert.equal(events.changedSince('pa_2', events.mark), false);
+  // Changes may have been missed: everything counts as changed.
+  const beforeWake = events.mark;
+  events.wakeAll();
+  assert.equal(events.changedSince('pa_2', beforeWake), true);
+});

@@ -73,9 +73,12 @@ class HoldWait {
 
   private look(): void {
     const { ctx, workspaceId, holdId } = this;
+    // A change told while the record is read would find no one listening: looked at again instead.
+    const mark = ctx.holdEvents.mark;
     answerOrWait(ctx, workspaceId, holdId, this.until).then((next) => {
       if (typeof next !== 'number') return this.resolve(next);
       if (this.stopped) return this.current();
+      if (ctx.holdEvents.changedSince(holdId, mark)) return this.look();
       this.endWait = ctx.holdEvents.onChange(holdId, next, (outcome) =>
         // Woken at shutdown, or the caller has gone: the record as it is now.
         outcome === 'closed' ? this.current() : this.look(),
