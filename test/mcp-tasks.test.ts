@@ -25,7 +25,7 @@ import { backends } from './support/backends.ts';
 import { rpcFailure } from './support/http.ts';
 import { type RecordingUpstream, startRecordingUpstream } from './support/mcp-upstream.ts';
 import { decideAs, startTestService, type TestService } from './support/service.ts';
-import { until } from './support/wait.ts';
+import { settles, until } from './support/wait.ts';
 
 const CONFIG = (url: string) => `members:
   - { email: admin@acme.test, name: Ada Admin, role: admin }
@@ -291,6 +291,46 @@ for (const backend of backends) {
         assert.equal(upstream.calls.filter((call) => call.arguments.text === 'never mind').length, 0);
       });
     }
+
+    test('2025-11-25: a decision made while tasks/result reads the hold answers it at once', async () => {
+      const { workspace, key } = await t.workspace({ config: CONFIG(upstream.url) });
+      const { session, client } = await taskSession(key, 'legacy');
+      const execution = await session.callTool(
+        'record',
+        { text: 'decided mid-read' },
+        { task: { preference: 'require' } },
+      );
+      const taskId = execution.handle!.taskId;
+      // The second read of the hold by tasks/result (the one it decides to wait on) returns it pending;
+      // before its answer is looked at, the decision commits and is told. A rejection: nothing follows
+      // it that would wake a wait that missed it.
+      const db = t.service.ctx.db;
+      const one = db.one;
+      let reads = 0;
+      let decided: Promise<unknown> | undefined;
+      db.one = (async (text: string, params?: unknown[]) => {
+        const row = await one.call(db, text, params);
+        if (params?.[0] === taskId && text.includes('FROM holds WHERE id') && (reads += 1) === 2) {
+          decided = decideAs(t, workspace.id, taskId, 'reject', 'fin@acme.test', 'not this one');
+          await decided;
+        }
+        return row;
+      }) as typeof db.one;
+      try {
+        // Far less than the 60 s a wait that missed the decision would take.
+        const result = await settles(
+          'tasks/result to answer',
+          client.request({ method: 'tasks/result', params: { taskId } }, AnyResult),
+          15_000,
+        );
+        assert.ok(decided, 'the decision was made during the read');
+        const ended = result as { isError?: boolean; content: { text: string }[] };
+        assert.equal(ended.isError, true);
+        assert.match(ended.content[0]!.text, /denied/);
+      } finally {
+        db.one = one;
+      }
+    });
 
     test('2026-07-28: tasks/get, tasks/update and tasks/cancel from a client that did not declare the extension are -32021', async () => {
       const { workspace, key } = await t.workspace({ config: CONFIG(upstream.url) });

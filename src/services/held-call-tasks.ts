@@ -49,10 +49,13 @@ export async function settledHeldTask(
   signal: AbortSignal,
 ): Promise<HeldTask | null> {
   for (;;) {
+    // A change told while the hold is read would find no one listening: read again instead (read-hold.ts).
+    const mark = ctx.holdEvents.mark;
     const hold = await heldCall(ctx, caller, taskId);
     if (!hold) return null;
     const task = taskOf(ctx, hold);
     if (task.status !== 'working' || signal.aborted) return task;
+    if (ctx.holdEvents.changedSince(hold.id, mark)) continue;
     const untilDeadline =
       hold.status === 'pending' && hold.expiresAt !== null ? hold.expiresAt - ctx.now() : 60_000;
     if ((await ctx.holdEvents.wait(hold.id, Math.min(untilDeadline, 60_000), signal)) === 'closed')
