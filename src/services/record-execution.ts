@@ -267,7 +267,7 @@ export class ExecutionRecorder {
         this.urgent = false;
         if (due.length === 0) continue;
         untake(due);
-        const workspaces = [...new Set(due.map((queued) => queued.hold.workspaceId))].sort();
+        const workspaces = workspacesToWrite(due);
         try {
           await this.write(workspaces);
           this.failing = false;
@@ -292,7 +292,8 @@ export class ExecutionRecorder {
   /** Until the first queued result is due, or `writeNow`. */
   private async untilDue() {
     if (this.urgent) return;
-    this.wakeAt = Math.min(...[...this.queued].map((queued) => queued.due));
+    this.wakeAt = Infinity;
+    for (const queued of this.queued) this.wakeAt = Math.min(this.wakeAt, queued.due);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => this.wake?.(), this.wakeAt - performance.now());
       this.wake = () => {
@@ -353,6 +354,24 @@ export class ExecutionRecorder {
       { lazy: true },
     );
   }
+}
+
+/**
+ * The workspaces whose due results the recorder writes next, in one transaction: about MAX_BATCH
+ * results' worth (the first workspace whatever its count), sorted, so that chain locks are taken in
+ * one order. The others wait for the next round.
+ */
+export function workspacesToWrite(due: Pick<Queued, 'hold'>[]): string[] {
+  const counts = new Map<string, number>();
+  for (const { hold } of due) counts.set(hold.workspaceId, (counts.get(hold.workspaceId) ?? 0) + 1);
+  const chosen: string[] = [];
+  let results = 0;
+  for (const [workspaceId, count] of counts) {
+    if (chosen.length > 0 && results + count > MAX_BATCH) break;
+    chosen.push(workspaceId);
+    results += count;
+  }
+  return chosen.sort();
 }
 
 /**
