@@ -61,6 +61,32 @@ const entriesOf = (sql: Sql, workspaceId: string) =>
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
+ * A check that finds the chain broken, with the transaction that records its freeze held back until
+ * `record()`: as a busy database or a slow instance would hold it.
+ */
+async function checkWithFreezeHeldBack(ctx: TestService['service']['ctx'], workspaceId: string) {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let recorded: Promise<unknown> | undefined;
+  const slow: typeof ctx.db = Object.create(ctx.db);
+  slow.transaction = (work) => (recorded = held.then(() => ctx.db.transaction(work))) as never;
+  await ctx.db.transaction(async (tx) => {
+    const head = (await lockChainHead(tx, workspaceId))!;
+    await assert.rejects(
+      ctx.chainGuard.check(tx, { ...ctx, db: slow }, workspaceId, head, true),
+      ChainFrozenError,
+    );
+  });
+  return {
+    async record() {
+      await until('the freeze to be recorded', () => recorded !== undefined);
+      release();
+      await recorded;
+    },
+  };
+}
+
+/**
  * What a database writer does to rewrite history: changes entry `seq`, recomputes every later hash
  * and link so the chain is whole again, and moves the head, signed with `privateKeyPem` as `keyId`.
  */
@@ -745,18 +771,7 @@ for (const backend of backends) {
           );
           // The check finds the break; the transaction that records the freeze is held back until the
           // operator has re-anchored, as a busy database or a slow instance would hold it.
-          let release!: () => void;
-          const held = new Promise<void>((resolve) => (release = resolve));
-          let recorded: Promise<unknown> | undefined;
-          const slow: typeof ctx.db = Object.create(ctx.db);
-          slow.transaction = (work) => (recorded = held.then(() => ctx.db.transaction(work))) as never;
-          await ctx.db.transaction(async (tx) => {
-            const head = (await lockChainHead(tx, workspace.id))!;
-            await assert.rejects(
-              ctx.chainGuard.check(tx, { ...ctx, db: slow }, workspace.id, head, true),
-              ChainFrozenError,
-            );
-          });
+          const freeze = await checkWithFreezeHeldBack(ctx, workspace.id);
           const run = await approvals(
             t.storage,
             [
@@ -771,9 +786,7 @@ for (const backend of backends) {
             { AUDIT_SIGNING_KEY: key.pem },
           );
           assert.equal(run.code, 0, run.stderr);
-          await until('the freeze to be recorded', () => recorded !== undefined);
-          release();
-          await recorded;
+          await freeze.record();
           assert.equal((await submit()).status, 201, 'the re-anchored chain goes on');
           assert.deepEqual((await call(t.url, 'GET', '/readyz')).body.evidence_frozen ?? [], []);
         } finally {
@@ -810,23 +823,10 @@ for (const backend of backends) {
           });
           // A, which signed past it, finds the cut; its freeze is held back while B (which never saw the
           // newer head) appends: the head moves, with no re-anchor.
-          let release!: () => void;
-          const held = new Promise<void>((resolve) => (release = resolve));
-          let recorded: Promise<unknown> | undefined;
-          const slow: typeof ctx.db = Object.create(ctx.db);
-          slow.transaction = (work) => (recorded = held.then(() => ctx.db.transaction(work))) as never;
-          await ctx.db.transaction(async (tx) => {
-            const head = (await lockChainHead(tx, workspace.id))!;
-            await assert.rejects(
-              ctx.chainGuard.check(tx, { ...ctx, db: slow }, workspace.id, head, true),
-              ChainFrozenError,
-            );
-          });
+          const freeze = await checkWithFreezeHeldBack(ctx, workspace.id);
           const byB = await submitTo(b);
           assert.equal(byB.status, 201, JSON.stringify(byB.body));
-          await until('the freeze to be recorded', () => recorded !== undefined);
-          release();
-          await recorded;
+          await freeze.record();
           const row = await ctx.db.one<{ frozen_at: unknown }>(
             'SELECT frozen_at FROM evidence_heads WHERE workspace_id = $1',
             [workspace.id],
