@@ -28,7 +28,7 @@ import { approvals } from './support/cli.ts';
 import { call, submission } from './support/http.ts';
 import { startReceiver } from './support/receiver.ts';
 import { startServerProcess } from './support/server-process.ts';
-import { decideAs, startTestService, type TestService } from './support/service.ts';
+import { decideAs, startTestService, TestClock, type TestService } from './support/service.ts';
 import { until } from './support/wait.ts';
 
 function ed25519() {
@@ -742,7 +742,10 @@ for (const backend of backends) {
         }
       });
       test('a freeze recorded late, after an operator re-anchored the chain, does not freeze it again', async () => {
-        const t = await startTestService(backend, { env: { AUDIT_SIGNING_KEY: key.pem } });
+        // The service's clock a minute ahead of the operator's command: the order is not told by time.
+        const clock = new TestClock();
+        clock.offset = 60_000;
+        const t = await startTestService(backend, { clock, env: { AUDIT_SIGNING_KEY: key.pem } });
         try {
           const { workspace, key: apiKey } = await t.workspace();
           const ctx = t.service.ctx;

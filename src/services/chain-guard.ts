@@ -113,8 +113,8 @@ export class ChainGuard {
     if (found) {
       this.#frozen.set(workspaceId, found);
       // Recorded by a transaction of its own, once the caller's has been rolled back.
-      const foundAt = ctx.now();
-      setImmediate(() => void recordFreeze(ctx, workspaceId, found, foundAt).catch(() => undefined));
+      const lastSeq = stored.lastSeq ?? 0;
+      setImmediate(() => void recordFreeze(ctx, workspaceId, found, lastSeq).catch(() => undefined));
       throw new ChainFrozenError();
     }
     this.#frozen.delete(workspaceId);
@@ -260,13 +260,14 @@ async function reanchoredSince(tx: Sql, workspaceId: string, since: string, stor
   return previous === stored.hash;
 }
 
-async function recordFreeze(ctx: ServiceContext, workspaceId: string, found: ChainBreak, foundAt: number) {
+async function recordFreeze(ctx: ServiceContext, workspaceId: string, found: ChainBreak, lastSeq: number) {
   await ctx.db.transaction(async (tx) => {
     await lockChainHead(tx, workspaceId);
-    // An operator's re-anchor committed since the break was found has dealt with it: a freeze recorded
-    // late must not freeze the re-anchored chain again. Any other write since does not stop it.
+    // An operator's re-anchor appended since the break was found (past the last entry stored then) has
+    // dealt with it: a freeze recorded late must not freeze the re-anchored chain again. Any other
+    // write since does not stop it. By seq, not by time: instances' clocks differ.
     const anchor = await newestEntryOfType(tx, workspaceId, REANCHORED, Number.MAX_SAFE_INTEGER);
-    if (anchor && anchor.occurred_at > new Date(foundAt).toISOString()) return;
+    if (anchor && anchor.seq > lastSeq) return;
     const now = ctx.now();
     // Once for every instance that finds it: the first one marks it and sends the alert.
     if ((await freezeChain(tx, workspaceId, now, found.seq, found.reason)) === 0) return;
