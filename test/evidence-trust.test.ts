@@ -60,6 +60,24 @@ const entriesOf = (sql: Sql, workspaceId: string) =>
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/** What a database writer appends past the head without moving it: an entry linked to `last`, hashed right. */
+async function storePastHead(sql: Sql, workspaceId: string, last: { seq: number; hash: string }) {
+  const entry = {
+    seq: last.seq + 1,
+    prev_hash: last.hash,
+    orgId: workspaceId,
+    type: 'key.revoked',
+    occurred_at: new Date().toISOString(),
+  };
+  const data = '{"key_id":"key_x"}';
+  const hash = sha256(entryHashInputWithData(entry, data));
+  await sql.run(
+    'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [workspaceId, entry.seq, entry.prev_hash, entry.type, entry.occurred_at, data, hash],
+  );
+  return { seq: entry.seq, hash };
+}
+
 /**
  * A check that finds the chain broken, with the transaction that records its freeze held back until
  * `record()`: as a busy database or a slow instance would hold it.
@@ -219,26 +237,7 @@ for (const backend of backends) {
         const { workspace, key: apiKey } = await t.workspace();
         const rows = await entriesOf(t.service.ctx.db, workspace.id);
         const last = rows.at(-1)!;
-        const forged = {
-          seq: last.seq + 1,
-          prev_hash: last.hash,
-          orgId: workspace.id,
-          type: 'key.revoked',
-          occurred_at: new Date().toISOString(),
-        };
-        const data = '{"key_id":"key_x"}';
-        await t.service.ctx.db.run(
-          'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-          [
-            workspace.id,
-            forged.seq,
-            forged.prev_hash,
-            forged.type,
-            forged.occurred_at,
-            data,
-            sha256(entryHashInputWithData(forged, data)),
-          ],
-        );
+        const forged = await storePastHead(t.service.ctx.db, workspace.id, last);
         assert.deepEqual((await verify(apiKey)).first_invalid, {
           seq: forged.seq,
           reason: 'checkpoint_missing',
@@ -685,26 +684,7 @@ for (const backend of backends) {
           };
           assert.equal((await submit()).status, 201);
           const last = (await entriesOf(db, workspace.id)).at(-1)!;
-          const forged = {
-            seq: last.seq + 1,
-            prev_hash: last.hash,
-            orgId: workspace.id,
-            type: 'key.revoked',
-            occurred_at: new Date().toISOString(),
-          };
-          const data = '{"key_id":"key_x"}';
-          await db.run(
-            'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-            [
-              workspace.id,
-              forged.seq,
-              forged.prev_hash,
-              forged.type,
-              forged.occurred_at,
-              data,
-              sha256(entryHashInputWithData(forged, data)),
-            ],
-          );
+          const forged = await storePastHead(db, workspace.id, last);
           // The write that meets it fails on the entry; the chain is checked at once, and frozen.
           assert.notEqual((await submit()).status, 201);
           await until('the chain to be frozen', async () =>
@@ -715,7 +695,7 @@ for (const backend of backends) {
           assert.deepEqual(past.break, { seq: forged.seq, reason: 'checkpoint_missing' });
           assert.deepEqual(past.appended_after, {
             seq: forged.seq,
-            hash: sha256(entryHashInputWithData(forged, data)),
+            hash: forged.hash,
           });
           assert.equal(
             (await submit()).status,
@@ -752,26 +732,7 @@ for (const backend of backends) {
           const submit = () => call(t.url, 'POST', '/api/v1/holds', { key: apiKey, body: submission() });
           assert.equal((await submit()).status, 201);
           const last = (await entriesOf(ctx.db, workspace.id)).at(-1)!;
-          const forged = {
-            seq: last.seq + 1,
-            prev_hash: last.hash,
-            orgId: workspace.id,
-            type: 'key.revoked',
-            occurred_at: new Date().toISOString(),
-          };
-          const data = '{"key_id":"key_x"}';
-          await ctx.db.run(
-            'INSERT INTO evidence (workspace_id, seq, prev_hash, type, occurred_at, data, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-            [
-              workspace.id,
-              forged.seq,
-              forged.prev_hash,
-              forged.type,
-              forged.occurred_at,
-              data,
-              sha256(entryHashInputWithData(forged, data)),
-            ],
-          );
+          await storePastHead(ctx.db, workspace.id, last);
           // The check finds the break; the transaction that records the freeze is held back until the
           // operator has re-anchored, as a busy database or a slow instance would hold it.
           const freeze = await checkWithFreezeHeldBack(ctx, workspace.id);
